@@ -1,0 +1,160 @@
+"""The decorators users call: `grad` and `value_and_grad`.
+
+They choose what to differentiate with respect to, compile on first use (cached), check the
+arguments and the scalar output, and give gradients the type and shape of their arguments.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+
+import numpy as np
+
+from .errors import SGCompilerError
+from .pipeline import compile_gradient
+
+
+def grad(fn=None, wrt=0):
+    """The gradient of a scalar function `fn`, as a function with the same parameters.
+
+    Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`.
+
+    Args:
+        fn: a Python function that returns a scalar.
+        wrt: a parameter position or name, or a tuple of them (then the gradient is a tuple).
+    Returns:
+        A `GradientFunction`; `.source` is the generated code, `.primal` the original.
+    Raises:
+        SGCompilerError: (when first called or when `.source` is read) for code that
+            cannot be differentiated.
+    """
+    if fn is None:
+        return functools.partial(grad, wrt=wrt)
+    return GradientFunction(fn, wrt, with_value=False)
+
+
+def value_and_grad(fn=None, wrt=0):
+    """Like `grad`, but the function returns `(value, gradient)`; the primal runs once."""
+    if fn is None:
+        return functools.partial(value_and_grad, wrt=wrt)
+    return GradientFunction(fn, wrt, with_value=True)
+
+
+class GradientFunction:
+    """A compiled gradient of `primal`. Call it like `primal`."""
+
+    def __init__(self, fn, wrt, with_value: bool):
+        if not inspect.isfunction(fn):
+            raise SGCompilerError(f"sgcompiler differentiates Python functions; got "
+                                  f"{type(fn).__name__} {fn!r}")
+        self.primal = fn
+        self.with_value = with_value
+        self._signature = inspect.signature(fn)
+        self._params = list(self._signature.parameters)
+        self._tuple = isinstance(wrt, (tuple, list))
+        self.wrt = tuple(self._param_name(w) for w in (wrt if self._tuple else (wrt,)))
+        self._positions = tuple(self._params.index(w) for w in self.wrt)
+        self._compiled = {}      # scalar-argument pattern -> generated function
+        functools.update_wrapper(self, fn)
+        self.__name__ = f"{fn.__name__}_grad"
+
+    def _param_name(self, w) -> str:
+        name = self.primal.__name__
+        if isinstance(w, bool) or not isinstance(w, (int, str)):
+            raise TypeError(f"wrt must be a parameter position or name (or a tuple of them), "
+                            f"got {w!r}")
+        if isinstance(w, int):
+            if not 0 <= w < len(self._params):
+                raise SGCompilerError(f"{name}: wrt={w} but {name} has only "
+                                      f"{len(self._params)} parameters "
+                                      f"({', '.join(self._params)})")
+            return self._params[w]
+        if w not in self._params:
+            raise SGCompilerError(f"{name}: wrt={w!r} is not a parameter of {name} "
+                                  f"({', '.join(self._params)})")
+        return w
+
+    @property
+    def source(self) -> str:
+        """The generated gradient code (for arguments that are arrays)."""
+        return compile_gradient(self.primal, self.wrt).source
+
+    def __repr__(self):
+        return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
+
+    def __call__(self, *args, **kwargs):
+        scalars = frozenset(p for p, a in zip(self._params, args)
+                            if type(a) is float or type(a) is int)
+        function = self._compiled.get(scalars)
+        if function is None:
+            function = compile_gradient(self.primal, self.wrt, scalars).bind(self.primal)
+            self._compiled[scalars] = function
+        values = self._wrt_values(args, kwargs)
+        for name, value in zip(self.wrt, values):
+            _check_argument(self.primal.__name__, name, value)
+        result, grads = function(*args, **kwargs)
+        _check_scalar(self.primal.__name__, result)
+        if self._tuple or len(self.wrt) > 1:
+            grads = tuple(_like(g, v) for g, v in zip(grads if len(self.wrt) > 1
+                                                      else (grads,), values))
+            if not self._tuple:
+                grads = grads[0]
+        else:
+            grads = _like(grads, values[0])
+        return (result, grads) if self.with_value else grads
+
+    def _wrt_values(self, args, kwargs):
+        if not kwargs and all(p < len(args) for p in self._positions):
+            return [args[p] for p in self._positions]
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self.primal.__name__}(): {exc}") from None
+        bound.apply_defaults()
+        return [bound.arguments[w] for w in self.wrt]
+
+
+def _check_argument(fname, name, value):
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a bool")
+    if isinstance(value, (float, int)) and not isinstance(value, bool):
+        if isinstance(value, int):
+            raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', an "
+                            f"int ({value}); pass a float such as {value}.0")
+        return
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        kind = value.dtype.kind
+        if kind == "f":
+            return
+        if kind == "c":
+            raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a "
+                            "complex array; complex gradients are not supported")
+        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', an array "
+                        f"of dtype {value.dtype}; convert it with .astype(float)")
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a complex "
+                        "number; complex gradients are not supported")
+    raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
+                    f"{type(value).__name__}; pass a float or a NumPy float array "
+                    "(np.asarray(...) converts lists)")
+
+
+def _check_scalar(fname, result):
+    if np.size(result) != 1 or isinstance(result, (tuple, list)):
+        shape = np.shape(result)
+        raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
+                        f"a value of shape {shape}; reduce it to a scalar (e.g. np.sum) "
+                        "first")
+
+
+def _like(g, x):
+    """The gradient `g` with the type, shape and dtype of its argument `x`."""
+    if type(x) is float:
+        return float(g)
+    if isinstance(x, np.generic):
+        return x.dtype.type(g)
+    if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \
+            and g.flags.writeable:
+        return g
+    return np.array(np.broadcast_to(np.asarray(g, dtype=x.dtype), x.shape))

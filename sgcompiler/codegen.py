@@ -1,0 +1,29 @@
+"""Final tree -> source text, with the standard library's `ast.unparse`.
+
+(Not astunparse: version 1.6.3 on Python 3.11 prints `x[:, 0]` as `x[(:, 0)]`, a syntax
+error.) Comment markers left by the reverse pass become real `# ...` lines, and a first
+line says where the code came from; the loader relies on that line (see loader.py).
+"""
+from __future__ import annotations
+
+import ast
+
+import gast
+
+from .passes.reverse import COMMENT
+
+
+def to_source(tree: gast.FunctionDef, header: str) -> str:
+    """The text of `tree`, preceded by the one-line comment `header`."""
+    node = gast.gast_to_ast(tree)
+    ast.fix_missing_locations(node)
+    lines = ast.unparse(node).splitlines()
+    out = [f"# {header}"]
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(("'\\x00#", '"\\x00#', '"""\\x00#')):
+            text = ast.literal_eval(stripped)[len(COMMENT):]
+            out.append(line[: len(line) - len(stripped)] + "# " + text)
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,44 @@
+"""Errors raised by the compiler, and the one helper that attaches a source location.
+
+Every user-facing compile error goes through `error_at`, so no message loses its place:
+``f (model.py:14): 'yield' makes f a generator ...; return a value instead``.
+"""
+from __future__ import annotations
+
+
+class SGCompilerError(Exception):
+    """A function (or a construct in it) that sgcompiler cannot differentiate correctly.
+
+    `problems` holds one line per problem found (the compiler reports them all at once).
+    """
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.problems = problems or (message,)
+
+
+def location(fn, node) -> str:
+    """``name (file:line)`` for a node of the function described by `fn` (a FunctionSource)."""
+    line = getattr(node, "lineno", None) if node is not None else None
+    if line is None:
+        return f"{fn.name} ({fn.filename})"
+    return f"{fn.name} ({fn.short_filename}:{line})"
+
+
+def describe(fn, node, message: str) -> str:
+    """One line: location, message, and the offending source text when there is one."""
+    text = fn.line_text(getattr(node, "lineno", None)) if node is not None else ""
+    where = location(fn, node)
+    if text:
+        return f"{where}: {message} [in: {text}]"
+    return f"{where}: {message}"
+
+
+def error_at(node, fn, message: str) -> SGCompilerError:
+    """An SGCompilerError located at `node` of function `fn`; the caller raises it."""
+    return SGCompilerError(describe(fn, node, message))
+
+
+def errors_at(problems: list[str]) -> SGCompilerError:
+    """Several located problems (from `describe`) as one error, one line each."""
+    return SGCompilerError("\n".join(problems), tuple(problems))

@@ -1,0 +1,71 @@
+"""All naming conventions of generated code, in one place.
+
+The adjoint of `x` is `dx`; a temporary holding `np.exp(...)` is `_exp`; the gradient of `f`
+is `f_grad`. The `Namer` first reserves every name the user's function uses and adds a
+numeric suffix on a clash (`dx_1`, `_exp2`), so generated names never shadow user names.
+"""
+from __future__ import annotations
+
+import gast
+
+_OP_NAMES = {
+    gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
+    gast.MatMult: "matmul", gast.FloorDiv: "floordiv", gast.Mod: "mod",
+    gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not",
+}
+
+
+def op_name(op) -> str:
+    return _OP_NAMES.get(type(op), type(op).__name__.lower())
+
+
+def grad_function_name(name: str) -> str:
+    return f"{name}_grad"
+
+
+def value_and_grad_function_name(name: str) -> str:
+    return f"{name}_value_and_grad"
+
+
+class Namer:
+    """Hands out fresh, deterministic names that clash with nothing reserved."""
+
+    def __init__(self, reserved=()):
+        self._taken = set(reserved)
+        self._adjoints: dict[str, str] = {}
+
+    def reserve(self, names) -> None:
+        self._taken.update(names)
+
+    def fresh(self, base: str) -> str:
+        """`base` itself if free, else `base2`, `base3`, ... (for temporaries: `_exp2`)."""
+        if base not in self._taken:
+            self._taken.add(base)
+            return base
+        sep = "_" if base[-1].isdigit() else ""
+        i = 2
+        while f"{base}{sep}{i}" in self._taken:
+            i += 1
+        name = f"{base}{sep}{i}"
+        self._taken.add(name)
+        return name
+
+    def temp(self, hint: str) -> str:
+        """A temporary named after what it holds: `_exp`, `_mul`, `_getitem`."""
+        return self.fresh("_" + hint.strip("_"))
+
+    def version(self, name: str) -> str:
+        """A new name for a re-assigned variable: `z` -> `z_1`, `z_2`."""
+        base = name
+        i = 1
+        while f"{base}_{i}" in self._taken:
+            i += 1
+        new = f"{base}_{i}"
+        self._taken.add(new)
+        return new
+
+    def adjoint(self, name: str) -> str:
+        """The adjoint of `name`: `dx` for `x`, `d_exp` for `_exp`; stable per name."""
+        if name not in self._adjoints:
+            self._adjoints[name] = self.fresh("d" + name)
+        return self._adjoints[name]

@@ -1,0 +1,106 @@
+"""Activity analysis: which variables need an adjoint.
+
+A variable is *varied* if it depends differentiably on a `wrt` argument, and *useful* if the
+returned value depends differentiably on it. Only variables that are both (*active*) get
+adjoints. `stop_gradient(...)` and non-differentiable operations cut the dependence:
+
+    activity("z = x * 2; m = stop_gradient(z); y = m * x; return y", wrt={"x"})
+        varied = {x, z, y}      (m is a constant to the compiler)
+        useful = {y, m, x}
+        active = {x, y}         -> no adjoint statement for z or the stopped value
+
+The analysis is flow-insensitive over names (a fixed point over every statement, so loops
+and branches need nothing special); the normal form's versioned names keep it precise for
+straight-line code. It also refuses, with a location, an active value that reaches an
+operation with no derivative: an unknown function is an error, never a silent zero.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import describe, errors_at
+from .normalize import Normalized
+from .ops import COPY, INDEX, RULE, UNKNOWN, describe_op
+
+
+@dataclass(frozen=True)
+class Activity:
+    varied: frozenset
+    useful: frozenset
+    active: frozenset
+
+    def is_active(self, name: str) -> bool:
+        return name in self.active
+
+
+def assignments(body):
+    """Every normal-form assignment in `body`, nested blocks included, in source order."""
+    for stmt in body:
+        if isinstance(stmt, gast.Assign):
+            yield stmt
+        elif isinstance(stmt, gast.If):
+            yield from assignments(stmt.body)
+            yield from assignments(stmt.orelse)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            yield from assignments(stmt.body)
+            yield from assignments(stmt.orelse)
+
+
+def activity(norm: Normalized, resolution, wrt) -> Activity:
+    """Compute the active variables of `norm` for differentiation with respect to `wrt`.
+
+    Raises:
+        SGCompilerError: when an active value flows into an operation without a derivative.
+    """
+    fn = norm.fn
+    flows = []          # (target, inputs, op, statement)
+    for stmt in assignments(norm.body):
+        op = describe_op(stmt.value, resolution, fn, stmt)
+        flows.append((stmt.targets[0].id, [name for _, name in op.inputs], op, stmt))
+    varied = _fixed_point(set(wrt), [(t, ins) for t, ins, _, _ in flows])
+    useful = _fixed_point({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins])
+    active = frozenset(varied & useful)
+    _refuse_blocked(fn, flows, varied, useful)
+    return Activity(frozenset(varied), frozenset(useful), active)
+
+
+def _fixed_point(seed: set, edges) -> set:
+    """Names reachable from `seed` along edges (target, sources): target if any source."""
+    reached = set(seed)
+    changed = True
+    while changed:
+        changed = False
+        for target, sources in edges:
+            if target not in reached and any(s in reached for s in sources):
+                reached.add(target)
+                changed = True
+    return reached
+
+
+def _refuse_blocked(fn, flows, varied, useful) -> None:
+    problems = []
+    for target, _, op, stmt in flows:
+        if target not in useful:
+            continue
+        for param, name in op.blocked:
+            if name not in varied:
+                continue
+            if op.kind == UNKNOWN:
+                what = f"{op.what} has no derivative rule"
+            elif op.kind == RULE:
+                what = f"the derivative rule of {op.what} gives no gradient for its " \
+                       f"parameter '{param}'"
+            else:
+                what = f"{op.what} is not differentiable"
+            problems.append(describe(fn, stmt, f"'{name}' depends on the differentiated "
+                                               f"argument, but {what}; wrap it in "
+                                               "stop_gradient if no gradient should flow "
+                                               "there, or register a rule with "
+                                               "sgcompiler.adjoint"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+__all__ = ["Activity", "activity", "assignments", "COPY", "INDEX"]

@@ -1,0 +1,153 @@
+"""What one normal-form right-hand side computes, as plain data shared by the later passes.
+
+    describe_op(`np.sum(e, axis=1)`)  -> Op(RULE, rule=np.sum, args={'a': e, 'axis': 1},
+                                           inputs=(('a', 'e'),))
+    describe_op(`x.T`)                -> Op(RULE, rule=np.transpose, args={'a': x})
+    describe_op(`x > 0`)              -> Op(NONDIFF)
+
+`inputs` are the (parameter, variable) pairs through which a gradient flows; `blocked`
+are variables in parameters the rule gives no gradient for (an error if they are active).
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from .. import rules
+from ..errors import error_at
+from .normalize import is_global_chain
+from .resolve import METHOD, NONDIFF, PRIMITIVE, STOP, USER
+
+COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, UNKNOWN = (
+    "copy", "const", "rule", "stop", "nondiff", "index", "container", "unknown")
+
+_BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+           gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+           gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod}
+_UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_}
+
+# x.name(...) -> the NumPy function that computes it, with x as the first argument
+_METHODS = {
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+    "reshape": np.reshape, "transpose": np.transpose, "dot": np.dot, "squeeze": np.squeeze,
+    "clip": np.clip, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
+    "argsort": np.argsort, "any": np.any, "all": np.all, "nonzero": np.nonzero,
+    "round": np.round,
+}
+_PACKED = {"reshape", "transpose"}     # x.reshape(2, 3) means np.reshape(x, (2, 3))
+NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+
+
+@dataclass(frozen=True)
+class Op:
+    kind: str
+    rule: object = None
+    args: dict = field(default_factory=dict)   # rule parameter -> atom node
+    inputs: tuple = ()                         # (parameter, variable name) with a gradient
+    blocked: tuple = ()                        # (parameter, variable name) without one
+    reads: tuple = ()                          # every variable name the rhs reads
+    what: str = ""                             # how messages name the operation
+
+
+def describe_op(rhs, resolution, fn, node) -> Op:
+    """Classify the right-hand side `rhs` of a normal-form statement `node`."""
+    reads = tuple(dict.fromkeys(n.id for n in gast.walk(rhs) if isinstance(n, gast.Name)
+                                and n.id not in resolution.global_roots))
+    if isinstance(rhs, gast.Name):
+        if rhs.id in resolution.global_roots:
+            return Op(CONST)
+        return Op(COPY, inputs=(("x", rhs.id),), reads=reads)
+    if isinstance(rhs, gast.Constant) or is_global_chain(rhs, resolution.global_roots):
+        return Op(CONST)
+    if isinstance(rhs, gast.BinOp):
+        return _rule_op(fn, node, _BINOPS.get(type(rhs.op)), [rhs.left, rhs.right], {},
+                        reads, type(rhs.op).__name__)
+    if isinstance(rhs, gast.UnaryOp):
+        return _rule_op(fn, node, _UNARY[type(rhs.op)], [rhs.operand], {}, reads,
+                        type(rhs.op).__name__)
+    if isinstance(rhs, (gast.Compare, gast.BoolOp, gast.JoinedStr)):
+        return Op(NONDIFFERENTIABLE, reads=reads)
+    if isinstance(rhs, gast.Attribute):
+        if rhs.attr in NONDIFF_ATTRIBUTES:
+            return Op(NONDIFFERENTIABLE, reads=reads)
+        if rhs.attr == "T":
+            return _rule_op(fn, node, np.transpose, [rhs.value], {}, reads, ".T")
+        return Op(UNKNOWN, blocked=_names_of([rhs.value]), reads=reads,
+                  what=f"the attribute .{rhs.attr}")
+    if isinstance(rhs, gast.Subscript):
+        return Op(INDEX, inputs=_names_of([rhs.value], "x"), reads=reads)
+    if isinstance(rhs, (gast.Tuple, gast.List)):
+        return Op(CONTAINER, blocked=_names_of(rhs.elts), reads=reads,
+                  what="building a tuple or list")
+    if isinstance(rhs, gast.Call):
+        return _call_op(rhs, resolution, fn, node, reads)
+    raise AssertionError(f"not in normal form: {gast.dump(rhs)}")
+
+
+def _names_of(atoms, param=None):
+    return tuple((param or str(i), a.id) for i, a in enumerate(atoms)
+                 if isinstance(a, gast.Name))
+
+
+def _call_op(rhs, resolution, fn, node, reads) -> Op:
+    callee = resolution.callee(rhs.func)
+    args, keywords = list(rhs.args), {k.arg: k.value for k in rhs.keywords}
+    if callee.kind == STOP:
+        return Op(STOPPED, reads=reads)
+    if callee.kind == NONDIFF:
+        return Op(NONDIFFERENTIABLE, reads=reads)
+    if callee.kind == PRIMITIVE:
+        return _rule_op(fn, node, callee.obj, args, keywords, reads, callee.name)
+    if callee.kind == METHOD:
+        target = _METHODS.get(callee.name)
+        receiver = rhs.func.value
+        if target is None:
+            return Op(UNKNOWN, blocked=_names_of([receiver] + args + list(keywords.values())),
+                      reads=reads, what=f"the method .{callee.name}()")
+        if callee.name in _PACKED and len(args) > 1:
+            args = [gast.Tuple(elts=args, ctx=gast.Load())]
+        if rules.is_nondifferentiable(target):
+            return Op(NONDIFFERENTIABLE, reads=reads)
+        return _rule_op(fn, node, target, [receiver] + args, keywords, reads,
+                        f".{callee.name}()")
+    if callee.kind == USER:
+        return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
+                  what=f"the call of {callee.name} (calls of user functions are not "
+                       "supported yet; inline it)")
+    raise AssertionError(f"unexpected callee {callee}")
+
+
+def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
+    if rules.is_nondifferentiable(primitive):
+        return Op(NONDIFFERENTIABLE, reads=reads)
+    rule = rules.lookup(primitive)
+    if rule is None:
+        return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
+                  what=what)
+    signature = inspect.Signature([
+        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          default=rule.defaults.get(p, inspect.Parameter.empty))
+        for p in rule.params])
+    try:
+        bound = signature.bind(*args, **keywords).arguments
+    except TypeError as exc:
+        raise error_at(node, fn, f"{rule.name} is called with arguments its derivative "
+                                 f"rule does not take ({exc}); the rule's parameters are "
+                                 f"({', '.join(rule.params)})") from None
+    inputs, blocked = [], []
+    for param, value in bound.items():
+        if isinstance(value, gast.Tuple):
+            names = [e.id for e in value.elts if isinstance(e, gast.Name)]
+        else:
+            names = [value.id] if isinstance(value, gast.Name) else []
+        for name in names:
+            if rule.output_for(param) is None or isinstance(value, gast.Tuple):
+                blocked.append((param, name))
+            else:
+                inputs.append((param, name))
+    return Op(RULE, rule=rule, args=dict(bound), inputs=tuple(inputs),
+              blocked=tuple(blocked), reads=reads, what=rule.name)

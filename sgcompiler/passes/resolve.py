@@ -1,0 +1,153 @@
+"""Tell what every called name in a function refers to.
+
+Names are looked up where Python would look them up at run time (closure, globals,
+builtins) and classified by the object they refer to, not by their spelling:
+
+    np.exp(x)        -> Callee(PRIMITIVE, rule for np.exp)
+    sg(np.max(x))    -> Callee(STOP)        (when sg is sgcompiler.stop_gradient)
+    len(x)           -> Callee(NONDIFF)
+    x.sum(axis=0)    -> Callee(METHOD, 'sum')
+    scipy.special.gammaln(x) -> an error: no derivative rule
+
+The result maps each callee's source text to a `Callee`; it is keyed by text because the
+same text means the same object everywhere in one function (locals cannot be called).
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+import gast
+
+from .. import rules
+from ..errors import describe, errors_at
+from ..runtime import stop_gradient
+from ..source import FunctionSource
+
+PRIMITIVE, STOP, NONDIFF, METHOD, USER = "primitive", "stop", "nondiff", "method", "user"
+
+
+@dataclass(frozen=True)
+class Callee:
+    kind: str
+    obj: object = None
+    rule: object = None         # a rules.Rule for PRIMITIVE
+    name: str = ""              # the text of the callee, or the method's name
+
+
+@dataclass(frozen=True)
+class Resolution:
+    callees: dict               # callee text -> Callee
+    global_roots: frozenset     # names the function reads from its module, closure, builtins
+
+    def callee(self, func) -> Callee:
+        return self.callees[callee_key(func, self.global_roots)]
+
+
+def callee_key(func, global_roots) -> str:
+    """The key of a call's `func`: its text, or '.name' for a method of a local value."""
+    if isinstance(func, gast.Attribute) and _root(func) not in global_roots:
+        return "." + func.attr
+    return _text(func)
+
+
+def _root(func):
+    """The name at the root of a Name/Attribute chain, or None if it is not a chain."""
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, gast.Name) else None
+
+
+def _text(node) -> str:
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+def local_names(tree) -> set:
+    """Parameters and every name the function assigns."""
+    names = {a.id for a in tree.args.args + tree.args.kwonlyargs
+             + tree.args.posonlyargs}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            names.add(node.id)
+    return names
+
+
+def classify(obj, text: str) -> Callee | None:
+    """A `Callee` for a function object, or None when nothing is known about it."""
+    if obj is stop_gradient:
+        return Callee(STOP, obj, name=text)
+    rule = rules.lookup(obj)
+    if rule is not None:
+        return Callee(PRIMITIVE, obj, rule, name=text)
+    if rules.is_nondifferentiable(obj):
+        return Callee(NONDIFF, obj, name=text)
+    if isinstance(obj, type) and obj.__module__ == "builtins":
+        return None
+    if isinstance(obj, types.FunctionType):
+        return Callee(USER, obj, name=text)
+    return None
+
+
+def resolve(fn: FunctionSource) -> Resolution:
+    """Classify every call in `fn`.
+
+    Raises:
+        SGCompilerError: listing every callee that is unknown or has no derivative rule.
+    """
+    local = local_names(fn.tree)
+    global_roots = frozenset(n.id for n in gast.walk(fn.tree)
+                             if isinstance(n, gast.Name) and n.id not in local)
+    callees, problems = {}, []
+    for node in gast.walk(fn.tree):
+        if not isinstance(node, gast.Call):
+            continue
+        key = callee_key(node.func, global_roots)
+        if key in callees:
+            continue
+        root = _root(node.func)
+        if isinstance(node.func, gast.Attribute) and root not in global_roots:
+            callees[key] = Callee(METHOD, name=node.func.attr)
+            continue
+        if root is None:
+            problems.append(describe(fn, node, f"cannot call the result of an expression "
+                                               f"({_text(node.func)}); assign the function "
+                                               "to a module-level name and call that"))
+            continue
+        if root in local:
+            problems.append(describe(fn, node, f"'{root}' is a local variable; calling a "
+                                               "local variable is not supported, call the "
+                                               "function by its module-level name"))
+            continue
+        obj, error = _evaluate(fn, node.func)
+        if error:
+            problems.append(describe(fn, node, error))
+            continue
+        callee = classify(obj, key)
+        if callee is None:
+            problems.append(describe(fn, node, f"no derivative rule for {key}; register one "
+                                               "with sgcompiler.adjoint, or declare it with "
+                                               "sgcompiler.nondifferentiable"))
+            continue
+        callees[key] = callee
+    if problems:
+        raise errors_at(sorted(set(problems), key=problems.index))
+    return Resolution(callees, global_roots)
+
+
+def _evaluate(fn, func):
+    """The object a Name/Attribute chain refers to: (obj, None) or (None, error text)."""
+    parts = []
+    node = func
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    found, obj = fn.lookup(node.id)
+    if not found:
+        return None, f"name '{node.id}' is not defined"
+    for attr in reversed(parts):
+        try:
+            obj = getattr(obj, attr)
+        except AttributeError:
+            return None, f"'{_text(func)}' does not exist ({attr} is not an attribute)"
+    return obj, None

@@ -1,0 +1,109 @@
+"""Shape facts: which variables provably have the same shape, and which are scalars.
+
+Used to drop `unbroadcast` where no broadcasting can have happened, so the generated code
+reads `dx = dz * e` rather than `dx = unbroadcast(dz * e, x)`:
+
+    z = x - m        (m scalar)  ->  z has x's shape
+    e = np.exp(z)                ->  e has x's shape
+    t = np.sum(e)                ->  t is a scalar
+
+Each variable gets a class: SCALAR (shape ()), or a representative variable whose shape it
+provably shares. A variable assigned twice with different classes gets a class of its own.
+`scalars` names arguments known to be Python numbers (the caller specialises on them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from .activity import assignments
+from .ops import COPY, RULE, STOPPED, describe_op
+
+SCALAR = "<scalar>"
+
+
+@dataclass(frozen=True)
+class Shapes:
+    classes: dict      # name -> SCALAR or representative name
+
+    def of(self, name) -> str:
+        return self.classes.get(name, name)
+
+    def same(self, a, b) -> bool:
+        return self.of(a) == self.of(b)
+
+    def is_scalar(self, name) -> bool:
+        return self.of(name) == SCALAR
+
+
+def shapes(norm, resolution, scalars=frozenset()) -> Shapes:
+    """Shape classes of every variable of `norm`."""
+    statements = [(stmt, describe_op(stmt.value, resolution, norm.fn, stmt))
+                  for stmt in assignments(norm.body)]
+    classes = {p: (SCALAR if p in scalars else p) for p in norm.params}
+    counts = {}
+    for stmt, _ in statements:
+        counts[stmt.targets[0].id] = counts.get(stmt.targets[0].id, 0) + 1
+    # a name assigned once follows its inputs; one assigned more often (or a parameter that
+    # is assigned) keeps one class only while every assignment agrees
+    multiple = {n for n, c in counts.items() if c > 1 or n in classes}
+    conflicted = set()
+    # Loops can carry a value around to an earlier statement, so repeat to a fixed point;
+    # it comes quickly, since a class only ever changes to "a class of its own".
+    while True:
+        before = dict(classes)
+        for stmt, op in statements:
+            target = stmt.targets[0].id
+            cls = _class_of(stmt, op, classes)
+            cls = target if cls is None else cls
+            if target in conflicted or (target in multiple and target in before
+                                        and before[target] != cls):
+                conflicted.add(target)
+                classes[target] = target
+            else:
+                classes[target] = cls
+        if classes == before:
+            return Shapes(classes)
+
+
+def _atom_class(node, classes):
+    if isinstance(node, gast.Constant):
+        return SCALAR if isinstance(node.value, (int, float, bool)) else None
+    if isinstance(node, gast.Name):
+        return classes.get(node.id, node.id)
+    return None
+
+
+def _class_of(stmt, op, classes):
+    rhs = stmt.value
+    if op.kind in (COPY, STOPPED):
+        atom = rhs if op.kind == COPY else (rhs.args[0] if rhs.args else None)
+        return _atom_class(atom, classes) if atom is not None else None
+    if isinstance(rhs, gast.Constant):
+        return _atom_class(rhs, classes)
+    if op.kind != RULE:
+        return None
+    rule = op.rule
+    if rule.elementwise:
+        return _broadcast([_atom_class(a, classes) for a in op.args.values()])
+    if rule.reduction:
+        axis = op.args.get("axis")
+        keepdims = op.args.get("keepdims")
+        no_axis = axis is None or (isinstance(axis, gast.Constant) and axis.value is None)
+        kept = isinstance(keepdims, gast.Constant) and keepdims.value
+        if no_axis and not kept:
+            return SCALAR
+    if rule.name in ("float", "math.exp") or rule.name.startswith("math."):
+        return SCALAR
+    return None
+
+
+def _broadcast(classes):
+    """The class of an elementwise result, if all array operands share one class."""
+    if any(c is None for c in classes):
+        return None
+    arrays = {c for c in classes if c != SCALAR}
+    if not arrays:
+        return SCALAR
+    return arrays.pop() if len(arrays) == 1 else None

@@ -1,0 +1,52 @@
+"""Central finite differences, and the check every gradient test uses."""
+import numpy as np
+
+from sgcompiler import grad
+
+
+def numeric_grad(f, args, i, eps=1e-6):
+    """d f / d args[i] by central differences, element by element."""
+    args = list(args)
+    x = args[i]
+    if isinstance(x, float):
+        plus, minus = list(args), list(args)
+        plus[i], minus[i] = x + eps, x - eps
+        return (f(*plus) - f(*minus)) / (2 * eps)
+    x = np.asarray(x, dtype=float)
+    out = np.zeros_like(x)
+    for k in range(x.size):
+        step = np.zeros_like(x)
+        step.flat[k] = eps
+        plus, minus = list(args), list(args)
+        plus[i], minus[i] = x + step, x - step
+        out.flat[k] = (f(*plus) - f(*minus)) / (2 * eps)
+    return out
+
+
+def directional_check(f, args, i, g, seed=0, eps=1e-6):
+    """Compare <g, v> with (f(x + eps v) - f(x - eps v)) / 2 eps for a random v."""
+    rng = np.random.default_rng(seed)
+    x = args[i]
+    v = rng.normal(size=np.shape(x))
+    plus, minus = list(args), list(args)
+    plus[i], minus[i] = x + eps * v, x - eps * v
+    numeric = (f(*plus) - f(*minus)) / (2 * eps)
+    analytic = float(np.sum(np.asarray(g) * v))
+    return analytic, numeric
+
+
+def assert_grad_matches(f, args, wrt=None, rtol=1e-5, atol=1e-7):
+    """sgcompiler's gradient of f at args equals finite differences, for each wrt position."""
+    positions = range(len(args)) if wrt is None else wrt
+    for i in positions:
+        g = grad(f, wrt=i)(*args)
+        assert np.shape(g) == np.shape(args[i]), (np.shape(g), np.shape(args[i]))
+        if isinstance(args[i], float):
+            assert isinstance(g, float), type(g)
+        if np.size(args[i]) <= 30:
+            expected = numeric_grad(f, args, i)
+            np.testing.assert_allclose(g, expected, rtol=rtol, atol=atol,
+                                       err_msg=f"{f.__name__}: gradient wrt argument {i}")
+        analytic, numeric = directional_check(f, args, i, g)
+        np.testing.assert_allclose(analytic, numeric, rtol=rtol, atol=atol,
+                                   err_msg=f"{f.__name__}: directional check wrt {i}")
