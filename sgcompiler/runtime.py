@@ -156,7 +156,40 @@ def index_grad(g, x, index):
     return dx
 
 
+
+
+def unbroadcast_each(g, items):
+    """The gradient of sum(items) for each item: `g`, summed to that item's shape."""
+    if isinstance(items, np.ndarray):
+        return np.broadcast_to(g, items.shape)
+    return [unbroadcast(g, item) for item in items]
+
+
+def zeros_tree(x):
+    """A zero adjoint for a container: a list (or dict) of 0.0 with the same keys.
+
+    Elements stay plain 0.0 until something is added to them, so nothing is allocated
+    for parts of a parameter tree that get no gradient."""
+    if isinstance(x, dict):
+        return dict.fromkeys(x, 0.0)
+    if isinstance(x, (list, tuple)):
+        return [0.0] * len(x)
+    return np.zeros_like(x, dtype=np.result_type(x, float))
+
+
 def add_at(dx, index, g):
-    """dx[index] += g, also correct when a fancy index repeats an element."""
-    np.add.at(dx, index, g)
+    """dx[index] += g for an adjoint that is an array or a container (list, dict)."""
+    if isinstance(dx, (list, dict)):
+        dx[index] = dx[index] + g
+    else:
+        np.add.at(dx, index, g)
     return dx
+
+
+def add_trees(a, b):
+    """The sum of two adjoints that may be containers (elementwise) or arrays."""
+    if isinstance(a, dict):
+        return {k: a[k] + b[k] for k in a}
+    if isinstance(a, (list, tuple)):
+        return [x + y for x, y in zip(a, b)]
+    return a + b

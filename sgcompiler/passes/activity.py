@@ -22,7 +22,7 @@ import gast
 
 from ..errors import describe, errors_at
 from .normalize import Normalized
-from .ops import COPY, INDEX, RULE, UNKNOWN, describe_op
+from .ops import COPY, INDEX, RULE, UNKNOWN, describe_op, is_append, target_of
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,10 @@ class Activity:
 
 
 def assignments(body):
-    """Every normal-form assignment in `body`, nested blocks included, in source order."""
+    """Every normal-form assignment (and list append) in `body`, nested blocks included,
+    in source order."""
     for stmt in body:
-        if isinstance(stmt, gast.Assign):
+        if isinstance(stmt, gast.Assign) or is_append(stmt):
             yield stmt
         elif isinstance(stmt, gast.If):
             yield from assignments(stmt.body)
@@ -58,7 +59,7 @@ def activity(norm: Normalized, resolution, wrt) -> Activity:
     flows = []          # (target, inputs, op, statement)
     for stmt in assignments(norm.body):
         op = describe_op(stmt.value, resolution, fn, stmt)
-        flows.append((stmt.targets[0].id, [name for _, name in op.inputs], op, stmt))
+        flows.append((target_of(stmt), [name for _, name in op.inputs], op, stmt))
     varied = _fixed_point(set(wrt), [(t, ins) for t, ins, _, _ in flows])
     useful = _fixed_point({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins])
     active = frozenset(varied & useful)

@@ -32,6 +32,7 @@ import gast
 from ..errors import error_at
 from ..naming import Namer, op_name
 from ..source import FunctionSource
+from .lower import lower
 from .resolve import Resolution, local_names
 
 RESULT = "result"
@@ -71,7 +72,7 @@ def normalize(fn: FunctionSource, resolution: Resolution) -> Normalized:
     params = tuple(a.id for a in tree.args.posonlyargs + tree.args.args
                    + tree.args.kwonlyargs)
     namer = Namer(local_names(tree) | set(resolution.global_roots))
-    body = _lift_returns(fn, [s for s in tree.body if not _is_docstring(s)])
+    body = lower([s for s in tree.body if not _is_docstring(s)], namer)
     normalizer = _Normalizer(fn, resolution, namer, _versioned_names(body, params))
     normalizer.current.update((p, p) for p in params if p in normalizer.versionable)
     out = normalizer.block(body)
@@ -82,46 +83,6 @@ def normalize(fn: FunctionSource, resolution: Resolution) -> Normalized:
 def _is_docstring(stmt) -> bool:
     return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) \
         and isinstance(stmt.value.value, str)
-
-
-# --- one exit ------------------------------------------------------------------------------
-
-
-def _always_returns(block) -> bool:
-    if not block:
-        return False
-    last = block[-1]
-    if isinstance(last, (gast.Return, gast.Raise)):
-        return True
-    if isinstance(last, gast.If):
-        return _always_returns(last.body) and _always_returns(last.orelse)
-    return False
-
-
-def _contains_return(block) -> bool:
-    return any(isinstance(n, gast.Return) for s in block for n in gast.walk(s))
-
-
-def _lift_returns(fn, block):
-    """Make every `return` the last statement on its path: `if c: return a` + rest
-    becomes `if c: return a else: rest`."""
-    out = []
-    for i, stmt in enumerate(block):
-        if isinstance(stmt, gast.Return):
-            return out + [stmt]
-        if isinstance(stmt, (gast.For, gast.While)) and _contains_return([stmt]):
-            raise error_at(stmt, fn, "'return' inside a loop is not supported yet; assign "
-                                     "the value, 'break', and return after the loop")
-        if isinstance(stmt, gast.If) and _contains_return([stmt]):
-            rest = block[i + 1:]
-            new = copy.copy(stmt)
-            new.body = _lift_returns(fn, stmt.body + ([] if _always_returns(stmt.body)
-                                                     else copy.deepcopy(rest)))
-            new.orelse = _lift_returns(fn, stmt.orelse + ([] if _always_returns(stmt.orelse)
-                                                         else copy.deepcopy(rest)))
-            return out + [new]
-        out.append(stmt)
-    return out
 
 
 def _versioned_names(body, params) -> set:
@@ -251,6 +212,83 @@ class _Normalizer:
             return
         self.emit(gast.Expr(value=self.op(stmt.value, "value")))
 
+    def stmt_Break(self, stmt):
+        self.emit(gast.Break())
+
+    def stmt_While(self, stmt):
+        # lower() made it `while True:` with the test inside the body
+        self.emit(gast.While(test=stmt.test, body=self.block(stmt.body), orelse=[]))
+
+    def stmt_For(self, stmt):
+        lineno = self.lineno
+        iterable, elements = self.iteration(stmt.iter)
+        index = self.namer.temp("i") if elements else None
+        target = stmt.target
+        saved, self.out = self.out, []
+        if elements:
+            for part, sequence in zip(_split_target(target, len(elements)), elements):
+                if sequence is None:
+                    self.bind(part, _load(index))
+                else:
+                    element = gast.Subscript(value=sequence, slice=_load(index),
+                                             ctx=gast.Load())
+                    self.bind(part, element)
+        loop_var = index or (target.id if isinstance(target, gast.Name) else None)
+        if loop_var is None:
+            loop_var = self.namer.temp("item")
+            self.bind(target, _load(loop_var))
+        prologue, self.out = self.out, saved
+        body = prologue + self.block(stmt.body)
+        self.lineno = lineno
+        self.emit(gast.For(target=_store(loop_var), iter=iterable, body=body or [gast.Pass()],
+                           orelse=[], type_comment=None))
+
+    def iteration(self, node):
+        """(iterable atom, element sources): what `for` iterates over.
+
+        Sequences are iterated by index, so the adjoint knows where each element came
+        from: `for x in xs` runs over range(len(xs)) and reads x = xs[i]. The element
+        sources list one entry per target part: a sequence to index, or None for the index.
+        """
+        callee = self.builtin_callee(node)
+        if callee is range:
+            return self.atom(node, "range"), None
+        if callee is enumerate and len(node.args) == 1 and not node.keywords:
+            inner, elements = self.iteration(node.args[0])
+            if elements is None or len(elements) != 1:
+                raise error_at(node, self.fn, "enumerate() of this iterable is not "
+                                              "supported; enumerate a list or an array")
+            return inner, [None, elements[0]]
+        if callee is zip and node.args and not node.keywords:
+            sequences = [self.atom(a, "seq") for a in node.args]
+            lengths = [self.atom(gast.Call(func=_load("len"), args=[q], keywords=[]),
+                                 "len") for q in sequences]
+            count = lengths[0] if len(lengths) == 1 else self.atom(
+                gast.Call(func=_load("min"), args=lengths, keywords=[]), "count")
+            return self.range_of(count), sequences
+        if callee is reversed and len(node.args) == 1:
+            sequence = self.atom(node.args[0], "seq")
+            length = self.atom(gast.Call(func=_load("len"), args=[sequence], keywords=[]),
+                               "len")
+            last = self.atom(gast.BinOp(left=length, op=gast.Sub(),
+                                        right=gast.Constant(value=1, kind=None)), "last")
+            rng = gast.Call(func=_load("range"), args=[last, gast.Constant(value=-1, kind=None),
+                                                       gast.Constant(value=-1, kind=None)],
+                            keywords=[])
+            return self.atom(rng, "range"), [sequence]
+        sequence = self.atom(node, "seq")
+        length = self.atom(gast.Call(func=_load("len"), args=[sequence], keywords=[]), "len")
+        return self.range_of(length), [sequence]
+
+    def range_of(self, count):
+        return self.atom(gast.Call(func=_load("range"), args=[count], keywords=[]), "range")
+
+    def builtin_callee(self, node):
+        if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Name):
+            return None
+        found, obj = self.fn.lookup(node.func.id)
+        return obj if found and node.func.id in self.resolution.global_roots else None
+
     def stmt_Pass(self, stmt):
         pass
 
@@ -378,6 +416,37 @@ class _Normalizer:
     def expr_List(self, node):
         return gast.List(elts=[self.atom(e, "item") for e in node.elts], ctx=gast.Load())
 
+    def expr_ListComp(self, node):
+        """[e for x in xs if c] -> a loop appending to a fresh list (x renamed, as Python
+        gives a comprehension its own scope)."""
+        name = self.namer.temp("list")
+        self.assign(name, gast.List(elts=[], ctx=gast.Load()))
+        renames = {}
+        for gen in node.generators:
+            for n in gast.walk(gen.target):
+                if isinstance(n, gast.Name):
+                    renames[n.id] = self.namer.fresh(n.id)
+        node = _rename(copy.deepcopy(node), renames)
+        append = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=_load(name), attr="append", ctx=gast.Load()),
+            args=[node.elt], keywords=[]))
+        inner = [append]
+        for gen in reversed(node.generators):
+            for cond in reversed(gen.ifs):
+                inner = [gast.If(test=cond, body=inner, orelse=[])]
+            inner = [gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
+                              type_comment=None)]
+        for stmt in inner:
+            gast.copy_location(stmt, node)
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.stmt) and not hasattr(n, "lineno"):
+                    n.lineno = self.lineno
+        lineno = self.lineno
+        for stmt in inner:
+            self.stmt_For(stmt)
+        self.lineno = lineno
+        return _load(name)
+
     def expr_IfExp(self, node):
         name = self.namer.temp("ifexp")
         test = self.atom(node.test, "cond")
@@ -393,6 +462,21 @@ class _Normalizer:
         self.assign(name, self.op(expr, "value"))
         result, self.out = self.out, saved
         return result
+
+
+def _rename(node, renames):
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in renames:
+            n.id = renames[n.id]
+    return node
+
+
+def _split_target(target, count):
+    if count == 1:
+        return [target]
+    if isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == count:
+        return target.elts
+    raise AssertionError("target does not match the iteration")
 
 
 def _load(name: str):

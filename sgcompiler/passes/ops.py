@@ -20,10 +20,11 @@ import numpy as np
 from .. import rules
 from ..errors import error_at
 from .normalize import is_global_chain
-from .resolve import METHOD, NONDIFF, PRIMITIVE, STOP, USER
+from .resolve import ITERATION, METHOD, NONDIFF, PRIMITIVE, STOP, USER
 
-COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, UNKNOWN = (
-    "copy", "const", "rule", "stop", "nondiff", "index", "container", "unknown")
+COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, UNKNOWN = (
+    "copy", "const", "rule", "stop", "nondiff", "index", "container", "append", "call",
+    "unknown")
 
 _BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
            gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
@@ -81,11 +82,25 @@ def describe_op(rhs, resolution, fn, node) -> Op:
     if isinstance(rhs, gast.Subscript):
         return Op(INDEX, inputs=_names_of([rhs.value], "x"), reads=reads)
     if isinstance(rhs, (gast.Tuple, gast.List)):
-        return Op(CONTAINER, blocked=_names_of(rhs.elts), reads=reads,
-                  what="building a tuple or list")
+        return Op(CONTAINER, inputs=_names_of(rhs.elts), reads=reads)
     if isinstance(rhs, gast.Call):
         return _call_op(rhs, resolution, fn, node, reads)
     raise AssertionError(f"not in normal form: {gast.dump(rhs)}")
+
+
+def is_append(stmt) -> bool:
+    """`L.append(v)` as a statement: the one normal-form statement that mutates a value."""
+    value = stmt.value if isinstance(stmt, gast.Expr) else None
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+        and value.func.attr == "append" and isinstance(value.func.value, gast.Name) \
+        and len(value.args) == 1 and not value.keywords
+
+
+def target_of(stmt) -> str:
+    """The variable a normal-form assignment (or append) writes."""
+    if isinstance(stmt, gast.Assign):
+        return stmt.targets[0].id
+    return stmt.value.func.value.id
 
 
 def _names_of(atoms, param=None):
@@ -105,6 +120,9 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
     if callee.kind == METHOD:
         target = _METHODS.get(callee.name)
         receiver = rhs.func.value
+        if callee.name == "append" and is_append(node):
+            return Op(APPEND, inputs=_names_of([receiver], "list") + _names_of(args, "x"),
+                      reads=reads)
         if target is None:
             return Op(UNKNOWN, blocked=_names_of([receiver] + args + list(keywords.values())),
                       reads=reads, what=f"the method .{callee.name}()")
@@ -114,6 +132,9 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
             return Op(NONDIFFERENTIABLE, reads=reads)
         return _rule_op(fn, node, target, [receiver] + args, keywords, reads,
                         f".{callee.name}()")
+    if callee.kind == ITERATION:
+        return Op(UNKNOWN, blocked=_names_of(args), reads=reads,
+                  what=f"{callee.name}() outside a for statement")
     if callee.kind == USER:
         return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
                   what=f"the call of {callee.name} (calls of user functions are not "

@@ -24,7 +24,11 @@ from ..errors import describe, errors_at
 from ..runtime import stop_gradient
 from ..source import FunctionSource
 
-PRIMITIVE, STOP, NONDIFF, METHOD, USER = "primitive", "stop", "nondiff", "method", "user"
+PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION = (
+    "primitive", "stop", "nondiff", "method", "user", "iteration")
+# allowed as what a `for` loop iterates over (normalize rewrites them), nowhere else
+_ITERATION = (enumerate, zip, reversed)
+_LOOP_BUILTINS = frozenset({"len", "range", "min"})
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ def classify(obj, text: str) -> Callee | None:
     """A `Callee` for a function object, or None when nothing is known about it."""
     if obj is stop_gradient:
         return Callee(STOP, obj, name=text)
+    if any(obj is f for f in _ITERATION):
+        return Callee(ITERATION, obj, name=text)
     rule = rules.lookup(obj)
     if rule is not None:
         return Callee(PRIMITIVE, obj, rule, name=text)
@@ -99,6 +105,13 @@ def resolve(fn: FunctionSource) -> Resolution:
     global_roots = frozenset(n.id for n in gast.walk(fn.tree)
                              if isinstance(n, gast.Name) and n.id not in local)
     callees, problems = {}, []
+    # builtins that normalize uses to rewrite loops over sequences
+    for name in _LOOP_BUILTINS - local:
+        found, obj = fn.lookup(name)
+        callee = classify(obj, name) if found else None
+        if callee is not None:
+            callees[name] = callee
+    global_roots |= _LOOP_BUILTINS - local
     for node in gast.walk(fn.tree):
         if not isinstance(node, gast.Call):
             continue

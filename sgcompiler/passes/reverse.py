@@ -3,17 +3,17 @@
     e = np.exp(z)              def f_grad(z):
     return np.sum(e)   ->          e = np.exp(z)
                                    result = np.sum(e)
-                                   # line 3: return np.sum(e)
                                    de = unreduce(1.0, e, None, False)
-                                   # line 2: e = np.exp(z)
                                    dz = de * e
                                    return result, dz
 
-Adjoints are tracked at compile time: an adjoint that was never written is zero and emits
+Adjoints are tracked at compile time: one that was never written is zero and emits
 nothing; the first contribution is `dx = ...` and later ones add to it (in place only into
-arrays this code allocated). When a variable is overwritten and the adjoint sweep needs its
-old value, the primal sweep saves it and the adjoint sweep restores it. Only active
-statements (see activity.py) get adjoints. Branches replay the branch taken.
+arrays this code allocated). The adjoint sweep reads primal values by name, so whenever a
+statement overwrites a variable that the adjoint sweep still needs, the primal sweep saves
+the old value (in a slot, or on a tape inside loops) and the adjoint sweep restores it
+right after that statement's adjoint. Branches replay the branch taken; loops count their
+trips and the adjoint loop runs as many times.
 """
 from __future__ import annotations
 
@@ -24,15 +24,16 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..errors import error_at
 from ..naming import grad_function_name
 from .activity import Activity, assignments
-from .inline import Linker, const, inline, load, simplify
+from .adjoints import contributions
+from .inline import Linker, const, load
 from .normalize import Normalized
-from .ops import COPY, INDEX, RULE, describe_op
-from .shapes import Shapes
+from .ops import APPEND, describe_op, is_append, target_of
+from .shapes import ARRAY, Shapes
 
 COMMENT = "\x00#"     # an Expr(Constant(COMMENT + text)) becomes a comment line in codegen
+LOOPS = (gast.For, gast.While)
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,20 @@ def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     """Build `f_grad`, which returns `(result, gradient)` (a tuple of gradients if
     `wrt` has several names)."""
     linker = Linker(norm.fn, norm.namer)
-    first = _Reverser(norm, resolution, act, shapes, linker, needed=frozenset())
+    names = {}       # per-loop generated names, the same in both passes
+    first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {})
     first.adjoint_block(norm.body)
-    needed = first.reads
-    sweep = _Reverser(norm, resolution, act, shapes, linker, needed=needed)
-    forward = sweep.primal_block(norm.body)
+    sweep = _Reverser(norm, resolution, act, shapes, linker, frozenset(first.reads), names,
+                      first.loop_reverses)
+    forward = sweep.primal_block(norm.body, set(norm.params), in_loop=False)
     backward = sweep.adjoint_block(norm.body)
     grads = [sweep.final_gradient(p) for p in wrt]
     value = grads[0] if len(grads) == 1 else gast.Tuple(elts=grads, ctx=gast.Load())
     ret = gast.Return(value=gast.Tuple(elts=[load(norm.returned), value], ctx=gast.Load()))
-    body = sweep.prologue + [comment("forward")] + forward
+    body = sweep.prologue() + [comment("forward")] + forward
     if backward:
         body += [comment("backward")] + backward
-    body += sweep.epilogue + [ret]
+    body.append(ret)
     tree = gast.FunctionDef(name=grad_function_name(norm.fn.name),
                             args=copy.deepcopy(norm.fn.tree.args), body=body,
                             decorator_list=[], returns=None, type_comment=None,
@@ -74,67 +76,169 @@ def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
 
 
 class _Reverser:
-    def __init__(self, norm, resolution, act, shapes, linker, needed):
+    def __init__(self, norm, resolution, act, shapes, linker, needed, names, loop_reverses):
         self.norm, self.fn = norm, norm.fn
         self.resolution, self.act, self.shapes = resolution, act, shapes
         self.linker, self.namer = linker, norm.namer
-        self.needed = needed
+        self.needed = needed          # primal names the adjoint sweep reads
+        self.names = names
+        self.loop_reverses = loop_reverses   # id(loop) -> whether it has adjoint code
         self.state = {norm.returned: const(1.0)}   # var -> its adjoint's value, if nonzero
         self.owned = set()        # vars whose adjoint is an array this code allocated
         self.reads = set()        # primal names the adjoint sweep reads
-        self.saved = {}           # id(statement) -> slot holding the overwritten value
-        self.prologue, self.epilogue = [], []
-        self.primal_names = set(norm.params) | {
-            s.targets[0].id for s in assignments(norm.body)}
+        self.saved = {}           # id(statement) -> slot, or TAPE
+        self.inits = []           # names to set to None first (saved before defined)
+        self.uses_tape = False
+        self.primal_names = set(norm.params) | {target_of(s) for s in assignments(norm.body)} \
+            | _loop_targets(norm.body)
         self.comment_line = None
         self.handoff = None
 
-    # --- names
+    # --- names and small builders
 
-    def np(self):
+    def name_for(self, key, base):
+        if key not in self.names:
+            self.names[key] = self.namer.fresh(base)
+        return self.names[key]
+
+    @property
+    def tape(self):
+        self.uses_tape = True
+        return self.name_for("tape", "_tape")
+
+    def np_name(self):
         return load(self.linker.name_for("np", np))
 
-    def helper(self, name):
-        return load(self.linker.name_for(name, getattr(runtime, name)))
+    def np_call(self, attr, args):
+        return gast.Call(func=gast.Attribute(value=self.np_name(), attr=attr, ctx=gast.Load()),
+                         args=args, keywords=[])
+
+    def helper_call(self, name, args):
+        return gast.Call(func=load(self.linker.name_for(name, getattr(runtime, name))),
+                         args=args, keywords=[])
 
     def dname(self, var):
         return self.namer.adjoint(var)
 
+    def is_active(self, name):
+        return self.act.is_active(name)
+
+    def zero(self, var):
+        """A runtime zero for var's adjoint: 0.0, or a zero tree for a container."""
+        if self.shapes.kind(var) == ARRAY:
+            return const(0.0)
+        self.reads.add(var)
+        return self.helper_call("zeros_tree", [load(var)])
+
+    def assign(self, name, value, like=None):
+        node = gast.Assign(targets=[_store(name)], value=value, type_comment=None)
+        node.lineno = getattr(like, "lineno", None)
+        return node
+
+    def push(self, name, like):
+        node = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=load(self.tape), attr="append", ctx=gast.Load()),
+            args=[load(name)], keywords=[]))
+        node.lineno = getattr(like, "lineno", None)
+        return node
+
+    def pop(self, name, like):
+        return self.assign(name, gast.Call(
+            func=gast.Attribute(value=load(self.tape), attr="pop", ctx=gast.Load()),
+            args=[], keywords=[]), like)
+
+    def prologue(self):
+        out = [self.assign(n, const(None)) for n in self.inits]
+        if self.uses_tape:
+            out.insert(0, self.assign(self.tape, gast.List(elts=[], ctx=gast.Load())))
+        return out
+
     # --- primal sweep
 
-    def primal_block(self, body, defined=None):
-        defined = set(self.norm.params) if defined is None else defined
+    def primal_block(self, body, defined, in_loop):
         out = []
         for stmt in body:
-            if isinstance(stmt, gast.Assign):
-                out.extend(self.primal_assign(stmt, defined))
+            if isinstance(stmt, gast.Assign) or is_append(stmt):
+                out.extend(self.primal_assign(stmt, defined, in_loop))
             elif isinstance(stmt, gast.If):
                 then_defined, else_defined = set(defined), set(defined)
-                new = gast.If(test=stmt.test, body=self.primal_block(stmt.body, then_defined),
-                              orelse=self.primal_block(stmt.orelse, else_defined))
+                new = gast.If(test=stmt.test,
+                              body=self.primal_block(stmt.body, then_defined, in_loop),
+                              orelse=self.primal_block(stmt.orelse, else_defined, in_loop))
                 new.lineno = stmt.lineno
                 out.append(new)
                 defined |= then_defined | else_defined
-            elif isinstance(stmt, gast.Return):
-                continue
-            else:
+            elif isinstance(stmt, LOOPS):
+                out.extend(self.primal_loop(stmt, defined, in_loop))
+            elif not isinstance(stmt, gast.Return):
                 out.append(stmt)
         return out
 
-    def primal_assign(self, stmt, defined):
-        target = stmt.targets[0].id
+    def primal_assign(self, stmt, defined, in_loop):
+        target = target_of(stmt)
         out = []
-        if target in self.needed and target in defined:
-            slot = self.namer.fresh(f"_{target.lstrip('_')}_old")
-            self.saved[id(stmt)] = slot
-            out.append(_assign(slot, load(target), stmt.lineno))
+        if target in self.needed and target in defined and not is_append(stmt):
+            if in_loop:
+                self.saved[id(stmt)] = None
+                out.append(self.push(target, stmt))
+            else:
+                slot = self.name_for(("slot", id(stmt)), f"_{target.lstrip('_')}_old")
+                self.saved[id(stmt)] = slot
+                out.append(self.assign(slot, load(target), stmt))
         defined.add(target)
         op = describe_op(stmt.value, self.resolution, self.fn, stmt)
         if op.kind == "stop":
             value = stmt.value.args[0] if stmt.value.args else const(None)
-            out.append(_assign(target, copy.deepcopy(value), stmt.lineno))
+            out.append(self.assign(target, copy.deepcopy(value), stmt))
         else:
             out.append(stmt)
+        return out
+
+    def loop_names(self, stmt):
+        return (self.name_for(("trips", id(stmt)), "_trips"),
+                self.name_for(("iteration", id(stmt)), "_"))
+
+    def loop_var(self, stmt):
+        if isinstance(stmt, gast.For) and stmt.target.id in self.needed:
+            return stmt.target.id
+        return None
+
+    def has_reverse(self, stmt):
+        written = {target_of(s) for s in assignments(stmt.body)}
+        if isinstance(stmt, gast.For):
+            written.add(stmt.target.id)
+        return self.loop_reverses.get(id(stmt), False) or bool(written & self.needed)
+
+    def primal_loop(self, stmt, defined, in_loop):
+        written = {target_of(s) for s in assignments(stmt.body)}
+        if not self.has_reverse(stmt):
+            loop = copy.copy(stmt)
+            loop.body = self.primal_block(stmt.body, defined | written, in_loop=True)
+            defined |= written
+            return [loop]
+        trips, _ = self.loop_names(stmt)
+        out = []
+        for name in sorted((written & self.needed) - defined):
+            if name not in self.inits:
+                self.inits.append(name)
+        var = self.loop_var(stmt)
+        if var is not None and var in defined:
+            self.saved[("loop variable", id(stmt))] = True
+            out.append(self.push(var, stmt))
+        inner_defined = defined | written
+        count = gast.AugAssign(target=_store(trips), op=gast.Add(), value=const(1))
+        if var is not None:
+            inner_defined.add(var)
+        body = [count] + self.primal_block(stmt.body, inner_defined, in_loop=True)
+        if var is not None:
+            # pushed last in each iteration (and before a break), so it is popped first
+            body = _before_breaks(body, self.push(var, stmt)) + [self.push(var, stmt)]
+        loop = copy.copy(stmt)
+        loop.body = body
+        out += [self.assign(trips, const(0), stmt), loop]
+        if in_loop:
+            out.append(self.push(trips, stmt))
+        defined |= inner_defined
         return out
 
     # --- adjoint sweep
@@ -142,31 +246,51 @@ class _Reverser:
     def adjoint_block(self, body):
         out = []
         for stmt in reversed(body):
-            if isinstance(stmt, gast.Assign):
+            if isinstance(stmt, gast.Assign) or is_append(stmt):
                 out.extend(self.adjoint_assign(stmt))
             elif isinstance(stmt, gast.If):
                 out.extend(self.adjoint_if(stmt))
+            elif isinstance(stmt, LOOPS):
+                out.extend(self.adjoint_loop(stmt))
             elif isinstance(stmt, gast.Return):
                 self.reads.add(stmt.value.id)
         return out
 
     def adjoint_assign(self, stmt):
-        target = stmt.targets[0].id
+        target = target_of(stmt)
         out = []
-        g = self.state.pop(target, None)
-        # an adjoint array this code owns can be handed on once: nothing reads it later
-        self.handoff = g.id if isinstance(g, gast.Name) and target in self.owned else None
-        self.owned.discard(target)
-        if g is not None and self.act.is_active(target):
-            op = describe_op(stmt.value, self.resolution, self.fn, stmt)
-            body = self.contributions(stmt, op, target, g)
+        op = describe_op(stmt.value, self.resolution, self.fn, stmt)
+        if op.kind == APPEND:
+            g = self.state.get(target)      # the list lives on: its adjoint is not reset
+            self.handoff = None
+        else:
+            g = self.state.pop(target, None)
+            # an adjoint array this code owns can be handed on once: nothing reads it later
+            self.handoff = g.id if isinstance(g, gast.Name) and target in self.owned else None
+            self.owned.discard(target)
+        if g is not None and self.is_active(target):
+            body = contributions(self, stmt, op, target, g)
+            self.reads.update(n.id for s in body for n in gast.walk(s)
+                              if isinstance(n, gast.Name) and n.id in self.primal_names)
             if body:
                 out.extend(self.line_comment(stmt))
                 out.extend(body)
-        slot = self.saved.get(id(stmt))
-        if slot is not None:
-            out.append(_assign(target, load(slot), stmt.lineno))
+        out.extend(self.restore(stmt, target, op))
         return out
+
+    def restore(self, stmt, target, op):
+        if op.kind == APPEND:
+            if target in self.needed:
+                pop = gast.Expr(value=gast.Call(func=gast.Attribute(
+                    value=load(target), attr="pop", ctx=gast.Load()), args=[], keywords=[]))
+                pop.lineno = stmt.lineno
+                return [pop]
+            return []
+        if id(stmt) not in self.saved:
+            return []
+        slot = self.saved[id(stmt)]
+        return [self.pop(target, stmt) if slot is None else
+                self.assign(target, load(slot), stmt)]
 
     def line_comment(self, stmt):
         line = getattr(stmt, "lineno", None)
@@ -175,81 +299,37 @@ class _Reverser:
         self.comment_line = line
         return [comment(f"line {line}: {self.fn.line_text(line)}")]
 
-    def contributions(self, stmt, op, target, g):
-        out = []
-        if op.kind == COPY:
-            name = op.inputs[0][1]
-            if self.act.is_active(name):
-                out.extend(self.accumulate(name, copy.deepcopy(g), stmt))
-        elif op.kind == RULE:
-            for param, name in op.inputs:
-                if not self.act.is_active(name):
-                    continue
-                expr = inline(op.rule, param, op.args, copy.deepcopy(g), target, self.linker)
-                expr = simplify(expr, target, self.shapes, self.linker)
-                out.extend(self.accumulate(name, expr, stmt))
-        elif op.kind == INDEX:
-            out.extend(self.index_adjoint(stmt, g))
-        self.reads.update(n.id for s in out for n in gast.walk(s)
-                          if isinstance(n, gast.Name) and n.id in self.primal_names)
-        return out
-
     def accumulate(self, var, expr, stmt):
         """dvar += expr, as a first write when dvar is still zero."""
         dvar = self.dname(var)
         current = self.state.get(var)
         self.state[var] = load(dvar)
+        array = self.shapes.kind(var) == ARRAY
         if current is None:
-            if _is_fresh(expr) or (isinstance(expr, gast.Name) and expr.id == self.handoff):
+            handed = isinstance(expr, gast.Name) and expr.id == self.handoff
+            if array and (_is_fresh(expr) or handed):
                 self.owned.add(var)
-                self.handoff = None if isinstance(expr, gast.Name) else self.handoff
-            return [_assign(dvar, expr, stmt.lineno)]
+                self.handoff = None if handed else self.handoff
+            return [self.assign(dvar, expr, stmt)]
+        if not array:
+            return [self.assign(dvar, self.helper_call("add_trees", [current, expr]), stmt)]
         if var in self.owned and isinstance(current, gast.Name):
             node = gast.AugAssign(target=_store(dvar), op=gast.Add(), value=expr)
             node.lineno = stmt.lineno
             return [node]
         self.owned.add(var)
-        return [_assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=expr),
-                        stmt.lineno)]
-
-    def index_adjoint(self, stmt, g):
-        """x[index] read: scatter the adjoint back into a zero array shaped like x."""
-        value, index = stmt.value.value, stmt.value.slice
-        var = value.id
-        if not self.act.is_active(var):
-            return []
-        dvar = self.dname(var)
-        out = []
-        if var not in self.state:
-            out.append(_assign(dvar, _call(self.np(), "zeros_like", [load(var)]), stmt.lineno))
-        elif var not in self.owned or not isinstance(self.state[var], gast.Name):
-            zeros = _call(self.np(), "zeros_like", [load(var)])
-            out.append(_assign(dvar, gast.BinOp(left=self.state[var], op=gast.Add(),
-                                                right=zeros), stmt.lineno))
-        self.state[var] = load(dvar)
-        self.owned.add(var)
-        if _is_basic_index(index):
-            target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index),
-                                    ctx=gast.Store())
-            node = gast.AugAssign(target=target, op=gast.Add(), value=g)
-        else:
-            node = gast.Expr(value=gast.Call(
-                func=gast.Attribute(value=gast.Attribute(value=self.np(), attr="add",
-                                                         ctx=gast.Load()),
-                                    attr="at", ctx=gast.Load()),
-                args=[load(dvar), _index_value(index), g], keywords=[]))
-        node.lineno = stmt.lineno
-        out.append(node)
-        return out
+        return [self.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=expr), stmt)]
 
     def adjoint_if(self, stmt):
-        self.reads.add(stmt.test.id) if isinstance(stmt.test, gast.Name) else None
+        if isinstance(stmt.test, gast.Name):
+            self.reads.add(stmt.test.id)
         before_state, before_owned = dict(self.state), set(self.owned)
         body = self.adjoint_block(stmt.body)
         then_state, then_owned = self.state, self.owned
         self.state, self.owned = dict(before_state), set(before_owned)
         orelse = self.adjoint_block(stmt.orelse)
-        self.merge(stmt, then_state, then_owned, body, orelse)
+        self.merge(stmt, (then_state, then_owned, body),
+                   (self.state, self.owned, orelse))
         if not body and not orelse:
             return []
         node = gast.If(test=copy.deepcopy(stmt.test), body=body or [gast.Pass()],
@@ -257,82 +337,171 @@ class _Reverser:
         node.lineno = stmt.lineno
         return [node]
 
-    def merge(self, stmt, then_state, then_owned, body, orelse):
-        """Make both branches leave each adjoint in the same place (a variable, or zero)."""
-        else_state, else_owned = self.state, self.owned
+    def merge(self, stmt, *branches):
+        """Make every branch leave each adjoint in the same place (a variable, or zero)."""
         merged, owned = {}, set()
-        for var in sorted(set(then_state) | set(else_state)):
-            a, b = then_state.get(var), else_state.get(var)
-            if a is not None and b is not None and gast.dump(a) == gast.dump(b):
-                merged[var] = a
-                if var in then_owned and var in else_owned:
+        names = sorted(set().union(*(state for state, _, _ in branches)))
+        for var in names:
+            values = [state.get(var) for state, _, _ in branches]
+            first = values[0]
+            if all(v is not None for v in values) and \
+                    all(gast.dump(v) == gast.dump(first) for v in values):
+                merged[var] = first
+                if all(var in own for _, own, _ in branches):
                     owned.add(var)
                 continue
             dvar = self.dname(var)
-            for value, block in ((a, body), (b, orelse)):
+            for value, (_, _, block) in zip(values, branches):
                 if value is None:
-                    block.append(_assign(dvar, const(0.0), stmt.lineno))
+                    block.append(self.assign(dvar, self.zero(var), stmt))
                 elif not (isinstance(value, gast.Name) and value.id == dvar):
-                    block.append(_assign(dvar, copy.deepcopy(value), stmt.lineno))
+                    block.append(self.assign(dvar, copy.deepcopy(value), stmt))
             merged[var] = load(dvar)
-            if (a is None or var in then_owned) and (b is None or var in else_owned):
+            if all(v is None or var in own for v, (_, own, _) in zip(values, branches)):
                 owned.add(var)
         self.state, self.owned = merged, owned
+
+    def adjoint_loop(self, stmt):
+        """Run the body's adjoint once per recorded trip, in reverse."""
+        trips, iteration = self.loop_names(stmt)
+        live = {v for v, value in self.state.items() if value is not None}
+        touched = self.loop_adjoint_vars(stmt)
+        written = {target_of(s) for s in assignments(stmt.body)} | _loop_targets([stmt])
+        # Accumulators of values the loop does not change (weights, inputs) get a buffer of
+        # their own before the loop, so the body can add into it in place.
+        buffers = {v for v in touched - written if self.shapes.kind(v) == ARRAY
+                   and not self.shapes.is_scalar(v)}
+        # adjoints live across iterations must be variables at the top of every iteration
+        while True:
+            entry_state, entry_owned = dict(self.state), set(self.owned)
+            materialize = []
+            for var in sorted(touched & live):
+                value = self.state.get(var)
+                dvar = self.dname(var)
+                keep = var in buffers and var in self.owned and isinstance(value, gast.Name) \
+                    and value.id == dvar
+                if value is None and var in buffers:
+                    materialize.append(self.assign(dvar, self.np_call("zeros_like",
+                                                                      [load(var)]), stmt))
+                    self.reads.add(var)
+                elif value is None:
+                    materialize.append(self.assign(dvar, self.zero(var), stmt))
+                elif not (isinstance(value, gast.Name) and value.id == dvar):
+                    materialize.append(self.assign(dvar, copy.deepcopy(value), stmt))
+                self.state[var] = load(dvar)
+                if var in buffers and (value is None or keep):
+                    self.owned.add(var)
+                else:
+                    self.owned.discard(var)
+            top_state, top_owned = dict(self.state), set(self.owned)
+            self.comment_line = None
+            body = self.adjoint_block(stmt.body)
+            grown = {v for v in touched if self.state.get(v) is not None} - live
+            lost = {v for v in top_owned & touched if v not in self.owned or
+                    gast.dump(self.state.get(v) or const(0)) != gast.dump(top_state[v])}
+            if not grown and not (lost & buffers):
+                break
+            live |= grown
+            buffers -= lost
+            self.state, self.owned = entry_state, entry_owned
+        for var in sorted(touched & live):
+            value = self.state.get(var)
+            if not (isinstance(value, gast.Name) and gast.dump(value) == gast.dump(top_state[var])):
+                body.append(self.assign(self.dname(var),
+                                        self.zero(var) if value is None else value, stmt))
+            self.state[var] = top_state[var]
+            if var not in top_owned:
+                self.owned.discard(var)
+        for var in touched - live:
+            self.state.pop(var, None)
+        self.loop_reverses[id(stmt)] = bool(body) or self.loop_reverses.get(id(stmt), False)
+        if not self.has_reverse(stmt):
+            return []
+        self.reads.add(trips)
+        var = self.loop_var(stmt)
+        head = [self.pop(var, stmt)] if var is not None else []
+        loop = gast.For(target=_store(iteration), iter=gast.Call(
+            func=load("range"), args=[load(trips)], keywords=[]),
+            body=head + body or [gast.Pass()], orelse=[], type_comment=None)
+        loop.lineno = stmt.lineno
+        out = [self.pop(trips, stmt)] if self.in_loop_depth(stmt) else []
+        out += materialize + [loop]
+        if ("loop variable", id(stmt)) in self.saved:
+            out.append(self.pop(var, stmt))
+        return out
+
+    def in_loop_depth(self, stmt):
+        return id(stmt) in self.nested_loops()
+
+    def nested_loops(self):
+        if not hasattr(self, "_nested"):
+            self._nested = set()
+
+            def walk(body, inside):
+                for s in body:
+                    if isinstance(s, LOOPS):
+                        if inside:
+                            self._nested.add(id(s))
+                        walk(s.body, True)
+                    elif isinstance(s, gast.If):
+                        walk(s.body, inside)
+                        walk(s.orelse, inside)
+            walk(self.norm.body, False)
+        return self._nested
+
+    def loop_adjoint_vars(self, stmt):
+        """Variables whose adjoints the loop body may read or write."""
+        names = set()
+        for s in assignments(stmt.body):
+            op = describe_op(s.value, self.resolution, self.fn, s)
+            for name in [target_of(s)] + [n for _, n in op.inputs]:
+                if self.is_active(name):
+                    names.add(name)
+        return names
 
     # --- the gradient that is returned
 
     def final_gradient(self, param):
         value = self.state.get(param)
         if value is None:
-            return _call(self.np(), "zeros_like", [load(param)])
+            if self.shapes.kind(param) != ARRAY:
+                return self.helper_call("zeros_tree", [load(param)])
+            return self.np_call("zeros_like", [load(param)])
         if isinstance(value, gast.Name) and param not in self.owned:
             # it may be another variable's array (or an argument): return a copy
-            return _call(self.np(), "copy", [value])
+            if self.shapes.kind(param) == ARRAY:
+                return self.np_call("copy", [value])
         return copy.deepcopy(value)
 
 
-def _assign(name, value, lineno=None):
-    node = gast.Assign(targets=[_store(name)], value=value, type_comment=None)
-    node.lineno = lineno
-    return node
+def _before_breaks(body, stmt):
+    """`body` with a copy of `stmt` before each `break` of this loop."""
+    out = []
+    for s in body:
+        if isinstance(s, gast.Break):
+            out.append(copy.deepcopy(stmt))
+        elif isinstance(s, gast.If):
+            s = copy.copy(s)
+            s.body, s.orelse = _before_breaks(s.body, stmt), _before_breaks(s.orelse, stmt)
+        out.append(s)
+    return out
+
+
+def _loop_targets(body):
+    out = set()
+    for stmt in body:
+        if isinstance(stmt, gast.For):
+            out.add(stmt.target.id)
+        for field in ("body", "orelse"):
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                out |= _loop_targets(getattr(stmt, field))
+    return out
 
 
 def _store(name):
     return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
 
 
-def _call(obj, attr, args):
-    return gast.Call(func=gast.Attribute(value=obj, attr=attr, ctx=gast.Load()), args=args,
-                     keywords=[])
-
-
 def _is_fresh(expr) -> bool:
     """Whether `expr` evaluates to a new array (or an immutable number) nobody else holds."""
     return isinstance(expr, (gast.BinOp, gast.UnaryOp))
-
-
-def _is_basic_index(index) -> bool:
-    """An index that selects each element at most once: slices, integer constants, None."""
-    parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    for part in parts:
-        if isinstance(part, gast.Slice):
-            continue
-        if isinstance(part, gast.Constant) and (part.value is None or part.value is Ellipsis
-                                                or type(part.value) is int):
-            continue
-        return False
-    return True
-
-
-def _index_value(index):
-    """The index as a value to pass to np.add.at (slices spelled with slice())."""
-    if isinstance(index, gast.Tuple):
-        return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
-    if isinstance(index, gast.Slice):
-        parts = [p if p is not None else const(None) for p in (index.lower, index.upper,
-                                                               index.step)]
-        return gast.Call(func=load("slice"), args=copy.deepcopy(parts), keywords=[])
-    return copy.deepcopy(index)
-
-
-__all__ = ["Gradient", "reverse", "COMMENT", "error_at"]

@@ -18,14 +18,21 @@ from dataclasses import dataclass
 import gast
 
 from .activity import assignments
-from .ops import COPY, RULE, STOPPED, describe_op
+from .ops import APPEND, CALL, COPY, INDEX, RULE, STOPPED, describe_op, target_of
+from .ops import CONTAINER as BUILD
 
 SCALAR = "<scalar>"
+ARRAY, CONTAINER, UNKNOWN = "array", "container", "unknown"
 
 
 @dataclass(frozen=True)
 class Shapes:
     classes: dict      # name -> SCALAR or representative name
+    kinds: dict        # name -> ARRAY (a number or array), CONTAINER (list, tuple, dict)
+    #                    or UNKNOWN (either: an element of a container, a call's result)
+
+    def kind(self, name) -> str:
+        return self.kinds.get(name, ARRAY)
 
     def of(self, name) -> str:
         return self.classes.get(name, name)
@@ -37,14 +44,15 @@ class Shapes:
         return self.of(name) == SCALAR
 
 
-def shapes(norm, resolution, scalars=frozenset()) -> Shapes:
-    """Shape classes of every variable of `norm`."""
+def shapes(norm, resolution, scalars=frozenset(), trees=frozenset()) -> Shapes:
+    """Shape classes and kinds of every variable of `norm`. `trees` names parameters
+    that are containers (parameter trees)."""
     statements = [(stmt, describe_op(stmt.value, resolution, norm.fn, stmt))
                   for stmt in assignments(norm.body)]
     classes = {p: (SCALAR if p in scalars else p) for p in norm.params}
     counts = {}
     for stmt, _ in statements:
-        counts[stmt.targets[0].id] = counts.get(stmt.targets[0].id, 0) + 1
+        counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
     # a name assigned once follows its inputs; one assigned more often (or a parameter that
     # is assigned) keeps one class only while every assignment agrees
     multiple = {n for n, c in counts.items() if c > 1 or n in classes}
@@ -54,7 +62,7 @@ def shapes(norm, resolution, scalars=frozenset()) -> Shapes:
     while True:
         before = dict(classes)
         for stmt, op in statements:
-            target = stmt.targets[0].id
+            target = target_of(stmt)
             cls = _class_of(stmt, op, classes)
             cls = target if cls is None else cls
             if target in conflicted or (target in multiple and target in before
@@ -64,7 +72,7 @@ def shapes(norm, resolution, scalars=frozenset()) -> Shapes:
             else:
                 classes[target] = cls
         if classes == before:
-            return Shapes(classes)
+            return Shapes(classes, _kinds(norm, statements, trees))
 
 
 def _atom_class(node, classes):
@@ -107,3 +115,34 @@ def _broadcast(classes):
     if not arrays:
         return SCALAR
     return arrays.pop() if len(arrays) == 1 else None
+
+
+def _kinds(norm, statements, trees):
+    kinds = {p: (CONTAINER if p in trees else ARRAY) for p in norm.params}
+    while True:
+        before = dict(kinds)
+        seen = set()
+        for stmt, op in statements:
+            target = target_of(stmt)
+            kind = _kind_of(op, kinds)
+            if target in seen and kinds.get(target) != kind:
+                kind = UNKNOWN
+            if target in norm.params and target not in seen:
+                kind = kind if kind == kinds[target] else UNKNOWN
+            seen.add(target)
+            kinds[target] = kind
+        if kinds == before:
+            return kinds
+
+
+def _kind_of(op, kinds):
+    if op.kind in (BUILD, APPEND) or (op.kind == RULE and op.rule.multiple_results):
+        return CONTAINER
+    if op.kind == INDEX:
+        return ARRAY if kinds.get(op.inputs[0][1], ARRAY) == ARRAY else UNKNOWN \
+            if op.inputs else ARRAY
+    if op.kind in (COPY, STOPPED) and op.reads:
+        return kinds.get(op.reads[0], ARRAY)
+    if op.kind == CALL:
+        return UNKNOWN
+    return ARRAY

@@ -2,6 +2,7 @@
 import builtins
 import operator
 
+from ..runtime import balanced_eq, unbroadcast_each
 from .registry import nondifferentiable, vjp
 
 
@@ -17,8 +18,18 @@ def abs(g, ans, x):
 
 nondifferentiable(
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
-    builtins.isinstance, builtins.print, builtins.enumerate,
+    builtins.isinstance, builtins.print,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
     operator.not_, operator.floordiv, operator.is_, operator.is_not,
     operator.contains,
 )
+
+
+@vjp(builtins.max, builtins.min)
+def max(g, ans, a, b):
+    return g * balanced_eq(a, ans, b), g * balanced_eq(b, ans, a)
+
+
+@vjp(builtins.sum)
+def sum(g, ans, iterable, start=0):
+    return unbroadcast_each(g, iterable), g

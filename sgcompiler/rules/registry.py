@@ -35,6 +35,7 @@ class Rule:
     namespace: dict = field(repr=False)    # what the names in `outputs` refer to
     elementwise: bool = False              # result has the broadcast shape of the operands
     reduction: bool = False                # result is a scalar when `axis` is None
+    multiple_results: bool = False         # returns a tuple; `g` is a list of adjoints
     source: object = field(repr=False, default=None)   # the rule function itself
 
     def output_for(self, param: str):
@@ -55,7 +56,8 @@ def _display_name(primitive) -> str:
     return f"{module}.{name}" if module else name
 
 
-def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False, name=None) -> Rule:
+def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
+               multiple_results=False, name=None) -> Rule:
     """Read a rule function into a `Rule`.
 
     Raises:
@@ -101,7 +103,7 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False, name=N
                              (c.cell_contents for c in rule_fn.__closure__)))
     return Rule(primitive=primitive, name=label, params=params, defaults=defaults,
                 outputs=outputs, namespace=namespace, elementwise=elementwise,
-                reduction=reduction, source=rule_fn)
+                reduction=reduction, multiple_results=multiple_results, source=rule_fn)
 
 
 def _is_docstring(stmt) -> bool:
@@ -109,12 +111,16 @@ def _is_docstring(stmt) -> bool:
         and isinstance(stmt.value.value, str)
 
 
-def vjp(*primitives, elementwise=False, reduction=False, name=None):
-    """Register the decorated function as the derivative rule of each of `primitives`."""
+def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False, name=None):
+    """Register the decorated function as the derivative rule of each of `primitives`.
+
+    `multiple_results`: the primitive returns a tuple; the rule's `g` is then a list with
+    one adjoint per result (0.0 for results that received none)."""
     def register(rule_fn):
         for primitive in primitives:
             _RULES[id(primitive)] = parse_rule(rule_fn, primitive, elementwise=elementwise,
-                                               reduction=reduction, name=name)
+                                               reduction=reduction,
+                                               multiple_results=multiple_results, name=name)
         return rule_fn
     return register
 

@@ -1,0 +1,137 @@
+"""What one active statement contributes to the adjoints of its inputs.
+
+Called by the reverse pass with `g`, the adjoint of the statement's result:
+
+    z = x * y          ->  dx += unbroadcast(g * y, x); dy += unbroadcast(g * x, y)
+    t = x[1:3]         ->  dx = np.zeros_like(x); dx[1:3] += g
+    L = [a, b]         ->  da += g[0]; db += g[1]
+    L.append(v)        ->  dv += g[len(L) - 1]; L.pop()
+
+Accumulation goes through `Adjoints.accumulate`, which knows at compile time whether an
+adjoint is still zero (first write: `dx = ...`) and whether it owns its array (then `+=`).
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from .inline import const, inline, load, simplify
+from .ops import APPEND, COPY, CONTAINER, INDEX, RULE
+from .shapes import ARRAY, CONTAINER as CONTAINER_KIND
+
+
+def contributions(rev, stmt, op, target, g):
+    """The adjoint statements of `stmt` (whose result's adjoint is `g`)."""
+    if op.kind == COPY:
+        name = op.inputs[0][1]
+        return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
+    if op.kind == RULE:
+        exprs = []
+        for param, name in op.inputs:
+            if rev.is_active(name):
+                expr = inline(op.rule, param, op.args, copy.deepcopy(g), target, rev.linker)
+                exprs.append((name, simplify(expr, target, rev.shapes, rev.linker)))
+        if sum(isinstance(e, gast.Name) for _, e in exprs) > 1:
+            rev.handoff = None     # g goes to two adjoints: neither may own it
+        out = []
+        for name, expr in exprs:
+            out.extend(rev.accumulate(name, expr, stmt))
+        return out
+    if op.kind == INDEX:
+        return index_adjoint(rev, stmt, g)
+    if op.kind == CONTAINER:
+        out = []
+        for i, (_, name) in enumerate(op.inputs):
+            if rev.is_active(name):
+                element = gast.Subscript(value=copy.deepcopy(g), slice=const(i),
+                                         ctx=gast.Load())
+                out.extend(rev.accumulate(name, element, stmt))
+        return out
+    if op.kind == APPEND:
+        return append_adjoint(rev, stmt, op, g)
+    return []
+
+
+def append_adjoint(rev, stmt, op, g):
+    """L.append(v): v's adjoint is the last element of L's adjoint (L is popped after)."""
+    values = [name for param, name in op.inputs if param == "x"]
+    if not values or not rev.is_active(values[0]):
+        return []
+    lst = stmt.value.func.value.id
+    last = gast.BinOp(left=gast.Call(func=load("len"), args=[load(lst)], keywords=[]),
+                      op=gast.Sub(), right=const(1))
+    element = gast.Subscript(value=copy.deepcopy(g), slice=last, ctx=gast.Load())
+    rev.reads.add(lst)
+    return rev.accumulate(values[0], element, stmt)
+
+
+def index_adjoint(rev, stmt, g):
+    """x[index] read: add the adjoint into x's adjoint at `index`."""
+    value, index = stmt.value.value, stmt.value.slice
+    var = value.id
+    if not rev.is_active(var):
+        return []
+    dvar = rev.dname(var)
+    kind = rev.shapes.kind(var)
+    out = []
+    current = rev.state.get(var)
+    if kind == ARRAY:
+        if current is None:
+            out.append(rev.assign(dvar, rev.np_call("zeros_like", [load(var)]), stmt))
+        elif var not in rev.owned or not isinstance(current, gast.Name):
+            zeros = rev.np_call("zeros_like", [load(var)])
+            out.append(rev.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=zeros),
+                                  stmt))
+    elif current is None:
+        out.append(rev.assign(dvar, rev.helper_call("zeros_tree", [load(var)]), stmt))
+    elif not isinstance(current, gast.Name) or current.id != dvar:
+        out.append(rev.assign(dvar, current, stmt))
+    rev.state[var] = load(dvar)
+    rev.owned.add(var) if kind == ARRAY else rev.owned.discard(var)
+    rev.reads.add(var)
+    if kind == ARRAY and is_basic_index(index):
+        target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
+        node = gast.AugAssign(target=target, op=gast.Add(), value=g)
+    elif kind == ARRAY:
+        add = gast.Attribute(value=gast.Attribute(value=rev.np_name(), attr="add",
+                                                  ctx=gast.Load()), attr="at", ctx=gast.Load())
+        node = gast.Expr(value=gast.Call(func=add, args=[load(dvar), index_value(index), g],
+                                         keywords=[]))
+    elif kind == CONTAINER_KIND:
+        # never `+=` on a container element: it may be shared (e.g. [g] * n)
+        element = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index),
+                                 ctx=gast.Load())
+        target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
+        node = gast.Assign(targets=[target], value=gast.BinOp(left=element, op=gast.Add(),
+                                                               right=g), type_comment=None)
+    else:
+        node = gast.Expr(value=rev.helper_call("add_at", [load(dvar), index_value(index), g]))
+    node.lineno = stmt.lineno
+    out.append(node)
+    return out
+
+
+def is_basic_index(index) -> bool:
+    """An index that selects each element at most once: slices, integer constants, None,
+    and names the loop rewriting made (always ints)."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            continue
+        if isinstance(part, gast.Constant) and (part.value is None or part.value is Ellipsis
+                                                or type(part.value) is int):
+            continue
+        return False
+    return True
+
+
+def index_value(index):
+    """The index as a value to pass to np.add.at (slices spelled with slice())."""
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[index_value(e) for e in index.elts], ctx=gast.Load())
+    if isinstance(index, gast.Slice):
+        parts = [p if p is not None else const(None) for p in (index.lower, index.upper,
+                                                               index.step)]
+        return gast.Call(func=load("slice"), args=copy.deepcopy(parts), keywords=[])
+    return copy.deepcopy(index)
