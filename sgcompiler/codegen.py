@@ -13,8 +13,9 @@ import gast
 from .passes.reverse import COMMENT
 
 
-def to_source(tree: gast.FunctionDef, header: str) -> str:
-    """The text of `tree`, preceded by the one-line comment `header`."""
+def to_source(tree, header: str) -> str:
+    """The text of `tree` (a function, or a module of functions), preceded by the one-line
+    comment `header`."""
     node = gast.gast_to_ast(tree)
     ast.fix_missing_locations(node)
     lines = ast.unparse(node).splitlines()

@@ -1,8 +1,8 @@
-"""Source text -> a live Python function, with the text registered in linecache.
+"""Source text -> live Python functions, with the text registered in linecache.
 
-The generated function must see the user's module globals as they are at call time (not a
-copy), the user's closure cells, and the objects that inlined rules refer to. So the text
-is compiled inside a factory whose parameters are those extra names, and the inner code
+The generated functions must see the user's module globals as they are at call time (not
+a copy), the user's closure cells, and the objects that inlined rules refer to. So the text
+is compiled inside a factory whose parameters are those extra names, and each inner code
 object is then bound to the user's globals with real closure cells. The factory's `def`
 line takes the place of the header comment, so line numbers in tracebacks and pdb match
 the registered text exactly.
@@ -13,29 +13,32 @@ import linecache
 import types
 
 
-def compile_source(source: str, name: str, filename: str, free_names) -> types.CodeType:
-    """Compile `source` (a header comment, then `def name(...)`) to the code of `name`.
+def compile_source(source: str, filename: str, free_names) -> dict:
+    """Compile `source` (a header comment, then top-level defs) to {name: code}.
 
-    `free_names` are the names the function may take from outside its module: the user's
-    closure variables and the objects inlined rules use. The text is registered in
+    `free_names` are the names the functions may take from outside their module: the
+    user's closure variables and the objects inlined rules use. The text is registered in
     linecache under `filename`, so tracebacks and pdb show it.
     """
     lines = source.splitlines()
     wrapped = [f"def _sg_factory({', '.join(sorted(free_names))}):"]
     wrapped += ["    " + line if line else line for line in lines[1:]]
-    wrapped.append(f"    return {name}")
+    wrapped.append("    pass")
     code = compile("\n".join(wrapped) + "\n", filename, "exec")
     factory = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return next(c for c in factory.co_consts
-                if isinstance(c, types.CodeType) and c.co_name == name)
+    return {c.co_name: c for c in factory.co_consts if isinstance(c, types.CodeType)}
 
 
 def bind(code: types.CodeType, fn, extra: dict):
-    """A function running `code` with `fn`'s globals, closure cells and defaults."""
+    """A function running `code` with `fn`'s globals, closure cells and defaults.
+
+    An `extra` value that is itself a cell is used as the cell (it is filled later: a
+    function that calls itself refers to its own generated code this way)."""
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    cells = tuple(closure[v] if v in closure else types.CellType(extra[v])
-                  for v in code.co_freevars)
+    cells = tuple(closure[v] if v in closure else
+                  extra[v] if isinstance(extra[v], types.CellType) else
+                  types.CellType(extra[v]) for v in code.co_freevars)
     function = types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__, cells)
     function.__kwdefaults__ = fn.__kwdefaults__
     return function

@@ -25,6 +25,7 @@ class Linker:
         self.namer = namer
         self.names: dict[str, object] = {}     # name in generated code -> object
         self._by_id: dict[int, str] = {}
+        self.pieces: list = []                 # user functions' pieces this code calls
 
     def name_for(self, preferred: str, obj) -> str:
         if id(obj) in self._by_id:

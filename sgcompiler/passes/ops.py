@@ -136,9 +136,14 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
         return Op(UNKNOWN, blocked=_names_of(args), reads=reads,
                   what=f"{callee.name}() outside a for statement")
     if callee.kind == USER:
-        return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
-                  what=f"the call of {callee.name} (calls of user functions are not "
-                       "supported yet; inline it)")
+        try:
+            bound = inspect.signature(callee.obj).bind(*args, **keywords).arguments
+        except TypeError as exc:
+            raise error_at(node, fn, f"{callee.name} is called with arguments it does not "
+                                     f"take ({exc})") from None
+        inputs = tuple((p, v.id) for p, v in bound.items() if isinstance(v, gast.Name))
+        return Op(CALL, rule=callee.obj, args=dict(bound), inputs=inputs, reads=reads,
+                  what=callee.name)
     raise AssertionError(f"unexpected callee {callee}")
 
 

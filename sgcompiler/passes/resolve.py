@@ -45,7 +45,10 @@ class Resolution:
     global_roots: frozenset     # names the function reads from its module, closure, builtins
 
     def callee(self, func) -> Callee:
-        return self.callees[callee_key(func, self.global_roots)]
+        key = callee_key(func, self.global_roots)
+        if key not in self.callees and key.startswith("."):
+            return Callee(METHOD, name=key[1:])    # a method call normalize wrote
+        return self.callees[key]
 
 
 def callee_key(func, global_roots) -> str:

@@ -29,7 +29,7 @@ from .activity import Activity, assignments
 from .adjoints import contributions
 from .inline import Linker, const, load
 from .normalize import Normalized
-from .ops import APPEND, describe_op, is_append, target_of
+from .ops import APPEND, CALL, describe_op, is_append, target_of
 from .shapes import ARRAY, Shapes
 
 COMMENT = "\x00#"     # an Expr(Constant(COMMENT + text)) becomes a comment line in codegen
@@ -49,18 +49,28 @@ def comment(text: str):
     return gast.Expr(value=const(COMMENT + text))
 
 
-def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
-            wrt: tuple[str, ...]) -> Gradient:
-    """Build `f_grad`, which returns `(result, gradient)` (a tuple of gradients if
-    `wrt` has several names)."""
+def _sweeps(norm, resolution, act, shapes, pieces, seed):
+    """Run the reverser twice: once to learn which primal values the adjoint sweep reads,
+    then for real, saving exactly those values where they are overwritten."""
     linker = Linker(norm.fn, norm.namer)
-    names = {}       # per-loop generated names, the same in both passes
-    first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {})
+    names = {}       # generated names (loop counters, slots), the same in both passes
+    first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {}, pieces,
+                      seed)
     first.adjoint_block(norm.body)
     sweep = _Reverser(norm, resolution, act, shapes, linker, frozenset(first.reads), names,
-                      first.loop_reverses)
+                      first.loop_reverses, pieces, seed)
     forward = sweep.primal_block(norm.body, set(norm.params), in_loop=False)
     backward = sweep.adjoint_block(norm.body)
+    return sweep, forward, backward
+
+
+def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
+            wrt: tuple[str, ...], pieces=None) -> Gradient:
+    """Build `f_grad`, which returns `(result, gradient)` (a tuple of gradients if
+    `wrt` has several names). `pieces(fn, active)` gives the forward and backward
+    functions of a user function called with active arguments."""
+    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, const(1.0))
+    linker = sweep.linker
     grads = [sweep.final_gradient(p) for p in wrt]
     value = grads[0] if len(grads) == 1 else gast.Tuple(elts=grads, ctx=gast.Load())
     ret = gast.Return(value=gast.Tuple(elts=[load(norm.returned), value], ctx=gast.Load()))
@@ -75,22 +85,69 @@ def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     return Gradient(tree, linker, tuple(wrt))
 
 
+@dataclass(frozen=True)
+class PieceTrees:
+    """The forward and backward functions of a user function called from generated code."""
+
+    forward: gast.FunctionDef
+    backward: gast.FunctionDef
+    linker: Linker
+
+
+def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
+                  active: tuple[str, ...], names: tuple[str, str], pieces) -> PieceTrees:
+    """Build `h_forward(params) -> (result, saved)` and `h_backward(dresult, saved) ->
+    (adjoint of each active parameter,)` for a function `h` called from generated code."""
+    seed = load(norm.namer.adjoint(norm.returned))
+    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, seed)
+    saved_names = sorted(sweep.needed)     # primal values, counters, saved call values
+    top = set(norm.params) | {target_of(s) for s in norm.body
+                              if isinstance(s, gast.Assign)} | {
+        sweep.names[("trips", id(s))] for s in norm.body
+        if isinstance(s, LOOPS) and ("trips", id(s)) in sweep.names}
+    for name in saved_names:
+        if name not in top and name not in sweep.inits:
+            sweep.inits.append(name)
+    if sweep.uses_tape:
+        saved_names.insert(0, sweep.tape)
+    saved = sweep.name_for("saved", "_saved")
+    pack = gast.Tuple(elts=[load(n) for n in saved_names], ctx=gast.Load())
+    fwd_body = sweep.prologue() + forward + [gast.Return(value=gast.Tuple(
+        elts=[load(norm.returned), pack], ctx=gast.Load()))]
+    unpack = gast.Assign(targets=[gast.Tuple(elts=[_store(n) for n in saved_names],
+                                             ctx=gast.Store())],
+                         value=load(saved), type_comment=None)
+    grads = [sweep.piece_gradient(p) for p in active]
+    bwd_body = ([unpack] if saved_names else []) + backward + [gast.Return(
+        value=gast.Tuple(elts=grads, ctx=gast.Load()))]
+    fwd = gast.FunctionDef(name=names[0], args=copy.deepcopy(norm.fn.tree.args),
+                           body=fwd_body, decorator_list=[], returns=None,
+                           type_comment=None, type_params=[])
+    args = gast.arguments(args=[_param(seed.id), _param(saved)], posonlyargs=[],
+                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    bwd = gast.FunctionDef(name=names[1], args=args, body=bwd_body, decorator_list=[],
+                           returns=None, type_comment=None, type_params=[])
+    return PieceTrees(fwd, bwd, sweep.linker)
+
+
 class _Reverser:
-    def __init__(self, norm, resolution, act, shapes, linker, needed, names, loop_reverses):
+    def __init__(self, norm, resolution, act, shapes, linker, needed, names, loop_reverses,
+                 pieces, seed):
         self.norm, self.fn = norm, norm.fn
         self.resolution, self.act, self.shapes = resolution, act, shapes
         self.linker, self.namer = linker, norm.namer
         self.needed = needed          # primal names the adjoint sweep reads
         self.names = names
         self.loop_reverses = loop_reverses   # id(loop) -> whether it has adjoint code
-        self.state = {norm.returned: const(1.0)}   # var -> its adjoint's value, if nonzero
+        self.pieces = pieces
+        self.state = {norm.returned: seed}   # var -> its adjoint's value, if nonzero
         self.owned = set()        # vars whose adjoint is an array this code allocated
         self.reads = set()        # primal names the adjoint sweep reads
         self.saved = {}           # id(statement) -> slot, or TAPE
         self.inits = []           # names to set to None first (saved before defined)
         self.uses_tape = False
         self.primal_names = set(norm.params) | {target_of(s) for s in assignments(norm.body)} \
-            | _loop_targets(norm.body)
+            | _loop_targets(norm.body) | {n for k, n in names.items() if k[0] == "saved"}
         self.comment_line = None
         self.handoff = None
 
@@ -190,9 +247,43 @@ class _Reverser:
         if op.kind == "stop":
             value = stmt.value.args[0] if stmt.value.args else const(None)
             out.append(self.assign(target, copy.deepcopy(value), stmt))
+        elif op.kind == CALL and self.call_is_active(target, op):
+            out.extend(self.primal_call(stmt, op, target, defined, in_loop))
         else:
             out.append(stmt)
         return out
+
+    def call_is_active(self, target, op):
+        return self.is_active(target) and any(self.is_active(n) for _, n in op.inputs)
+
+    def call_piece(self, stmt, op):
+        """(forward name, backward name, saved name, active params) of a call site."""
+        active = tuple(p for p, n in op.inputs if self.is_active(n))
+        piece = self.pieces(op.rule, active)
+        fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
+        bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
+        self.linker.pieces.append(piece)
+        saved = self.name_for(("saved", id(stmt)), f"_{op.rule.__name__}_saved")
+        self.primal_names.add(saved)
+        return fwd, bwd, saved, active
+
+    def primal_call(self, stmt, op, target, defined, in_loop):
+        """y = h(x) becomes y, _h_saved = h_forward(x): h's values for its adjoint."""
+        fwd, _, saved, _ = self.call_piece(stmt, op)
+        out = []
+        if in_loop and saved in self.needed:
+            if saved not in defined and saved not in self.inits:
+                self.inits.append(saved)
+            self.saved[("call", id(stmt))] = True
+            out.append(self.push(saved, stmt))
+        defined.add(saved)
+        call = copy.deepcopy(stmt.value)
+        call.func = load(fwd)
+        node = gast.Assign(targets=[gast.Tuple(elts=[_store(target), _store(saved)],
+                                               ctx=gast.Store())], value=call,
+                           type_comment=None)
+        node.lineno = stmt.lineno
+        return out + [node]
 
     def loop_names(self, stmt):
         return (self.name_for(("trips", id(stmt)), "_trips"),
@@ -252,8 +343,6 @@ class _Reverser:
                 out.extend(self.adjoint_if(stmt))
             elif isinstance(stmt, LOOPS):
                 out.extend(self.adjoint_loop(stmt))
-            elif isinstance(stmt, gast.Return):
-                self.reads.add(stmt.value.id)
         return out
 
     def adjoint_assign(self, stmt):
@@ -269,7 +358,8 @@ class _Reverser:
             self.handoff = g.id if isinstance(g, gast.Name) and target in self.owned else None
             self.owned.discard(target)
         if g is not None and self.is_active(target):
-            body = contributions(self, stmt, op, target, g)
+            body = (self.call_adjoint(stmt, op, g) if op.kind == CALL
+                    else contributions(self, stmt, op, target, g))
             self.reads.update(n.id for s in body for n in gast.walk(s)
                               if isinstance(n, gast.Name) and n.id in self.primal_names)
             if body:
@@ -278,7 +368,33 @@ class _Reverser:
         out.extend(self.restore(stmt, target, op))
         return out
 
+    def call_adjoint(self, stmt, op, g):
+        """dx_h, = h_backward(dy, _h_saved); dx += dx_h"""
+        if not self.call_is_active(target_of(stmt), op):
+            return []
+        _, bwd, saved, active = self.call_piece(stmt, op)
+        self.reads.add(saved)
+        outs = [self.name_for(("out", id(stmt), p), f"_d{p}_{op.rule.__name__}")
+                for p in active]
+        call = gast.Call(func=load(bwd), args=[g, load(saved)], keywords=[])
+        node = gast.Assign(targets=[gast.Tuple(elts=[_store(o) for o in outs],
+                                               ctx=gast.Store())], value=call,
+                           type_comment=None)
+        node.lineno = stmt.lineno
+        body = [node]
+        self.handoff = None
+        for param, out in zip(active, outs):
+            name = op.args[param].id
+            body.extend(self.accumulate(name, load(out), stmt))
+        return body
+
     def restore(self, stmt, target, op):
+        if op.kind == CALL and ("call", id(stmt)) in self.saved:
+            saved = self.names[("saved", id(stmt))]
+            slot = self.saved.get(id(stmt), False)
+            back = [] if slot is False else [self.pop(target, stmt) if slot is None else
+                                             self.assign(target, load(slot), stmt)]
+            return [self.pop(saved, stmt)] + back
         if op.kind == APPEND:
             if target in self.needed:
                 pop = gast.Expr(value=gast.Call(func=gast.Attribute(
@@ -461,6 +577,12 @@ class _Reverser:
 
     # --- the gradient that is returned
 
+    def piece_gradient(self, param):
+        value = self.state.get(param)
+        if value is None:
+            return self.zero(param)
+        return copy.deepcopy(value)
+
     def final_gradient(self, param):
         value = self.state.get(param)
         if value is None:
@@ -496,6 +618,10 @@ def _loop_targets(body):
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
                 out |= _loop_targets(getattr(stmt, field))
     return out
+
+
+def _param(name):
+    return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
 
 
 def _store(name):
