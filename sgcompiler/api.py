@@ -55,7 +55,8 @@ class GradientFunction:
         self._tuple = isinstance(wrt, (tuple, list))
         self.wrt = tuple(self._param_name(w) for w in (wrt if self._tuple else (wrt,)))
         self._positions = tuple(self._params.index(w) for w in self.wrt)
-        self._compiled = {}      # scalar-argument pattern -> generated function
+        self._compiled = {}      # argument types -> generated function
+        self._last = (frozenset(), frozenset())
         functools.update_wrapper(self, fn)
         self.__name__ = f"{fn.__name__}_grad"
 
@@ -77,32 +78,42 @@ class GradientFunction:
 
     @property
     def source(self) -> str:
-        """The generated gradient code (for arguments that are arrays)."""
-        return compile_gradient(self.primal, self.wrt).source
+        """The generated gradient code: for the arguments of the last call, or, before any
+        call, for arguments that are arrays."""
+        return compile_gradient(self.primal, self.wrt, *self._last).source
 
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
-        scalars = frozenset(p for p, a in zip(self._params, args)
-                            if type(a) is float or type(a) is int)
-        function = self._compiled.get(scalars)
+        kinds = tuple(type(a) for a in args)
+        function = self._compiled.get(kinds)
         if function is None:
-            function = compile_gradient(self.primal, self.wrt, scalars).bind(self.primal)
-            self._compiled[scalars] = function
+            function = self._specialise(args, kinds)
         values = self._wrt_values(args, kwargs)
         for name, value in zip(self.wrt, values):
-            _check_argument(self.primal.__name__, name, value)
+            _check_tree(self.primal.__name__, name, value)
         result, grads = function(*args, **kwargs)
         _check_scalar(self.primal.__name__, result)
         if self._tuple or len(self.wrt) > 1:
-            grads = tuple(_like(g, v) for g, v in zip(grads if len(self.wrt) > 1
-                                                      else (grads,), values))
+            grads = tuple(_like_tree(g, v) for g, v in zip(grads if len(self.wrt) > 1
+                                                           else (grads,), values))
             if not self._tuple:
                 grads = grads[0]
         else:
-            grads = _like(grads, values[0])
+            grads = _like_tree(grads, values[0])
         return (result, grads) if self.with_value else grads
+
+    def _specialise(self, args, kinds):
+        """Compile for arguments of these types: Python numbers are known scalars, and
+        dicts, lists and tuples are parameter trees."""
+        scalars = frozenset(p for p, t in zip(self._params, kinds) if t in (float, int))
+        trees = frozenset(p for p, t in zip(self._params, kinds)
+                          if issubclass(t, (dict, list, tuple)))
+        function = compile_gradient(self.primal, self.wrt, scalars, trees).bind(self.primal)
+        self._last = (scalars, trees)
+        self._compiled[kinds] = function
+        return function
 
     def _wrt_values(self, args, kwargs):
         if not kwargs and all(p < len(args) for p in self._positions):
@@ -113,6 +124,18 @@ class GradientFunction:
             raise TypeError(f"{self.primal.__name__}(): {exc}") from None
         bound.apply_defaults()
         return [bound.arguments[w] for w in self.wrt]
+
+
+def _check_tree(fname, name, value):
+    """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_tree(fname, f"{name}[{key!r}]", item)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_tree(fname, f"{name}[{i}]", item)
+    else:
+        _check_argument(fname, name, value)
 
 
 def _check_argument(fname, name, value):
@@ -136,8 +159,8 @@ def _check_argument(fname, name, value):
         raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a complex "
                         "number; complex gradients are not supported")
     raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
-                    f"{type(value).__name__}; pass a float or a NumPy float array "
-                    "(np.asarray(...) converts lists)")
+                    f"{type(value).__name__}; pass a float, a NumPy float array, or a dict, "
+                    "list or tuple of them")
 
 
 def _check_scalar(fname, result):
@@ -146,6 +169,22 @@ def _check_scalar(fname, result):
         raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
                         f"a value of shape {shape}; reduce it to a scalar (e.g. np.sum) "
                         "first")
+
+
+def _like_tree(g, x):
+    """The gradient `g` with the structure, types and shapes of argument `x`."""
+    if isinstance(x, dict):
+        return {k: _like_tree(0.0 if _zero(g) else g[k], v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [_like_tree(0.0 if _zero(g) else g[i], v) for i, v in enumerate(x)]
+        if hasattr(x, "_fields"):          # a namedtuple
+            return type(x)(*items)
+        return tuple(items) if isinstance(x, tuple) else items
+    return _like(g, x)
+
+
+def _zero(g):
+    return type(g) is float and g == 0.0
 
 
 def _like(g, x):

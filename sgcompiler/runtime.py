@@ -180,16 +180,25 @@ def zeros_tree(x):
 def add_at(dx, index, g):
     """dx[index] += g for an adjoint that is an array or a container (list, dict)."""
     if isinstance(dx, (list, dict)):
-        dx[index] = dx[index] + g
+        dx[index] = add_trees(dx[index], g)
     else:
         np.add.at(dx, index, g)
     return dx
 
 
+def _is_zero(a):
+    return type(a) is float and a == 0.0
+
+
 def add_trees(a, b):
-    """The sum of two adjoints that may be containers (elementwise) or arrays."""
+    """The sum of two adjoints that may be containers (elementwise, nested) or arrays; a
+    plain 0.0 stands for a zero of any structure."""
+    if _is_zero(a):
+        return b
+    if _is_zero(b):
+        return a
     if isinstance(a, dict):
-        return {k: a[k] + b[k] for k in a}
+        return {k: add_trees(a[k], b[k]) for k in a}
     if isinstance(a, (list, tuple)):
-        return [x + y for x, y in zip(a, b)]
+        return [add_trees(x, y) for x, y in zip(a, b)]
     return a + b

@@ -50,3 +50,51 @@ def assert_grad_matches(f, args, wrt=None, rtol=1e-5, atol=1e-7):
         analytic, numeric = directional_check(f, args, i, g)
         np.testing.assert_allclose(analytic, numeric, rtol=rtol, atol=atol,
                                    err_msg=f"{f.__name__}: directional check wrt {i}")
+
+
+def leaves(tree, path=()):
+    """(path, array) for each leaf of a nested dict/list/tuple of arrays."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from leaves(v, path + (k,))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from leaves(v, path + (i,))
+    else:
+        yield path, tree
+
+
+def replace_leaf(tree, path, value):
+    """A copy of `tree` with the leaf at `path` replaced."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(tree, dict):
+        out = dict(tree)
+        out[head] = replace_leaf(tree[head], rest, value)
+        return out
+    items = list(tree)
+    items[head] = replace_leaf(tree[head], rest, value)
+    return tuple(items) if isinstance(tree, tuple) else items
+
+
+def get_leaf(tree, path):
+    for p in path:
+        tree = tree[p]
+    return tree
+
+
+def assert_tree_grad_matches(f, args, i, rtol=1e-5, atol=1e-7):
+    """sgcompiler's gradient wrt the parameter tree args[i] matches finite differences
+    leaf by leaf, and has the tree's structure."""
+    g = grad(f, wrt=i)(*args)
+    tree = args[i]
+    assert [p for p, _ in leaves(g)] == [p for p, _ in leaves(tree)]
+    for path, leaf in leaves(tree):
+        def f_leaf(value, path=path):
+            new = list(args)
+            new[i] = replace_leaf(tree, path, value)
+            return f(*new)
+        expected = numeric_grad(f_leaf, [leaf], 0)
+        np.testing.assert_allclose(get_leaf(g, path), expected, rtol=rtol, atol=atol,
+                                   err_msg=f"{f.__name__}: leaf {path}")

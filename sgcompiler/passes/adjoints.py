@@ -99,12 +99,13 @@ def index_adjoint(rev, stmt, g):
         node = gast.Expr(value=gast.Call(func=add, args=[load(dvar), index_value(index), g],
                                          keywords=[]))
     elif kind == CONTAINER_KIND:
-        # never `+=` on a container element: it may be shared (e.g. [g] * n)
+        # never `+=` on a container element: it may be shared (e.g. [g] * n); elements
+        # may themselves be containers (nested parameter trees), hence add_trees
         element = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index),
                                  ctx=gast.Load())
         target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
-        node = gast.Assign(targets=[target], value=gast.BinOp(left=element, op=gast.Add(),
-                                                               right=g), type_comment=None)
+        node = gast.Assign(targets=[target], value=rev.helper_call("add_trees", [element, g]),
+                           type_comment=None)
     else:
         node = gast.Expr(value=rev.helper_call("add_at", [load(dvar), index_value(index), g]))
     node.lineno = stmt.lineno

@@ -250,6 +250,14 @@ class _Normalizer:
         from: `for x in xs` runs over range(len(xs)) and reads x = xs[i]. The element
         sources list one entry per target part: a sequence to index, or None for the index.
         """
+        method = _dict_method(node)
+        if method is not None:
+            # for k, v in d.items(): the keys are the index
+            mapping = self.atom(node.func.value, "dict")
+            keys = gast.Call(func=gast.Attribute(value=mapping, attr="keys", ctx=gast.Load()),
+                             args=[], keywords=[])
+            parts = {"items": [None, mapping], "keys": [None], "values": [mapping]}[method]
+            return self.atom(keys, "keys"), parts
         callee = self.builtin_callee(node)
         if callee is range:
             return self.atom(node, "range"), None
@@ -462,6 +470,13 @@ class _Normalizer:
         self.assign(name, self.op(expr, "value"))
         result, self.out = self.out, saved
         return result
+
+
+def _dict_method(node):
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+            and node.func.attr in ("items", "keys", "values") and not node.args:
+        return node.func.attr
+    return None
 
 
 def _rename(node, renames):

@@ -39,6 +39,7 @@ _METHODS = {
     "argsort": np.argsort, "any": np.any, "all": np.all, "nonzero": np.nonzero,
     "round": np.round,
 }
+NONDIFF_METHODS = {"keys", "index", "count", "tolist"}
 _PACKED = {"reshape", "transpose"}     # x.reshape(2, 3) means np.reshape(x, (2, 3))
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
@@ -123,6 +124,8 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
         if callee.name == "append" and is_append(node):
             return Op(APPEND, inputs=_names_of([receiver], "list") + _names_of(args, "x"),
                       reads=reads)
+        if callee.name in NONDIFF_METHODS:
+            return Op(NONDIFFERENTIABLE, reads=reads)
         if target is None:
             return Op(UNKNOWN, blocked=_names_of([receiver] + args + list(keywords.values())),
                       reads=reads, what=f"the method .{callee.name}()")

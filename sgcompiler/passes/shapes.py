@@ -118,7 +118,11 @@ def _broadcast(classes):
 
 
 def _kinds(norm, statements, trees):
-    kinds = {p: (CONTAINER if p in trees else ARRAY) for p in norm.params}
+    # a parameter indexed by a string (params["W1"]) is a dict whatever the caller said
+    keyed = {stmt.value.value.id for stmt, op in statements if op.kind == INDEX
+             and isinstance(stmt.value.slice, gast.Constant)
+             and isinstance(stmt.value.slice.value, str)}
+    kinds = {p: (CONTAINER if p in trees or p in keyed else ARRAY) for p in norm.params}
     while True:
         before = dict(kinds)
         seen = set()

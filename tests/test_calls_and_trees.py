@@ -1,0 +1,52 @@
+"""Calls of user functions, and gradients with respect to parameter trees."""
+import numpy as np
+import pytest
+
+from gradcheck import assert_grad_matches, assert_tree_grad_matches
+from sgcompiler import SGCompilerError, grad
+import specimens_calls as S
+
+
+@pytest.mark.parametrize("f, make", S.ROWS, ids=[r[0].__name__ for r in S.ROWS])
+def test_calls_match_finite_differences(f, make):
+    args = make(np.random.default_rng(4))
+    assert_grad_matches(f, args, wrt=[i for i, a in enumerate(args)])
+
+
+@pytest.mark.parametrize("f, make", S.TREE_ROWS, ids=[r[0].__name__ for r in S.TREE_ROWS])
+def test_tree_gradients(f, make):
+    assert_tree_grad_matches(f, make(np.random.default_rng(5)), 0)
+
+
+def test_tree_gradient_keeps_structure_and_types():
+    r = np.random.default_rng(0)
+    layers = [(r.normal(size=(3, 3)), r.normal(size=3)) for _ in range(2)]
+    g = grad(S.list_of_layers)(layers, r.normal(size=3))
+    assert isinstance(g, list) and all(isinstance(t, tuple) for t in g)
+    p = S.Params(W=r.normal(size=(2, 3)), b=r.normal(size=2))
+    with pytest.raises(SGCompilerError, match="attribute .W"):
+        grad(S.named_tuple)(p, r.normal(size=3))
+
+
+def test_unused_tree_leaf_gets_zeros():
+    def f(p, x):
+        return np.sum(p["a"] * x)
+    r = np.random.default_rng(0)
+    g = grad(f)({"a": r.normal(size=3), "unused": r.normal(size=(2, 2))}, r.normal(size=3))
+    assert g["unused"].shape == (2, 2) and not np.any(g["unused"])
+
+
+def test_helper_pieces_are_shown_and_cached():
+    from sgcompiler import pipeline
+    g = grad(S.helper_in_loop)
+    source = g.source
+    assert "def layer_forward(W, h, b)" in source and "def layer_backward" in source
+    n = len(pipeline._PIECES)
+    r = np.random.default_rng(0)
+    g(r.normal(size=(3, 3)), r.normal(size=3), r.normal(size=3))
+    grad(S.helper_in_loop, wrt=(0, 2))(r.normal(size=(3, 3)), r.normal(size=3),
+                                      r.normal(size=3))
+    assert len(pipeline._PIECES) >= n
+    before = len(pipeline._PIECES)
+    g(r.normal(size=(3, 3)), r.normal(size=3), r.normal(size=3))
+    assert len(pipeline._PIECES) == before
