@@ -202,3 +202,12 @@ def add_trees(a, b):
     if isinstance(a, (list, tuple)):
         return [add_trees(x, y) for x, y in zip(a, b)]
     return a + b
+
+
+def not_a_view(value, array, where):
+    """Refuse `value = array[...]` being a view when `array` is later written in place."""
+    if isinstance(value, np.ndarray) and np.shares_memory(value, array):
+        from .errors import SGCompilerError
+        raise SGCompilerError(
+            f"{where}: this reads a view of an array that is written in place later, so the "
+            "write would change the value read here; read a copy instead: x[...].copy()")

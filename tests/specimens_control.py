@@ -163,7 +163,45 @@ def conditional_defined(x, flag):
     return np.sum(w)
 
 
+def build_by_writes(x):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        out[i] = x[i] ** 2 + (out[i - 1] if i > 0 else 0.0)
+    return np.sum(out * out)
+
+
+def overwrite_slices(x, w):
+    y = x * 1.0
+    y[0] = w * 3.0
+    y[1:3] = y[1:3] * w
+    y[:, 0] += w
+    return np.sum(np.sin(y))
+
+
+def cumulative_writes(x):
+    s = np.zeros_like(x)
+    s[0] = x[0]
+    for i in range(1, len(x)):
+        s[i] = s[i - 1] * 0.5 + x[i]
+    return np.sum(s ** 2)
+
+
+def write_in_branch_loop(x):
+    y = x.copy()
+    for i in range(len(x)):
+        if x[i] > 0:
+            y[i] = np.exp(x[i]) * y[i - 1]
+        else:
+            y[i] += 1.0
+    return np.sum(y * x)
+
+
 ROWS = [
+    (build_by_writes, lambda r: [r.normal(size=(5,))]),
+    (overwrite_slices, lambda r: [r.normal(size=(4, 3)), 0.7]),
+    (overwrite_slices, lambda r: [r.normal(size=(4, 3)), r.normal(size=(1,))]),
+    (cumulative_writes, lambda r: [r.normal(size=(5,))]),
+    (write_in_branch_loop, lambda r: [r.normal(size=(6,))]),
     (rnn, lambda r: [r.normal(size=(4, 3)), 0.5 * r.normal(size=(5, 5)), r.normal(size=(5, 3))]),
     (euler, lambda r: [0.7, 1.3]),
     (newton_sqrt, lambda r: [2.0]),

@@ -22,7 +22,8 @@ import gast
 
 from ..errors import describe, errors_at
 from .normalize import Normalized
-from .ops import COPY, INDEX, RULE, UNKNOWN, describe_op, is_append, target_of
+from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
+                  describe_stmt, is_append, target_of)
 
 
 @dataclass(frozen=True)
@@ -58,13 +59,49 @@ def activity(norm: Normalized, resolution, wrt) -> Activity:
     fn = norm.fn
     flows = []          # (target, inputs, op, statement)
     for stmt in assignments(norm.body):
-        op = describe_op(stmt.value, resolution, fn, stmt)
+        op = describe_stmt(stmt, resolution, fn)
         flows.append((target_of(stmt), [name for _, name in op.inputs], op, stmt))
     varied = _fixed_point(set(wrt), [(t, ins) for t, ins, _, _ in flows])
     useful = _fixed_point({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins])
     active = frozenset(varied & useful)
     _refuse_blocked(fn, flows, varied, useful)
+    _refuse_aliased_writes(norm, flows, active)
     return Activity(frozenset(varied), frozenset(useful), active)
+
+
+# results that may share memory with an input (views, the input itself)
+_VIEWS = {"np.reshape", "np.transpose", "np.squeeze", "np.expand_dims", "np.asarray",
+          "np.ravel", "np.swapaxes", "np.moveaxis", "np.broadcast_to", "np.diagonal"}
+
+
+def _refuse_aliased_writes(norm, flows, active):
+    """x[i] = v is differentiated as a write into x alone; refuse when another variable
+    may hold the same memory (an argument, a copy, a view), since its adjoint would
+    miss the write."""
+    written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in active}
+    if not written:
+        return
+    problems = []
+    for target, inputs, op, stmt in flows:
+        if op.kind == SETITEM:
+            if target in norm.params:
+                problems.append(describe(norm.fn, stmt, f"writing into the argument "
+                                         f"'{target}' changes the caller's array; copy it "
+                                         f"first ({target} = {target}.copy())"))
+            continue
+        if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, UNKNOWN) or
+                                  (op.kind == RULE and op.rule.name in _VIEWS)):
+            problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
+                                     "but may share memory with another value here; make "
+                                     "it a copy (.copy()) before writing into it"))
+        shared = [n for n in op.reads if n in written]
+        if shared and op.kind in (COPY, STOPPED, CONTAINER, APPEND, CALL) or \
+                shared and op.kind == RULE and op.rule.name in _VIEWS:
+            problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
+                                     "and this keeps a reference to it; use "
+                                     f"{shared[0]}.copy() here"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
 
 
 def _fixed_point(seed: set, edges) -> set:

@@ -17,7 +17,7 @@ import copy
 import gast
 
 from .inline import const, inline, load, simplify
-from .ops import APPEND, COPY, CONTAINER, INDEX, RULE
+from .ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM
 from .shapes import ARRAY, CONTAINER as CONTAINER_KIND
 
 
@@ -50,7 +50,45 @@ def contributions(rev, stmt, op, target, g):
         return out
     if op.kind == APPEND:
         return append_adjoint(rev, stmt, op, g)
+    if op.kind == SETITEM:
+        return setitem_adjoint(rev, stmt, op, g)
     return []
+
+
+def setitem_adjoint(rev, stmt, op, g):
+    """x[i] = v: v gets x's adjoint at i (copied: it is zeroed next), and the old x[i]
+    gets none, since it was overwritten."""
+    var = op.inputs[0][1]
+    index = stmt.targets[0].slice
+    dvar = rev.dname(var)
+    out = []
+    values = [name for param, name in op.inputs if param == "v"]
+    part = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Load())
+    if values and rev.is_active(values[0]):
+        value = values[0]
+        if rev.shapes.is_scalar(value):     # a number broadcast into the slice
+            grad = rev.np_call("sum", [part])
+        else:
+            grad = gast.Call(func=load(rev.linker.name_for("unbroadcast", _unbroadcast())),
+                             args=[rev.np_call("copy", [part]), load(value)], keywords=[])
+            rev.reads.add(value)
+        out.extend(rev.accumulate(value, grad, stmt))
+    if var not in rev.owned or not isinstance(rev.state.get(var), gast.Name):
+        zeros = rev.np_call("zeros_like", [load(var)])
+        out.append(rev.assign(dvar, gast.BinOp(left=copy.deepcopy(g), op=gast.Add(),
+                                                right=zeros), stmt))
+        rev.reads.add(var)
+    rev.state[var] = load(dvar)
+    rev.owned.add(var)
+    target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
+    zero = gast.Assign(targets=[target], value=const(0.0), type_comment=None)
+    zero.lineno = stmt.lineno
+    return out + [zero]
+
+
+def _unbroadcast():
+    from ..runtime import unbroadcast
+    return unbroadcast
 
 
 def append_adjoint(rev, stmt, op, g):
@@ -90,7 +128,7 @@ def index_adjoint(rev, stmt, g):
     rev.state[var] = load(dvar)
     rev.owned.add(var) if kind == ARRAY else rev.owned.discard(var)
     rev.reads.add(var)
-    if kind == ARRAY and is_basic_index(index):
+    if kind == ARRAY and is_basic_index(index, rev.shapes.ints):
         target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
         node = gast.AugAssign(target=target, op=gast.Add(), value=g)
     elif kind == ARRAY:
@@ -113,12 +151,12 @@ def index_adjoint(rev, stmt, g):
     return out
 
 
-def is_basic_index(index) -> bool:
+def is_basic_index(index, ints=frozenset()) -> bool:
     """An index that selects each element at most once: slices, integer constants, None,
-    and names the loop rewriting made (always ints)."""
+    and names known to hold ints."""
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
     for part in parts:
-        if isinstance(part, gast.Slice):
+        if isinstance(part, gast.Slice) or (isinstance(part, gast.Name) and part.id in ints):
             continue
         if isinstance(part, gast.Constant) and (part.value is None or part.value is Ellipsis
                                                 or type(part.value) is int):

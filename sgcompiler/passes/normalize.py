@@ -147,12 +147,30 @@ class _Normalizer:
 
     def stmt_AugAssign(self, stmt):
         target = stmt.target
+        if isinstance(target, gast.Subscript):
+            # x[i] += v reads the element once, then writes it
+            array = self.atom(target.value, "obj")
+            index = self.index(target.slice)
+            read = gast.Subscript(value=array, slice=index, ctx=gast.Load())
+            value = gast.BinOp(left=read, op=stmt.op, right=stmt.value)
+            self.write_element(target, array, copy.deepcopy(index), value)
+            return
         if not isinstance(target, gast.Name):
-            raise error_at(stmt, self.fn, "augmented assignment to an element or slice is "
-                                          "not supported yet; write x = x + ... on the "
-                                          "whole array")
+            raise error_at(stmt, self.fn, "augmented assignment to an attribute is not "
+                                          "supported; use a local variable")
         read = gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None)
         self.bind(target, gast.BinOp(left=read, op=stmt.op, right=stmt.value))
+
+    def write_element(self, target, array, index, value):
+        """x[index] = value, for an array held in a local variable."""
+        if not isinstance(array, gast.Name) or array.id in self.resolution.global_roots:
+            raise error_at(target, self.fn, "writing into an element of something other "
+                                            "than a local array is not supported; build a "
+                                            "local copy first (y = x.copy())")
+        atom = self.atom(value, "value")
+        self.emit(gast.Assign(targets=[gast.Subscript(value=array, slice=index,
+                                                      ctx=gast.Store())],
+                              value=atom, type_comment=None))
 
     def bind(self, target, value):
         """target = value, for a name or a (nested) tuple of names."""
@@ -182,9 +200,16 @@ class _Normalizer:
             for t, v in zip(target.elts, parts):
                 self.bind(t, v)
             return
-        raise error_at(target, self.fn, "assigning into an element or slice of an array is "
-                                        "not supported yet; build the array with np.where "
-                                        "or np.concatenate instead")
+        if isinstance(target, gast.Subscript):
+            if not isinstance(target.value, gast.Name):
+                raise error_at(target, self.fn, "writing into x[i][j] is not supported; "
+                                                "write x[i, j] instead")
+            array = self.read(target.value)
+            index = self.index(target.slice)
+            self.write_element(target, array, index, value)
+            return
+        raise error_at(target, self.fn, "this assignment target is not supported; assign "
+                                        "to a name, a tuple of names, or x[index]")
 
     def new_version(self, name: str) -> str:
         if name in self.versionable and name in self.current:

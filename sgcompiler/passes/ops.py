@@ -22,9 +22,9 @@ from ..errors import error_at
 from .normalize import is_global_chain
 from .resolve import ITERATION, METHOD, NONDIFF, PRIMITIVE, STOP, USER
 
-COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, UNKNOWN = (
-    "copy", "const", "rule", "stop", "nondiff", "index", "container", "append", "call",
-    "unknown")
+COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, SETITEM, \
+    UNKNOWN = ("copy", "const", "rule", "stop", "nondiff", "index", "container", "append",
+               "call", "setitem", "unknown")
 
 _BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
            gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
@@ -53,6 +53,17 @@ class Op:
     blocked: tuple = ()                        # (parameter, variable name) without one
     reads: tuple = ()                          # every variable name the rhs reads
     what: str = ""                             # how messages name the operation
+
+
+def describe_stmt(stmt, resolution, fn) -> Op:
+    """The Op of a normal-form assignment, list append or element write."""
+    if is_setitem(stmt):
+        target, value = stmt.targets[0], stmt.value
+        reads = tuple(dict.fromkeys(n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                                    and n.id not in resolution.global_roots))
+        return Op(SETITEM, inputs=(("x", target.value.id),) + _names_of([value], "v"),
+                  reads=reads)
+    return describe_op(stmt.value, resolution, fn, stmt)
 
 
 def describe_op(rhs, resolution, fn, node) -> Op:
@@ -97,10 +108,16 @@ def is_append(stmt) -> bool:
         and len(value.args) == 1 and not value.keywords
 
 
+def is_setitem(stmt) -> bool:
+    """`x[index] = v`: writes into an array in place."""
+    return isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript)
+
+
 def target_of(stmt) -> str:
-    """The variable a normal-form assignment (or append) writes."""
+    """The variable a normal-form assignment (or append, or element write) writes."""
     if isinstance(stmt, gast.Assign):
-        return stmt.targets[0].id
+        target = stmt.targets[0]
+        return target.value.id if isinstance(target, gast.Subscript) else target.id
     return stmt.value.func.value.id
 
 

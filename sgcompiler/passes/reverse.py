@@ -29,7 +29,7 @@ from .activity import Activity, assignments
 from .adjoints import contributions
 from .inline import Linker, const, load
 from .normalize import Normalized
-from .ops import APPEND, CALL, describe_op, is_append, target_of
+from .ops import APPEND, CALL, SETITEM, describe_stmt, is_append, is_setitem, target_of
 from .shapes import ARRAY, Shapes
 
 COMMENT = "\x00#"     # an Expr(Constant(COMMENT + text)) becomes a comment line in codegen
@@ -150,6 +150,7 @@ class _Reverser:
             | _loop_targets(norm.body) | {n for k, n in names.items() if k[0] == "saved"}
         self.comment_line = None
         self.handoff = None
+        self.read_after_write = _reads_after_writes(norm.body)
 
     # --- names and small builders
 
@@ -217,6 +218,7 @@ class _Reverser:
         for stmt in body:
             if isinstance(stmt, gast.Assign) or is_append(stmt):
                 out.extend(self.primal_assign(stmt, defined, in_loop))
+                out.extend(self.view_guard(stmt))
             elif isinstance(stmt, gast.If):
                 then_defined, else_defined = set(defined), set(defined)
                 new = gast.If(test=stmt.test,
@@ -234,6 +236,8 @@ class _Reverser:
     def primal_assign(self, stmt, defined, in_loop):
         target = target_of(stmt)
         out = []
+        if is_setitem(stmt):
+            return self.primal_setitem(stmt, target, in_loop)
         if target in self.needed and target in defined and not is_append(stmt):
             if in_loop:
                 self.saved[id(stmt)] = None
@@ -243,7 +247,7 @@ class _Reverser:
                 self.saved[id(stmt)] = slot
                 out.append(self.assign(slot, load(target), stmt))
         defined.add(target)
-        op = describe_op(stmt.value, self.resolution, self.fn, stmt)
+        op = describe_stmt(stmt, self.resolution, self.fn)
         if op.kind == "stop":
             value = stmt.value.args[0] if stmt.value.args else const(None)
             out.append(self.assign(target, copy.deepcopy(value), stmt))
@@ -252,6 +256,37 @@ class _Reverser:
         else:
             out.append(stmt)
         return out
+
+    def primal_setitem(self, stmt, target, in_loop):
+        """x[i] = v overwrites x[i]: keep the old element if the adjoint sweep reads x."""
+        out = []
+        if target in self.needed:
+            old = gast.Call(func=gast.Attribute(value=copy.deepcopy(stmt.targets[0]),
+                                                attr="copy", ctx=gast.Load()),
+                            args=[], keywords=[])
+            old.func.value.ctx = gast.Load()
+            if in_loop:
+                self.saved[id(stmt)] = None
+                push = self.push(target, stmt)
+                push.value.args = [old]
+                out.append(push)
+            else:
+                slot = self.name_for(("slot", id(stmt)), f"_{target.lstrip('_')}_old")
+                self.saved[id(stmt)] = slot
+                out.append(self.assign(slot, old, stmt))
+        return out + [stmt]
+
+    def view_guard(self, stmt):
+        """After r = x[...] where x is later written in place: refuse a view (at run time,
+        since only then is it known whether x[...] is a view), as the write would change
+        r behind the adjoint's back."""
+        if id(stmt) not in self.read_after_write or not self.is_active(target_of(stmt)):
+            return []
+        check = gast.Expr(value=self.helper_call("not_a_view", [
+            load(target_of(stmt)), load(stmt.value.value.id),
+            const(f"{self.fn.short_filename}:{stmt.lineno}")]))
+        check.lineno = stmt.lineno
+        return [check]
 
     def call_is_active(self, target, op):
         return self.is_active(target) and any(self.is_active(n) for _, n in op.inputs)
@@ -348,9 +383,9 @@ class _Reverser:
     def adjoint_assign(self, stmt):
         target = target_of(stmt)
         out = []
-        op = describe_op(stmt.value, self.resolution, self.fn, stmt)
-        if op.kind == APPEND:
-            g = self.state.get(target)      # the list lives on: its adjoint is not reset
+        op = describe_stmt(stmt, self.resolution, self.fn)
+        if op.kind in (APPEND, SETITEM):
+            g = self.state.get(target)      # the value lives on: its adjoint is not reset
             self.handoff = None
         else:
             g = self.state.pop(target, None)
@@ -405,8 +440,10 @@ class _Reverser:
         if id(stmt) not in self.saved:
             return []
         slot = self.saved[id(stmt)]
-        return [self.pop(target, stmt) if slot is None else
-                self.assign(target, load(slot), stmt)]
+        back = self.pop(target, stmt) if slot is None else self.assign(target, load(slot), stmt)
+        if op.kind == SETITEM:
+            back.targets = [copy.deepcopy(stmt.targets[0])]
+        return [back]
 
     def line_comment(self, stmt):
         line = getattr(stmt, "lineno", None)
@@ -482,9 +519,11 @@ class _Reverser:
         trips, iteration = self.loop_names(stmt)
         live = {v for v, value in self.state.items() if value is not None}
         touched = self.loop_adjoint_vars(stmt)
-        written = {target_of(s) for s in assignments(stmt.body)} | _loop_targets([stmt])
-        # Accumulators of values the loop does not change (weights, inputs) get a buffer of
-        # their own before the loop, so the body can add into it in place.
+        written = {target_of(s) for s in assignments(stmt.body) if not is_setitem(s)} \
+            | _loop_targets([stmt])
+        # Accumulators of values the loop does not rebind (weights, inputs, arrays it
+        # writes into) get a buffer of their own before the loop, so the body can add into
+        # it in place.
         buffers = {v for v in touched - written if self.shapes.kind(v) == ARRAY
                    and not self.shapes.is_scalar(v)}
         # adjoints live across iterations must be variables at the top of every iteration
@@ -569,7 +608,7 @@ class _Reverser:
         """Variables whose adjoints the loop body may read or write."""
         names = set()
         for s in assignments(stmt.body):
-            op = describe_op(s.value, self.resolution, self.fn, s)
+            op = describe_stmt(s, self.resolution, self.fn)
             for name in [target_of(s)] + [n for _, n in op.inputs]:
                 if self.is_active(name):
                     names.add(name)
@@ -594,6 +633,44 @@ class _Reverser:
             if self.shapes.kind(param) == ARRAY:
                 return self.np_call("copy", [value])
         return copy.deepcopy(value)
+
+
+def _linear(body):
+    """Statements in execution order, loop bodies twice (to see one iteration's write
+    reach the next iteration's read)."""
+    out = []
+    for stmt in body:
+        if isinstance(stmt, gast.If):
+            out += [stmt] + _linear(stmt.body) + _linear(stmt.orelse)
+        elif isinstance(stmt, LOOPS):
+            out += _linear(stmt.body) * 2
+        else:
+            out.append(stmt)
+    return out
+
+
+def _reads_after_writes(body):
+    """ids of `r = x[...]` whose r is read after x is written in place: if r is a view,
+    the write changes it."""
+    order = _linear(body)
+    found = set()
+    for i, stmt in enumerate(order):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Subscript)
+                and isinstance(stmt.value.value, gast.Name) and not is_setitem(stmt)):
+            continue
+        array, r = stmt.value.value.id, target_of(stmt)
+        written = False
+        for later in order[i + 1:]:
+            if written and any(isinstance(n, gast.Name) and n.id == r
+                               and isinstance(n.ctx, gast.Load) for n in gast.walk(later)):
+                found.add(id(stmt))
+                break
+            if isinstance(later, gast.Assign) and not is_setitem(later) and \
+                    target_of(later) == r:
+                break
+            if is_setitem(later) and target_of(later) == array:
+                written = True
+    return found
 
 
 def _before_breaks(body, stmt):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import gast
 
 from .activity import assignments
-from .ops import APPEND, CALL, COPY, INDEX, RULE, STOPPED, describe_op, target_of
+from .ops import APPEND, CALL, COPY, INDEX, RULE, SETITEM, STOPPED, describe_stmt, target_of
 from .ops import CONTAINER as BUILD
 
 SCALAR = "<scalar>"
@@ -30,6 +30,7 @@ class Shapes:
     classes: dict      # name -> SCALAR or representative name
     kinds: dict        # name -> ARRAY (a number or array), CONTAINER (list, tuple, dict)
     #                    or UNKNOWN (either: an element of a container, a call's result)
+    ints: frozenset = frozenset()   # names that always hold Python ints (loop indexes)
 
     def kind(self, name) -> str:
         return self.kinds.get(name, ARRAY)
@@ -47,7 +48,7 @@ class Shapes:
 def shapes(norm, resolution, scalars=frozenset(), trees=frozenset()) -> Shapes:
     """Shape classes and kinds of every variable of `norm`. `trees` names parameters
     that are containers (parameter trees)."""
-    statements = [(stmt, describe_op(stmt.value, resolution, norm.fn, stmt))
+    statements = [(stmt, describe_stmt(stmt, resolution, norm.fn))
                   for stmt in assignments(norm.body)]
     classes = {p: (SCALAR if p in scalars else p) for p in norm.params}
     counts = {}
@@ -72,7 +73,8 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset()) -> Shapes:
             else:
                 classes[target] = cls
         if classes == before:
-            return Shapes(classes, _kinds(norm, statements, trees))
+            return Shapes(classes, _kinds(norm, statements, trees),
+                          _ints(norm.body, statements, resolution))
 
 
 def _atom_class(node, classes):
@@ -85,6 +87,8 @@ def _atom_class(node, classes):
 
 def _class_of(stmt, op, classes):
     rhs = stmt.value
+    if op.kind == SETITEM:
+        return classes.get(op.inputs[0][1], op.inputs[0][1])
     if op.kind in (COPY, STOPPED):
         atom = rhs if op.kind == COPY else (rhs.args[0] if rhs.args else None)
         return _atom_class(atom, classes) if atom is not None else None
@@ -140,6 +144,8 @@ def _kinds(norm, statements, trees):
 
 
 def _kind_of(op, kinds):
+    if op.kind == SETITEM:
+        return kinds.get(op.inputs[0][1], ARRAY)
     if op.kind in (BUILD, APPEND) or (op.kind == RULE and op.rule.multiple_results):
         return CONTAINER
     if op.kind == INDEX:
@@ -150,3 +156,54 @@ def _kind_of(op, kinds):
     if op.kind == CALL:
         return UNKNOWN
     return ARRAY
+
+
+def _ints(body, statements, resolution):
+    """Names that only ever hold Python ints: indexes of loops over range(), len(...),
+    and integer arithmetic on those (so x[i] can be written back with dx[i] += g)."""
+    ranges = {target_of(stmt) for stmt, op in statements if isinstance(stmt.value, gast.Call)
+              and _builtin(stmt.value, resolution, range)}
+    candidates = {}
+    for stmt, op in statements:
+        candidates.setdefault(target_of(stmt), []).append(stmt)
+    loops = _for_targets(body)
+    ints = {t for t, it in loops if isinstance(it, gast.Name) and it.id in ranges}
+    changed = True
+    while changed:
+        changed = False
+        for name, stmts in candidates.items():
+            if name in ints or name in {t for t, _ in loops}:
+                continue
+            if all(_is_int_expr(stmt.value, ints, resolution) for stmt in stmts):
+                ints.add(name)
+                changed = True
+    return frozenset(ints)
+
+
+def _for_targets(body):
+    out = []
+    for stmt in body:
+        if isinstance(stmt, gast.For):
+            out.append((stmt.target.id, stmt.iter))
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            out += _for_targets(stmt.body) + _for_targets(stmt.orelse)
+    return out
+
+
+def _builtin(call, resolution, obj):
+    callee = resolution.callees.get(getattr(call.func, "id", None))
+    return callee is not None and callee.obj is obj
+
+
+def _is_int_expr(rhs, ints, resolution):
+    def atom(a):
+        return (isinstance(a, gast.Constant) and type(a.value) is int) or \
+            (isinstance(a, gast.Name) and a.id in ints)
+    if atom(rhs):
+        return True
+    if isinstance(rhs, gast.BinOp) and isinstance(rhs.op, (gast.Add, gast.Sub, gast.Mult,
+                                                           gast.FloorDiv, gast.Mod)):
+        return atom(rhs.left) and atom(rhs.right)
+    if isinstance(rhs, gast.Call) and not rhs.keywords:
+        return _builtin(rhs, resolution, len) or _builtin(rhs, resolution, int)
+    return False
