@@ -78,7 +78,7 @@ def parse_function(fn) -> FunctionSource:
     text = textwrap.dedent("".join(lines))
     module = gast.parse(text)
     tree = module.body[0]
-    if not isinstance(tree, gast.FunctionDef):
+    if not isinstance(tree, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SGCompilerError(f"{name} ({filename}:{firstlineno}): expected a def")
     for node in gast.walk(tree):
         if hasattr(node, "lineno") and node.lineno is not None:

@@ -48,36 +48,37 @@ def check(fn: FunctionSource) -> None:
     Raises:
         SGCompilerError: with one line per problem, each with file and line.
     """
-    problems = []
+    problems = []    # (line, message)
     tree = fn.tree
     if isinstance(tree, gast.AsyncFunctionDef):
-        problems.append(describe(fn, tree, _REFUSED[gast.AsyncFunctionDef]))
+        problems.append((tree, _REFUSED[gast.AsyncFunctionDef]))
     args = tree.args
     if args.vararg is not None or args.kwarg is not None:
-        problems.append(describe(fn, tree, "*args and **kwargs parameters are not supported; "
-                                           "name each parameter"))
+        problems.append((tree, "*args and **kwargs parameters are not supported; name each "
+                               "parameter"))
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))
             if message:
-                problems.append(describe(fn, node, message.format(f=fn.name)))
+                problems.append((node, message.format(f=fn.name)))
             elif isinstance(node, gast.Call) and _is_builtin_call(node, ("eval", "exec")):
-                problems.append(describe(fn, node, f"'{node.func.id}' cannot be differentiated; "
-                                                   "write the code out in the function"))
+                problems.append((node, f"'{node.func.id}' cannot be differentiated; "
+                                       "write the code out in the function"))
             elif isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
-                problems.extend(_check_targets(fn, node))
+                problems.extend((node, m) for m in _check_targets(node))
     if problems:
-        raise errors_at(problems)
+        problems.sort(key=lambda p: getattr(p[0], "lineno", 0) or 0)
+        raise errors_at(list(dict.fromkeys(describe(fn, n, m) for n, m in problems)))
 
 
 def _is_builtin_call(node, names) -> bool:
     return isinstance(node.func, gast.Name) and node.func.id in names
 
 
-def _check_targets(fn, node):
+def _check_targets(node):
     targets = node.targets if isinstance(node, gast.Assign) else [node.target]
     for target in targets:
         for t in gast.walk(target):
             if isinstance(t, gast.Attribute) and isinstance(t.ctx, gast.Store):
-                yield describe(fn, node, "assigning to an attribute is not supported in "
-                                         "differentiated code; use a local variable")
+                yield ("assigning to an attribute is not supported in differentiated code; "
+                       "use a local variable")

@@ -82,7 +82,11 @@ def describe_op(rhs, resolution, fn, node) -> Op:
     if isinstance(rhs, gast.UnaryOp):
         return _rule_op(fn, node, _UNARY[type(rhs.op)], [rhs.operand], {}, reads,
                         type(rhs.op).__name__)
-    if isinstance(rhs, (gast.Compare, gast.BoolOp, gast.JoinedStr)):
+    if isinstance(rhs, gast.BoolOp):
+        # `a or b` returns an operand: a differentiable value through it would be lost
+        return Op(UNKNOWN, blocked=_names_of(rhs.values), reads=reads,
+                  what="'and'/'or' (use np.where or an if statement)")
+    if isinstance(rhs, (gast.Compare, gast.JoinedStr)):
         return Op(NONDIFFERENTIABLE, reads=reads)
     if isinstance(rhs, gast.Attribute):
         if rhs.attr in NONDIFF_ATTRIBUTES:

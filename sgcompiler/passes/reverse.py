@@ -474,7 +474,8 @@ class _Reverser:
         return [self.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=expr), stmt)]
 
     def adjoint_if(self, stmt):
-        if isinstance(stmt.test, gast.Name):
+        # the branch taken is replayed if either branch may have adjoint code or restores
+        if isinstance(stmt.test, gast.Name) and any(True for _ in assignments([stmt])):
             self.reads.add(stmt.test.id)
         before_state, before_owned = dict(self.state), set(self.owned)
         body = self.adjoint_block(stmt.body)

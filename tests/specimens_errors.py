@@ -1,0 +1,98 @@
+"""Functions the compiler must refuse, each with a clear, located message."""
+import math
+
+import numpy as np
+
+
+def generator(x):
+    yield x
+
+
+async def coroutine(x):
+    return x
+
+
+def uses_global(x):
+    global STATE
+    STATE = x
+    return x
+
+
+def uses_try(x):
+    try:
+        return np.sum(x)
+    except ValueError:
+        return 0.0
+
+
+def uses_with(x):
+    with open("f") as fh:
+        fh.read()
+    return np.sum(x)
+
+
+def uses_del(x):
+    y = x * 2
+    del y
+    return np.sum(x)
+
+
+def uses_eval(x):
+    return eval("x")
+
+
+def nested_def(x):
+    def inner(y):
+        return y
+    return np.sum(inner(x))
+
+
+def uses_lambda(x):
+    f = lambda y: y * 2  # noqa: E731
+    return np.sum(f(x))
+
+
+def class_def(x):
+    class A:
+        pass
+    return np.sum(x)
+
+
+def unknown_function(x):
+    return np.sum(math.gamma(x[0]) * x)
+
+
+def no_rule_for_active(x):
+    return np.sum(np.fft.fft(x).real)
+
+
+def attribute_write(x, obj):
+    obj.value = x
+    return np.sum(x)
+
+
+def star_args(*xs):
+    return xs[0]
+
+
+def method_of_object(x, model):
+    return np.sum(model.forward(x))
+
+
+def and_or_active(x):
+    y = x or 1.0
+    return y
+
+
+def returns_none(x):
+    x = x * 2
+
+
+def mutate_argument(x):
+    x[0] = 1.0
+    return np.sum(x * x)
+
+
+def zip_outside_loop(x, y):
+    pairs = list(zip(x, y))
+    return pairs[0][0]

@@ -1,0 +1,86 @@
+"""Every refused construct gets an SGCompilerError naming the function, file and line."""
+import inspect
+
+import numpy as np
+import pytest
+
+from sgcompiler import SGCompilerError, grad
+import specimens_errors as S
+
+
+def line_of(f, text):
+    lines, first = inspect.getsourcelines(f)
+    for i, line in enumerate(lines):
+        if text in line:
+            return first + i
+    raise AssertionError(text)
+
+
+CASES = [
+    (S.generator, "yield x", "generator"),
+    (S.coroutine, "async def", "async"),
+    (S.uses_global, "global STATE", "'global'"),
+    (S.uses_try, "try:", "'try'"),
+    (S.uses_with, "with open", "'with'"),
+    (S.uses_del, "del y", "'del'"),
+    (S.uses_eval, "return eval", "'eval'"),
+    (S.nested_def, "def inner", "functions defined inside"),
+    (S.uses_lambda, "lambda y", "lambdas"),
+    (S.class_def, "class A", "class definitions"),
+    (S.unknown_function, "math.gamma", "no derivative rule for math.gamma"),
+    (S.no_rule_for_active, "np.fft.fft", "no derivative rule for np.fft.fft"),
+    (S.attribute_write, "obj.value = x", "assigning to an attribute"),
+    (S.star_args, "def star_args", "*args"),
+    (S.method_of_object, "model.forward", "method .forward()"),
+    (S.and_or_active, "x or 1.0", "'and'/'or'"),
+    (S.returns_none, "def returns_none", "no 'return'"),
+    (S.mutate_argument, "x[0] = 1.0", "writing into the argument 'x'"),
+    (S.zip_outside_loop, "list(zip", "zip"),
+]
+
+
+@pytest.mark.parametrize("f, text, message", CASES, ids=[c[0].__name__ for c in CASES])
+def test_refused_with_location(f, text, message):
+    with pytest.raises(SGCompilerError) as info:
+        grad(f)(np.ones(3))
+    text_of_error = str(info.value)
+    assert message in text_of_error
+    assert f"specimens_errors.py:{line_of(f, text)}" in text_of_error
+    assert f.__name__ in text_of_error
+
+
+def test_all_problems_in_one_error():
+    with pytest.raises(SGCompilerError) as info:
+        grad(S.uses_try)(np.ones(3))
+    assert len(info.value.problems) >= 1
+
+    def several(x):
+        global G
+        del x
+        return eval("x")
+    with pytest.raises(SGCompilerError) as info:
+        grad(several)(np.ones(3))
+    assert len(info.value.problems) == 3
+
+
+def test_shadowed_stop_gradient_is_differentiated():
+    import specimens_stop as T
+    x = np.array([0.5, -1.0, 2.0])
+    assert np.allclose(grad(T.own_stop_gradient)(x), 2 * x)
+
+
+def test_wrong_wrt():
+    with pytest.raises(SGCompilerError, match="not a parameter"):
+        grad(S.generator, wrt="nope")
+    with pytest.raises(SGCompilerError, match="has only 1 parameters"):
+        grad(S.generator, wrt=3)
+
+
+def test_source_not_available():
+    f = eval("lambda x: x")  # noqa: S307
+    with pytest.raises(SGCompilerError, match="lambda"):
+        grad(f)(1.0)
+    namespace = {}
+    exec("def g(x):\n    return x\n", namespace)  # noqa: S102
+    with pytest.raises(SGCompilerError, match="source code is not available"):
+        grad(namespace["g"])(1.0)

@@ -1,0 +1,41 @@
+"""The generated code of the samples, pinned as text. Review diffs like code;
+`pytest --update-golden` rewrites them."""
+import pathlib
+import sys
+
+import pytest
+
+from sgcompiler import grad
+import specimens_calls as C
+import specimens_control as L
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "samples"))
+import stable_softmax  # noqa: E402
+
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+
+CASES = {
+    "softmax_loss_stable": (stable_softmax.softmax_loss_stable, 0),
+    "softmax_loss_naive": (stable_softmax.softmax_loss_naive, 0),
+    "softmax_loss_max": (stable_softmax.softmax_loss_max, 0),
+    "rnn_loop": (L.rnn, (1, 2)),
+    "while_with_break": (L.while_with_break, 0),
+    "newton_while": (L.newton_sqrt, 0),
+    "helper_call_in_loop": (C.helper_in_loop, 0),
+    "writes_in_loop": (L.cumulative_writes, 0),
+    "dict_parameters": (C.mlp, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden(name, update_golden):
+    f, wrt = CASES[name]
+    source = grad(f, wrt=wrt).source
+    # the header names the file; keep it stable whatever the checkout's path
+    path = GOLDEN / f"{name}.py"
+    if update_golden or not path.exists():
+        path.write_text(source)
+        if not update_golden:
+            pytest.fail(f"{path} did not exist; written now, review and commit it")
+    assert source == path.read_text(), f"generated code of {name} changed; review the " \
+                                       "diff and run pytest --update-golden if it is better"
