@@ -74,6 +74,9 @@ def normalize(fn: FunctionSource, resolution: Resolution) -> Normalized:
     namer = Namer(local_names(tree) | set(resolution.global_roots))
     body = lower([s for s in tree.body if not _is_docstring(s)], namer)
     normalizer = _Normalizer(fn, resolution, namer, _versioned_names(body, params))
+    normalizer.single_return = sum(isinstance(n, gast.Return) for s in body
+                                   for n in gast.walk(s)) == 1 and isinstance(body[-1],
+                                                                              gast.Return)
     normalizer.current.update((p, p) for p in params if p in normalizer.versionable)
     out = normalizer.block(body)
     returned = normalizer.finish(out)
@@ -222,6 +225,10 @@ class _Normalizer:
         if stmt.value is None:
             raise error_at(stmt, self.fn, "the function returns None; return the scalar "
                                           "value to differentiate")
+        if self.single_return and isinstance(stmt.value, gast.Name) \
+                and stmt.value.id not in self.resolution.global_roots:
+            self.returned = self.read(stmt.value).id
+            return
         if self.returned is None:
             self.returned = self.namer.fresh(RESULT)
         self.assign(self.returned, self.op(stmt.value, RESULT))
@@ -247,7 +254,7 @@ class _Normalizer:
     def stmt_For(self, stmt):
         lineno = self.lineno
         iterable, elements = self.iteration(stmt.iter)
-        index = self.namer.temp("i") if elements else None
+        index = self.namer.temp(_index_hint(stmt.target)) if elements else None
         target = stmt.target
         saved, self.out = self.out, []
         if elements:
@@ -284,8 +291,9 @@ class _Normalizer:
             parts = {"items": [None, mapping], "keys": [None], "values": [mapping]}[method]
             return self.atom(keys, "keys"), parts
         callee = self.builtin_callee(node)
-        if callee is range:
-            return self.atom(node, "range"), None
+        if callee is range and not node.keywords:
+            return gast.Call(func=node.func, args=[self.atom(a, "bound") for a in node.args],
+                             keywords=[]), None
         if callee is enumerate and len(node.args) == 1 and not node.keywords:
             inner, elements = self.iteration(node.args[0])
             if elements is None or len(elements) != 1:
@@ -294,10 +302,9 @@ class _Normalizer:
             return inner, [None, elements[0]]
         if callee is zip and node.args and not node.keywords:
             sequences = [self.atom(a, "seq") for a in node.args]
-            lengths = [self.atom(gast.Call(func=_load("len"), args=[q], keywords=[]),
-                                 "len") for q in sequences]
-            count = lengths[0] if len(lengths) == 1 else self.atom(
-                gast.Call(func=_load("min"), args=lengths, keywords=[]), "count")
+            lengths = [gast.Call(func=_load("len"), args=[q], keywords=[]) for q in sequences]
+            count = lengths[0] if len(lengths) == 1 else gast.Call(
+                func=_load("min"), args=lengths, keywords=[])
             return self.range_of(count), sequences
         if callee is reversed and len(node.args) == 1:
             sequence = self.atom(node.args[0], "seq")
@@ -308,13 +315,13 @@ class _Normalizer:
             rng = gast.Call(func=_load("range"), args=[last, gast.Constant(value=-1, kind=None),
                                                        gast.Constant(value=-1, kind=None)],
                             keywords=[])
-            return self.atom(rng, "range"), [sequence]
+            return rng, [sequence]
         sequence = self.atom(node, "seq")
-        length = self.atom(gast.Call(func=_load("len"), args=[sequence], keywords=[]), "len")
-        return self.range_of(length), [sequence]
+        return self.range_of(gast.Call(func=_load("len"), args=[sequence], keywords=[])), \
+            [sequence]
 
     def range_of(self, count):
-        return self.atom(gast.Call(func=_load("range"), args=[count], keywords=[]), "range")
+        return gast.Call(func=_load("range"), args=[count], keywords=[])
 
     def builtin_callee(self, node):
         if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Name):
@@ -371,7 +378,7 @@ class _Normalizer:
         if isinstance(node, (gast.BinOp, gast.UnaryOp)):
             return op_name(node.op)
         if isinstance(node, gast.Subscript):
-            return "getitem"
+            return _subscript_hint(node)
         if isinstance(node, gast.Attribute):
             return node.attr
         if isinstance(node, gast.Compare):
@@ -495,6 +502,28 @@ class _Normalizer:
         self.assign(name, self.op(expr, "value"))
         result, self.out = self.out, saved
         return result
+
+
+def _index_hint(target) -> str:
+    """The index of `for v in vs` is named after v: `_i_v`... kept short: `_iv`."""
+    first = target.elts[-1] if isinstance(target, (gast.Tuple, gast.List)) else target
+    return f"i{first.id.strip('_')}" if isinstance(first, gast.Name) else "i"
+
+
+def _subscript_hint(node) -> str:
+    """x[0] -> 'x_0', params["W1"] -> 'params_W1', x[t] -> 'x_t', x[1:3] -> 'x_slice'."""
+    base = node.value.id.strip("_") if isinstance(node.value, gast.Name) else "item"
+    index = node.slice
+    if isinstance(index, gast.Constant) and isinstance(index.value, int):
+        part = str(index.value) if index.value >= 0 else f"last{-index.value}"
+    elif isinstance(index, gast.Constant) and isinstance(index.value, str) \
+            and index.value.isidentifier():
+        part = index.value
+    elif isinstance(index, gast.Name):
+        part = index.id.strip("_")
+    else:
+        part = "slice"
+    return f"{base}_{part}"
 
 
 def _dict_method(node):

@@ -167,7 +167,8 @@ def _ints(body, statements, resolution):
     for stmt, op in statements:
         candidates.setdefault(target_of(stmt), []).append(stmt)
     loops = _for_targets(body)
-    ints = {t for t, it in loops if isinstance(it, gast.Name) and it.id in ranges}
+    ints = {t for t, it in loops if (isinstance(it, gast.Name) and it.id in ranges) or
+            (isinstance(it, gast.Call) and _builtin(it, resolution, range))}
     changed = True
     while changed:
         changed = False

@@ -4,9 +4,8 @@ def helper_in_loop_grad(W, x, b):
     _layer_saved = None
     # forward
     h = x
-    _range = range(3)
     _trips = 0
-    for i in _range:
+    for i in range(3):
         _trips += 1
         _tape.append(_layer_saved)
         _layer, _layer_saved = layer_forward(W, h, b)
@@ -15,7 +14,7 @@ def helper_in_loop_grad(W, x, b):
     result = np.sum(h)
     # backward
     # line 47: return np.sum(h)
-    dh = unreduce(1.0, h, None, False)
+    dh = unreduce(1.0, h)
     dW = np.zeros_like(W)
     for _ in range(_trips):
         # line 46: h = layer(W, h, b)

@@ -19,11 +19,9 @@ def newton_sqrt_grad(a):
             x = 0.5 * _add
         else:
             break
-    result = x
     # backward
-    # line 25: return x
-    dx = 1.0
     da = np.zeros_like(a)
+    dx = 1.0
     for _ in range(_trips):
         if _cmp:
             # line 24: x = 0.5 * (x + a / x)
@@ -36,4 +34,4 @@ def newton_sqrt_grad(a):
         _cmp = _tape.pop()
     # line 22: x = a
     da += dx
-    return (result, da)
+    return (x, da)

@@ -2,8 +2,7 @@
 def softmax_loss_stable_grad(x, w):
     # forward
     _max = np.max(x)
-    _stop_gradient = _max
-    z = x - _stop_gradient
+    z = x - _max
     e = np.exp(z)
     _sum = np.sum(e)
     s = e / _sum
@@ -11,12 +10,12 @@ def softmax_loss_stable_grad(x, w):
     result = np.sum(_mul)
     # backward
     # line 26: return np.sum(s * w)
-    d_mul = unreduce(1.0, _mul, None, False)
+    d_mul = unreduce(1.0, _mul)
     ds = unbroadcast(d_mul * w, s)
     # line 25: s = e / np.sum(e)
     de = ds / _sum
     d_sum = np.sum(-ds * e / _sum ** 2)
-    de += unreduce(d_sum, e, None, False)
+    de += unreduce(d_sum, e)
     # line 24: e = np.exp(z)
     dz = de * e
     # line 23: z = x - stop_gradient(np.max(x))

@@ -19,7 +19,7 @@ def while_with_break_grad(x):
     result = np.sum(s)
     # backward
     # line 92: return np.sum(s)
-    ds = unreduce(1.0, s, None, False)
+    ds = unreduce(1.0, s)
     for _ in range(_trips):
         # line 88: s = np.sin(s) + 0.5 * s
         d_sin = ds

@@ -2,28 +2,27 @@
 def cumulative_writes_grad(x):
     _tape = []
     _add = None
-    _getitem3 = None
     _mul = None
     _sub = None
+    _x_i = None
     # forward
     s = np.zeros_like(x)
-    _getitem = x[0]
+    _x_0 = x[0]
     _s_old = s[0].copy()
-    s[0] = _getitem
+    s[0] = _x_0
     _len = len(x)
-    _range = range(1, _len)
     _trips = 0
-    for i in _range:
+    for i in range(1, _len):
         _trips += 1
         _tape.append(_sub)
         _sub = i - 1
-        _getitem2 = s[_sub]
+        _s_slice = s[_sub]
         _tape.append(_mul)
-        _mul = _getitem2 * 0.5
-        _tape.append(_getitem3)
-        _getitem3 = x[i]
+        _mul = _s_slice * 0.5
+        _tape.append(_x_i)
+        _x_i = x[i]
         _tape.append(_add)
-        _add = _mul + _getitem3
+        _add = _mul + _x_i
         _tape.append(s[i].copy())
         s[i] = _add
         _tape.append(i)
@@ -31,7 +30,7 @@ def cumulative_writes_grad(x):
     result = np.sum(_pow)
     # backward
     # line 186: return np.sum(s ** 2)
-    d_pow = unreduce(1.0, _pow, None, False)
+    d_pow = unreduce(1.0, _pow)
     ds = d_pow * 2 * s
     dx = np.zeros_like(x)
     for _ in range(_trips):
@@ -41,17 +40,17 @@ def cumulative_writes_grad(x):
         ds[i] = 0.0
         s[i] = _tape.pop()
         d_mul = unbroadcast(d_add, _mul)
-        d_getitem3 = unbroadcast(d_add, _getitem3)
+        d_x_i = unbroadcast(d_add, _x_i)
         _add = _tape.pop()
-        dx[i] += d_getitem3
-        _getitem3 = _tape.pop()
-        d_getitem2 = d_mul * 0.5
+        dx[i] += d_x_i
+        _x_i = _tape.pop()
+        d_s_slice = d_mul * 0.5
         _mul = _tape.pop()
-        ds[_sub] += d_getitem2
+        ds[_sub] += d_s_slice
         _sub = _tape.pop()
     # line 183: s[0] = x[0]
-    d_getitem = unbroadcast(np.copy(ds[0]), _getitem)
+    d_x_0 = unbroadcast(np.copy(ds[0]), _x_0)
     ds[0] = 0.0
     s[0] = _s_old
-    dx[0] += d_getitem
+    dx[0] += d_x_0
     return (result, dx)
