@@ -64,6 +64,17 @@ class Namer:
         self._taken.add(new)
         return new
 
+    def variable_of(self, adjoint: str):
+        """The variable whose adjoint is named `adjoint`, or None."""
+        for var, name in self._adjoints.items():
+            if name == adjoint:
+                return var
+        return None
+
+    def adjoints(self) -> dict:
+        """adjoint name -> variable, for every adjoint named so far."""
+        return {name: var for var, name in self._adjoints.items()}
+
     def adjoint(self, name: str) -> str:
         """The adjoint of `name`: `dx` for `x`, `d_exp` for `_exp`; stable per name."""
         if name not in self._adjoints:

@@ -28,10 +28,12 @@ def contributions(rev, stmt, op, target, g):
         return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
     if op.kind == RULE:
         exprs = []
+        g, exact = rev.rule_adjoint(op, target, g)
         for param, name in op.inputs:
             if rev.is_active(name):
                 expr = inline(op.rule, param, op.args, copy.deepcopy(g), target, rev.linker)
-                exprs.append((name, simplify(expr, target, rev.shapes, rev.linker)))
+                exprs.append((name, simplify(expr, target, rev.shapes, rev.linker,
+                                             rev.namer.adjoints(), exact)))
         if sum(isinstance(e, gast.Name) for _, e in exprs) > 1:
             rev.handoff = None     # g goes to two adjoints: neither may own it
         out = []

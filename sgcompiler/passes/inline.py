@@ -82,9 +82,14 @@ class _Substitute(gast.NodeTransformer):
 # --- simplification ----------------------------------------------------------------------------
 
 
-def simplify(expr, ans: str, shapes: Shapes, linker: Linker):
-    """Fold constants (`1.0 * g`, `x ** (2 - 1)`) and drop provably idle `unbroadcast`s."""
-    return _Simplify(ans, shapes, linker).visit(expr)
+def simplify(expr, ans: str, shapes: Shapes, linker: Linker, adjoint_of=None,
+             exact=False):
+    """Fold constants (`1.0 * g`, `x ** (2 - 1)`) and drop provably idle `unbroadcast`s.
+
+    `adjoint_of` maps adjoint names to their variables (an adjoint has its variable's
+    shape). With `exact`, an `unbroadcast` is dropped only when the shape of its argument
+    is known, never assumed to be the result's (for a `g` that is a broadcast scalar)."""
+    return _Simplify(ans, shapes, linker, adjoint_of or {}, exact).visit(expr)
 
 
 def _number(node):
@@ -94,9 +99,13 @@ def _number(node):
     return None
 
 
+_ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+
+
 class _Simplify(gast.NodeTransformer):
-    def __init__(self, ans, shapes, linker):
+    def __init__(self, ans, shapes, linker, adjoint_of, exact):
         self.ans, self.shapes, self.linker = ans, shapes, linker
+        self.adjoint_of, self.exact = adjoint_of, exact
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -137,19 +146,96 @@ class _Simplify(gast.NodeTransformer):
             return self._unbroadcast(node)
         return node
 
+    def shape_class(self, node):
+        """The shape class of an expression, or None when it is not known."""
+        if _number(node) is not None:
+            return SCALAR
+        if isinstance(node, gast.Name):
+            return self.shapes.of(self.adjoint_of.get(node.id, node.id))
+        if isinstance(node, gast.UnaryOp):
+            return self.shape_class(node.operand)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _ELEMENTWISE_OPS):
+            return _broadcast_classes([self.shape_class(node.left),
+                                       self.shape_class(node.right)])
+        if isinstance(node, gast.Call) and not node.keywords:
+            obj = self.linker.names.get(getattr(node.func, "id", None))
+            if obj is None and isinstance(node.func, gast.Attribute):
+                obj = getattr(self.linker.names.get(getattr(node.func.value, "id", None)),
+                              node.func.attr, None)
+            if isinstance(obj, _numpy().ufunc) or getattr(obj, "__name__", "") in (
+                    "where", "balanced_eq"):
+                return _broadcast_classes([self.shape_class(a) for a in node.args])
+            if getattr(obj, "__name__", "") == "reduced_size":
+                return SCALAR
+        return None
+
     def _unbroadcast(self, node):
         grad, operand = node.args
         if not isinstance(operand, gast.Name):
             return grad if _number(operand) is not None else node
-        if self.shapes.same(self.ans, operand.id):
+        cls = self.shape_class(grad)
+        if cls is None and not self.exact:
+            cls = self.shapes.of(self.ans)      # a full adjoint has its result's shape
+        target = self.shapes.of(operand.id)
+        if cls is not None and cls == target:
             return grad
-        if self.shapes.is_scalar(operand.id) and self.shapes.is_scalar(self.ans):
-            return grad
-        if self.shapes.is_scalar(operand.id):
-            np_name = self.linker.name_for("np", _numpy())
-            return gast.Call(func=gast.Attribute(value=load(np_name), attr="sum",
-                                                 ctx=gast.Load()), args=[grad], keywords=[])
+        if target == SCALAR:
+            return grad if cls == SCALAR else self._sum(grad)
         return node
+
+    def _sum(self, grad):
+        """np.sum(g), with scalar factors moved out: np.sum(-g * e / t ** 2) becomes
+        -np.sum(g * e) / t ** 2, one pass over the array instead of three."""
+        np_name = load(self.linker.name_for("np", _numpy()))
+        factors = _factors(grad, False)
+        arrays = [(f, inv) for f, inv in factors if self.shape_class(f) != SCALAR]
+        scalars = [(f, inv) for f, inv in factors if self.shape_class(f) == SCALAR]
+        if not arrays or not scalars:
+            return gast.Call(func=gast.Attribute(value=np_name, attr="sum", ctx=gast.Load()),
+                             args=[grad], keywords=[])
+        out = gast.Call(func=gast.Attribute(value=np_name, attr="sum", ctx=gast.Load()),
+                        args=[_product(arrays)], keywords=[])
+        signs = [f for f, inv in scalars if _number(f) == -1 and not inv]
+        if len(signs) % 2:
+            out = gast.UnaryOp(op=gast.USub(), operand=out)
+        for factor, inverted in scalars:
+            if _number(factor) == -1 and not inverted:
+                continue
+            out = gast.BinOp(left=out, op=gast.Div() if inverted else gast.Mult(),
+                             right=factor)
+        return out
+
+
+def _factors(node, inverted):
+    """A product/quotient chain as (factor, divides) pairs; unary minus as a -1 factor."""
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
+        return _factors(node.left, inverted) + _factors(node.right, inverted)
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Div):
+        return _factors(node.left, inverted) + _factors(node.right, not inverted)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return [(const(-1), False)] + _factors(node.operand, inverted)
+    return [(node, inverted)]
+
+
+def _product(factors):
+    out = None
+    for factor, inverted in factors:
+        if out is None:
+            out = gast.BinOp(left=const(1.0), op=gast.Div(), right=factor) if inverted \
+                else factor
+        else:
+            out = gast.BinOp(left=out, op=gast.Div() if inverted else gast.Mult(),
+                             right=factor)
+    return out
+
+
+def _broadcast_classes(classes):
+    if any(c is None for c in classes):
+        return None
+    arrays = {c for c in classes if c != SCALAR}
+    if not arrays:
+        return SCALAR
+    return arrays.pop() if len(arrays) == 1 else None
 
 
 def _unbroadcast():

@@ -151,6 +151,9 @@ class _Reverser:
         self.comment_line = None
         self.handoff = None
         self.read_after_write = _reads_after_writes(norm.body)
+        self.written_in_place = {target_of(s) for s in assignments(norm.body) if is_setitem(s)}
+        self.stable = _stable_names(norm)
+        self.maybe_scalar = set()   # adjoints that may hold a plain 0.0 at run time
 
     # --- names and small builders
 
@@ -184,6 +187,7 @@ class _Reverser:
     def zero(self, var):
         """A runtime zero for var's adjoint: 0.0, or a zero tree for a container."""
         if self.shapes.kind(var) == ARRAY:
+            self.maybe_scalar.add(var)
             return const(0.0)
         self.reads.add(var)
         return self.helper_call("zeros_tree", [load(var)])
@@ -456,6 +460,14 @@ class _Reverser:
         """dvar += expr, as a first write when dvar is still zero."""
         dvar = self.dname(var)
         current = self.state.get(var)
+        self.maybe_scalar.discard(var) if current is None else None
+        if current is None and self.is_broadcast_scalar(expr):
+            self.state[var] = expr       # kept symbolic: consumers use the scalar itself
+            return []
+        if not _is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
+                                       self.written_in_place for n in gast.walk(expr)):
+            # it may be (a view of) an array the adjoint sweep restores in place
+            expr = self.np_call("copy", [expr])
         self.state[var] = load(dvar)
         array = self.shapes.kind(var) == ARRAY
         if current is None:
@@ -472,6 +484,38 @@ class _Reverser:
             return [node]
         self.owned.add(var)
         return [self.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=expr), stmt)]
+
+    def is_broadcast_scalar(self, expr):
+        """`unreduce(c, t)`: a constant scalar c broadcast to the shape of t, where t
+        never changes (so the expression means the same wherever it is used)."""
+        if not (isinstance(expr, gast.Call) and 2 <= len(expr.args) <= 4 and not expr.keywords
+                and self.linker.names.get(getattr(expr.func, "id", None)) is runtime.unreduce
+                and all(isinstance(a, gast.Constant) and a.value in (None, False)
+                        for a in expr.args[2:])):
+            return False
+        scalar, shape = expr.args[:2]
+        return isinstance(shape, gast.Name) and shape.id in self.stable and \
+            all(isinstance(n, gast.Constant) or
+                (isinstance(n, gast.Name) and (n.id in self.stable or
+                                               self.linker.names.get(n.id) is
+                                               runtime.reduced_size))
+                for n in gast.walk(scalar) if isinstance(n, (gast.Name, gast.Constant)))
+
+    def rule_adjoint(self, op, target, g):
+        """(g as a rule should see it, exact): a broadcast scalar is passed to an
+        elementwise rule as the scalar itself (exactly right, as long as no unbroadcast
+        is dropped on a shape assumption); a possibly-scalar zero is broadcast for rules
+        that need g's full shape."""
+        if self.is_broadcast_scalar(g):
+            if op.rule.elementwise:
+                return g.args[0], True
+            return g, False
+        if isinstance(g, gast.Name) and not op.rule.elementwise and \
+                self.namer.variable_of(g.id) in self.maybe_scalar:
+            self.reads.add(target)
+            return self.np_call("broadcast_to", [g, self.np_call("shape", [load(target)])]), \
+                False
+        return g, False
 
     def adjoint_if(self, stmt):
         # the branch taken is replayed if either branch may have adjoint code or restores
@@ -634,6 +678,17 @@ class _Reverser:
             if self.shapes.kind(param) == ARRAY:
                 return self.np_call("copy", [value])
         return copy.deepcopy(value)
+
+
+def _stable_names(norm):
+    """Variables assigned once, at the top level of the function (or parameters never
+    assigned): their value is the same at every point of the adjoint sweep."""
+    counts = {}
+    for s in assignments(norm.body):
+        counts[target_of(s)] = counts.get(target_of(s), 0) + (2 if is_setitem(s) else 1)
+    top = {target_of(s) for s in norm.body if isinstance(s, gast.Assign) and not is_setitem(s)}
+    stable = {n for n, c in counts.items() if c == 1 and n in top}
+    return stable | {p for p in norm.params if p not in counts}
 
 
 def _linear(body):

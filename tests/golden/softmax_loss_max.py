@@ -10,16 +10,15 @@ def softmax_loss_max_grad(x, w):
     result = np.sum(_mul)
     # backward
     # line 33: return np.sum(s * w)
-    d_mul = unreduce(1.0, _mul)
-    ds = unbroadcast(d_mul * w, s)
+    ds = unbroadcast(w, s)
     # line 32: s = e / np.sum(e)
     de = ds / _sum
-    d_sum = np.sum(-ds * e / _sum ** 2)
+    d_sum = -np.sum(ds * e) / _sum ** 2
     de += unreduce(d_sum, e)
     # line 31: e = np.exp(z)
     dz = de * e
     # line 30: z = x - np.max(x)
     dx = dz
-    d_max = np.sum(-dz)
+    d_max = -np.sum(dz)
     dx += choose_grad(d_max, _max, x)
     return (result, dx)

@@ -8,11 +8,10 @@ def softmax_loss_naive_grad(x, w):
     result = np.sum(_mul)
     # backward
     # line 19: return np.sum(s * w)
-    d_mul = unreduce(1.0, _mul)
-    ds = unbroadcast(d_mul * w, s)
+    ds = unbroadcast(w, s)
     # line 18: s = e / np.sum(e)
     de = ds / _sum
-    d_sum = np.sum(-ds * e / _sum ** 2)
+    d_sum = -np.sum(ds * e) / _sum ** 2
     de += unreduce(d_sum, e)
     # line 17: e = np.exp(x)
     dx = de * e

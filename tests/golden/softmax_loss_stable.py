@@ -10,11 +10,10 @@ def softmax_loss_stable_grad(x, w):
     result = np.sum(_mul)
     # backward
     # line 26: return np.sum(s * w)
-    d_mul = unreduce(1.0, _mul)
-    ds = unbroadcast(d_mul * w, s)
+    ds = unbroadcast(w, s)
     # line 25: s = e / np.sum(e)
     de = ds / _sum
-    d_sum = np.sum(-ds * e / _sum ** 2)
+    d_sum = -np.sum(ds * e) / _sum ** 2
     de += unreduce(d_sum, e)
     # line 24: e = np.exp(z)
     dz = de * e
