@@ -28,58 +28,51 @@ from sgcompiler import grad, stop_gradient, value_and_grad
 PARAMS = ("mu", "logits", "var")
 
 
-def log_likelihood(mu, logits, var, x):
-    """log L: the marginal log-likelihood of the data x (shape (n,)) under the mixture."""
+def log_joint(mu, logits, var, x):
+    """log pi_k + log N(x_n | mu_k, var_k), shape (n, k): the mixing weights are softmax(logits)."""
     log_pi = logits - np.log(np.sum(np.exp(logits)))
     d = x[:, None] - mu
-    log_joint = log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
-    m = stop_gradient(np.max(log_joint, axis=1, keepdims=True))
-    return np.sum(m) + np.sum(np.log(np.sum(np.exp(log_joint - m), axis=1)))
+    return log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
+
+
+def responsibilities(mu, logits, var, x):
+    """The E-step: r[n, k] = p(component k | x_n), a softmax of log_joint over k."""
+    lj = log_joint(mu, logits, var, x)
+    p = np.exp(lj - np.max(lj, axis=1, keepdims=True))
+    return p / np.sum(p, axis=1, keepdims=True)
+
+
+def log_likelihood(mu, logits, var, x):
+    """log L: the marginal log-likelihood of the data x (shape (n,)) under the mixture."""
+    lj = log_joint(mu, logits, var, x)
+    m = stop_gradient(np.max(lj, axis=1, keepdims=True))
+    return np.sum(m) + np.sum(np.log(np.sum(np.exp(lj - m), axis=1)))
 
 
 def em_objective(mu, logits, var, x):
-    """Q: the expected complete-data log-likelihood, responsibilities under stop_gradient."""
-    log_pi = logits - np.log(np.sum(np.exp(logits)))
-    d = x[:, None] - mu
-    log_joint = log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
-    p = np.exp(log_joint - np.max(log_joint, axis=1, keepdims=True))
-    r = stop_gradient(p / np.sum(p, axis=1, keepdims=True))      # the E-step
-    return np.sum(r * log_joint)
+    """Q: the expected complete-data log-likelihood, the E-step under stop_gradient."""
+    r = stop_gradient(responsibilities(mu, logits, var, x))
+    return np.sum(r * log_joint(mu, logits, var, x))
 
 
 def em_objective_without_stop(mu, logits, var, x):
     """The same Q, but the gradient also flows through the responsibilities (wrong for EM)."""
-    log_pi = logits - np.log(np.sum(np.exp(logits)))
-    d = x[:, None] - mu
-    log_joint = log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
-    p = np.exp(log_joint - np.max(log_joint, axis=1, keepdims=True))
-    r = p / np.sum(p, axis=1, keepdims=True)
-    return np.sum(r * log_joint)
+    r = responsibilities(mu, logits, var, x)
+    return np.sum(r * log_joint(mu, logits, var, x))
 
 
 def m_step_objective(mu, logits, var, x, r):
-    """Q(theta) for given responsibilities r (the objective the M-step maximises)."""
-    log_pi = logits - np.log(np.sum(np.exp(logits)))
-    d = x[:, None] - mu
-    log_joint = log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
-    return np.sum(r * log_joint)
+    """Q for given responsibilities r: the objective the M-step maximises."""
+    return np.sum(r * log_joint(mu, logits, var, x))
 
 
-# --- plain NumPy: data, the E-step, and closed-form EM --------------------------------------
+# --- plain NumPy: data and closed-form EM --------------------------------------
 
 def make_data(rng, n=600):
     """n points from a three-component mixture on the line, and the true (mu, pi, var)."""
     mu, pi, sd = np.array([-4.0, 0.0, 3.0]), np.array([0.3, 0.5, 0.2]), np.array([0.8, 1.0, 0.6])
     k = rng.choice(3, size=n, p=pi)
     return rng.normal(mu[k], sd[k]), (mu, pi, sd ** 2)
-
-
-def responsibilities(mu, logits, var, x):
-    """The E-step: r[n, k] = p(component k | x_n)."""
-    log_pi = logits - np.log(np.sum(np.exp(logits)))
-    log_joint = log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * (x[:, None] - mu) ** 2 / var
-    p = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
-    return p / p.sum(axis=1, keepdims=True)
 
 
 def closed_form_m_step(theta, x, r):
