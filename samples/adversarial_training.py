@@ -130,7 +130,8 @@ def plot(path, models, x, y, eps):
         ax.contourf(gx, gy, z > 0, levels=1, colors=["#dde8f5", "#f5e0dd"])
         ax.contour(gx, gy, z, levels=[0.0], colors="k")
         ax.scatter(*x.T, c=y, cmap="coolwarm", s=8)
-        ax.set_title(f"{name}: accuracy on FGSM (eps={eps}) "
+        label = {"plain_loss": "plain training"}.get(name, "adversarial training")
+        ax.set_title(f"{label}: accuracy on FGSM examples (eps={eps}) "
                      f"{adversarial_accuracy(params, x, y, eps):.0%}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

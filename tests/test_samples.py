@@ -266,6 +266,29 @@ def test_mlp_training_learns_the_spirals():
     assert np.mean(mlp_training.predict(params, x) == labels) > 0.85
 
 
+# --- optional pictures ------------------------------------------------------------------------
+
+def test_plots_are_drawn_with_matplotlib(tmp_path):
+    pytest.importorskip("matplotlib")
+    x, _ = em_gmm.make_data(np.random.default_rng(0), n=50)
+    em_gmm.plot(tmp_path / "em.png", x, em_gmm.initial_guess(x))
+    r = np.random.default_rng(0)
+    x, y = adversarial_training.two_moons(r, 20)
+    models = {"plain_loss": adversarial_training.init_params(r, hidden=3),
+              "adversarial_loss": adversarial_training.init_params(r, hidden=3)}
+    adversarial_training.plot(tmp_path / "adv.png", models, x, y, 0.1)
+    assert (tmp_path / "em.png").stat().st_size > 1000
+    assert (tmp_path / "adv.png").stat().st_size > 1000
+
+
+def test_plots_without_matplotlib_say_how_to_install_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)      # import matplotlib fails
+    x, _ = em_gmm.make_data(np.random.default_rng(0), n=50)
+    em_gmm.plot(tmp_path / "em.png", x, em_gmm.initial_guess(x))
+    assert "pip install matplotlib" in capsys.readouterr().out
+    assert not (tmp_path / "em.png").exists()
+
+
 # --- every sample's loss compiles from the command line ----------------------------------------
 
 @pytest.mark.parametrize("target, wrt", [
