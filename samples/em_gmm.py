@@ -176,9 +176,10 @@ def main(argv):
     fitted, ll = fit(start, x, gradient_m_step)
     print("fitting by EM: closed-form M-step vs gradient-ascent M-step on Q")
     print("  iteration   log L (closed form)   log L (gradient M-step)")
-    for i in list(range(0, 30, 5)) + [len(ll) - 1]:
-        a = closed_ll[min(i, len(closed_ll) - 1)]
-        print(f"  {i:9d}   {a:19.6f}   {ll[i]:23.6f}")
+    for i in (0, 5, 10, 20, 40, 80):
+        print(f"  {i:9d}   {closed_ll[min(i, len(closed_ll) - 1)]:19.6f}   "
+              f"{ll[min(i, len(ll) - 1)]:23.6f}")
+    print(f"  {'final':>9s}   {closed_ll[-1]:19.6f}   {ll[-1]:23.6f}")
     print(f"  iterations to converge: closed form {len(closed_ll) - 1}, gradient {len(ll) - 1}")
     print(f"  smallest change of log L between iterations: {np.min(np.diff(ll)):+.1e} "
           "(it never decreases)")

@@ -289,6 +289,14 @@ def test_plots_without_matplotlib_say_how_to_install_it(tmp_path, monkeypatch, c
     assert not (tmp_path / "em.png").exists()
 
 
+def test_readme_excerpt_is_the_generated_code():
+    readme = (SAMPLES.parent / "README.md").read_text()
+    section = readme[readme.index("## Samples"):]
+    excerpt = section[section.index("```python\n") + 10:]
+    excerpt = excerpt[:excerpt.index("```")]
+    assert excerpt in grad(stable_softmax.softmax_loss_stable).source
+
+
 # --- every sample's loss compiles from the command line ----------------------------------------
 
 @pytest.mark.parametrize("target, wrt", [
