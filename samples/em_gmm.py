@@ -66,7 +66,7 @@ def m_step_objective(mu, logits, var, x, r):
     return np.sum(r * log_joint(mu, logits, var, x))
 
 
-# --- plain NumPy: data and closed-form EM --------------------------------------
+# --- plain NumPy: data, closed-form EM, and EM with a gradient M-step ------------------------
 
 def make_data(rng, n=600):
     """n points from a three-component mixture on the line, and the true (mu, pi, var)."""
