@@ -10,6 +10,10 @@ import specimens_calls as C
 import specimens_control as L
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "samples"))
+import em_gmm  # noqa: E402
+import mlp_training  # noqa: E402
+import rbm_contrastive_divergence  # noqa: E402
+import scipy_minimize  # noqa: E402
 import stable_softmax  # noqa: E402
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
@@ -24,6 +28,12 @@ CASES = {
     "helper_call_in_loop": (C.helper_in_loop, 0),
     "writes_in_loop": (L.cumulative_writes, 0),
     "dict_parameters": (C.mlp, 0),
+    "em_objective": (em_gmm.em_objective, em_gmm.PARAMS),
+    "cd_loss": (rbm_contrastive_divergence.cd_loss, rbm_contrastive_divergence.PARAMS),
+    "logistic_loss": (scipy_minimize.logistic_loss, 0),
+    "mlp_training_loss": (mlp_training.loss, 0),
+    # adversarial_training.adversarial_loss is left out until the code compiled without
+    # arguments is the code that runs for its dict parameter (see tests/test_samples.py)
 }
 
 
