@@ -7,8 +7,7 @@ def em_objective_grad(mu, logits, var, x):
     result = np.sum(_mul)
     # backward
     # line 55: return np.sum(r * log_joint(mu, logits, var, x))
-    d_mul = unreduce(1.0, _mul)
-    d_log_joint = unbroadcast(d_mul * r, _log_joint)
+    d_log_joint = unbroadcast(r, _log_joint)
     _dmu_log_joint, _dlogits_log_joint, _dvar_log_joint = log_joint_backward(d_log_joint, _log_joint_saved)
     dmu = _dmu_log_joint
     dlogits = _dlogits_log_joint
@@ -53,7 +52,7 @@ def log_joint_backward(dresult, _saved):
     dmu = unbroadcast(-dd, mu)
     # line 33: log_pi = logits - np.log(np.sum(np.exp(logits)))
     dlogits = dlog_pi
-    d_log = np.sum(-dlog_pi)
+    d_log = -np.sum(dlog_pi)
     d_sum = d_log / _sum
     d_exp = unreduce(d_sum, _exp)
     dlogits = dlogits + d_exp * _exp

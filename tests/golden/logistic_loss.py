@@ -18,8 +18,8 @@ def logistic_loss_grad(w, X, y, lam):
     result = nll + _mul3
     # backward
     # line 32: return nll + 0.5 * lam * np.sum(w ** 2)
-    dnll = np.sum(1.0)
-    d_mul3 = 1.0
+    dnll = 1.0
+    d_mul3 = unbroadcast(1.0, _mul3)
     d_sum = np.sum(d_mul3 * _mul2)
     d_pow = unreduce(d_sum, _pow)
     dw = d_pow * 2 * w
