@@ -51,3 +51,17 @@ def in_loop(x):
     for i in range(3):
         y = y * stop_gradient(y) + x
     return np.sum(y)
+
+
+class _Opaque:
+    """A callable object sgcompiler knows nothing about (like another AD tool's gradient)."""
+
+    def __call__(self, x):
+        return np.cos(x) + 2.0
+
+
+opaque = _Opaque()
+
+
+def opaque_under_stop(x):
+    return np.sum(x * stop_gradient(opaque(x)))

@@ -118,15 +118,24 @@ def _fixed_point(seed: set, edges) -> set:
 
 
 def _refuse_blocked(fn, flows, varied, useful) -> None:
-    problems = []
+    # Where no gradient can flow (an unknown function, an attribute), follow the values as
+    # if it could, so that a chain of such operations is refused, not silently cut.
+    passing = [(t, ins + [n for _, n in op.blocked] if op.kind == UNKNOWN else ins)
+               for t, ins, op, _ in flows]
+    varied = _fixed_point(set(varied), passing)
+    useful = _fixed_point(set(useful), [(i, [t]) for t, ins in passing for i in ins])
+    problems, reported = [], set()
     for target, _, op, stmt in flows:
         if target not in useful:
             continue
         for param, name in op.blocked:
             if name not in varied:
                 continue
+            reported.add(target)
+            if name in reported:       # the operation that made `name` is reported already
+                continue
             if op.kind == UNKNOWN:
-                what = f"{op.what} has no derivative rule"
+                what = f"there is no derivative rule for {op.what}"
             elif op.kind == RULE:
                 what = f"the derivative rule of {op.what} gives no gradient for its " \
                        f"parameter '{param}'"

@@ -20,7 +20,7 @@ import numpy as np
 from .. import rules
 from ..errors import error_at
 from .normalize import is_global_chain
-from .resolve import ITERATION, METHOD, NONDIFF, PRIMITIVE, STOP, USER
+from .resolve import ITERATION, METHOD, NONDIFF, OPAQUE, PRIMITIVE, STOP, USER
 
 COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, SETITEM, \
     UNKNOWN = ("copy", "const", "rule", "stop", "nondiff", "index", "container", "append",
@@ -156,6 +156,9 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
             return Op(NONDIFFERENTIABLE, reads=reads)
         return _rule_op(fn, node, target, [receiver] + args, keywords, reads,
                         f".{callee.name}()")
+    if callee.kind == OPAQUE:
+        return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
+                  what=callee.name)
     if callee.kind == ITERATION:
         return Op(UNKNOWN, blocked=_names_of(args), reads=reads,
                   what=f"{callee.name}() outside a for statement")

@@ -7,7 +7,7 @@ builtins) and classified by the object they refer to, not by their spelling:
     sg(np.max(x))    -> Callee(STOP)        (when sg is sgcompiler.stop_gradient)
     len(x)           -> Callee(NONDIFF)
     x.sum(axis=0)    -> Callee(METHOD, 'sum')
-    scipy.special.gammaln(x) -> an error: no derivative rule
+    scipy.special.gammaln(x) -> Callee(OPAQUE): an error if a gradient must flow through it
 
 The result maps each callee's source text to a `Callee`; it is keyed by text because the
 same text means the same object everywhere in one function (locals cannot be called).
@@ -24,8 +24,8 @@ from ..errors import describe, errors_at
 from ..runtime import stop_gradient
 from ..source import FunctionSource
 
-PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION = (
-    "primitive", "stop", "nondiff", "method", "user", "iteration")
+PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
+    "primitive", "stop", "nondiff", "method", "user", "iteration", "opaque")
 # allowed as what a `for` loop iterates over (normalize rewrites them), nowhere else
 _ITERATION = (enumerate, zip, reversed)
 _LOOP_BUILTINS = frozenset({"len", "range", "min"})
@@ -139,13 +139,9 @@ def resolve(fn: FunctionSource) -> Resolution:
         if error:
             problems.append(describe(fn, node, error))
             continue
-        callee = classify(obj, key)
-        if callee is None:
-            problems.append(describe(fn, node, f"no derivative rule for {key}; register one "
-                                               "with sgcompiler.adjoint, or declare it with "
-                                               "sgcompiler.nondifferentiable"))
-            continue
-        callees[key] = callee
+        # a function without a rule is fine while no gradient has to flow through it
+        # (e.g. under stop_gradient); activity analysis refuses it otherwise
+        callees[key] = classify(obj, key) or Callee(OPAQUE, obj, name=key)
     if problems:
         raise errors_at(sorted(set(problems), key=problems.index))
     return Resolution(callees, global_roots)
