@@ -201,15 +201,12 @@ def test_adversarial_training_is_more_robust():
     assert robust_adv > plain_adv + 0.08, (plain_adv, robust_adv)
 
 
-@pytest.mark.xfail(strict=True, reason="compiler: `sgcompiler FILE:FUNC` compiles for array "
-                   "arguments, so a dict parameter that the function only passes on to "
-                   "helpers gets its adjoints accumulated with `+` (dict + dict), not "
-                   "add_trees: the printed code is not the code that runs for a dict")
 def test_cli_prints_the_code_that_runs_for_dict_parameters(capsys):
     target = f"{SAMPLES / 'adversarial_training.py'}:adversarial_loss"
     assert cli_main([target]) == 0
     out = capsys.readouterr().out
     assert "dparams = dparams + _dparams_loss2" not in out
+    assert "add_trees(dparams" in out
 
 
 # --- scipy_minimize ----------------------------------------------------------------------------

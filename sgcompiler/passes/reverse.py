@@ -103,8 +103,8 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     saved_names = sorted(sweep.needed)     # primal values, counters, saved call values
     top = set(norm.params) | {target_of(s) for s in norm.body
                               if isinstance(s, gast.Assign)} | {
-        sweep.names[("trips", id(s))] for s in norm.body
-        if isinstance(s, LOOPS) and ("trips", id(s)) in sweep.names}
+        sweep.names[(kind, id(s))] for s in norm.body for kind in ("trips", "saved")
+        if (kind, id(s)) in sweep.names}
     for name in saved_names:
         if name not in top and name not in sweep.inits:
             sweep.inits.append(name)

@@ -122,10 +122,9 @@ def _broadcast(classes):
 
 
 def _kinds(norm, statements, trees):
-    # a parameter indexed by a string (params["W1"]) is a dict whatever the caller said
-    keyed = {stmt.value.value.id for stmt, op in statements if op.kind == INDEX
-             and isinstance(stmt.value.slice, gast.Constant)
-             and isinstance(stmt.value.slice.value, str)}
+    # a parameter used as a dict (params["W1"], params.items(), or passed on to a function
+    # that does so) is a container whatever the caller said
+    keyed = keyed_params(norm.fn.function) if norm.fn.function is not None else set()
     kinds = {p: (CONTAINER if p in trees or p in keyed else ARRAY) for p in norm.params}
     while True:
         before = dict(kinds)
@@ -208,3 +207,46 @@ def _is_int_expr(rhs, ints, resolution):
     if isinstance(rhs, gast.Call) and not rhs.keywords:
         return _builtin(rhs, resolution, len) or _builtin(rhs, resolution, int)
     return False
+
+
+_KEYED: dict = {}
+
+
+def keyed_params(fn, depth=0) -> frozenset:
+    """Parameters of `fn` that it uses as dicts: indexed with a string, iterated with
+    .items()/.keys()/.values(), or passed to a function that does so."""
+    code = getattr(fn, "__code__", None)
+    if code is None or depth > 8:
+        return frozenset()
+    if code in _KEYED:
+        return _KEYED[code]
+    _KEYED[code] = frozenset()          # a recursive call sees "none yet"
+    from ..errors import SGCompilerError
+    from ..source import parse_function
+    try:
+        src = parse_function(fn)
+    except SGCompilerError:
+        return frozenset()
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    keyed = set()
+    for node in gast.walk(src.tree):
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                and isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):
+            keyed.add(node.value.id)
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and node.func.attr in ("items", "keys", "values") \
+                and isinstance(node.func.value, gast.Name):
+            keyed.add(node.func.value.id)
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            found, callee = src.lookup(node.func.id)
+            if found and hasattr(callee, "__code__") and callee is not fn:
+                inner = keyed_params(callee, depth + 1)
+                names = callee.__code__.co_varnames[:callee.__code__.co_argcount]
+                for name, arg in zip(names, node.args):
+                    if name in inner and isinstance(arg, gast.Name):
+                        keyed.add(arg.id)
+                for kw in node.keywords:
+                    if kw.arg in inner and isinstance(kw.value, gast.Name):
+                        keyed.add(kw.value.id)
+    _KEYED[code] = frozenset(keyed & params)
+    return _KEYED[code]
