@@ -102,6 +102,8 @@ class GradientFunction:
                 grads = grads[0]
         else:
             grads = _like_tree(grads, values[0])
+        if self._has_trees(values):
+            grads = _unaliased(grads, args, kwargs)
         return (result, grads) if self.with_value else grads
 
     def _specialise(self, args, kinds):
@@ -114,6 +116,10 @@ class GradientFunction:
         self._last = (scalars, trees)
         self._compiled[kinds] = function
         return function
+
+    @staticmethod
+    def _has_trees(values):
+        return any(isinstance(v, (dict, list, tuple)) for v in values)
 
     def _wrt_values(self, args, kwargs):
         if not kwargs and all(p < len(args) for p in self._positions):
@@ -174,13 +180,47 @@ def _check_scalar(fname, result):
 def _like_tree(g, x):
     """The gradient `g` with the structure, types and shapes of argument `x`."""
     if isinstance(x, dict):
-        return {k: _like_tree(0.0 if _zero(g) else g[k], v) for k, v in x.items()}
+        return {k: _like_tree(0.0 if _zero(g) else g.get(k, 0.0), v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         items = [_like_tree(0.0 if _zero(g) else g[i], v) for i, v in enumerate(x)]
         if hasattr(x, "_fields"):          # a namedtuple
             return type(x)(*items)
         return tuple(items) if isinstance(x, tuple) else items
     return _like(g, x)
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        for v in tree.values():
+            yield from _leaves(v)
+    elif isinstance(tree, (list, tuple)):
+        for v in tree:
+            yield from _leaves(v)
+    elif isinstance(tree, np.ndarray):
+        yield tree
+
+
+def _unaliased(grads, args, kwargs):
+    """Tree gradients whose arrays share no memory with the arguments or each other, so
+    updating one in place cannot change another (generated code may pass arrays on)."""
+    taken = list(_leaves((args, kwargs)))
+
+    def fresh(leaf):
+        if any(np.may_share_memory(leaf, other) for other in taken):
+            leaf = leaf.copy()
+        taken.append(leaf)
+        return leaf
+
+    def walk(tree):
+        if isinstance(tree, dict):
+            return {k: walk(v) for k, v in tree.items()}
+        if isinstance(tree, (list, tuple)):
+            items = [walk(v) for v in tree]
+            if hasattr(tree, "_fields"):
+                return type(tree)(*items)
+            return tuple(items) if isinstance(tree, tuple) else items
+        return fresh(tree) if isinstance(tree, np.ndarray) else tree
+    return walk(grads)
 
 
 def _zero(g):

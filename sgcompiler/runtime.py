@@ -198,7 +198,7 @@ def add_trees(a, b):
     if _is_zero(b):
         return a
     if isinstance(a, dict):
-        return {k: add_trees(a[k], b[k]) for k in a}
+        return {k: add_trees(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}
     if isinstance(a, (list, tuple)):
         return [add_trees(x, y) for x, y in zip(a, b)]
     return a + b

@@ -50,3 +50,16 @@ def test_helper_pieces_are_shown_and_cached():
     before = len(pipeline._PIECES)
     g(r.normal(size=(3, 3)), r.normal(size=3), r.normal(size=3))
     assert len(pipeline._PIECES) == before
+
+
+def test_tree_gradient_leaves_do_not_alias_arguments_or_each_other():
+    def f(p, x):
+        return np.sum(p["a"] * x) + np.sum(p["b"] * x) + np.sum(p["c"])
+    r = np.random.default_rng(0)
+    x = r.normal(size=3)
+    p = {"a": r.normal(size=3), "b": r.normal(size=3), "c": r.normal(size=3)}
+    g = grad(f)(p, x)
+    assert np.allclose(g["a"], x) and np.allclose(g["b"], x)
+    assert not np.shares_memory(g["a"], x) and not np.shares_memory(g["a"], g["b"])
+    g["a"][:] = 0.0
+    assert np.all(g["b"] != 0) and np.all(x != 0)

@@ -17,7 +17,7 @@ import copy
 import gast
 
 from .inline import const, inline, load, simplify
-from .ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM
+from .ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from .shapes import ARRAY, CONTAINER as CONTAINER_KIND
 
 
@@ -123,10 +123,16 @@ def index_adjoint(rev, stmt, g):
             zeros = rev.np_call("zeros_like", [load(var)])
             out.append(rev.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=zeros),
                                   stmt))
+    elif kind == CONTAINER_KIND and _is_key(index) and rev.depth == 0 and \
+            (current is None or isinstance(current, gast.Dict)) and \
+            target_of(stmt) in rev.stable:
+        # params["W1"] read once in straight-line code: keep the adjoint as a dict literal,
+        # {'W1': d_params_W1, ...}, rather than zeros plus additions
+        return dict_entry(rev, var, current, index, g)
     elif current is None:
         out.append(rev.assign(dvar, rev.helper_call("zeros_tree", [load(var)]), stmt))
     elif not isinstance(current, gast.Name) or current.id != dvar:
-        out.append(rev.assign(dvar, current, stmt))
+        out.append(rev.assign(dvar, rev.materialize(var, current), stmt))
     rev.state[var] = load(dvar)
     rev.owned.add(var) if kind == ARRAY else rev.owned.discard(var)
     rev.reads.add(var)
@@ -151,6 +157,26 @@ def index_adjoint(rev, stmt, g):
     node.lineno = stmt.lineno
     out.append(node)
     return out
+
+
+def _is_key(index) -> bool:
+    return isinstance(index, gast.Constant) and isinstance(index.value, str)
+
+
+def dict_entry(rev, var, current, key, g):
+    """Add g under `key` in the compile-time dict that is var's adjoint."""
+    keys = list(current.keys) if current is not None else []
+    values = list(current.values) if current is not None else []
+    for i, k in enumerate(keys):
+        if k.value == key.value:
+            values[i] = rev.helper_call("add_trees", [values[i], copy.deepcopy(g)])
+            break
+    else:
+        keys.append(copy.deepcopy(key))
+        values.append(copy.deepcopy(g))
+    rev.state[var] = gast.Dict(keys=keys, values=values)
+    rev.reads.add(var)
+    return []
 
 
 def is_basic_index(index, ints=frozenset()) -> bool:

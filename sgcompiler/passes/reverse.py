@@ -154,6 +154,7 @@ class _Reverser:
         self.written_in_place = {target_of(s) for s in assignments(norm.body) if is_setitem(s)}
         self.stable = _stable_names(norm)
         self.maybe_scalar = set()   # adjoints that may hold a plain 0.0 at run time
+        self.depth = 0              # how many branches and loops the adjoint sweep is in
 
     # --- names and small builders
 
@@ -183,6 +184,15 @@ class _Reverser:
 
     def is_active(self, name):
         return self.act.is_active(name)
+
+    def materialize(self, var, value):
+        """A state value as a complete run-time value: a compile-time dict of some keys
+        becomes {**zeros_tree(params), 'W1': ...}."""
+        if isinstance(value, gast.Dict):
+            self.reads.add(var)
+            return gast.Dict(keys=[None] + list(value.keys), values=[
+                self.helper_call("zeros_tree", [load(var)])] + list(value.values))
+        return copy.deepcopy(value)
 
     def zero(self, var):
         """A runtime zero for var's adjoint: 0.0, or a zero tree for a container."""
@@ -396,6 +406,8 @@ class _Reverser:
             # an adjoint array this code owns can be handed on once: nothing reads it later
             self.handoff = g.id if isinstance(g, gast.Name) and target in self.owned else None
             self.owned.discard(target)
+        if isinstance(g, gast.Dict):
+            g = self.materialize(target, g)
         if g is not None and self.is_active(target):
             body = (self.call_adjoint(stmt, op, g) if op.kind == CALL
                     else contributions(self, stmt, op, target, g))
@@ -477,7 +489,8 @@ class _Reverser:
                 self.handoff = None if handed else self.handoff
             return [self.assign(dvar, expr, stmt)]
         if not array:
-            return [self.assign(dvar, self.helper_call("add_trees", [current, expr]), stmt)]
+            return [self.assign(dvar, self.helper_call("add_trees", [
+                self.materialize(var, current), expr]), stmt)]
         if var in self.owned and isinstance(current, gast.Name):
             node = gast.AugAssign(target=_store(dvar), op=gast.Add(), value=expr)
             node.lineno = stmt.lineno
@@ -522,10 +535,12 @@ class _Reverser:
         if isinstance(stmt.test, gast.Name) and any(True for _ in assignments([stmt])):
             self.reads.add(stmt.test.id)
         before_state, before_owned = dict(self.state), set(self.owned)
+        self.depth += 1
         body = self.adjoint_block(stmt.body)
         then_state, then_owned = self.state, self.owned
         self.state, self.owned = dict(before_state), set(before_owned)
         orelse = self.adjoint_block(stmt.orelse)
+        self.depth -= 1
         self.merge(stmt, (then_state, then_owned, body),
                    (self.state, self.owned, orelse))
         if not body and not orelse:
@@ -553,7 +568,7 @@ class _Reverser:
                 if value is None:
                     block.append(self.assign(dvar, self.zero(var), stmt))
                 elif not (isinstance(value, gast.Name) and value.id == dvar):
-                    block.append(self.assign(dvar, copy.deepcopy(value), stmt))
+                    block.append(self.assign(dvar, self.materialize(var, value), stmt))
             merged[var] = load(dvar)
             if all(v is None or var in own for v, (_, own, _) in zip(values, branches)):
                 owned.add(var)
@@ -587,7 +602,7 @@ class _Reverser:
                 elif value is None:
                     materialize.append(self.assign(dvar, self.zero(var), stmt))
                 elif not (isinstance(value, gast.Name) and value.id == dvar):
-                    materialize.append(self.assign(dvar, copy.deepcopy(value), stmt))
+                    materialize.append(self.assign(dvar, self.materialize(var, value), stmt))
                 self.state[var] = load(dvar)
                 if var in buffers and (value is None or keep):
                     self.owned.add(var)
@@ -595,7 +610,9 @@ class _Reverser:
                     self.owned.discard(var)
             top_state, top_owned = dict(self.state), set(self.owned)
             self.comment_line = None
+            self.depth += 1
             body = self.adjoint_block(stmt.body)
+            self.depth -= 1
             grown = {v for v in touched if self.state.get(v) is not None} - live
             lost = {v for v in top_owned & touched if v not in self.owned or
                     gast.dump(self.state.get(v) or const(0)) != gast.dump(top_state[v])}
@@ -607,8 +624,8 @@ class _Reverser:
         for var in sorted(touched & live):
             value = self.state.get(var)
             if not (isinstance(value, gast.Name) and gast.dump(value) == gast.dump(top_state[var])):
-                body.append(self.assign(self.dname(var),
-                                        self.zero(var) if value is None else value, stmt))
+                body.append(self.assign(self.dname(var), self.zero(var) if value is None
+                                        else self.materialize(var, value), stmt))
             self.state[var] = top_state[var]
             if var not in top_owned:
                 self.owned.discard(var)
@@ -665,7 +682,7 @@ class _Reverser:
         value = self.state.get(param)
         if value is None:
             return self.zero(param)
-        return copy.deepcopy(value)
+        return _forward_order(value)
 
     def final_gradient(self, param):
         value = self.state.get(param)
@@ -677,7 +694,16 @@ class _Reverser:
             # it may be another variable's array (or an argument): return a copy
             if self.shapes.kind(param) == ARRAY:
                 return self.np_call("copy", [value])
-        return copy.deepcopy(value)
+        return _forward_order(value)
+
+
+def _forward_order(value):
+    """A compile-time dict adjoint lists its keys in the order the source reads them."""
+    value = copy.deepcopy(value)
+    if isinstance(value, gast.Dict):
+        value.keys.reverse()
+        value.values.reverse()
+    return value
 
 
 def _stable_names(norm):

@@ -127,7 +127,7 @@ def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @vjp(np.mean, reduction=True)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return unreduce(g, a, axis, keepdims) / reduced_size(a, axis)
+    return unreduce(g / reduced_size(a, axis), a, axis, keepdims)
 
 
 @vjp(np.max, np.min, np.amax, np.amin, reduction=True)

@@ -15,22 +15,16 @@ def mlp_grad(params, x, y):
     result = np.mean(_pow)
     # backward
     # line 72: return np.mean((out - y) ** 2)
-    d_pow = unreduce(1.0, _pow) / reduced_size(_pow)
-    d_sub = d_pow * 2 * _sub
+    d_sub = 1.0 / reduced_size(_pow) * 2 * _sub
     dout = unbroadcast(d_sub, out)
     # line 71: out = h @ params["W2"] + params["b2"]
     d_matmul2 = unbroadcast(dout, _matmul2)
     d_params_b2 = unbroadcast(dout, _params_b2)
-    dparams = zeros_tree(params)
-    dparams['b2'] = add_trees(dparams['b2'], d_params_b2)
     dh = matmul_grad_left(d_matmul2, h, _params_W2)
     d_params_W2 = matmul_grad_right(d_matmul2, h, _params_W2)
-    dparams['W2'] = add_trees(dparams['W2'], d_params_W2)
     # line 70: h = np.tanh(x @ params["W1"] + params["b1"])
     d_add = dh * (1.0 - h ** 2)
     d_matmul = unbroadcast(d_add, _matmul)
     d_params_b1 = unbroadcast(d_add, _params_b1)
-    dparams['b1'] = add_trees(dparams['b1'], d_params_b1)
     d_params_W1 = matmul_grad_right(d_matmul, x, _params_W1)
-    dparams['W1'] = add_trees(dparams['W1'], d_params_W1)
-    return (result, dparams)
+    return (result, {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2})

@@ -24,7 +24,7 @@ def logistic_loss_grad(w, X, y, lam):
     d_pow = unreduce(d_sum, _pow)
     dw = d_pow * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
-    d_sub = unreduce(dnll, _sub) / reduced_size(_sub)
+    d_sub = unreduce(dnll / reduced_size(_sub), _sub)
     d_add = unbroadcast(d_sub, _add)
     d_mul = unbroadcast(-d_sub, _mul)
     dz = unbroadcast(d_mul * y, z)

@@ -23,7 +23,7 @@ def loss_grad(params, x, y):
     # backward
     # line 25: return -np.mean(np.sum(y * log_p, axis=1))
     d_mean = -1.0
-    d_sum2 = unreduce(d_mean, _sum2) / reduced_size(_sum2)
+    d_sum2 = unreduce(d_mean / reduced_size(_sum2), _sum2)
     d_mul = unreduce(d_sum2, _mul, 1)
     dlog_p = unbroadcast(d_mul * y, log_p)
     # line 24: log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
@@ -37,16 +37,11 @@ def loss_grad(params, x, y):
     # line 22: z = h @ params["W2"] + params["b2"]
     d_matmul2 = unbroadcast(dz, _matmul2)
     d_params_b2 = unbroadcast(dz, _params_b2)
-    dparams = zeros_tree(params)
-    dparams['b2'] = add_trees(dparams['b2'], d_params_b2)
     dh = matmul_grad_left(d_matmul2, h, _params_W2)
     d_params_W2 = matmul_grad_right(d_matmul2, h, _params_W2)
-    dparams['W2'] = add_trees(dparams['W2'], d_params_W2)
     # line 21: h = np.tanh(x @ params["W1"] + params["b1"])
     d_add = dh * (1.0 - h ** 2)
     d_matmul = unbroadcast(d_add, _matmul)
     d_params_b1 = unbroadcast(d_add, _params_b1)
-    dparams['b1'] = add_trees(dparams['b1'], d_params_b1)
     d_params_W1 = matmul_grad_right(d_matmul, x, _params_W1)
-    dparams['W1'] = add_trees(dparams['W1'], d_params_W1)
-    return (result, dparams)
+    return (result, {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2})
