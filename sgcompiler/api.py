@@ -55,6 +55,8 @@ class GradientFunction:
         self._tuple = isinstance(wrt, (tuple, list))
         self.wrt = tuple(self._param_name(w) for w in (wrt if self._tuple else (wrt,)))
         self._positions = tuple(self._params.index(w) for w in self.wrt)
+        self._single = not self._tuple and len(self.wrt) == 1
+        self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> generated function
         self._last = (frozenset(), frozenset())
         functools.update_wrapper(self, fn)
@@ -86,23 +88,26 @@ class GradientFunction:
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
-        kinds = tuple(type(a) for a in args)
+        kinds = tuple(map(type, args))
         function = self._compiled.get(kinds)
         if function is None:
             function = self._specialise(args, kinds)
         values = self._wrt_values(args, kwargs)
+        plain = True
         for name, value in zip(self.wrt, values):
-            _check_tree(self.primal.__name__, name, value)
+            if not _plain_float(value):
+                _check_tree(self.primal.__name__, name, value)
+                plain = False
         result, grads = function(*args, **kwargs)
-        _check_scalar(self.primal.__name__, result)
-        if self._tuple or len(self.wrt) > 1:
-            grads = tuple(_like_tree(g, v) for g, v in zip(grads if len(self.wrt) > 1
-                                                           else (grads,), values))
-            if not self._tuple:
-                grads = grads[0]
-        else:
+        if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
+                                                      and result.size == 1):
+            _check_scalar(self.primal.__name__, result)
+        if self._single:
             grads = _like_tree(grads, values[0])
-        if self._has_trees(values):
+        else:
+            several = grads if len(self.wrt) > 1 else (grads,)
+            grads = tuple(_like_tree(g, v) for g, v in zip(several, values))
+        if not plain and self._has_trees(values):
             grads = _unaliased(grads, args, kwargs)
         return (result, grads) if self.with_value else grads
 
@@ -122,7 +127,7 @@ class GradientFunction:
         return any(isinstance(v, (dict, list, tuple)) for v in values)
 
     def _wrt_values(self, args, kwargs):
-        if not kwargs and all(p < len(args) for p in self._positions):
+        if not kwargs and len(args) > self._last_position:
             return [args[p] for p in self._positions]
         try:
             bound = self._signature.bind(*args, **kwargs)
@@ -130,6 +135,15 @@ class GradientFunction:
             raise TypeError(f"{self.primal.__name__}(): {exc}") from None
         bound.apply_defaults()
         return [bound.arguments[w] for w in self.wrt]
+
+
+_SCALAR_TYPES = (float, np.float64, np.float32, int)
+
+
+def _plain_float(value) -> bool:
+    """The common, valid case, checked fast: a float or a float64/float32 array."""
+    t = type(value)
+    return t is float or (t is np.ndarray and value.dtype.kind == "f")
 
 
 def _check_tree(fname, name, value):

@@ -473,8 +473,9 @@ class _Reverser:
         dvar = self.dname(var)
         current = self.state.get(var)
         self.maybe_scalar.discard(var) if current is None else None
-        if current is None and self.is_broadcast_scalar(expr):
-            self.state[var] = expr       # kept symbolic: consumers use the scalar itself
+        if current is None and (self.is_broadcast_scalar(expr) or
+                                isinstance(expr, gast.Constant)):
+            self.state[var] = expr       # kept symbolic: consumers use the value itself
             return []
         if not _is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
                                        self.written_in_place for n in gast.walk(expr)):

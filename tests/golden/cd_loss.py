@@ -26,15 +26,11 @@ def cd_loss_grad(W, b, c, v_data, k, rng):
     result = _mean - _mean2
     # backward
     # line 53: return np.mean(free_energy(v_data, W, b, c)) - np.mean(free_energy(v_neg, W, b, c))
-    d_mean = 1.0
-    d_mean2 = -1.0
-    d_free_energy2 = unreduce(d_mean2 / reduced_size(_free_energy2), _free_energy2)
-    _dW_free_energy, _db_free_energy, _dc_free_energy = free_energy_backward(d_free_energy2, _free_energy_saved)
+    _dW_free_energy, _db_free_energy, _dc_free_energy = free_energy_backward(unreduce(-1.0 / reduced_size(_free_energy2), _free_energy2), _free_energy_saved)
     dW = _dW_free_energy
     db = _db_free_energy
     dc = _dc_free_energy
-    d_free_energy = unreduce(d_mean / reduced_size(_free_energy), _free_energy)
-    _dW_free_energy2, _db_free_energy2, _dc_free_energy2 = free_energy_backward(d_free_energy, _free_energy_saved2)
+    _dW_free_energy2, _db_free_energy2, _dc_free_energy2 = free_energy_backward(unreduce(1.0 / reduced_size(_free_energy), _free_energy), _free_energy_saved2)
     dW = dW + _dW_free_energy2
     db = db + _db_free_energy2
     dc = dc + _dc_free_energy2

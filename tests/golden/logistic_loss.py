@@ -18,15 +18,13 @@ def logistic_loss_grad(w, X, y, lam):
     result = nll + _mul3
     # backward
     # line 32: return nll + 0.5 * lam * np.sum(w ** 2)
-    dnll = 1.0
     d_mul3 = unbroadcast(1.0, _mul3)
     d_sum = np.sum(d_mul3 * _mul2)
     d_pow = unreduce(d_sum, _pow)
     dw = d_pow * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
-    d_sub = unreduce(dnll / reduced_size(_sub), _sub)
-    d_add = unbroadcast(d_sub, _add)
-    d_mul = unbroadcast(-d_sub, _mul)
+    d_add = unbroadcast(1.0 / reduced_size(_sub), _add)
+    d_mul = unbroadcast(-(1.0 / reduced_size(_sub)), _mul)
     dz = unbroadcast(d_mul * y, z)
     d_maximum = d_add
     d_log1p = d_add

@@ -22,9 +22,7 @@ def loss_grad(params, x, y):
     result = -_mean
     # backward
     # line 25: return -np.mean(np.sum(y * log_p, axis=1))
-    d_mean = -1.0
-    d_sum2 = unreduce(d_mean / reduced_size(_sum2), _sum2)
-    d_mul = unreduce(d_sum2, _mul, 1)
+    d_mul = unreduce(unreduce(-1.0 / reduced_size(_sum2), _sum2), _mul, 1)
     dlog_p = unbroadcast(d_mul * y, log_p)
     # line 24: log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
     dz_1 = unbroadcast(dlog_p, z_1)
