@@ -1,0 +1,59 @@
+"""Facts about values and memory that the reverse pass needs: which variables keep one
+value throughout, and which reads may see a later in-place write."""
+from __future__ import annotations
+
+import gast
+
+from .activity import assignments
+from .ops import is_setitem, target_of
+
+LOOPS = (gast.For, gast.While)
+
+
+def stable_names(norm):
+    """Variables assigned once, at the top level of the function (or parameters never
+    assigned): their value is the same at every point of the adjoint sweep."""
+    counts = {}
+    for s in assignments(norm.body):
+        counts[target_of(s)] = counts.get(target_of(s), 0) + (2 if is_setitem(s) else 1)
+    top = {target_of(s) for s in norm.body if isinstance(s, gast.Assign) and not is_setitem(s)}
+    stable = {n for n, c in counts.items() if c == 1 and n in top}
+    return stable | {p for p in norm.params if p not in counts}
+
+
+def _linear(body):
+    """Statements in execution order, loop bodies twice (to see one iteration's write
+    reach the next iteration's read)."""
+    out = []
+    for stmt in body:
+        if isinstance(stmt, gast.If):
+            out += [stmt] + _linear(stmt.body) + _linear(stmt.orelse)
+        elif isinstance(stmt, LOOPS):
+            out += _linear(stmt.body) * 2
+        else:
+            out.append(stmt)
+    return out
+
+
+def reads_after_writes(body):
+    """ids of `r = x[...]` whose r is read after x is written in place: if r is a view,
+    the write changes it."""
+    order = _linear(body)
+    found = set()
+    for i, stmt in enumerate(order):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Subscript)
+                and isinstance(stmt.value.value, gast.Name) and not is_setitem(stmt)):
+            continue
+        array, r = stmt.value.value.id, target_of(stmt)
+        written = False
+        for later in order[i + 1:]:
+            if written and any(isinstance(n, gast.Name) and n.id == r
+                               and isinstance(n.ctx, gast.Load) for n in gast.walk(later)):
+                found.add(id(stmt))
+                break
+            if isinstance(later, gast.Assign) and not is_setitem(later) and \
+                    target_of(later) == r:
+                break
+            if is_setitem(later) and target_of(later) == array:
+                written = True
+    return found

@@ -1,0 +1,134 @@
+"""The adjoint of each variable, as the reverse pass knows it at compile time.
+
+`state[v]` is absent (the adjoint is zero: no code), a variable `dv`, a constant (the
+seed 1.0), a constant broadcast to a shape (`unreduce(1.0, t)`, kept symbolic so that
+elementwise rules can use the scalar), or a dict literal for a parameter dict. Adding to
+an adjoint writes `dv = e` the first time and `dv += e` later, in place only into arrays
+the generated code allocated itself (`owned`).
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from .. import runtime
+from .inline import const, load
+from .shapes import ARRAY
+
+
+class AdjointState:
+    """Compile-time adjoint bookkeeping (mixed into the reverse pass's _Reverser)."""
+
+    def materialize(self, var, value):
+        """A state value as a complete run-time value: a compile-time dict of some keys
+        becomes {**zeros_tree(params), 'W1': ...}."""
+        if isinstance(value, gast.Dict):
+            self.reads.add(var)
+            return gast.Dict(keys=[None] + list(value.keys), values=[
+                self.helper_call("zeros_tree", [load(var)])] + list(value.values))
+        return copy.deepcopy(value)
+
+    def zero(self, var):
+        """A runtime zero for var's adjoint: 0.0, or a zero tree for a container."""
+        if self.shapes.kind(var) == ARRAY:
+            self.maybe_scalar.add(var)
+            return const(0.0)
+        self.reads.add(var)
+        return self.helper_call("zeros_tree", [load(var)])
+
+    def accumulate(self, var, expr, stmt):
+        """dvar += expr, as a first write when dvar is still zero."""
+        dvar = self.dname(var)
+        current = self.state.get(var)
+        self.maybe_scalar.discard(var) if current is None else None
+        if current is None and (self.is_broadcast_scalar(expr) or
+                                isinstance(expr, gast.Constant)):
+            self.state[var] = expr       # kept symbolic: consumers use the value itself
+            return []
+        if not _is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
+                                       self.written_in_place for n in gast.walk(expr)):
+            # it may be (a view of) an array the adjoint sweep restores in place
+            expr = self.np_call("copy", [expr])
+        self.state[var] = load(dvar)
+        array = self.shapes.kind(var) == ARRAY
+        if current is None:
+            handed = isinstance(expr, gast.Name) and expr.id == self.handoff
+            if array and (_is_fresh(expr) or handed):
+                self.owned.add(var)
+                self.handoff = None if handed else self.handoff
+            return [self.assign(dvar, expr, stmt)]
+        if not array:
+            return [self.assign(dvar, self.helper_call("add_trees", [
+                self.materialize(var, current), expr]), stmt)]
+        if var in self.owned and isinstance(current, gast.Name):
+            node = gast.AugAssign(target=_store(dvar), op=gast.Add(), value=expr)
+            node.lineno = stmt.lineno
+            return [node]
+        self.owned.add(var)
+        return [self.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=expr), stmt)]
+
+    def is_broadcast_scalar(self, expr):
+        """`unreduce(c, t)`: a constant scalar c broadcast to the shape of t, where t
+        never changes (so the expression means the same wherever it is used)."""
+        if not (isinstance(expr, gast.Call) and 2 <= len(expr.args) <= 4 and not expr.keywords
+                and self.linker.names.get(getattr(expr.func, "id", None)) is runtime.unreduce
+                and all(isinstance(a, gast.Constant) and a.value in (None, False)
+                        for a in expr.args[2:])):
+            return False
+        scalar, shape = expr.args[:2]
+        return isinstance(shape, gast.Name) and shape.id in self.stable and \
+            all(isinstance(n, gast.Constant) or
+                (isinstance(n, gast.Name) and (n.id in self.stable or
+                                               self.linker.names.get(n.id) is
+                                               runtime.reduced_size))
+                for n in gast.walk(scalar) if isinstance(n, (gast.Name, gast.Constant)))
+
+    def rule_adjoint(self, op, target, g):
+        """(g as a rule should see it, exact): a broadcast scalar is passed to an
+        elementwise rule as the scalar itself (exactly right, as long as no unbroadcast
+        is dropped on a shape assumption); a possibly-scalar zero is broadcast for rules
+        that need g's full shape."""
+        if self.is_broadcast_scalar(g):
+            if op.rule.elementwise:
+                return g.args[0], True
+            return g, False
+        if isinstance(g, gast.Name) and not op.rule.elementwise and \
+                self.namer.variable_of(g.id) in self.maybe_scalar:
+            self.reads.add(target)
+            return self.np_call("broadcast_to", [g, self.np_call("shape", [load(target)])]), \
+                False
+        return g, False
+
+    def merge(self, stmt, *branches):
+        """Make every branch leave each adjoint in the same place (a variable, or zero)."""
+        merged, owned = {}, set()
+        names = sorted(set().union(*(state for state, _, _ in branches)))
+        for var in names:
+            values = [state.get(var) for state, _, _ in branches]
+            first = values[0]
+            if all(v is not None for v in values) and \
+                    all(gast.dump(v) == gast.dump(first) for v in values):
+                merged[var] = first
+                if all(var in own for _, own, _ in branches):
+                    owned.add(var)
+                continue
+            dvar = self.dname(var)
+            for value, (_, _, block) in zip(values, branches):
+                if value is None:
+                    block.append(self.assign(dvar, self.zero(var), stmt))
+                elif not (isinstance(value, gast.Name) and value.id == dvar):
+                    block.append(self.assign(dvar, self.materialize(var, value), stmt))
+            merged[var] = load(dvar)
+            if all(v is None or var in own for v, (_, own, _) in zip(values, branches)):
+                owned.add(var)
+        self.state, self.owned = merged, owned
+
+
+def _is_fresh(expr) -> bool:
+    """Whether `expr` evaluates to a new array (or an immutable number) nobody else holds."""
+    return isinstance(expr, (gast.BinOp, gast.UnaryOp))
+
+
+def _store(name):
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
