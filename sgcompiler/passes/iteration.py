@@ -1,0 +1,169 @@
+"""Normal forms of iteration: `for` over sequences, enumerate, zip, reversed, dict
+items, and list comprehensions.
+
+Sequences are iterated by index, so that the adjoint knows where each element came from:
+
+    for i, v in enumerate(xs):          for i in range(len(xs)):
+        ...                      ->         v = xs[i]
+                                            ...
+    ys = [f(v) for v in xs]      ->     _list = []
+                                        for _iv in range(len(xs)):
+                                            v2 = xs[_iv]
+                                            _list.append(f(v2))
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..errors import error_at
+
+
+class IterationForms:
+    """The iteration half of normalize (mixed into its _Normalizer)."""
+
+    def stmt_For(self, stmt):
+        lineno = self.lineno
+        iterable, elements = self.iteration(stmt.iter)
+        index = self.namer.temp(_index_hint(stmt.target)) if elements else None
+        target = stmt.target
+        saved, self.out = self.out, []
+        if elements:
+            for part, sequence in zip(_split_target(target, len(elements)), elements):
+                if sequence is None:
+                    self.bind(part, _load(index))
+                else:
+                    element = gast.Subscript(value=sequence, slice=_load(index),
+                                             ctx=gast.Load())
+                    self.bind(part, element)
+        loop_var = index or (target.id if isinstance(target, gast.Name) else None)
+        if loop_var is None:
+            loop_var = self.namer.temp("item")
+            self.bind(target, _load(loop_var))
+        prologue, self.out = self.out, saved
+        body = prologue + self.block(stmt.body)
+        self.lineno = lineno
+        self.emit(gast.For(target=_store(loop_var), iter=iterable, body=body or [gast.Pass()],
+                           orelse=[], type_comment=None))
+
+    def iteration(self, node):
+        """(iterable atom, element sources): what `for` iterates over.
+
+        Sequences are iterated by index, so the adjoint knows where each element came
+        from: `for x in xs` runs over range(len(xs)) and reads x = xs[i]. The element
+        sources list one entry per target part: a sequence to index, or None for the index.
+        """
+        method = _dict_method(node)
+        if method is not None:
+            # for k, v in d.items(): the keys are the index
+            mapping = self.atom(node.func.value, "dict")
+            keys = gast.Call(func=gast.Attribute(value=mapping, attr="keys", ctx=gast.Load()),
+                             args=[], keywords=[])
+            parts = {"items": [None, mapping], "keys": [None], "values": [mapping]}[method]
+            return self.atom(keys, "keys"), parts
+        callee = self.builtin_callee(node)
+        if callee is range and not node.keywords:
+            return gast.Call(func=node.func, args=[self.atom(a, "bound") for a in node.args],
+                             keywords=[]), None
+        if callee is enumerate and len(node.args) == 1 and not node.keywords:
+            inner, elements = self.iteration(node.args[0])
+            if elements is None or len(elements) != 1:
+                raise error_at(node, self.fn, "enumerate() of this iterable is not "
+                                              "supported; enumerate a list or an array")
+            return inner, [None, elements[0]]
+        if callee is zip and node.args and not node.keywords:
+            sequences = [self.atom(a, "seq") for a in node.args]
+            lengths = [gast.Call(func=_load("len"), args=[q], keywords=[]) for q in sequences]
+            count = lengths[0] if len(lengths) == 1 else gast.Call(
+                func=_load("min"), args=lengths, keywords=[])
+            return self.range_of(count), sequences
+        if callee is reversed and len(node.args) == 1:
+            sequence = self.atom(node.args[0], "seq")
+            length = self.atom(gast.Call(func=_load("len"), args=[sequence], keywords=[]),
+                               "len")
+            last = self.atom(gast.BinOp(left=length, op=gast.Sub(),
+                                        right=gast.Constant(value=1, kind=None)), "last")
+            rng = gast.Call(func=_load("range"), args=[last, gast.Constant(value=-1, kind=None),
+                                                       gast.Constant(value=-1, kind=None)],
+                            keywords=[])
+            return rng, [sequence]
+        sequence = self.atom(node, "seq")
+        return self.range_of(gast.Call(func=_load("len"), args=[sequence], keywords=[])), \
+            [sequence]
+
+    def range_of(self, count):
+        return gast.Call(func=_load("range"), args=[count], keywords=[])
+
+    def builtin_callee(self, node):
+        if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Name):
+            return None
+        found, obj = self.fn.lookup(node.func.id)
+        return obj if found and node.func.id in self.resolution.global_roots else None
+
+    def expr_ListComp(self, node):
+        """[e for x in xs if c] -> a loop appending to a fresh list (x renamed, as Python
+        gives a comprehension its own scope)."""
+        name = self.namer.temp("list")
+        self.assign(name, gast.List(elts=[], ctx=gast.Load()))
+        renames = {}
+        for gen in node.generators:
+            for n in gast.walk(gen.target):
+                if isinstance(n, gast.Name):
+                    renames[n.id] = self.namer.fresh(n.id)
+        node = _rename(copy.deepcopy(node), renames)
+        append = gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=_load(name), attr="append", ctx=gast.Load()),
+            args=[node.elt], keywords=[]))
+        inner = [append]
+        for gen in reversed(node.generators):
+            for cond in reversed(gen.ifs):
+                inner = [gast.If(test=cond, body=inner, orelse=[])]
+            inner = [gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
+                              type_comment=None)]
+        for stmt in inner:
+            gast.copy_location(stmt, node)
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.stmt) and not hasattr(n, "lineno"):
+                    n.lineno = self.lineno
+        lineno = self.lineno
+        for stmt in inner:
+            self.stmt_For(stmt)
+        self.lineno = lineno
+        return _load(name)
+
+
+def _index_hint(target) -> str:
+    """The index of `for v in vs` is named after v: `_i_v`... kept short: `_iv`."""
+    first = target.elts[-1] if isinstance(target, (gast.Tuple, gast.List)) else target
+    return f"i{first.id.strip('_')}" if isinstance(first, gast.Name) else "i"
+
+
+def _dict_method(node):
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+            and node.func.attr in ("items", "keys", "values") and not node.args:
+        return node.func.attr
+    return None
+
+
+def _rename(node, renames):
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in renames:
+            n.id = renames[n.id]
+    return node
+
+
+def _split_target(target, count):
+    if count == 1:
+        return [target]
+    if isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == count:
+        return target.elts
+    raise AssertionError("target does not match the iteration")
+
+
+def _load(name: str):
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _store(name: str):
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
