@@ -88,16 +88,16 @@ class GradientFunction:
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
-        kinds = tuple(map(type, args))
-        function = self._compiled.get(kinds)
-        if function is None:
-            function = self._specialise(args, kinds)
         values = self._wrt_values(args, kwargs)
         plain = True
         for name, value in zip(self.wrt, values):
             if not _plain_float(value):
                 _check_tree(self.primal.__name__, name, value)
                 plain = False
+        kinds = tuple(map(type, args))
+        function = self._compiled.get(kinds)
+        if function is None:
+            function = self._specialise(args, kinds)
         result, grads = function(*args, **kwargs)
         if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
                                                       and result.size == 1):

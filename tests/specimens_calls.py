@@ -119,3 +119,29 @@ TREE_ROWS = [
                                 r.normal(size=3)]),
     (dict_items, lambda r: [{"a": r.normal(size=3), "bb": r.normal(size=3)}, r.normal(size=3)]),
 ]
+
+
+def make_scaled_loss(scale):
+    def scaled_loss(x):
+        return np.sum(np.sin(x) * scale)
+    return scaled_loss
+
+
+square_lambda = lambda x: x * x  # noqa: E731
+
+
+def calls_a_lambda(x):
+    return np.sum(square_lambda(x))
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+        self.config = {"scale": 3.0}
+
+    def loss(self, x):
+        return np.sum(np.tanh(self.w * x)) * self.config["scale"]
+
+
+def reads_object_attributes(x, model):
+    return np.sum(model.w * x) + model.config["scale"] * np.sum(x)

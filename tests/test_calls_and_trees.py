@@ -63,3 +63,31 @@ def test_tree_gradient_leaves_do_not_alias_arguments_or_each_other():
     assert not np.shares_memory(g["a"], x) and not np.shares_memory(g["a"], g["b"])
     g["a"][:] = 0.0
     assert np.all(g["b"] != 0) and np.all(x != 0)
+
+
+def test_closure_over_outer_variables():
+    f = S.make_scaled_loss(2.5)
+    x = np.array([0.1, 0.7])
+    np.testing.assert_allclose(grad(f)(x), 2.5 * np.cos(x))
+    g = S.make_scaled_loss(-1.0)
+    np.testing.assert_allclose(grad(g)(x), -np.cos(x))
+
+
+def test_calling_a_lambda_is_refused_with_its_location():
+    with pytest.raises(SGCompilerError, match="lambda"):
+        grad(S.calls_a_lambda)(np.ones(2))
+
+
+def test_object_attributes_are_read_as_constants():
+    model = S.Model(np.array([0.5, -1.0]))
+    x = np.array([0.3, 0.2])
+    np.testing.assert_allclose(grad(S.reads_object_attributes)(x, model), model.w + 3.0)
+    with pytest.raises(TypeError, match="of type Model"):
+        grad(S.reads_object_attributes, wrt="model")(x, model)
+
+
+def test_method_as_the_differentiated_function():
+    model = S.Model(np.array([0.5, -1.0]))
+    x = np.array([0.3, 0.2])
+    g = grad(S.Model.loss, wrt="x")(model, x)
+    np.testing.assert_allclose(g, 3.0 * model.w * (1 - np.tanh(model.w * x) ** 2))
