@@ -18,10 +18,12 @@ from dataclasses import dataclass
 import gast
 
 from .activity import assignments
-from .ops import APPEND, CALL, COPY, INDEX, RULE, SETITEM, STOPPED, describe_stmt, target_of
+from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
+                  describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
 
 SCALAR = "<scalar>"
+REDUCED = "<reduced>"   # prefix: a keepdims reduction of the class that follows
 ARRAY, CONTAINER, UNKNOWN = "array", "container", "unknown"
 
 
@@ -50,6 +52,9 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset()) -> Shapes:
     that are containers (parameter trees)."""
     statements = [(stmt, describe_stmt(stmt, resolution, norm.fn))
                   for stmt in assignments(norm.body)]
+    shape_names = frozenset(
+        target_of(stmt) for stmt, _ in statements if isinstance(stmt.value, gast.Attribute)
+        and stmt.value.attr == "shape")
     classes = {p: (SCALAR if p in scalars else p) for p in norm.params}
     counts = {}
     for stmt, _ in statements:
@@ -64,7 +69,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset()) -> Shapes:
         before = dict(classes)
         for stmt, op in statements:
             target = target_of(stmt)
-            cls = _class_of(stmt, op, classes)
+            cls = _class_of(stmt, op, classes, shape_names)
             cls = target if cls is None else cls
             if target in conflicted or (target in multiple and target in before
                                         and before[target] != cls):
@@ -85,7 +90,7 @@ def _atom_class(node, classes):
     return None
 
 
-def _class_of(stmt, op, classes):
+def _class_of(stmt, op, classes, shape_names):
     rhs = stmt.value
     if op.kind == SETITEM:
         return classes.get(op.inputs[0][1], op.inputs[0][1])
@@ -94,6 +99,8 @@ def _class_of(stmt, op, classes):
         return _atom_class(atom, classes) if atom is not None else None
     if isinstance(rhs, gast.Constant):
         return _atom_class(rhs, classes)
+    if _is_python_number(rhs, op, shape_names):
+        return SCALAR
     if op.kind != RULE:
         return None
     rule = op.rule
@@ -106,16 +113,33 @@ def _class_of(stmt, op, classes):
         kept = isinstance(keepdims, gast.Constant) and keepdims.value
         if no_axis and not kept:
             return SCALAR
+        source = _atom_class(op.args.get(rule.params[0]), classes)
+        if kept and source not in (None, SCALAR):
+            # keepdims: the result broadcasts back against its input
+            return source if source.startswith(REDUCED) else REDUCED + source
     if rule.name in ("float", "math.exp") or rule.name.startswith("math."):
         return SCALAR
     return None
 
 
+def _is_python_number(rhs, op, shape_names):
+    """len(x), int(...), x.shape[0]: Python numbers, whatever x is."""
+    if isinstance(rhs, gast.Call) and isinstance(rhs.func, gast.Name) and \
+            rhs.func.id in ("len", "int", "float") and op.kind in (NONDIFFERENTIABLE, RULE):
+        return True
+    return isinstance(rhs, gast.Subscript) and isinstance(rhs.value, gast.Name) and \
+        rhs.value.id in shape_names and isinstance(rhs.slice, gast.Constant)
+
+
 def _broadcast(classes):
-    """The class of an elementwise result, if all array operands share one class."""
+    """The class of an elementwise result, if all array operands share one class (a
+    class and its keepdims reductions count as one)."""
     if any(c is None for c in classes):
         return None
     arrays = {c for c in classes if c != SCALAR}
+    full = {c for c in arrays if not c.startswith(REDUCED)}
+    if len(full) == 1 and all(c == REDUCED + next(iter(full)) for c in arrays - full):
+        return next(iter(full))
     if not arrays:
         return SCALAR
     return arrays.pop() if len(arrays) == 1 else None

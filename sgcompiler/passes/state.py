@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 
 import gast
+import numpy as np
 
 from .. import runtime
 from .inline import const, load
@@ -46,7 +47,7 @@ class AdjointState:
                                 isinstance(expr, gast.Constant)):
             self.state[var] = expr       # kept symbolic: consumers use the value itself
             return []
-        if not _is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
+        if not self.is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
                                        self.written_in_place for n in gast.walk(expr)):
             # it may be (a view of) an array the adjoint sweep restores in place
             expr = self.np_call("copy", [expr])
@@ -54,7 +55,7 @@ class AdjointState:
         array = self.shapes.kind(var) == ARRAY
         if current is None:
             handed = isinstance(expr, gast.Name) and expr.id == self.handoff
-            if array and (_is_fresh(expr) or handed):
+            if array and (self.is_fresh(expr) or handed):
                 self.owned.add(var)
                 self.handoff = None if handed else self.handoff
             return [self.assign(dvar, expr, stmt)]
@@ -68,6 +69,26 @@ class AdjointState:
         self.owned.add(var)
         return [self.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=expr), stmt)]
 
+    def is_fresh(self, expr) -> bool:
+        """Whether `expr` evaluates to a new array (or an immutable number) nobody else
+        holds: arithmetic, a NumPy ufunc, or a helper that computes a new array."""
+        if isinstance(expr, (gast.BinOp, gast.UnaryOp)):
+            return True
+        if not isinstance(expr, gast.Call):
+            return False
+        func = expr.func
+        if isinstance(func, gast.Name):
+            obj = self.linker.names.get(func.id)
+            if obj is runtime.unbroadcast:     # returns its argument, or a new sum of it
+                return self.is_fresh(expr.args[0])
+            return getattr(obj, "__name__", None) in _FRESH_HELPERS and \
+                getattr(obj, "__module__", "").startswith("sgcompiler.runtime")
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+            module = self.linker.names.get(func.value.id)
+            obj = getattr(module, func.attr, None) if module is np else None
+            return isinstance(obj, np.ufunc) or obj in (np.where, np.copy, np.zeros_like)
+        return False
+
     def is_broadcast_scalar(self, expr):
         """`unreduce(c, t)`: a constant scalar c broadcast to the shape of t, where t
         never changes (so the expression means the same wherever it is used)."""
@@ -80,9 +101,16 @@ class AdjointState:
         return isinstance(shape, gast.Name) and shape.id in self.stable and \
             all(isinstance(n, gast.Constant) or
                 (isinstance(n, gast.Name) and (n.id in self.stable or
+                                               self.final_adjoint(n.id) or
                                                self.linker.names.get(n.id) is
                                                runtime.reduced_size))
                 for n in gast.walk(scalar) if isinstance(n, (gast.Name, gast.Constant)))
+
+    def final_adjoint(self, name) -> bool:
+        """Whether `name` is the adjoint of a variable assigned once, at the top level,
+        whose assignment the adjoint sweep has passed: nothing writes it again."""
+        var = self.namer.variable_of(name)
+        return self.depth == 0 and var in self.stable and var not in self.state
 
     def rule_adjoint(self, op, target, g):
         """(g as a rule should see it, exact): a broadcast scalar is passed to an
@@ -125,9 +153,9 @@ class AdjointState:
         self.state, self.owned = merged, owned
 
 
-def _is_fresh(expr) -> bool:
-    """Whether `expr` evaluates to a new array (or an immutable number) nobody else holds."""
-    return isinstance(expr, (gast.BinOp, gast.UnaryOp))
+# runtime helpers whose result is always a new array
+_FRESH_HELPERS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right",
+                  "choose_grad", "prod_grad", "index_grad")
 
 
 def _store(name):

@@ -47,13 +47,12 @@ def log_joint_backward(dresult, _saved):
     d_mul3 = unbroadcast(-d_sub, _mul3)
     d_log2 = d_mul3 * 0.5
     d_mul2 = d_log2 / _mul2
-    dvar = dvar + unbroadcast(d_mul2 * _mul, var)
+    dvar += unbroadcast(d_mul2 * _mul, var)
     # line 34: d = x[:, None] - mu
     dmu = unbroadcast(-dd, mu)
     # line 33: log_pi = logits - np.log(np.sum(np.exp(logits)))
     dlogits = dlog_pi
     d_log = -np.sum(dlog_pi)
     d_sum = d_log / _sum
-    d_exp = unreduce(d_sum, _exp)
-    dlogits = dlogits + d_exp * _exp
+    dlogits = dlogits + d_sum * _exp
     return (dmu, dlogits, dvar)

@@ -20,8 +20,7 @@ def logistic_loss_grad(w, X, y, lam):
     # line 32: return nll + 0.5 * lam * np.sum(w ** 2)
     d_mul3 = unbroadcast(1.0, _mul3)
     d_sum = np.sum(d_mul3 * _mul2)
-    d_pow = unreduce(d_sum, _pow)
-    dw = d_pow * 2 * w
+    dw = d_sum * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
     d_add = unbroadcast(1.0 / reduced_size(_sub), _add)
     d_mul = unbroadcast(-(1.0 / reduced_size(_sub)), _mul)
@@ -31,7 +30,7 @@ def logistic_loss_grad(w, X, y, lam):
     d_exp = d_log1p / (1.0 + _exp)
     d_neg = d_exp * _exp
     d_abs = -d_neg
-    dz = dz + d_abs * np.sign(z)
+    dz += d_abs * np.sign(z)
     dz += d_maximum * balanced_eq(z, _maximum, 0.0)
     # line 30: z = X @ w
     dw += matmul_grad_right(dz, X, w)

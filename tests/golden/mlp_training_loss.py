@@ -25,13 +25,13 @@ def loss_grad(params, x, y):
     d_mul = unreduce(unreduce(-1.0 / reduced_size(_sum2), _sum2), _mul, 1)
     dlog_p = unbroadcast(d_mul * y, log_p)
     # line 24: log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
-    dz_1 = unbroadcast(dlog_p, z_1)
+    dz_1 = dlog_p
     d_log = unbroadcast(-dlog_p, _log)
     d_sum = d_log / _sum
     d_exp = unreduce(d_sum, _exp, 1, True)
-    dz_1 = dz_1 + d_exp * _exp
+    dz_1 += d_exp * _exp
     # line 23: z = z - stop_gradient(np.max(z, axis=1, keepdims=True))
-    dz = unbroadcast(dz_1, z)
+    dz = dz_1
     # line 22: z = h @ params["W2"] + params["b2"]
     d_matmul2 = unbroadcast(dz, _matmul2)
     d_params_b2 = unbroadcast(dz, _params_b2)
