@@ -20,10 +20,11 @@ import gast
 from .. import runtime
 
 
-def optimize(tree: gast.FunctionDef, helpers: dict) -> gast.FunctionDef:
+def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset()) -> gast.FunctionDef:
     """Apply the tidy-ups to `tree` in place and return it. `helpers` maps the names of
-    runtime helpers in the generated code to the helper functions."""
-    _coalesce_copies(tree)
+    runtime helpers in the generated code to the helper functions; `user_names` are the
+    user's own variable names (only generated names are folded away)."""
+    _coalesce_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
     return tree
 
@@ -44,14 +45,14 @@ def _blocks(tree):
             yield node.orelse
 
 
-def _coalesce_copies(tree):
+def _coalesce_copies(tree, user_names):
     reads, writes = _counts(tree)
     renames = {}
     for block in _blocks(tree):
         i = 1
         while i < len(block):
             before, stmt = block[i - 1], block[i]
-            if _foldable(before, stmt, reads, writes):
+            if _foldable(before, stmt, reads, writes, user_names):
                 source, target = before.targets[0].id, stmt.targets[0].id
                 if target.startswith("_"):
                     renames[target] = source      # keep the name of what it holds
@@ -66,14 +67,14 @@ def _coalesce_copies(tree):
                 node.id = renames[node.id]
 
 
-def _foldable(before, stmt, reads, writes) -> bool:
+def _foldable(before, stmt, reads, writes, user_names) -> bool:
     if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name)
             and isinstance(stmt.targets[0], gast.Name)):
         return False
     if not (isinstance(before, gast.Assign) and isinstance(before.targets[0], gast.Name)):
         return False
     source, target = stmt.value.id, stmt.targets[0].id
-    return (before.targets[0].id == source and source.startswith("_")
+    return (before.targets[0].id == source and source not in user_names
             and writes[source] == 1 and reads[source] == 1 and writes[target] == 1)
 
 

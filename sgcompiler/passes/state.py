@@ -92,10 +92,15 @@ class AdjointState:
     def is_broadcast_scalar(self, expr):
         """`unreduce(c, t)`: a constant scalar c broadcast to the shape of t, where t
         never changes (so the expression means the same wherever it is used)."""
-        if not (isinstance(expr, gast.Call) and 2 <= len(expr.args) <= 4 and not expr.keywords
-                and self.linker.names.get(getattr(expr.func, "id", None)) is runtime.unreduce
-                and all(isinstance(a, gast.Constant) and a.value in (None, False)
-                        for a in expr.args[2:])):
+        helper = self.linker.names.get(getattr(expr.func, "id", None)) \
+            if isinstance(expr, gast.Call) else None
+        if helper is runtime.unbroadcast and len(expr.args) == 2 and \
+                isinstance(expr.args[0], gast.Constant):
+            pass                # a constant summed to x's shape: broadcast to it
+        elif not (isinstance(expr, gast.Call) and 2 <= len(expr.args) <= 4 and not expr.keywords
+                  and helper is runtime.unreduce
+                  and all(isinstance(a, gast.Constant) and a.value in (None, False)
+                          for a in expr.args[2:])):
             return False
         scalar, shape = expr.args[:2]
         return isinstance(shape, gast.Name) and shape.id in self.stable and \

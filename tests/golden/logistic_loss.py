@@ -18,8 +18,7 @@ def logistic_loss_grad(w, X, y, lam):
     result = nll + _mul3
     # backward
     # line 32: return nll + 0.5 * lam * np.sum(w ** 2)
-    d_mul3 = unbroadcast(1.0, _mul3)
-    d_sum = np.sum(d_mul3 * _mul2)
+    d_sum = np.sum(_mul2)
     dw = d_sum * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
     d_add = unbroadcast(1.0 / reduced_size(_sub), _add)
