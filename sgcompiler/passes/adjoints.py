@@ -34,6 +34,7 @@ def contributions(rev, stmt, op, target, g):
                 expr = inline(op.rule, param, op.args, copy.deepcopy(g), target, rev.linker)
                 exprs.append((name, simplify(expr, target, rev.shapes, rev.linker,
                                              rev.namer.adjoints(), exact)))
+        exprs = _combined(exprs)
         if sum(isinstance(e, gast.Name) for _, e in exprs) > 1:
             rev.handoff = None     # g goes to two adjoints: neither may own it
         out = []
@@ -91,6 +92,15 @@ def setitem_adjoint(rev, stmt, op, g):
 def _unbroadcast():
     from ..runtime import unbroadcast
     return unbroadcast
+
+
+def _combined(exprs):
+    """One contribution per variable: x * x gives dx = g * x + g * x, one statement."""
+    out = {}
+    for name, expr in exprs:
+        out[name] = expr if name not in out else gast.BinOp(left=out[name], op=gast.Add(),
+                                                            right=expr)
+    return list(out.items())
 
 
 def append_adjoint(rev, stmt, op, g):
