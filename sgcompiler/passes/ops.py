@@ -10,14 +10,13 @@ are variables in parameters the rule gives no gradient for (an error if they are
 """
 from __future__ import annotations
 
-import inspect
 import operator
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
-from .. import rules
+from .. import rules, runtime
 from ..errors import error_at
 from .normalize import is_global_chain
 from .resolve import ITERATION, METHOD, NONDIFF, OPAQUE, PRIMITIVE, STOP, USER
@@ -37,7 +36,11 @@ _METHODS = {
     "reshape": np.reshape, "transpose": np.transpose, "dot": np.dot, "squeeze": np.squeeze,
     "clip": np.clip, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
     "argsort": np.argsort, "any": np.any, "all": np.all, "nonzero": np.nonzero,
-    "round": np.round,
+    "round": np.round, "var": np.var, "std": np.std, "cumsum": np.cumsum,
+    "cumprod": np.cumprod, "ravel": np.ravel, "flatten": np.ravel, "astype": runtime.astype,
+    "trace": np.trace, "diagonal": np.diagonal, "swapaxes": np.swapaxes, "repeat": np.repeat,
+    "take": np.take, "conj": np.conjugate, "conjugate": np.conjugate,
+    "searchsorted": np.searchsorted, "argpartition": np.argpartition,
 }
 NONDIFF_METHODS = {"keys", "index", "count", "tolist"}
 _PACKED = {"reshape", "transpose"}     # x.reshape(2, 3) means np.reshape(x, (2, 3))
@@ -152,7 +155,7 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
                       reads=reads, what=f"the method .{callee.name}()")
         if callee.name in _PACKED and len(args) > 1:
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
-        if rules.is_nondifferentiable(target):
+        if rules.is_nondifferentiable(target, rules.scope_of(fn)):
             return Op(NONDIFFERENTIABLE, reads=reads)
         return _rule_op(fn, node, target, [receiver] + args, keywords, reads,
                         f".{callee.name}()")
@@ -175,18 +178,14 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
 
 
 def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
-    if rules.is_nondifferentiable(primitive):
+    if rules.is_nondifferentiable(primitive, rules.scope_of(fn)):
         return Op(NONDIFFERENTIABLE, reads=reads)
-    rule = rules.lookup(primitive)
+    rule = rules.lookup(primitive, rules.scope_of(fn))
     if rule is None:
         return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
                   what=what)
-    signature = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                          default=rule.defaults.get(p, inspect.Parameter.empty))
-        for p in rule.params])
     try:
-        bound = signature.bind(*args, **keywords).arguments
+        bound = rule.signature.bind(*args, **keywords).arguments
     except TypeError as exc:
         raise error_at(node, fn, f"{rule.name} is called with arguments its derivative "
                                  f"rule does not take ({exc}); the rule's parameters are "
@@ -197,6 +196,8 @@ def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
             names = [e.id for e in value.elts if isinstance(e, gast.Name)]
         else:
             names = [value.id] if isinstance(value, gast.Name) else []
+        if rule.is_zero(param):
+            continue        # exactly zero: no adjoint, and nothing to refuse
         for name in names:
             if rule.output_for(param) is None or isinstance(value, gast.Tuple):
                 blocked.append((param, name))
