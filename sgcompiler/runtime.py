@@ -18,6 +18,8 @@ def stop_gradient(x):
 def unbroadcast(g, x):
     """Sum `g` (the gradient of a broadcast result) down to the shape of operand `x`."""
     shape = np.shape(x)
+    if isinstance(g, (int, float)) and shape:     # the seed 1.0: x's precision
+        g = np.asarray(g, dtype=float_dtype(x))
     gshape = np.shape(g)
     if gshape == shape:
         return g
@@ -43,6 +45,7 @@ def _axes(axis, ndim):
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast `g`, the gradient of a reduction of `x` over `axis`, back to `x`'s shape."""
     shape = np.shape(x)
+    g = as_float(g, x)
     if axis is not None and not keepdims:
         g = np.expand_dims(g, _axes(axis, len(shape)))
     return np.broadcast_to(g, shape)
@@ -219,6 +222,14 @@ def float_dtype(*xs):
     floats of another precision)."""
     dtype = np.result_type(*xs)
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def as_float(g, *xs):
+    """`g` as an array in the precision of `xs` when it is a Python number (the seed 1.0,
+    which would otherwise make float32 gradients float64); other values unchanged."""
+    if isinstance(g, (int, float)):
+        return np.asarray(g, dtype=float_dtype(*xs))
+    return g
 
 
 def mT(x):

@@ -11,8 +11,9 @@ import numpy as np
 from .runtime import float_dtype, unbroadcast
 
 
-def _zeros(shape, g):
-    return np.zeros(shape, dtype=float_dtype(g))
+def _zeros(shape, g, x):
+    """Zeros for the gradient of x (float32 stays float32 also when g is a Python float)."""
+    return np.zeros(shape, dtype=float_dtype(g, x))
 
 
 def tile_grad(g, A, reps):
@@ -31,12 +32,12 @@ def repeat_grad(g, a, repeats, axis=None):
     a = np.asarray(a)
     if axis is None:
         source = np.repeat(np.arange(a.size), repeats)
-        out = _zeros(a.size, g)
+        out = _zeros(a.size, g, a)
         np.add.at(out, source, g)
         return out.reshape(a.shape)
     axis %= a.ndim
     source = np.repeat(np.arange(a.shape[axis]), repeats)
-    out = _zeros(a.shape, g)
+    out = _zeros(a.shape, g, a)
     np.add.at(out, (slice(None),) * axis + (source,), g)
     return out
 
@@ -47,10 +48,10 @@ def take_grad(g, a, indices, axis=None, mode="raise"):
     n = a.size if axis is None else a.shape[axis]
     source = np.take(np.arange(n), indices, mode=mode)   # wrap/clip resolved the same way
     if axis is None:
-        out = _zeros(a.size, g)
+        out = _zeros(a.size, g, a)
         np.add.at(out, source, g)
         return out.reshape(a.shape)
-    out = _zeros(a.shape, g)
+    out = _zeros(a.shape, g, a)
     np.add.at(out, (slice(None),) * (axis % a.ndim) + (source,), g)
     return out
 
@@ -59,14 +60,14 @@ def take_along_axis_grad(g, arr, indices, axis=-1):
     """Gradient of np.take_along_axis(arr, indices, axis): g added where it was taken from."""
     arr = np.asarray(arr)
     if axis is None:
-        out = _zeros(arr.size, g)
+        out = _zeros(arr.size, g, arr)
         np.add.at(out, indices, g)
         return out.reshape(arr.shape)
     axis %= arr.ndim
     index = tuple(indices if d == axis else
                   np.arange(n).reshape([n if k == d else 1 for k in range(arr.ndim)])
                   for d, n in enumerate(arr.shape))
-    out = _zeros(arr.shape, g)
+    out = _zeros(arr.shape, g, arr)
     np.add.at(out, index, g)
     return out
 
@@ -89,7 +90,7 @@ def pad_grad(g, array, pad_width, mode="constant"):
     inside = source >= 0
     g = np.broadcast_to(g, source.shape)
     out = np.bincount(source[inside], weights=g[inside], minlength=array.size)
-    return out.reshape(array.shape).astype(float_dtype(g))
+    return out.reshape(array.shape).astype(float_dtype(g, array))
 
 
 def sort_grad(g, a, axis=-1):
@@ -98,7 +99,7 @@ def sort_grad(g, a, axis=-1):
     if axis is None:
         return sort_grad(g, np.ravel(a), 0).reshape(a.shape)
     order = np.argsort(a, axis=axis, kind="stable")
-    out = _zeros(a.shape, g)
+    out = _zeros(a.shape, g, a)
     np.put_along_axis(out, order, g, axis=axis)
     return out
 
@@ -140,7 +141,7 @@ def trapezoid_grad(g, y, x=None, dx=1.0, axis=-1):
     y = np.asarray(y)
     n = y.shape[axis]
     if x is None:
-        widths = np.full(n - 1, dx, dtype=float_dtype(g))
+        widths = np.full(n - 1, dx, dtype=float_dtype(g, y))
     elif np.ndim(x) == 1:
         widths = np.diff(x)
     else:
@@ -180,7 +181,7 @@ def interp_grad_fp(g, x, xp, fp, left=None, right=None, period=None):
     j, t = _interp_segment(x, xp)
     below, above = x < xp[0], x > xp[-1]
     inside = ~(below | above)
-    out = _zeros(np.shape(fp), g)
+    out = _zeros(np.shape(fp), g, fp)
     g = np.broadcast_to(g, np.shape(x))
     np.add.at(out, j[inside], (g * (1.0 - t))[inside])
     np.add.at(out, j[inside] + 1, (g * t)[inside])
@@ -206,13 +207,13 @@ def _no_period(period):
 def polyval_grad_p(g, p, x):
     """Gradient of np.polyval(p, x) with respect to the coefficients: the powers of x."""
     powers = np.arange(len(p) - 1, -1, -1)
-    return np.array([np.sum(g * np.asarray(x) ** k) for k in powers], dtype=float_dtype(g))
+    return np.array([np.sum(g * np.asarray(x) ** k) for k in powers], dtype=float_dtype(g, p))
 
 
 def polyval_grad_x(g, p, x):
     """Gradient of np.polyval(p, x) with respect to x: the derivative polynomial at x."""
     n = len(p) - 1
     if n == 0:
-        return np.zeros(np.shape(x), dtype=float_dtype(g))
+        return np.zeros(np.shape(x), dtype=float_dtype(g, x))
     p = np.asarray(p)
     return g * np.polyval(p[:-1] * np.arange(n, 0, -1, dtype=float_dtype(p)), x)

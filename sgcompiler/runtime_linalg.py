@@ -10,7 +10,7 @@ import string
 
 import numpy as np
 
-from .runtime import choose_grad, float_dtype, mT, unbroadcast, unreduce
+from .runtime import as_float, choose_grad, float_dtype, mT, unbroadcast, unreduce
 
 
 def fold_lower(s):
@@ -121,7 +121,7 @@ def vector_norm_grad(g, ans, x, ord=2, axis=None, keepdims=False):
 
 def matrix_norm_grad(g, ans, x, ord="fro", axis=(-2, -1), keepdims=False):
     """Gradient of a matrix norm of x over the two axes `axis`."""
-    x = np.asarray(x)
+    x, g = np.asarray(x), as_float(g, x)
     rows, cols = (a % x.ndim for a in axis)
     m = np.moveaxis(x, (rows, cols), (-2, -1))
     if keepdims:
@@ -182,7 +182,7 @@ def tensordot_grad_a(g, a, b, axes=2):
     a_axes, b_axes = tensordot_axes(a, b, axes)
     a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
     b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
-    t = np.tensordot(g, b, axes=(list(range(len(a_free), np.ndim(g))), b_free))
+    t = np.tensordot(as_float(g, a, b), b, axes=(list(range(len(a_free), np.ndim(g))), b_free))
     # t's axes: a's free axes, then a's summed axes in the order of b's (sorted) axes
     paired = [a_axes[j] for j in np.argsort(b_axes)]
     return np.transpose(t, np.argsort(a_free + paired))
@@ -193,7 +193,7 @@ def tensordot_grad_b(g, a, b, axes=2):
     a_axes, b_axes = tensordot_axes(a, b, axes)
     a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
     b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
-    t = np.tensordot(a, g, axes=(a_free, list(range(len(a_free)))))
+    t = np.tensordot(a, as_float(g, a, b), axes=(a_free, list(range(len(a_free)))))
     paired = [b_axes[j] for j in np.argsort(a_axes)]
     return np.transpose(t, np.argsort(paired + b_free))
 
@@ -217,7 +217,7 @@ def kron_grad(g, a, b, wrt):
     a, b = np.asarray(a), np.asarray(b)
     nd = max(a.ndim, b.ndim)
     sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
-    blocks = np.reshape(g, [n for pair in zip(sa, sb) for n in pair])
+    blocks = np.reshape(as_float(g, a, b), [n for pair in zip(sa, sb) for n in pair])
     if wrt == 0:
         other = np.reshape(b, [n for s in sb for n in (1, s)])
         return np.sum(blocks * other, axis=tuple(range(1, 2 * nd, 2))).reshape(a.shape)
@@ -248,15 +248,16 @@ def vecdot_grad(g, x1, x2, axis=-1):
 def trace_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of np.trace(a, offset, axis1, axis2): `g` on that diagonal, zero elsewhere."""
     shape = np.shape(a)
-    eye = np.eye(shape[axis1], shape[axis2], k=offset, dtype=float_dtype(g))
-    return np.moveaxis(np.expand_dims(g, (-2, -1)) * eye, (-2, -1), (axis1, axis2))
+    eye = np.eye(shape[axis1], shape[axis2], k=offset, dtype=float_dtype(g, a))
+    return np.moveaxis(np.expand_dims(as_float(g, a), (-2, -1)) * eye, (-2, -1),
+                       (axis1, axis2))
 
 
 def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of np.diagonal(a, offset, axis1, axis2): `g` written onto that diagonal."""
     a = np.asarray(a)
     shape = np.moveaxis(np.empty(a.shape, dtype=bool), (axis1, axis2), (-2, -1)).shape
-    out = np.zeros(shape, dtype=float_dtype(g))
+    out = np.zeros(shape, dtype=float_dtype(g, a))
     k = np.shape(g)[-1]
     rows, cols = np.arange(k) + max(-offset, 0), np.arange(k) + max(offset, 0)
     out[..., rows, cols] = g
@@ -312,7 +313,7 @@ def einsum_grad(g, i, subscripts, *operands):
     unique = "".join(dict.fromkeys(mine))
     kept = "".join(c for c in unique if c in output or any(c in s for s in others))
     spec = ",".join([output] + others) + "->" + kept
-    t = np.einsum(spec, g, *[x for k, x in enumerate(operands) if k != i])
+    t = np.einsum(spec, as_float(g, *operands), *[x for k, x in enumerate(operands) if k != i])
     sizes = dict(zip(mine, x.shape))
     t = np.reshape(t, [t.shape[kept.index(c)] if c in kept else 1 for c in unique])
     # an operand broadcast along an ellipsis axis of length 1 sums over it
