@@ -58,8 +58,8 @@ def linalg_tensordot(g, ans, x1, x2, *, axes=2):
     return tensordot_grad_a(g, x1, x2, axes), tensordot_grad_b(g, x1, x2, axes)
 
 
-@vjp(np.einsum, notes="subscripts as a string (any, with '...' and repeated indices); up "
-                      "to 8 operands")
+@vjp(np.einsum, notes="x0...x7 are the operands: up to 8; subscripts as a string (any, "
+                      "with '...' and repeated indices)")
 def einsum(g, ans, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None,
            x7=None, *, optimize=False):
     return (None, einsum_grad(g, 0, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),

@@ -146,7 +146,7 @@ def copy(g, ans, a, order="K"):
     return g
 
 
-@vjp(astype, name=".astype()", notes="a cast to an integer or bool type has zero gradient")
+@vjp(astype, name="x.astype()", notes="a cast to an integer or bool type has zero gradient")
 def astype_method(g, ans, x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     return cast_grad(g, x, dtype)
 
