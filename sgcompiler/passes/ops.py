@@ -10,6 +10,7 @@ are variables in parameters the rule gives no gradient for (an error if they are
 """
 from __future__ import annotations
 
+import inspect
 import operator
 from dataclasses import dataclass, field
 
