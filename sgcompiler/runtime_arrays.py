@@ -217,3 +217,85 @@ def polyval_grad_x(g, p, x):
         return np.zeros(np.shape(x), dtype=float_dtype(g, x))
     p = np.asarray(p)
     return g * np.polyval(p[:-1] * np.arange(n, 0, -1, dtype=float_dtype(p)), x)
+
+
+# --- sequences in, sequences out (the adjoint of a sequence is a list) ---------------------
+
+
+def split_like(g, arrays, axis=0):
+    """Gradient of np.concatenate(arrays, axis): g cut into pieces shaped like `arrays`."""
+    if axis is None:
+        cuts = np.cumsum([np.size(a) for a in arrays])[:-1]
+        return [np.reshape(p, np.shape(a)) for p, a in zip(np.split(np.ravel(g), cuts), arrays)]
+    cuts = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
+    return np.split(g, cuts, axis=axis)
+
+
+def unstack(g, axis=0):
+    """Gradient of np.stack(arrays, axis): the slices of g along `axis`, as a list."""
+    return list(np.moveaxis(g, axis, 0))
+
+
+def _split_reshaped(g, arrays, promoted, axis):
+    """Split g like the arrays after `promoted` (atleast_nd), then give each its own shape."""
+    pieces = split_like(g, [promoted(a) for a in arrays], axis)
+    return [np.reshape(p, np.shape(a)) for p, a in zip(pieces, arrays)]
+
+
+def hstack_grad(g, tup):
+    """Gradient of np.hstack(tup): 1-D arrays are joined along axis 0, others along 1."""
+    axis = 0 if all(np.ndim(a) <= 1 for a in tup) else 1
+    return _split_reshaped(g, tup, np.atleast_1d, axis)
+
+
+def vstack_grad(g, tup):
+    """Gradient of np.vstack(tup): rows of the arrays made at least 2-D."""
+    return _split_reshaped(g, tup, np.atleast_2d, 0)
+
+
+def dstack_grad(g, tup):
+    """Gradient of np.dstack(tup): the arrays made at least 3-D, joined along axis 2."""
+    return _split_reshaped(g, tup, np.atleast_3d, 2)
+
+
+def column_stack_grad(g, tup):
+    """Gradient of np.column_stack(tup): 1-D arrays are columns, 2-D ones stay as they are."""
+    return _split_reshaped(g, tup, lambda a: np.reshape(a, (-1, 1)) if np.ndim(a) < 2
+                           else a, 1)
+
+
+def join_pieces(g, ans, axis=0):
+    """Gradient of np.split and friends: the pieces' adjoints joined along `axis` (zeros
+    for pieces that got none, which the compiler passes as 0.0)."""
+    return np.concatenate([np.broadcast_to(gi, np.shape(piece)) if not _is_none(gi)
+                           else np.zeros(np.shape(piece), dtype=float_dtype(piece))
+                           for gi, piece in zip(g, ans)], axis=axis)
+
+
+def _is_none(g):
+    return type(g) is float and g == 0.0
+
+
+def hsplit_axis(ary):
+    """The axis np.hsplit splits along: 0 for 1-D arrays, else 1."""
+    return 0 if np.ndim(ary) == 1 else 1
+
+
+def select_grad(g, condlist, choicelist, i):
+    """Gradient of np.select(condlist, choicelist) for choice i: g where condition i is
+    the first one that holds."""
+    taken = np.asarray(condlist[i], dtype=bool)
+    for earlier in condlist[:i]:
+        taken = taken & ~np.asarray(earlier, dtype=bool)
+    return unbroadcast(np.where(taken, g, 0.0), choicelist[i])
+
+
+def select_grads(g, condlist, choicelist):
+    """The gradients of np.select for every choice, as a list."""
+    return [select_grad(g, condlist, choicelist, i) for i in range(len(choicelist))]
+
+
+def select_default_grad(g, condlist, default):
+    """Gradient of np.select for `default`: g where no condition holds."""
+    none = ~np.any(np.broadcast_arrays(*[np.asarray(c, dtype=bool) for c in condlist]), axis=0)
+    return unbroadcast(np.where(none, g, 0.0), default)

@@ -324,3 +324,57 @@ def einsum_grad(g, i, subscripts, *operands):
     out = np.zeros(x.shape, dtype=float_dtype(t))
     np.einsum(f"{mine}->{unique}", out)[...] = t       # a writable view of the diagonal
     return out
+
+
+# --- several results (g is a list, 0.0 for a result that got no adjoint) -------------------
+
+
+def _given(g):
+    return not (type(g) is float and g == 0.0)
+
+
+def slogdet_grad(g, a):
+    """Gradient of (sign, logabsdet) = slogdet(a): g[1] inv(a)^T; the sign is piecewise
+    constant."""
+    if not _given(g[1]):
+        return np.zeros(np.shape(a), dtype=float_dtype(a))
+    return np.expand_dims(as_float(g[1], a), (-2, -1)) * mT(np.linalg.inv(a))
+
+
+def eigh_grad(g, ans, UPLO="L"):
+    """Gradient of (w, v) = eigh(a) for symmetric a with distinct eigenvalues (Giles 2008):
+    V (diag(gw) + F o (V^T gv)) V^T with F[i, j] = 1 / (w[j] - w[i]) off the diagonal,
+    folded onto the triangle NumPy reads."""
+    (gw, gv), (w, v) = g, ans
+    inner = np.zeros(np.shape(v), dtype=float_dtype(v))
+    if _given(gw):
+        inner = inner + np.expand_dims(gw, -2) * np.eye(np.shape(w)[-1], dtype=inner.dtype)
+    if _given(gv):
+        gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)          # w[j] - w[i]
+        off = ~np.eye(np.shape(w)[-1], dtype=bool)
+        f = np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
+        inner = inner + f * (mT(v) @ gv)
+    return fold(v @ inner @ mT(v), lower=UPLO.upper() == "L")
+
+
+def multi_dot_grads(g, arrays):
+    """Gradients of np.linalg.multi_dot(arrays) for each array, as a list: the product of
+    those on its left, transposed, times g times the product of those on its right,
+    transposed. A 1-D first (last) array is a row (column)."""
+    mats = [np.asarray(a) for a in arrays]
+    first_1d, last_1d = mats[0].ndim == 1, mats[-1].ndim == 1
+    mats[0] = mats[0][None, :] if first_1d else mats[0]
+    mats[-1] = mats[-1][:, None] if last_1d else mats[-1]
+    g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
+    # the products of every prefix and every suffix, once each
+    prefix = [np.eye(mats[0].shape[0], dtype=float_dtype(g, *mats))]
+    for m in mats[:-1]:
+        prefix.append(prefix[-1] @ m)
+    suffix = [np.eye(mats[-1].shape[1], dtype=float_dtype(g, *mats))]
+    for m in reversed(mats[1:]):
+        suffix.append(m @ suffix[-1])
+    suffix.reverse()
+    grads = [mT(prefix[i]) @ g @ mT(suffix[i]) for i in range(len(mats))]
+    grads[0] = grads[0][0] if first_1d else grads[0]
+    grads[-1] = grads[-1][:, 0] if last_1d else grads[-1]
+    return grads

@@ -24,14 +24,15 @@ class Case:
     id: str = ""
     rtol: float = 1e-5
     eps: float = 1e-6
+    unused: tuple = ()      # results that get no adjoint (g is 0.0 for them)
 
 
 CASES: list = []
 
 
-def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, **kw):
+def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), **kw):
     name = getattr(prim, "__name__", str(prim))
-    CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps))
+    CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps, unused))
 
 
 # --- domains ------------------------------------------------------------------------------
@@ -83,6 +84,11 @@ def mask(*shape):
 
 def value(v):
     return lambda r: v
+
+
+def arrays(*shapes):
+    """A list of normal arrays, one per shape (a sequence argument)."""
+    return lambda r: [r.normal(size=s) for s in shapes]
 
 
 def scalar(lo=-2.0, hi=2.0):
@@ -415,3 +421,37 @@ case(trapezoid, normal(5), value(np.array([0.0, 0.5, 1.5, 2.0, 4.0])), id="x")
 case(trapezoid, normal(4, 3), value(None), value(0.5), value(0), id="dx-axis")
 case(np.polyval, normal(4), normal(3))
 case(np.polyval, normal(1), normal(3), id="constant")
+
+# --- sequences in, sequences out ----------------------------------------------------------------
+
+for prim in [np.concatenate] + ([np.concat] if hasattr(np, "concat") else []):
+    case(prim, arrays((2, 3), (4, 3)))
+    case(prim, arrays((2, 3), (2, 1), (2, 2)), value(1), id="axis")
+    case(prim, arrays((2, 3), (4,)), value(None), id="flat")
+case(np.stack, arrays((2, 3), (2, 3), (2, 3)))
+case(np.stack, arrays((2, 3), (2, 3)), value(-1), id="axis")
+case(np.hstack, arrays((3,), (2,), ()))
+case(np.hstack, arrays((2, 3), (2, 1)), id="2d")
+case(np.vstack, arrays((3,), (2, 3)))
+case(np.dstack, arrays((2, 3), (2, 3, 2)))
+case(np.column_stack, arrays((3,), (3, 2)))
+case(np.select, value([np.array([True, False, True]), np.array([True, True, False])]),
+     arrays((3,), (3,)), normal(3))
+case(np.select, value([np.array([True, False, False])]), arrays((2, 3)), value(0.0),
+     id="broadcast")
+case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 2)))
+case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2), (2,)), id="vectors")
+for prim in (np.split, np.array_split):
+    case(prim, normal(6, 2), value(3))
+    case(prim, normal(2, 6), value([1, 4]), value(1), id="indices", unused=(1,))
+case(np.array_split, normal(7), value(3), id="uneven")
+case(np.hsplit, normal(2, 4), value(2))
+case(np.hsplit, normal(4), value(2), id="1d", unused=(0,))
+case(np.vsplit, normal(4, 2), value(2))
+case(np.dsplit, normal(2, 2, 4), value([1]))
+case(np.linalg.slogdet, square(3))
+case(np.linalg.slogdet, square(3, 2), id="stacked")
+case(np.linalg.eigh, spd(3))
+case(np.linalg.eigh, spd(3), id="values", unused=(1,))
+case(np.linalg.eigh, spd(3), id="vectors", unused=(0,))
+case(np.linalg.eigh, spd(3, 2), value("U"), id="stacked-upper")

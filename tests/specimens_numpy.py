@@ -119,3 +119,47 @@ else:
         (scipy_linalg, lambda r: [(lambda m: m @ m.T + 3 * np.eye(3))(r.normal(size=(3, 3))),
                                   r.normal(size=(3,))]),
     ]
+
+
+def sequences(x, y):
+    c = np.concatenate([x, y], axis=0)
+    s = np.stack((x, 2.0 * x), axis=-1)
+    h = np.hstack([x, y[:2]]) + np.vstack([x, y])[1:3, :1]
+    return np.sum(c ** 2) + np.sum(s[..., 1] * s[..., 0]) + np.sum(h * h)
+
+
+def split_parts(x):
+    a, b, c = np.split(x, 3)
+    left, right = np.array_split(x, [2], axis=0)
+    return np.sum(a * c) + np.sum(left ** 3) + np.sum(b)
+
+
+def eigen(A):
+    w, v = np.linalg.eigh(A)
+    sign, logdet = np.linalg.slogdet(A)
+    return np.sum(w ** 2) + np.sum(v[:, -1] ** 2 * w) + logdet * sign
+
+
+def eigenvalues_only(A):
+    w, _ = np.linalg.eigh(A)
+    return np.sum(np.log(w))
+
+
+def chain(A, B):
+    return np.sum(np.linalg.multi_dot([A, B, A.T]))
+
+
+def from_scalars(x, s):
+    v = np.array([x[0] * s, x[1], s * s])
+    m = np.array([[x[0], x[1]], [x[2], s]])
+    return np.sum(v * v) + np.sum(m @ m)
+
+
+ROWS += [
+    (sequences, lambda r: [r.normal(size=(2, 3)), r.normal(size=(3, 3))]),
+    (split_parts, lambda r: [r.normal(size=(6, 2))]),
+    (eigen, lambda r: [(lambda m: m @ m.T + 3 * np.eye(3))(r.normal(size=(3, 3)))]),
+    (eigenvalues_only, lambda r: [(lambda m: m @ m.T + 3 * np.eye(3))(r.normal(size=(3, 3)))]),
+    (chain, lambda r: [r.normal(size=(2, 3)), r.normal(size=(3, 3))]),
+    (from_scalars, lambda r: [r.normal(size=(3,)), float(r.normal())]),
+]

@@ -8,11 +8,11 @@ import numpy as np
 
 from ..runtime import (dot_grad_left, dot_grad_right, matmul_grad_left, matmul_grad_right,
                        mT)
-from ..runtime_linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad,
-                              eigvalsh_grad, einsum_grad, inner_grad_a, inner_grad_b,
-                              kron_grad, matrix_power_grad, pinv_grad, solve_grad_a,
-                              solve_grad_b, svdvals_grad, tensordot_grad_a, tensordot_grad_b,
-                              trace_grad, vecdot_grad)
+from ..runtime_linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, eigh_grad,
+                              eigvalsh_grad, einsum_grad, inner_grad_a, inner_grad_b, kron_grad,
+                              matrix_power_grad, multi_dot_grads, pinv_grad, slogdet_grad,
+                              solve_grad_a, solve_grad_b, svdvals_grad, tensordot_grad_a,
+                              tensordot_grad_b, trace_grad, vecdot_grad)
 from .registry import present, vjp
 
 # --- products ---------------------------------------------------------------------------------
@@ -169,6 +169,25 @@ def eigvalsh(g, ans, a, UPLO="L"):
 @vjp(*present(np.linalg, "svdvals"), notes="distinct nonzero singular values")
 def svdvals(g, ans, x):
     return svdvals_grad(g, x)
+
+
+@vjp(np.linalg.slogdet, multiple_results=True,
+     notes="nonsingular input; the gradient comes from logabsdet (the sign is constant)")
+def slogdet(g, ans, a):
+    return slogdet_grad(g, a)
+
+
+@vjp(np.linalg.eigh, multiple_results=True,
+     notes="symmetric input, distinct eigenvalues; the loss must not depend on the signs of "
+           "the eigenvectors; the gradient is on the triangle NumPy reads (UPLO)")
+def eigh(g, ans, a, UPLO="L"):
+    return eigh_grad(g, ans, UPLO)
+
+
+@vjp(np.linalg.multi_dot, notes="a sequence of arrays; the first may be 1-D (a row) and "
+                                "the last 1-D (a column)")
+def multi_dot(g, ans, arrays, *, out=None):
+    return multi_dot_grads(g, arrays)
 
 
 @vjp(np.linalg.pinv, notes="input of constant rank (e.g. full rank)")

@@ -8,10 +8,12 @@ these rules through passes/ops.py.
 import numpy as np
 
 from ..runtime import astype, cast_grad, transpose_grad, unbroadcast
-from ..runtime_arrays import (append_grad, delete_grad, diff_grad, interp_grad_fp,
-                              interp_grad_x, linspace_fractions, pad_grad, polyval_grad_p,
-                              polyval_grad_x, repeat_grad, sort_grad, take_along_axis_grad,
-                              take_grad, tile_grad, trapezoid_grad)
+from ..runtime_arrays import (append_grad, column_stack_grad, delete_grad, diff_grad,
+                              dstack_grad, hsplit_axis, hstack_grad, interp_grad_fp,
+                              interp_grad_x, join_pieces, linspace_fractions, pad_grad,
+                              polyval_grad_p, polyval_grad_x, repeat_grad, select_default_grad,
+                              select_grads, sort_grad, split_like, take_along_axis_grad,
+                              take_grad, tile_grad, trapezoid_grad, unstack, vstack_grad)
 from .registry import present, vjp
 
 # --- shapes and axes --------------------------------------------------------------------------
@@ -227,3 +229,62 @@ def trapezoid(g, ans, y, x=None, dx=1.0, axis=-1):
 @vjp(np.polyval, notes="1-D coefficient arrays")
 def polyval(g, ans, p, x):
     return polyval_grad_p(g, p, x), polyval_grad_x(g, p, x)
+
+
+# --- sequences of arrays (the gradient of a sequence parameter is a list) -------------------
+
+
+@vjp(np.concatenate, *present(np, "concat"), notes="a sequence of arrays; axis=None too")
+def concatenate(g, ans, arrays, axis=0):
+    return split_like(g, arrays, axis)
+
+
+@vjp(np.stack)
+def stack(g, ans, arrays, axis=0):
+    return unstack(g, axis)
+
+
+@vjp(np.hstack)
+def hstack(g, ans, tup):
+    return hstack_grad(g, tup)
+
+
+@vjp(np.vstack)
+def vstack(g, ans, tup):
+    return vstack_grad(g, tup)
+
+
+@vjp(np.dstack)
+def dstack(g, ans, tup):
+    return dstack_grad(g, tup)
+
+
+@vjp(np.column_stack)
+def column_stack(g, ans, tup):
+    return column_stack_grad(g, tup)
+
+
+@vjp(np.select, notes="choicelist and default (not the conditions)")
+def select(g, ans, condlist, choicelist, default=0):
+    return (None, select_grads(g, condlist, choicelist),
+            select_default_grad(g, condlist, default))
+
+
+@vjp(np.split, np.array_split, multiple_results=True)
+def split(g, ans, ary, indices_or_sections, axis=0):
+    return join_pieces(g, ans, axis)
+
+
+@vjp(np.hsplit, multiple_results=True)
+def hsplit(g, ans, ary, indices_or_sections):
+    return join_pieces(g, ans, hsplit_axis(ary))
+
+
+@vjp(np.vsplit, multiple_results=True)
+def vsplit(g, ans, ary, indices_or_sections):
+    return join_pieces(g, ans, 0)
+
+
+@vjp(np.dsplit, multiple_results=True)
+def dsplit(g, ans, ary, indices_or_sections):
+    return join_pieces(g, ans, 2)
