@@ -109,7 +109,7 @@ def piece(fn, active: tuple[str, ...]) -> Piece:
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
-    key = (fn.__code__, active, id(fn.__globals__))
+    key = (fn.__code__, active, id(fn.__globals__), rules.version())
     found = _PIECES.get(key)
     if found is not None:
         return found

@@ -10,3 +10,8 @@ def cube(x):
 def safe_norm(x):
     """sqrt(sum(x**2)): its value is fine at 0, its naive gradient x / norm is 0/0 there."""
     return np.sqrt(np.sum(x * x))
+
+
+def rounded_sum(x):
+    """Called by a function of another module; custom_lib's own rules apply inside."""
+    return np.sum(np.round(x) * x)

@@ -107,6 +107,33 @@ def test_custom_gradient_rule_for_a_function_is_global_when_its_module_gives_it(
     assert registry.scoped_entry(safe_norm, registry.GLOBAL)[1].source is safe_norm_rule
 
 
+def polar(x, y):
+    return np.hypot(x, y), np.arctan2(y, x)
+
+
+@sgcompiler.adjoint(polar, multiple_results=True)
+def polar_rule(g, ans, x, y):
+    return (g[0] * x / ans[0] - g[1] * y / ans[0] ** 2,
+            g[0] * y / ans[0] + g[1] * x / ans[0] ** 2)
+
+
+def uses_polar(x, y):
+    r, theta = polar(x, y)
+    return np.sum(r * theta)
+
+
+def uses_angle_only(x, y):
+    _, theta = polar(x, y)
+    return np.sum(theta ** 2)
+
+
+def test_custom_rule_of_a_function_with_several_results():
+    r = np.random.default_rng(0)
+    x, y = r.uniform(0.5, 2, size=3), r.normal(size=3)
+    assert_grad_matches(uses_polar, [x, y])
+    assert_grad_matches(uses_angle_only, [x, y])
+
+
 # --- registration checks ------------------------------------------------------------------------
 
 
@@ -207,6 +234,7 @@ def uses_vectorized(x):
 
 
 def test_rule_registered_later_takes_effect_for_later_compiles():
+    """The same gradient object compiles again once a rule it needs is registered."""
     x = np.array([0.1, -0.5, 1.0])
     g = grad(uses_vectorized)
     with pytest.raises(SGCompilerError, match="no derivative rule for erf"):
@@ -216,3 +244,18 @@ def test_rule_registered_later_takes_effect_for_later_compiles():
     def erf_rule(g, ans, x):
         return g * 2.0 / np.sqrt(np.pi) * np.exp(-x * x)
     np.testing.assert_allclose(g(x), numeric_grad(uses_vectorized, [x], 0), rtol=1e-6)
+
+
+def calls_rounded_sum(x):
+    return custom_lib.rounded_sum(x) * 2.0
+
+
+def test_rules_of_the_callee_module_apply_inside_a_called_function():
+    x = np.array([0.2, 1.7, -2.4])
+    g = grad(calls_rounded_sum)
+    assert np.allclose(g(x), 2.0 * np.round(x))            # np.round is a constant
+
+    @sgcompiler.adjoint(np.round, scope=custom_lib)
+    def round_straight_through(g, ans, a, decimals=0, out=None):
+        return g
+    assert np.allclose(g(x), 2.0 * (np.round(x) + x))      # recompiled, callee included

@@ -35,7 +35,7 @@ from .registry import (GLOBAL, _display_name, builtin_entry, parse_rule, registe
                        scoped_entry)
 
 
-def adjoint(fn, *, scope=None, override: bool = False):
+def adjoint(fn, *, scope=None, override: bool = False, multiple_results: bool = False):
     """Decorator: the decorated function is the derivative rule of `fn`.
 
     The rule is `def rule(g, ans, <fn's parameters>): return <one gradient per parameter>`,
@@ -50,6 +50,8 @@ def adjoint(fn, *, scope=None, override: bool = False):
             "global", "module" (this module), or a module object.
         override: replace a different rule already registered for `fn` in that scope (or,
             for scope="global", a built-in rule).
+        multiple_results: `fn` returns a tuple; `g` and `ans` are then sequences with one
+            entry per result (`g[k]` is 0.0 for a result that got no gradient).
     Returns:
         A decorator that registers the rule and returns it unchanged.
     Raises:
@@ -60,7 +62,8 @@ def adjoint(fn, *, scope=None, override: bool = False):
     where = _scope(fn, scope, caller)
 
     def register(rule_fn):
-        rule = parse_rule(rule_fn, fn, name=_display_name(fn), scope=where)
+        rule = parse_rule(rule_fn, fn, name=_display_name(fn), scope=where,
+                          multiple_results=multiple_results)
         _check_signature(rule, fn)
         _check_conflicts(fn, rule, where, override)
         register_scoped(fn, rule, where)
