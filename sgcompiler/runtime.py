@@ -3,7 +3,9 @@
 Generated code does its arithmetic inline; these helpers cover the bookkeeping that has no
 one-line NumPy spelling: summing a broadcast gradient back to an operand's shape, putting
 back the axes a reduction removed, and splitting the gradient of max/min among ties.
-Each helper is plain NumPy, so generated code stays readable and debuggable.
+Each helper is plain NumPy, so generated code stays readable and debuggable. The helpers
+of the linear-algebra, array and SciPy rules are in runtime_linalg.py, runtime_arrays.py
+and runtime_scipy.py (the optimize pass treats them all alike).
 """
 from __future__ import annotations
 

@@ -296,15 +296,17 @@ def _einsum_parse(subscripts, ndims):
     return expanded, output
 
 
-def einsum_grad(g, i, subscripts, *operands):
-    """Gradient of np.einsum(subscripts, *operands) with respect to operand i: an einsum
+def einsum_grad(g, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None,
+                x6=None, x7=None):
+    """Gradient of np.einsum(subscripts, x0, x1, ...) with respect to operand i: an einsum
     of g with the other operands, broadcast over indices that only operand i has and
     written onto the diagonal for an index repeated in it ('ii->i')."""
     if not isinstance(subscripts, str):
         raise NotImplementedError("the gradient of np.einsum is supported for subscripts "
                                   "given as a string")
-    while operands and operands[-1] is None:
-        operands = operands[:-1]
+    operands = [x0, x1, x2, x3, x4, x5, x6, x7]
+    while operands[-1] is None:
+        operands.pop()
     if i >= len(operands):
         return None         # no such operand (the rule has room for eight)
     inputs, output = _einsum_parse(subscripts, [np.ndim(x) for x in operands])
