@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from . import rules
-from .passes.ops import _METHODS
+from .passes.ops import _ATTRIBUTES, _METHODS
 from .rules.registry import _display_name
 
 # rule module -> section title, in page order
@@ -82,13 +82,16 @@ def _row(rule) -> str:
 
 def _methods() -> list[str]:
     lines = ["## Array methods", "",
-             "`x.name(...)` is differentiated as the function it stands for.", "",
+             "`x.name(...)` and `x.name` are differentiated as the function they stand for.",
+             "",
              "| Method | As | ", "|---|---|"]
     for name, target in sorted(_METHODS.items()):
         rule = rules.lookup(target)
         what = f"`{rule.name}`" if rule is not None else "a constant"
         lines.append(f"| `x.{name}()` | {what} |")
-    lines += ["| `x.T` | `np.transpose` |", ""]
+    for name, target in sorted(_ATTRIBUTES.items()):
+        lines.append(f"| `x.{name}` | `{rules.lookup(target).name}` |")
+    lines.append("")
     return lines
 
 

@@ -60,7 +60,7 @@ def indexing(x, idx, mask):
 
 
 def casts(x):
-    y = (x * 2.0).astype(float)
+    y = (x * 2.0).astype(float) + x.real
     z = x.astype(np.float64, copy=False) * x
     k = np.floor(x * 3.0).astype(int)
     return np.sum(y * x) + np.sum(z) + np.sum(k * x) + np.sum(np.asarray(x, dtype=float))
@@ -163,3 +163,11 @@ ROWS += [
     (chain, lambda r: [r.normal(size=(2, 3)), r.normal(size=(3, 3))]),
     (from_scalars, lambda r: [r.normal(size=(3,)), float(r.normal())]),
 ]
+
+
+def attributes(x):
+    return np.sum(x.mT @ x.real) + np.sum(x.mT * x.mT.real)
+
+
+if hasattr(np, "matrix_transpose"):          # x.mT is new in NumPy 2
+    ROWS.append((attributes, lambda r: [r.normal(size=(2, 3, 4))]))

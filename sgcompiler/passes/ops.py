@@ -46,6 +46,9 @@ _METHODS = {
 NONDIFF_METHODS = {"keys", "index", "count", "tolist"}
 _PACKED = {"reshape", "transpose"}     # x.reshape(2, 3) means np.reshape(x, (2, 3))
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+# x.name -> the NumPy function that computes it from x
+_ATTRIBUTES = {"T": np.transpose, "real": np.real,
+               **({"mT": np.matrix_transpose} if hasattr(np, "matrix_transpose") else {})}
 
 
 @dataclass(frozen=True)
@@ -95,8 +98,9 @@ def describe_op(rhs, resolution, fn, node) -> Op:
     if isinstance(rhs, gast.Attribute):
         if rhs.attr in NONDIFF_ATTRIBUTES:
             return Op(NONDIFFERENTIABLE, reads=reads)
-        if rhs.attr == "T":
-            return _rule_op(fn, node, np.transpose, [rhs.value], {}, reads, ".T")
+        if rhs.attr in _ATTRIBUTES:
+            return _rule_op(fn, node, _ATTRIBUTES[rhs.attr], [rhs.value], {}, reads,
+                            f".{rhs.attr}")
         return Op(UNKNOWN, blocked=_names_of([rhs.value]), reads=reads,
                   what=f"the attribute .{rhs.attr}")
     if isinstance(rhs, gast.Subscript):
