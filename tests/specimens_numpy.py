@@ -171,3 +171,14 @@ def attributes(x):
 
 if hasattr(np, "matrix_transpose"):          # x.mT is new in NumPy 2
     ROWS.append((attributes, lambda r: [r.normal(size=(2, 3, 4))]))
+
+
+def broadcast_seed(x, y):
+    """The seed of np.sum/np.mean reaching a broadcast operand (y, or a scalar sum): its
+    adjoint must count the copies (a regression: it once got the seed itself)."""
+    a = np.sum(x * 2.0 + y) + np.sum(np.sin(x) + np.sum(x, axis=0).sum())
+    b = np.mean(np.where(x > 0, y, 1.0)) + np.sum(x - y) + np.mean(np.fmod(y, 0.7) + x)
+    return a + b
+
+
+ROWS.append((broadcast_seed, lambda r: [r.normal(size=(2, 3)), r.uniform(0.1, 0.5, size=(3,))]))
