@@ -8,10 +8,20 @@
         ...
     loss(x, w)          # d loss / d x, computed by generated code
     print(loss.source)  # the generated code
+
+Functions without a built-in derivative rule get one from the user:
+
+    @sgcompiler.adjoint(scipy.special.gammaln)
+    def gammaln(g, ans, x):
+        return g * scipy.special.digamma(x)
+
+    sgcompiler.nondifferentiable(my_bucketize)   # its results are constants
 """
 from .api import grad, value_and_grad
 from .errors import SGCompilerError
+from .rules.custom import adjoint, nondifferentiable
 from .runtime import stop_gradient
 
-__all__ = ["grad", "value_and_grad", "stop_gradient", "SGCompilerError"]
+__all__ = ["grad", "value_and_grad", "stop_gradient", "adjoint", "nondifferentiable",
+           "SGCompilerError"]
 __version__ = "0.1.0"

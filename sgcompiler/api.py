@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from . import rules
 from .errors import SGCompilerError
 from .pipeline import compile_gradient
 
@@ -58,6 +59,7 @@ class GradientFunction:
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> generated function
+        self._version = rules.version()     # of the rules the functions were compiled with
         self._last = (frozenset(), frozenset())
         functools.update_wrapper(self, fn)
         self.__name__ = f"{fn.__name__}_grad"
@@ -94,6 +96,9 @@ class GradientFunction:
             if not _plain_float(value):
                 _check_tree(self.primal.__name__, name, value)
                 plain = False
+        if self._version != rules.version():    # a rule was registered: compile again
+            self._compiled.clear()
+            self._version = rules.version()
         kinds = tuple(map(type, args))
         function = self._compiled.get(kinds)
         if function is None:

@@ -3,8 +3,9 @@
     parse -> check -> resolve -> normalize -> activity -> shapes -> reverse -> optimize
           -> codegen -> load
 
-`compile_gradient` is cached on (code object, wrt, scalar arguments), so each function is
-compiled once per way it is differentiated.
+`compile_gradient` is cached on (code object, wrt, scalar arguments, rules version), so each
+function is compiled once per way it is differentiated (and again after a user registers a
+derivative rule).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 import gast
 
+from . import rules
 from .codegen import to_source
 from .loader import bind, compile_source
 from .passes.activity import activity
@@ -57,7 +59,8 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
-    key = (fn.__code__, wrt, scalars, trees, id(fn.__globals__))
+    # the rules version: a rule registered later takes effect for gradients compiled later
+    key = (fn.__code__, wrt, scalars, trees, id(fn.__globals__), rules.version())
     compiled = _CACHE.get(key)
     if compiled is None:
         compiled = _compile(fn, wrt, scalars, trees)
@@ -106,7 +109,7 @@ def piece(fn, active: tuple[str, ...]) -> Piece:
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
-    key = (fn.__code__, active, id(fn.__globals__))
+    key = (fn.__code__, active, id(fn.__globals__), rules.version())
     found = _PIECES.get(key)
     if found is not None:
         return found

@@ -3,7 +3,9 @@
 Generated code does its arithmetic inline; these helpers cover the bookkeeping that has no
 one-line NumPy spelling: summing a broadcast gradient back to an operand's shape, putting
 back the axes a reduction removed, and splitting the gradient of max/min among ties.
-Each helper is plain NumPy, so generated code stays readable and debuggable.
+Each helper is plain NumPy, so generated code stays readable and debuggable. The helpers
+of the linear-algebra, array and SciPy rules are in runtime_linalg.py, runtime_arrays.py
+and runtime_scipy.py (the optimize pass treats them all alike).
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ def stop_gradient(x):
 def unbroadcast(g, x):
     """Sum `g` (the gradient of a broadcast result) down to the shape of operand `x`."""
     shape = np.shape(x)
+    if isinstance(g, (int, float)) and shape:     # the seed 1.0: x's precision
+        g = np.asarray(g, dtype=float_dtype(x))
     gshape = np.shape(g)
     if gshape == shape:
         return g
@@ -43,6 +47,7 @@ def _axes(axis, ndim):
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast `g`, the gradient of a reduction of `x` over `axis`, back to `x`'s shape."""
     shape = np.shape(x)
+    g = as_float(g, x)
     if axis is not None and not keepdims:
         g = np.expand_dims(g, _axes(axis, len(shape)))
     return np.broadcast_to(g, shape)
@@ -61,7 +66,7 @@ def choose_grad(g, ans, x, axis=None, keepdims=False):
     """Gradient of max/min: `g` goes to the chosen elements, split evenly among ties."""
     ans = unreduce(ans, x, axis, keepdims)
     chosen = x == ans
-    count = np.sum(chosen, axis=axis, keepdims=True)
+    count = np.sum(chosen, axis=axis, keepdims=True, dtype=float_dtype(x))
     return unreduce(g, x, axis, keepdims) * chosen / count
 
 
@@ -146,7 +151,8 @@ def transpose_grad(g, axes=None):
 
 def balanced_eq(x, z, y):
     """1 where x is the chosen one of (x, y) in max/min, 0.5 on ties, else 0."""
-    return (x == z) / (1.0 + (x == y))
+    dtype = float_dtype(x, y)
+    return np.asarray(x == z, dtype=dtype) / (1.0 + np.asarray(x == y, dtype=dtype))
 
 
 def index_grad(g, x, index):
@@ -211,3 +217,144 @@ def not_a_view(value, array, where):
         raise SGCompilerError(
             f"{where}: this reads a view of an array that is written in place later, so the "
             "write would change the value read here; read a copy instead: x[...].copy()")
+
+
+def float_dtype(*xs):
+    """The floating dtype a gradient of `xs` is computed in (float64 unless they are
+    floats of another precision)."""
+    dtype = np.result_type(*xs)
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def as_float(g, *xs):
+    """`g` as an array in the precision of `xs` when it is a Python number (the seed 1.0,
+    which would otherwise make float32 gradients float64); other values unchanged."""
+    if isinstance(g, (int, float)):
+        return np.asarray(g, dtype=float_dtype(*xs))
+    return g
+
+
+def mT(x):
+    """The matrix transpose of `x` (its last two axes swapped), as NumPy 2's `x.mT`."""
+    return np.swapaxes(x, -1, -2)
+
+
+def cast_grad(g, x, dtype):
+    """Gradient of x.astype(dtype): `g` in x's dtype; zero for a cast to integers or bools,
+    which are piecewise constant."""
+    kind = np.dtype(dtype).kind
+    if kind == "c":
+        raise TypeError("cannot differentiate a cast to a complex dtype; complex gradients "
+                        "are not supported")
+    if kind != "f":
+        return np.zeros(np.shape(x), dtype=float_dtype(x))
+    return np.asarray(g, dtype=float_dtype(x))
+
+
+def cumsum_grad(g, a, axis=None):
+    """Gradient of np.cumsum(a, axis): the reversed cumulative sum of `g`."""
+    if axis is None:
+        return np.flip(np.cumsum(np.flip(np.ravel(g)))).reshape(np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def cumprod_grad(g, ans, a, axis=None):
+    """Gradient of np.cumprod(a, axis); exact also when `a` has zeros."""
+    if axis is None:
+        flat = cumprod_grad(np.ravel(g), np.ravel(ans), np.ravel(a), 0)
+        return flat.reshape(np.shape(a))
+    a = np.asarray(a)
+    if np.all(a != 0):
+        return cumsum_grad(g * ans, a, axis) / a
+    # d out[j] / d a[i] = prod(a[:i]) * prod(a[i+1:j+1]) for j >= i; the sum over j of
+    # g[j] * prod(a[i+1:j+1]) follows the recurrence s[i] = g[i] + a[i+1] * s[i+1].
+    am, gm = np.moveaxis(a, axis, -1), np.moveaxis(np.broadcast_to(g, a.shape), axis, -1)
+    ones = np.ones(am.shape[:-1] + (1,), dtype=am.dtype)
+    before = np.cumprod(np.concatenate([ones, am[..., :-1]], axis=-1), axis=-1)
+    s = np.zeros(am.shape, dtype=np.result_type(gm, am, float_dtype(am)))
+    acc = 0.0
+    for i in reversed(range(am.shape[-1])):
+        acc = gm[..., i] + (am[..., i + 1] * acc if i + 1 < am.shape[-1] else 0.0)
+        s[..., i] = acc
+    return np.moveaxis(before * s, -1, axis)
+
+
+def axes_last(x, axis=None):
+    """`x` with the axes of a reduction over `axis` merged into one last axis, and a
+    function that puts an array of that layout back into x's shape."""
+    x = np.asarray(x)
+    axes = _axes(axis, x.ndim)
+    moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0))) if axes else x[..., None]
+    merged = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
+
+    def restore(y):
+        if not axes:
+            return y[..., 0]
+        return np.moveaxis(np.reshape(y, moved.shape), tuple(range(-len(axes), 0)), axes)
+    return merged, restore
+
+
+def median_grad(g, a, axis=None, keepdims=False):
+    """Gradient of np.median: `g` goes to the middle element, or half to each of the two
+    middle ones for an even count; ties split evenly."""
+    merged, restore = axes_last(a, axis)
+    n = merged.shape[-1]
+    ordered = np.sort(merged, axis=-1)
+    low = ordered[..., (n - 1) // 2:(n - 1) // 2 + 1]
+    high = ordered[..., n // 2:n // 2 + 1]
+    dtype = float_dtype(merged)
+    share = 0.5 * ((merged == low) / np.sum(merged == low, axis=-1, keepdims=True, dtype=dtype)
+                   + (merged == high) / np.sum(merged == high, axis=-1, keepdims=True,
+                                               dtype=dtype))
+    return unreduce(g, a, axis, keepdims) * restore(share)
+
+
+def average_weights(a, weights, axis=None):
+    """The weights of np.average broadcast to a's shape (they may be 1-D along `axis`)."""
+    a, weights = np.asarray(a), np.asarray(weights)
+    if weights.shape == a.shape:
+        return weights
+    axes = _axes(axis, a.ndim)
+    shape = [a.shape[i] if i in axes else 1 for i in range(a.ndim)]
+    return np.broadcast_to(np.reshape(weights, shape), a.shape)
+
+
+def average_grad_a(g, a, axis=None, weights=None, keepdims=False, returned=False):
+    """Gradient of np.average(a, axis, weights) with respect to a."""
+    _no_returned(returned)
+    g = unreduce(g, a, axis, keepdims)
+    if weights is None:
+        return g / reduced_size(a, axis)
+    w = average_weights(a, weights, axis)
+    return g * w / np.sum(w, axis=axis, keepdims=True)
+
+
+def average_grad_weights(g, ans, a, axis=None, weights=None, keepdims=False, returned=False):
+    """Gradient of np.average(a, axis, weights) with respect to the weights (None when
+    there are none)."""
+    _no_returned(returned)
+    if weights is None:
+        return None
+    w = average_weights(a, weights, axis)
+    grad = unreduce(g, a, axis, keepdims) * (a - unreduce(ans, a, axis, keepdims)) \
+        / np.sum(w, axis=axis, keepdims=True)
+    if np.shape(weights) == np.shape(a):
+        return grad
+    others = tuple(i for i in range(np.ndim(a)) if i not in _axes(axis, np.ndim(a)))
+    return np.reshape(np.sum(grad, axis=others), np.shape(weights))
+
+
+def _no_returned(returned):
+    if returned:
+        raise NotImplementedError("the gradient of np.average(..., returned=True) is not "
+                                  "supported; compute np.sum(weights) separately")
+
+
+def nan_count(a, axis=None):
+    """How many elements of `a` are not NaN, per reduction over `axis` (dimensions kept)."""
+    return np.sum(~np.isnan(a), axis=axis, keepdims=True, dtype=float_dtype(a))
+
+
+def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """x.astype(dtype) as a function: the primitive the method stands for in rules."""
+    return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)

@@ -1,140 +1,169 @@
 """Every registered derivative rule, called directly (no compiler), against finite differences.
 
-Each row of CASES is (primitive, argument maker, keyword arguments, id). A rule that has no
-row fails `test_every_rule_is_tested`, so nothing is registered untested.
+The table is tests/rule_cases.py (and rule_cases_scipy.py when SciPy is installed). A rule
+that has no row fails `test_every_rule_is_tested`, so nothing is registered untested.
 """
-import builtins
-import math
-import operator
+import inspect
+import zlib
 
 import numpy as np
 import pytest
 
+from rule_cases import CASES
 from sgcompiler import rules
+from sgcompiler.rules.custom import signature_problem
+from sgcompiler.rules.registry import key
 
-R = np.random.default_rng(1)
+try:
+    import rule_cases_scipy  # noqa: F401  (adds the SciPy rows to CASES)
+except ImportError:
+    pass
 
-
-def normal(*shape):
-    return lambda: R.normal(size=shape)
-
-
-def positive(*shape):
-    return lambda: R.uniform(0.5, 2.0, size=shape)
-
-
-def scalar(lo=-2.0, hi=2.0):
-    return lambda: float(R.uniform(lo, hi))
+IDS = [c.id for c in CASES]
 
 
-def args(*makers):
-    return lambda: [m() for m in makers]
+def _rng(case):
+    return np.random.default_rng(zlib.crc32(case.id.encode()))
 
 
-SHAPES = [(), (3,), (2, 3)]
-BROADCAST = [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((3,), ()), ((), (2, 3)),
-             ((4, 1, 3), (2, 1))]
-
-UNARY = [
-    (np.exp, normal), (np.expm1, normal), (np.log, positive), (np.log1p, positive),
-    (np.sin, normal), (np.cos, normal), (np.tan, lambda *s: lambda: R.uniform(-1, 1, s)),
-    (np.tanh, normal), (np.sqrt, positive), (np.square, normal), (np.abs, positive),
-    (np.absolute, normal), (np.negative, normal), (operator.neg, normal), (operator.pos, normal),
-]
-BINARY = [
-    (operator.add, normal, normal), (operator.sub, normal, normal),
-    (operator.mul, normal, normal), (operator.truediv, normal, positive),
-    (operator.pow, positive, normal), (np.add, normal, normal),
-    (np.subtract, normal, normal), (np.multiply, normal, normal),
-    (np.divide, normal, positive), (np.power, positive, normal),
-    (np.maximum, normal, normal), (np.minimum, normal, normal),
-]
-
-CASES = []
-for prim, dom in UNARY:
-    for shape in SHAPES:
-        CASES.append((prim, args(dom(*shape)), {}, f"{prim.__name__}-{shape}"))
-for prim, d1, d2 in BINARY:
-    for s1, s2 in BROADCAST:
-        CASES.append((prim, args(d1(*s1), d2(*s2)), {}, f"{prim.__name__}-{s1}-{s2}"))
-for prim in (math.sin, math.cos, math.exp, math.tanh):
-    CASES.append((prim, args(scalar()), {}, prim.__name__))
-CASES += [
-    (math.tan, args(scalar(-1, 1)), {}, "math.tan"),
-    (math.log, args(scalar(0.5, 2)), {}, "math.log"),
-    (math.log1p, args(scalar(0.5, 2)), {}, "math.log1p"),
-    (math.sqrt, args(scalar(0.5, 2)), {}, "math.sqrt"),
-    (math.fabs, args(scalar(0.5, 2)), {}, "math.fabs+"),
-    (math.fabs, args(scalar(-2, -0.5)), {}, "math.fabs-"),
-    (math.pow, args(scalar(0.5, 2), scalar()), {}, "math.pow"),
-    (builtins.float, args(scalar()), {}, "float"),
-    (builtins.abs, args(normal(3)), {}, "abs"),
-    (builtins.max, args(scalar(), scalar()), {}, "max"),
-    (builtins.min, args(scalar(), scalar()), {}, "min"),
-    (builtins.sum, args(normal(4, 3)), {}, "sum-rows"),
-    (operator.mod, args(positive(3), lambda: 0.7), {}, "mod"),
-    (operator.matmul, args(normal(2, 3), normal(3, 4)), {}, "matmul-2d"),
-    (operator.matmul, args(normal(3), normal(3, 4)), {}, "matmul-1d-2d"),
-    (operator.matmul, args(normal(2, 3), normal(3)), {}, "matmul-2d-1d"),
-    (operator.matmul, args(normal(3), normal(3)), {}, "matmul-1d-1d"),
-    (operator.matmul, args(normal(5, 2, 3), normal(3, 4)), {}, "matmul-batched"),
-    (np.matmul, args(normal(2, 3), normal(3, 4)), {}, "np.matmul"),
-    (np.dot, args(normal(2, 3), normal(3, 4)), {}, "dot-2d"),
-    (np.dot, args(normal(3), normal(3)), {}, "dot-1d"),
-    (np.dot, args(normal(3), normal(3, 2)), {}, "dot-1d-2d"),
-    (np.dot, args(normal(2, 3), normal(3)), {}, "dot-2d-1d"),
-    (np.dot, args(normal(2, 3), scalar()), {}, "dot-scalar"),
-    (np.dot, args(normal(2, 3), normal(4, 3, 5)), {}, "dot-nd"),
-    (np.where, args(lambda: R.normal(size=(2, 3)) > 0, normal(2, 3), normal(3)), {}, "where"),
-    (np.clip, args(normal(2, 3), lambda: -0.5, lambda: 0.5), {}, "clip"),
-    (np.clip, args(normal(2, 3), lambda: R.uniform(-1, 0, 3), lambda: 0.8), {},
-     "clip-array-bounds"),
-    (np.transpose, args(normal(2, 3)), {}, "transpose"),
-    (np.transpose, args(normal(2, 3, 4)), {"axes": (1, 2, 0)}, "transpose-axes"),
-    (np.reshape, args(normal(2, 3)), {"shape": (3, 2)}, "reshape"),
-    (np.expand_dims, args(normal(2, 3)), {"axis": 1}, "expand_dims"),
-    (np.squeeze, args(normal(2, 1, 3)), {}, "squeeze"),
-    (np.asarray, args(normal(2, 3)), {}, "asarray"),
-    (np.array, args(normal(2, 3)), {}, "array"),
-    (np.copy, args(normal(2, 3)), {}, "copy"),
-    (np.float64, args(scalar()), {}, "float64"),
-]
-for prim in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod):
-    for shape, kw in [((3,), {}), ((2, 3), {}), ((2, 3), {"axis": 0}), ((2, 3), {"axis": 1}),
-                      ((2, 3), {"axis": -1, "keepdims": True}),
-                      ((2, 3, 4), {"axis": (0, 2)}), ((2, 3), {"keepdims": True})]:
-        CASES.append((prim, args(normal(*shape)), kw, f"{prim.__name__}-{shape}-{kw}"))
+def _is_float(value) -> bool:
+    if isinstance(value, list):          # a sequence of arrays (np.concatenate's arrays)
+        return bool(value) and all(_is_float(v) for v in value)
+    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
 
 
-def _vjp(rule, prim, values, kw, g):
-    ans = prim(*values, **kw)
+def _random_like(r, value, dtype=None):
+    """A random array (a list of them, for a sequence) shaped like `value`."""
+    if isinstance(value, (list, tuple)):
+        return [_random_like(r, v, dtype) for v in value]
+    g = r.normal(size=np.shape(value))
+    if isinstance(value, float):
+        return float(g)
+    return np.asarray(g, dtype=dtype) if dtype else g
+
+
+def _step(value, direction, eps):
+    if isinstance(value, list):
+        return [_step(v, d, eps) for v, d in zip(value, direction)]
+    return value + eps * direction
+
+
+def _inner(a, b) -> float:
+    """<a, b> for arrays or (nested) sequences of them; a 0.0 adjoint stands for zeros."""
+    if isinstance(a, (list, tuple)):
+        return sum(_inner(x, y) for x, y in zip(a, b))
+    return float(np.sum(np.asarray(a, dtype=float) * b))
+
+
+def _difference(a, b):
+    if isinstance(a, (list, tuple)):
+        return [_difference(x, y) for x, y in zip(a, b)]
+    return np.asarray(a, dtype=float) - b
+
+
+def _seed_gradient(r, ans, case, dtype=None):
+    """g for the rule: one per result (a list) for a function with several results, 0.0
+    for those the case leaves without an adjoint."""
+    g = _random_like(r, ans, dtype)
+    if isinstance(ans, (tuple, list)):
+        g = [0.0 if k in case.unused else gk for k, gk in enumerate(g)]
+    return g
+
+
+def _rule_grads(case, values, g):
+    rule = rules.lookup(case.prim)
+    assert rule is not None, f"no rule registered for {case.prim}"
+    ans = case.prim(*values, **case.kw)
+    assert rule.multiple_results == isinstance(ans, (tuple, list)), rule.name
     bound = dict(zip(rule.params, values))
-    bound.update(kw)
-    return rule.source(g, ans, **bound)
+    bound.update(case.kw)
+    grads = rule.source(g, ans, **bound)
+    return rule, grads if isinstance(grads, tuple) else (grads,)
 
 
-@pytest.mark.parametrize("prim, make, kw", [c[:3] for c in CASES], ids=[c[3] for c in CASES])
-def test_rule_matches_finite_differences(prim, make, kw):
-    rule = rules.lookup(prim)
-    assert rule is not None, f"no rule registered for {prim}"
-    values = make()
-    ans = prim(*values, **kw)
-    g = R.normal(size=np.shape(ans))
-    grads = _vjp(rule, prim, values, kw, g)
-    grads = grads if isinstance(grads, tuple) else (grads,)
-    eps = 1e-6
+def _shape_of(value):
+    if isinstance(value, list):
+        return [np.shape(v) for v in value]
+    return np.shape(value)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_rule_matches_finite_differences(case):
+    r = _rng(case)
+    values = [m(r) for m in case.makers]
+    g = _seed_gradient(r, case.prim(*values, **case.kw), case)
+    rule, grads = _rule_grads(case, values, g)
+    checked = 0
     for i, value in enumerate(values):
-        if i >= len(grads) or grads[i] is None or np.asarray(value).dtype == bool:
+        if i >= len(grads) or grads[i] is None or not _is_float(value):
             continue
-        v = R.normal(size=np.shape(value))
+        direction = _random_like(r, value)
         plus, minus = list(values), list(values)
-        plus[i] = value + eps * v
-        minus[i] = value - eps * v
-        numeric = np.sum(g * (prim(*plus, **kw) - prim(*minus, **kw))) / (2 * eps)
-        assert np.shape(grads[i]) == np.shape(value), (rule.name, i)
-        analytic = np.sum(np.asarray(grads[i]) * v)
-        np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-8,
+        plus[i] = _step(value, direction, case.eps)
+        minus[i] = _step(value, direction, -case.eps)
+        change = _difference(case.prim(*plus, **case.kw), case.prim(*minus, **case.kw))
+        numeric = _inner(g, change) / (2 * case.eps)
+        zero = rule.is_zero(rule.params[i])
+        if not zero:
+            assert _shape_of(list(grads[i]) if isinstance(value, list) else grads[i]) \
+                == _shape_of(value), (rule.name, i)
+        analytic = _inner(grads[i], direction)
+        np.testing.assert_allclose(analytic, numeric, rtol=case.rtol, atol=1e-7,
                                    err_msg=f"{rule.name}: argument {i}")
+        checked += 1
+    assert checked, f"{case.id}: no argument was checked"
+
+
+def _float32(value):
+    if isinstance(value, list):
+        return [_float32(v) for v in value]
+    if isinstance(value, (np.ndarray, np.floating)) and value.dtype.kind == "f":
+        return value.astype(np.float32)
+    return value
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_float32_gradients_stay_float32(case):
+    r = _rng(case)
+    values = [_float32(m(r)) for m in case.makers]
+    if not any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in values
+               if not isinstance(v, list)) and not any(isinstance(v, list) for v in values):
+        pytest.skip("no float32 array argument")
+    ans = case.prim(*values, **case.kw)
+    if np.result_type(*(ans if isinstance(ans, (tuple, list)) else (ans,))) != np.float32:
+        pytest.skip(f"the result is {np.result_type(ans)}")    # e.g. np.float_power
+    g = _seed_gradient(r, ans, case, np.float32)
+    rule, grads = _rule_grads(case, values, g)
+    for i, value in enumerate(values):
+        if i >= len(grads) or grads[i] is None or rule.is_zero(rule.params[i]):
+            continue
+        if isinstance(value, list):
+            assert all(np.asarray(gi).dtype == np.float32 for gi in grads[i]), (rule.name, i)
+        elif isinstance(value, np.ndarray) and value.dtype == np.float32:
+            assert np.asarray(grads[i]).dtype == np.float32, (rule.name, i)
+
+
+def test_rule_parameters_fit_their_functions():
+    problems = []
+    for rule in rules.all_rules():
+        try:
+            sig = inspect.signature(rule.primitive)
+        except (TypeError, ValueError):
+            continue
+        problem = signature_problem(rule, sig)
+        if problem:
+            problems.append(f"{rule.name}: {problem}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_rule_is_tested():
+    tested = {id(key(c.prim)) for c in CASES}
+    missing = [r.name for r in rules.all_rules() if id(r.primitive) not in tested]
+    assert not missing, f"rules without a row in tests/rule_cases.py: {missing}"
+
+
+def test_at_least_150_rules():
+    assert len({id(r.primitive) for r in rules.all_rules()}) >= 150
 
 
 def test_max_splits_ties_evenly():
@@ -149,7 +178,12 @@ def test_prod_with_a_zero():
     assert np.allclose(rule.source(1.0, 0.0, x), [0.0, 6.0, 0.0])
 
 
-def test_every_rule_is_tested():
-    tested = {id(c[0]) for c in CASES}
-    missing = [r.name for r in rules.all_rules() if id(r.primitive) not in tested]
-    assert not missing, f"rules without a row in tests/test_rules.py: {missing}"
+def test_median_of_an_even_count_splits_between_the_middle_two():
+    rule = rules.lookup(np.median)
+    x = np.array([4.0, 1.0, 3.0, 2.0])
+    assert np.allclose(rule.source(1.0, 2.5, x), [0.0, 0.0, 0.5, 0.5])
+
+
+def test_norm_of_zero_vector_has_zero_gradient():
+    rule = rules.lookup(np.linalg.norm)
+    assert np.allclose(rule.source(1.0, 0.0, np.zeros(3)), 0.0)

@@ -64,6 +64,8 @@ def inline(rule, param, args, g, ans: str, linker: Linker):
 def _literal(value, rule, param):
     if value is None or isinstance(value, (bool, int, float, str)):
         return const(value)
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[_literal(v, rule, param) for v in value], ctx=gast.Load())
     raise AssertionError(f"rule {rule.name}: default of {param} is not a literal")
 
 

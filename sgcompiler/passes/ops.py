@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from .. import rules
+from .. import rules, runtime
 from ..errors import error_at
 from .normalize import is_global_chain
 from .resolve import ITERATION, METHOD, NONDIFF, OPAQUE, PRIMITIVE, STOP, USER
@@ -37,11 +37,18 @@ _METHODS = {
     "reshape": np.reshape, "transpose": np.transpose, "dot": np.dot, "squeeze": np.squeeze,
     "clip": np.clip, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
     "argsort": np.argsort, "any": np.any, "all": np.all, "nonzero": np.nonzero,
-    "round": np.round,
+    "round": np.round, "var": np.var, "std": np.std, "cumsum": np.cumsum,
+    "cumprod": np.cumprod, "ravel": np.ravel, "flatten": np.ravel, "astype": runtime.astype,
+    "trace": np.trace, "diagonal": np.diagonal, "swapaxes": np.swapaxes, "repeat": np.repeat,
+    "take": np.take, "conj": np.conjugate, "conjugate": np.conjugate,
+    "searchsorted": np.searchsorted, "argpartition": np.argpartition,
 }
 NONDIFF_METHODS = {"keys", "index", "count", "tolist"}
 _PACKED = {"reshape", "transpose"}     # x.reshape(2, 3) means np.reshape(x, (2, 3))
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+# x.name -> the NumPy function that computes it from x
+_ATTRIBUTES = {"T": np.transpose, "real": np.real,
+               **({"mT": np.matrix_transpose} if hasattr(np, "matrix_transpose") else {})}
 
 
 @dataclass(frozen=True)
@@ -91,8 +98,9 @@ def describe_op(rhs, resolution, fn, node) -> Op:
     if isinstance(rhs, gast.Attribute):
         if rhs.attr in NONDIFF_ATTRIBUTES:
             return Op(NONDIFFERENTIABLE, reads=reads)
-        if rhs.attr == "T":
-            return _rule_op(fn, node, np.transpose, [rhs.value], {}, reads, ".T")
+        if rhs.attr in _ATTRIBUTES:
+            return _rule_op(fn, node, _ATTRIBUTES[rhs.attr], [rhs.value], {}, reads,
+                            f".{rhs.attr}")
         return Op(UNKNOWN, blocked=_names_of([rhs.value]), reads=reads,
                   what=f"the attribute .{rhs.attr}")
     if isinstance(rhs, gast.Subscript):
@@ -152,7 +160,7 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
                       reads=reads, what=f"the method .{callee.name}()")
         if callee.name in _PACKED and len(args) > 1:
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
-        if rules.is_nondifferentiable(target):
+        if rules.is_nondifferentiable(target, rules.scope_of(fn)):
             return Op(NONDIFFERENTIABLE, reads=reads)
         return _rule_op(fn, node, target, [receiver] + args, keywords, reads,
                         f".{callee.name}()")
@@ -175,18 +183,14 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
 
 
 def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
-    if rules.is_nondifferentiable(primitive):
+    if rules.is_nondifferentiable(primitive, rules.scope_of(fn)):
         return Op(NONDIFFERENTIABLE, reads=reads)
-    rule = rules.lookup(primitive)
+    rule = rules.lookup(primitive, rules.scope_of(fn))
     if rule is None:
         return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
                   what=what)
-    signature = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                          default=rule.defaults.get(p, inspect.Parameter.empty))
-        for p in rule.params])
     try:
-        bound = signature.bind(*args, **keywords).arguments
+        bound = rule.signature.bind(*args, **keywords).arguments
     except TypeError as exc:
         raise error_at(node, fn, f"{rule.name} is called with arguments its derivative "
                                  f"rule does not take ({exc}); the rule's parameters are "
@@ -197,6 +201,8 @@ def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
             names = [e.id for e in value.elts if isinstance(e, gast.Name)]
         else:
             names = [value.id] if isinstance(value, gast.Name) else []
+        if rule.is_zero(param):
+            continue        # exactly zero: no adjoint, and nothing to refuse
         for name in names:
             if rule.output_for(param) is None or isinstance(value, gast.Tuple):
                 blocked.append((param, name))

@@ -112,6 +112,7 @@ class _Tidy(gast.NodeTransformer):
 
 
 def runtime_helpers(names: dict) -> dict:
-    """The subset of linked names that are runtime helpers."""
+    """The subset of linked names that are runtime helpers (runtime.py, runtime_*.py)."""
     return {n: obj for n, obj in names.items()
-            if getattr(obj, "__module__", None) == runtime.__name__}
+            if getattr(obj, "__module__", None) == runtime.__name__
+            or str(getattr(obj, "__module__", "")).startswith(runtime.__name__ + "_")}

@@ -80,16 +80,17 @@ def local_names(tree) -> set:
     return names
 
 
-def classify(obj, text: str) -> Callee | None:
-    """A `Callee` for a function object, or None when nothing is known about it."""
+def classify(obj, text: str, module: str | None = None) -> Callee | None:
+    """A `Callee` for a function object, or None when nothing is known about it.
+    `module` is where the calling function is defined (rules registered there apply)."""
     if obj is stop_gradient:
         return Callee(STOP, obj, name=text)
     if any(obj is f for f in _ITERATION):
         return Callee(ITERATION, obj, name=text)
-    rule = rules.lookup(obj)
+    rule = rules.lookup(obj, module)
     if rule is not None:
         return Callee(PRIMITIVE, obj, rule, name=text)
-    if rules.is_nondifferentiable(obj):
+    if rules.is_nondifferentiable(obj, module):
         return Callee(NONDIFF, obj, name=text)
     if isinstance(obj, type) and obj.__module__ == "builtins":
         return None
@@ -141,7 +142,7 @@ def resolve(fn: FunctionSource) -> Resolution:
             continue
         # a function without a rule is fine while no gradient has to flow through it
         # (e.g. under stop_gradient); activity analysis refuses it otherwise
-        callees[key] = classify(obj, key) or Callee(OPAQUE, obj, name=key)
+        callees[key] = classify(obj, key, rules.scope_of(fn)) or Callee(OPAQUE, obj, name=key)
     if problems:
         raise errors_at(sorted(set(problems), key=problems.index))
     return Resolution(callees, global_roots)

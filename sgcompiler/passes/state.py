@@ -123,7 +123,7 @@ class AdjointState:
         is dropped on a shape assumption); a possibly-scalar zero is broadcast for rules
         that need g's full shape."""
         if self.is_broadcast_scalar(g):
-            if op.rule.elementwise:
+            if op.rule.elementwise and self.scalar_is_exact(op, target):
                 return g.args[0], True
             return g, False
         if isinstance(g, gast.Name) and not op.rule.elementwise and \
@@ -132,6 +132,24 @@ class AdjointState:
             return self.np_call("broadcast_to", [g, self.np_call("shape", [load(target)])]), \
                 False
         return g, False
+
+    def scalar_is_exact(self, op, target):
+        """Whether an elementwise rule may get a broadcast scalar's value for g. The value
+        stands for an array shaped like the result, so each active input that may be
+        smaller than the result needs a gradient expression that brings the result's
+        shape back: one that reads `ans` or every other array operand (x2 in g * x2).
+        Otherwise (x + y: the adjoint of a broadcast y is unbroadcast(g, y), a sum over
+        its copies) the scalar would lose the count of copies."""
+        for param, name in op.inputs:
+            if not self.is_active(name) or self.shapes.same(name, target):
+                continue
+            reads = {n.id for n in gast.walk(op.rule.output_for(param))
+                     if isinstance(n, gast.Name)}
+            others = [p for p, atom in op.args.items() if p != param
+                      and isinstance(atom, gast.Name) and not self.shapes.is_scalar(atom.id)]
+            if "ans" not in reads and not all(p in reads for p in others):
+                return False
+        return True
 
     def merge(self, stmt, *branches):
         """Make every branch leave each adjoint in the same place (a variable, or zero)."""

@@ -1,7 +1,17 @@
-"""The derivative-rule table, filled once at import. See registry.py for how a rule reads."""
-from . import builtins, math, numpy, operators  # noqa: F401  (registers the rules)
-from .registry import (NONDIFFERENTIABLE, Rule, all_rules, is_nondifferentiable, lookup,
-                       nondifferentiable, parse_rule, vjp)
+"""The derivative-rule table, filled once at import. See registry.py for how a rule reads,
+and custom.py for how users add their own (`sgcompiler.adjoint`).
 
-__all__ = ["NONDIFFERENTIABLE", "Rule", "all_rules", "is_nondifferentiable", "lookup",
-           "nondifferentiable", "parse_rule", "vjp"]
+    numpy.py       elementwise functions (ufuncs)       reductions.py   sums, norms, cumsum
+    linalg.py      products and linear algebra          shapes.py       shapes, indexing
+    constants.py   functions without a gradient         scipy.py        scipy.special/linalg
+    operators.py, math.py, builtins.py: Python's own
+"""
+from . import (builtins, constants, linalg, math, numpy, operators,  # noqa: F401
+               reductions, shapes)
+from .registry import (GLOBAL, NONDIFFERENTIABLE, Rule, all_nondifferentiable, all_rules,
+                       find, is_nondifferentiable, lookup, nondifferentiable, parse_rule,
+                       scope_of, version, vjp)
+
+__all__ = ["GLOBAL", "NONDIFFERENTIABLE", "Rule", "all_nondifferentiable", "all_rules",
+           "find", "is_nondifferentiable", "lookup", "nondifferentiable", "parse_rule",
+           "scope_of", "version", "vjp"]

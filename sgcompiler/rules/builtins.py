@@ -2,7 +2,9 @@
 import builtins
 import operator
 
-from ..runtime import balanced_eq, unbroadcast_each
+import numpy as np
+
+from ..runtime import balanced_eq, unbroadcast, unbroadcast_each
 from .registry import nondifferentiable, vjp
 
 
@@ -11,9 +13,16 @@ def float(g, ans, x):
     return g
 
 
+@vjp(builtins.pow, elementwise=True,
+     notes="two arguments; the exponent's gradient is 0 where base == 0")
+def pow(g, ans, base, exp):
+    return (unbroadcast(g * exp * base ** (exp - 1), base),
+            unbroadcast(g * ans * np.log(np.where(base == 0, 1.0, base)), exp))
+
+
 @vjp(builtins.abs)
 def abs(g, ans, x):
-    return g * ((x > 0) * 1.0 - (x < 0) * 1.0)
+    return g * np.sign(x)
 
 
 nondifferentiable(

@@ -1,17 +1,27 @@
-"""Derivative rules of NumPy functions. One small function per primitive; see registry.py."""
+"""Derivative rules of NumPy's elementwise functions (ufuncs and friends). See registry.py.
+
+Constants are Python floats (`math.log(2.0)`, not `np.log(2.0)`), so a float32 gradient
+stays float32. Reductions are in reductions.py, linear algebra in linalg.py, shapes and
+indexing in shapes.py, and functions without a gradient in constants.py.
+"""
+import math
+
 import numpy as np
 
-from ..runtime import (choose_grad, balanced_eq, dot_grad_left, dot_grad_right,
-                       matmul_grad_left, matmul_grad_right, prod_grad, reduced_size,
-                       transpose_grad, unbroadcast, unreduce)
-from .registry import nondifferentiable, vjp
+from ..runtime import balanced_eq, unbroadcast
+from .registry import vjp
 
-# --- elementwise, one argument ----------------------------------------------------------
+# --- exponentials and logarithms -------------------------------------------------------------
 
 
 @vjp(np.exp, elementwise=True)
 def exp(g, ans, x):
     return g * ans
+
+
+@vjp(np.exp2, elementwise=True)
+def exp2(g, ans, x):
+    return g * ans * math.log(2.0)
 
 
 @vjp(np.expm1, elementwise=True)
@@ -24,9 +34,62 @@ def log(g, ans, x):
     return g / x
 
 
+@vjp(np.log2, elementwise=True)
+def log2(g, ans, x):
+    return g / (x * math.log(2.0))
+
+
+@vjp(np.log10, elementwise=True)
+def log10(g, ans, x):
+    return g / (x * math.log(10.0))
+
+
 @vjp(np.log1p, elementwise=True)
 def log1p(g, ans, x):
     return g / (1.0 + x)
+
+
+@vjp(np.logaddexp, elementwise=True)
+def logaddexp(g, ans, x1, x2):
+    return unbroadcast(g * np.exp(x1 - ans), x1), unbroadcast(g * np.exp(x2 - ans), x2)
+
+
+@vjp(np.logaddexp2, elementwise=True)
+def logaddexp2(g, ans, x1, x2):
+    return unbroadcast(g * np.exp2(x1 - ans), x1), unbroadcast(g * np.exp2(x2 - ans), x2)
+
+
+# --- powers and roots ------------------------------------------------------------------------
+
+
+@vjp(np.sqrt, elementwise=True)
+def sqrt(g, ans, x):
+    return g / (2.0 * ans)
+
+
+@vjp(np.cbrt, elementwise=True, notes="undefined at 0")
+def cbrt(g, ans, x):
+    return g / (3.0 * ans ** 2)
+
+
+@vjp(np.square, elementwise=True)
+def square(g, ans, x):
+    return g * 2.0 * x
+
+
+@vjp(np.reciprocal, elementwise=True)
+def reciprocal(g, ans, x):
+    return -g * ans ** 2
+
+
+@vjp(np.power, np.float_power, elementwise=True,
+     notes="the exponent's gradient uses log(x1); it is 0 where x1 == 0")
+def power(g, ans, x1, x2):
+    return (unbroadcast(g * x2 * x1 ** (x2 - 1), x1),
+            unbroadcast(g * ans * np.log(np.where(x1 == 0, 1.0, x1)), x2))
+
+
+# --- trigonometric and hyperbolic -------------------------------------------------------------
 
 
 @vjp(np.sin, elementwise=True)
@@ -44,22 +107,81 @@ def tan(g, ans, x):
     return g * (1.0 + ans ** 2)
 
 
+@vjp(np.arcsin, elementwise=True)
+def arcsin(g, ans, x):
+    return g / np.sqrt(1.0 - x ** 2)
+
+
+@vjp(np.arccos, elementwise=True)
+def arccos(g, ans, x):
+    return -g / np.sqrt(1.0 - x ** 2)
+
+
+@vjp(np.arctan, elementwise=True)
+def arctan(g, ans, x):
+    return g / (1.0 + x ** 2)
+
+
+@vjp(np.arctan2, elementwise=True)
+def arctan2(g, ans, x1, x2):
+    return (unbroadcast(g * x2 / (x1 ** 2 + x2 ** 2), x1),
+            unbroadcast(-g * x1 / (x1 ** 2 + x2 ** 2), x2))
+
+
+@vjp(np.hypot, elementwise=True)
+def hypot(g, ans, x1, x2):
+    return unbroadcast(g * x1 / ans, x1), unbroadcast(g * x2 / ans, x2)
+
+
+@vjp(np.sinh, elementwise=True)
+def sinh(g, ans, x):
+    return g * np.cosh(x)
+
+
+@vjp(np.cosh, elementwise=True)
+def cosh(g, ans, x):
+    return g * np.sinh(x)
+
+
 @vjp(np.tanh, elementwise=True)
 def tanh(g, ans, x):
     return g * (1.0 - ans ** 2)
 
 
-@vjp(np.sqrt, elementwise=True)
-def sqrt(g, ans, x):
-    return g / (2.0 * ans)
+@vjp(np.arcsinh, elementwise=True)
+def arcsinh(g, ans, x):
+    return g / np.sqrt(x ** 2 + 1.0)
 
 
-@vjp(np.square, elementwise=True)
-def square(g, ans, x):
-    return g * 2.0 * x
+@vjp(np.arccosh, elementwise=True)
+def arccosh(g, ans, x):
+    return g / np.sqrt(x ** 2 - 1.0)
 
 
-@vjp(np.abs, np.absolute, elementwise=True)
+@vjp(np.arctanh, elementwise=True)
+def arctanh(g, ans, x):
+    return g / (1.0 - x ** 2)
+
+
+@vjp(np.deg2rad, np.radians, elementwise=True)
+def deg2rad(g, ans, x):
+    return g * (math.pi / 180.0)
+
+
+@vjp(np.rad2deg, np.degrees, elementwise=True)
+def rad2deg(g, ans, x):
+    return g * (180.0 / math.pi)
+
+
+@vjp(np.sinc, elementwise=True)
+def sinc(g, ans, x):
+    return g * np.where(x == 0, 0.0, (np.cos(math.pi * x) - ans) / np.where(x == 0, 1.0, x))
+
+
+# --- signs, absolute values, real parts ---------------------------------------------------------
+
+
+@vjp(np.abs, np.absolute, np.fabs, elementwise=True, notes="0 at x == 0")
 def abs(g, ans, x):
     return g * np.sign(x)
 
@@ -69,7 +191,32 @@ def negative(g, ans, x):
     return -g
 
 
-# --- elementwise, two arguments ----------------------------------------------------------
+@vjp(np.positive, np.conjugate, elementwise=True, notes="real input")
+def positive(g, ans, x):
+    return g
+
+
+@vjp(np.real, elementwise=True, notes="real input")
+def real(g, ans, val):
+    return g
+
+
+@vjp(np.copysign, elementwise=True, notes="x2 only chooses the sign (zero gradient)")
+def copysign(g, ans, x1, x2):
+    return unbroadcast(g * np.sign(x1) * np.sign(ans), x1), 0.0
+
+
+@vjp(np.heaviside, elementwise=True, notes="x1: zero gradient; x2 is the value at x1 == 0")
+def heaviside(g, ans, x1, x2):
+    return 0.0, unbroadcast(g * (x1 == 0), x2)
+
+
+@vjp(np.nan_to_num, elementwise=True, notes="zero where x is NaN or infinite")
+def nan_to_num(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return g * np.isfinite(x)
+
+
+# --- arithmetic -----------------------------------------------------------------------------
 
 
 @vjp(np.add, elementwise=True)
@@ -92,13 +239,22 @@ def divide(g, ans, x1, x2):
     return unbroadcast(g / x2, x1), unbroadcast(-g * x1 / x2 ** 2, x2)
 
 
-@vjp(np.power, elementwise=True)
-def power(g, ans, x1, x2):
-    return (unbroadcast(g * x2 * x1 ** (x2 - 1), x1),
-            unbroadcast(g * ans * np.log(np.where(x1 == 0, 1.0, x1)), x2))
+@vjp(np.remainder, elementwise=True, notes="jumps where x1 / x2 is an integer")
+def remainder(g, ans, x1, x2):
+    return unbroadcast(g, x1), unbroadcast(-g * np.floor_divide(x1, x2), x2)
 
 
-@vjp(np.maximum, np.minimum, elementwise=True)
+@vjp(np.fmod, elementwise=True, notes="jumps where x1 / x2 is an integer")
+def fmod(g, ans, x1, x2):
+    return unbroadcast(g, x1), unbroadcast(-g * np.trunc(x1 / x2), x2)
+
+
+@vjp(np.ldexp, elementwise=True, notes="x2 is an integer exponent (no gradient)")
+def ldexp(g, ans, x1, x2):
+    return unbroadcast(np.ldexp(g, x2), x1), None
+
+
+@vjp(np.maximum, np.minimum, np.fmax, np.fmin, elementwise=True, notes="ties split evenly")
 def maximum(g, ans, x1, x2):
     return (unbroadcast(g * balanced_eq(x1, ans, x2), x1),
             unbroadcast(g * balanced_eq(x2, ans, x1), x2))
@@ -110,75 +266,8 @@ def where(g, ans, condition, x, y):
         unbroadcast(np.where(condition, 0.0, g), y)
 
 
-@vjp(np.clip, elementwise=True)
+@vjp(np.clip, elementwise=True, notes="at a bound, the gradient goes to a")
 def clip(g, ans, a, a_min, a_max):
     return (unbroadcast(g * ((a >= a_min) & (a <= a_max)), a),
             unbroadcast(g * (a < a_min), a_min),
             unbroadcast(g * (a > a_max), a_max))
-
-
-# --- reductions ---------------------------------------------------------------------------
-
-
-@vjp(np.sum, reduction=True)
-def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return unreduce(g, a, axis, keepdims)
-
-
-@vjp(np.mean, reduction=True)
-def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return unreduce(g / reduced_size(a, axis), a, axis, keepdims)
-
-
-@vjp(np.max, np.min, np.amax, np.amin, reduction=True)
-def max(g, ans, a, axis=None, out=None, keepdims=False):
-    return choose_grad(g, ans, a, axis, keepdims)
-
-
-@vjp(np.prod, reduction=True)
-def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return prod_grad(g, ans, a, axis, keepdims)
-
-
-# --- linear algebra and shapes -------------------------------------------------------------
-
-
-@vjp(np.matmul)
-def matmul(g, ans, x1, x2):
-    return matmul_grad_left(g, x1, x2), matmul_grad_right(g, x1, x2)
-
-
-@vjp(np.dot)
-def dot(g, ans, a, b):
-    return dot_grad_left(g, a, b), dot_grad_right(g, a, b)
-
-
-@vjp(np.transpose)
-def transpose(g, ans, a, axes=None):
-    return transpose_grad(g, axes)
-
-
-@vjp(np.reshape)
-def reshape(g, ans, a, shape=None, order="C"):
-    return np.reshape(g, np.shape(a), order=order)
-
-
-@vjp(np.expand_dims, np.squeeze)
-def expand_dims(g, ans, a, axis=None):
-    return np.reshape(g, np.shape(a))
-
-
-@vjp(np.asarray, np.array, np.float64, np.copy)
-def asarray(g, ans, a, dtype=None):
-    return g
-
-
-nondifferentiable(
-    np.shape, np.ndim, np.size, np.argmax, np.argmin, np.argsort, np.floor, np.ceil,
-    np.round, np.rint, np.trunc, np.sign, np.isnan, np.isinf, np.isfinite,
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.arange, np.linspace, np.eye, np.identity,
-    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-    np.logical_and, np.logical_or, np.logical_not, np.any, np.all, np.allclose,
-    np.isclose, np.nonzero, np.count_nonzero, np.floor_divide,
-)

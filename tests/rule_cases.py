@@ -1,0 +1,457 @@
+"""The rule table: every registered derivative rule with inputs from its domain.
+
+A row is `Case(primitive, makers, kw, id, rtol)`: each maker draws one positional argument
+from a seeded generator, `kw` holds keyword arguments (never differentiated). Arguments
+that are not float arrays or floats (indices, masks, subscripts, shapes) get no check.
+Elementwise rules run on several shapes and every broadcasting pair; reductions on every
+axis/keepdims variant. The SciPy rows exist when SciPy is installed.
+"""
+import builtins
+import math
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sgcompiler import runtime
+
+
+@dataclass
+class Case:
+    prim: object
+    makers: tuple
+    kw: dict = field(default_factory=dict)
+    id: str = ""
+    rtol: float = 1e-5
+    eps: float = 1e-6
+    unused: tuple = ()      # results that get no adjoint (g is 0.0 for them)
+
+
+CASES: list = []
+
+
+def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), **kw):
+    name = getattr(prim, "__name__", str(prim))
+    CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps, unused))
+
+
+# --- domains ------------------------------------------------------------------------------
+
+
+def normal(*shape):
+    return lambda r: r.normal(size=shape)
+
+
+def uniform(lo, hi, *shape):
+    return lambda r: r.uniform(lo, hi, size=shape)
+
+
+def positive(*shape):
+    return uniform(0.5, 2.0, *shape)
+
+
+def unit(*shape):
+    return uniform(-0.9, 0.9, *shape)
+
+
+def nonzero(*shape):
+    return lambda r: r.choice([-1.0, 1.0], size=shape) * r.uniform(0.5, 2.0, size=shape)
+
+
+def with_nan(*shape):
+    def make(r):
+        x = r.normal(size=shape)
+        x.flat[1] = np.nan
+        return x
+    return make
+
+
+def with_zero(*shape):
+    def make(r):
+        x = r.normal(size=shape)
+        x.flat[1] = 0.0
+        return x
+    return make
+
+
+def ints(lo, hi, *shape):
+    return lambda r: r.integers(lo, hi, size=shape)
+
+
+def mask(*shape):
+    return lambda r: r.normal(size=shape) > 0
+
+
+def value(v):
+    return lambda r: v
+
+
+def arrays(*shapes):
+    """A list of normal arrays, one per shape (a sequence argument)."""
+    return lambda r: [r.normal(size=s) for s in shapes]
+
+
+def scalar(lo=-2.0, hi=2.0):
+    return lambda r: float(r.uniform(lo, hi))
+
+
+def square(n, *batch):
+    """A well-conditioned (nonsingular) matrix."""
+    return lambda r: r.normal(size=batch + (n, n)) + 3.0 * np.eye(n)
+
+
+def spd(n, *batch):
+    """A symmetric positive definite matrix."""
+    def make(r):
+        a = r.normal(size=batch + (n, n))
+        return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    return make
+
+
+SHAPES = [(), (3,), (2, 3)]
+BROADCAST = [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), (2, 1)), ((3,), ()), ((), (2, 3)),
+             ((4, 1, 3), (2, 1))]
+REDUCE = [((3,), {}), ((2, 3), {}), ((2, 3), {"axis": 0}), ((2, 3), {"axis": 1}),
+          ((2, 3), {"axis": -1, "keepdims": True}), ((2, 3, 4), {"axis": (0, 2)}),
+          ((2, 3), {"keepdims": True})]
+
+# --- elementwise ----------------------------------------------------------------------------
+
+UNARY = [
+    (np.exp, normal), (np.exp2, normal), (np.expm1, normal), (np.log, positive),
+    (np.log2, positive), (np.log10, positive), (np.log1p, positive), (np.sqrt, positive),
+    (np.cbrt, nonzero), (np.square, normal), (np.reciprocal, positive),
+    (np.sin, normal), (np.cos, normal), (np.tan, unit), (np.arcsin, unit), (np.arccos, unit),
+    (np.arctan, normal), (np.sinh, normal), (np.cosh, normal), (np.tanh, normal),
+    (np.arcsinh, normal), (np.arccosh, lambda *s: uniform(1.2, 3.0, *s)),
+    (np.arctanh, unit), (np.deg2rad, normal), (np.radians, normal), (np.rad2deg, normal),
+    (np.degrees, normal), (np.sinc, nonzero), (np.abs, nonzero), (np.absolute, nonzero),
+    (np.fabs, nonzero), (np.negative, normal), (np.positive, normal), (np.conjugate, normal),
+    (np.real, normal), (np.nan_to_num, normal), (operator.neg, normal), (operator.pos, normal),
+]
+BINARY = [
+    (operator.add, normal, normal), (operator.sub, normal, normal),
+    (operator.mul, normal, normal), (operator.truediv, normal, positive),
+    (operator.pow, positive, normal), (builtins.pow, positive, normal),
+    (operator.mod, positive, positive), (np.add, normal, normal),
+    (np.subtract, normal, normal), (np.multiply, normal, normal),
+    (np.divide, normal, positive), (np.power, positive, normal),
+    (np.float_power, positive, normal), (np.maximum, normal, normal),
+    (np.minimum, normal, normal), (np.fmax, normal, normal), (np.fmin, normal, normal),
+    (np.arctan2, normal, normal), (np.hypot, normal, normal), (np.logaddexp, normal, normal),
+    (np.logaddexp2, normal, normal), (np.copysign, nonzero, nonzero),
+    (np.heaviside, nonzero, normal), (np.remainder, positive, positive),
+    (np.fmod, nonzero, positive), (np.ldexp, normal, lambda *s: ints(-2, 3, *s)),
+]
+for prim, dom in UNARY:
+    for shape in SHAPES:
+        case(prim, dom(*shape), id=str(shape))
+for prim, d1, d2 in BINARY:
+    for s1, s2 in BROADCAST:
+        case(prim, d1(*s1), d2(*s2), id=f"{s1}-{s2}")
+case(np.fmax, with_nan(2, 3), normal(2, 3), id="nan")
+case(np.nan_to_num, lambda r: np.array([1.0, np.nan, np.inf, -2.0]), id="nonfinite")
+case(np.where, mask(2, 3), normal(2, 3), normal(3))
+case(np.where, mask(3), normal(2, 3), normal(), id="scalar")
+case(np.clip, normal(2, 3), value(-0.5), value(0.5))
+case(np.clip, normal(2, 3), uniform(-1, 0, 3), value(0.8), id="array-bounds")
+
+# --- Python's math module and builtins -------------------------------------------------------
+
+MATH = [
+    (math.sin, scalar()), (math.cos, scalar()), (math.tan, scalar(-1, 1)),
+    (math.exp, scalar()), (math.expm1, scalar()), (math.log, scalar(0.5, 2)),
+    (math.log2, scalar(0.5, 2)), (math.log10, scalar(0.5, 2)), (math.log1p, scalar(0.5, 2)),
+    (math.sqrt, scalar(0.5, 2)), (math.tanh, scalar()), (math.sinh, scalar()),
+    (math.cosh, scalar()), (math.asin, scalar(-0.9, 0.9)), (math.acos, scalar(-0.9, 0.9)),
+    (math.atan, scalar()), (math.asinh, scalar()), (math.acosh, scalar(1.2, 3)),
+    (math.atanh, scalar(-0.9, 0.9)), (math.erf, scalar()), (math.erfc, scalar()),
+    (math.degrees, scalar()), (math.radians, scalar()), (math.fabs, scalar(0.5, 2)),
+]
+for prim, dom in MATH:
+    case(prim, dom)
+case(math.fabs, scalar(-2, -0.5), id="negative")
+for name, dom in (("exp2", scalar()), ("cbrt", scalar(0.5, 2))):
+    if hasattr(math, name):
+        case(getattr(math, name), dom)
+case(math.pow, scalar(0.5, 2), scalar())
+case(math.atan2, scalar(), scalar())
+case(math.hypot, scalar(), scalar())
+case(math.copysign, scalar(0.5, 2), scalar(-2, -0.5))
+case(math.fmod, scalar(0.5, 2), scalar(0.3, 0.45))
+case(builtins.float, scalar())
+case(builtins.abs, nonzero(3))
+case(builtins.max, scalar(), scalar())
+case(builtins.min, scalar(), scalar())
+case(builtins.sum, normal(4, 3), id="rows")
+
+# --- reductions -------------------------------------------------------------------------------
+
+for prim in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.nansum,
+             np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.var, np.std, np.nanvar,
+             np.nanstd, np.ptp, np.median, np.average):
+    for shape, kw in REDUCE:
+        case(prim, normal(*shape), id=f"{shape}-{kw}", **kw)
+for prim in (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.nanvar, np.nanstd):
+    case(prim, with_nan(2, 3), id="nan")
+    case(prim, with_nan(2, 3), id="nan-axis", axis=1)
+for prim in (np.var, np.std, np.nanvar, np.nanstd):
+    case(prim, normal(2, 3), id="ddof", ddof=1)
+    case(prim, normal(2, 3), id="ddof-axis", ddof=1, axis=0, keepdims=True)
+case(np.median, normal(4), id="even")
+case(np.median, normal(4, 3), id="even-axis", axis=0)
+case(np.prod, with_zero(2, 3), id="zero")
+case(np.prod, with_zero(2, 3), id="zero-axis", axis=1)
+case(np.average, normal(2, 3), value(None), positive(2, 3), id="weights")
+case(np.average, normal(2, 3), value(1), positive(3), id="weights-1d")
+case(np.average, normal(2, 3), value(0), positive(2), id="weights-1d-0")
+case(np.average, normal(2, 3, 4), value((0, 2)), positive(2, 4), id="weights-axes")
+case(np.average, normal(2, 3), value(1), positive(2, 3), id="weights-keepdims",
+     keepdims=True)
+
+VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 3, 0.5, 0]
+for ord in VECTOR_ORDS:
+    case(np.linalg.norm, normal(4), id=f"vector-{ord}", ord=ord)
+    case(np.linalg.norm, normal(2, 4), id=f"vector-axis-{ord}", ord=ord, axis=1)
+    if hasattr(np.linalg, "vector_norm"):
+        case(np.linalg.vector_norm, normal(2, 3), id=f"{ord}", ord=2 if ord is None else ord)
+case(np.linalg.norm, normal(2, 3, 4), id="flat")
+case(np.linalg.norm, normal(2, 4), id="vector-keepdims", axis=0, keepdims=True)
+if hasattr(np.linalg, "vector_norm"):
+    case(np.linalg.vector_norm, normal(2, 3, 4), id="axes", axis=(0, 2), keepdims=True)
+for ord in [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]:
+    case(np.linalg.norm, normal(3, 4), id=f"matrix-{ord}", ord=ord if ord else "fro")
+    case(np.linalg.norm, normal(2, 3, 4), id=f"matrix-axes-{ord}", ord=ord, axis=(2, 1))
+    if hasattr(np.linalg, "matrix_norm"):
+        case(np.linalg.matrix_norm, normal(2, 3, 4), id=f"{ord}", ord=ord or "fro")
+case(np.linalg.norm, normal(2, 3, 4), id="matrix-keepdims", ord="nuc", axis=(0, 1),
+     keepdims=True)
+if hasattr(np.linalg, "matrix_norm"):
+    case(np.linalg.matrix_norm, normal(3, 3), id="keepdims", keepdims=True)
+
+for prim in (np.cumsum, np.cumprod, np.nancumsum, np.nancumprod):
+    for shape, kw in [((4,), {}), ((2, 3), {}), ((2, 3), {"axis": 0}), ((2, 3), {"axis": -1})]:
+        case(prim, normal(*shape), id=f"{shape}-{kw}", **kw)
+case(np.cumprod, with_zero(2, 4), id="zero", axis=1)
+case(np.cumprod, with_zero(5), id="zero-flat")
+case(np.nancumsum, with_nan(2, 3), id="nan", axis=1)
+case(np.nancumprod, with_nan(2, 3), id="nan", axis=1)
+for name in ("cumulative_sum", "cumulative_prod"):
+    if hasattr(np, name):
+        case(getattr(np, name), normal(4), id="1d")
+        case(getattr(np, name), normal(2, 3), id="axis", axis=1)
+        case(getattr(np, name), normal(2, 3), id="initial", axis=0, include_initial=True)
+
+# --- products and linear algebra ----------------------------------------------------------------
+
+for prim in (operator.matmul, np.matmul) + ((np.linalg.matmul,) if hasattr(np.linalg, "matmul")
+                                            else ()):
+    for s1, s2 in [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)),
+                   ((5, 2, 3), (3, 4)), ((2, 1, 2, 3), (4, 3, 2))]:
+        case(prim, normal(*s1), normal(*s2), id=f"{s1}-{s2}")
+for s1, s2 in [((2, 3), (3, 4)), ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), ()),
+               ((2, 3), (4, 3, 5))]:
+    case(np.dot, normal(*s1), normal(*s2), id=f"{s1}-{s2}")
+case(np.vdot, normal(2, 3), normal(3, 2))
+case(np.vdot, normal(3), normal(3), id="1d")
+for s1, s2 in [((3,), (3,)), ((2, 3), (4, 3)), ((2, 3), ()), ((2, 2, 3), (3,))]:
+    case(np.inner, normal(*s1), normal(*s2), id=f"{s1}-{s2}")
+case(np.outer, normal(3), normal(4))
+case(np.outer, normal(2, 2), normal(3), id="flattens")
+if hasattr(np.linalg, "outer"):
+    case(np.linalg.outer, normal(3), normal(4))
+for s1, s2, axes in [((2, 3, 4), (3, 4, 5), 2), ((2, 3), (3, 4), 1), ((2, 3), (4,), 0),
+                     ((2, 3, 4), (4, 3), ([1, 2], [1, 0])), ((3, 4), (4, 2), (1, 0))]:
+    case(np.tensordot, normal(*s1), normal(*s2), id=f"{s1}-{s2}-{axes}", axes=axes)
+if hasattr(np.linalg, "tensordot"):
+    case(np.linalg.tensordot, normal(2, 3, 4), normal(3, 4, 5))
+    case(np.linalg.tensordot, normal(2, 3), normal(2, 4), id="axes", axes=([0], [0]))
+EINSUM = [
+    ("ij,jk->ik", (2, 3), (3, 4)), ("ij,jk", (2, 3), (3, 4)), ("ij->", (2, 3)),
+    ("ii->i", (3, 3)), ("ii", (3, 3)), ("i,i", (3,), (3,)), ("i,j->ij", (2,), (3,)),
+    ("ij->ji", (2, 3)), ("bij,bjk->bik", (2, 2, 3), (2, 3, 4)), ("ij,ij->i", (2, 3), (2, 3)),
+    ("...ij,...jk->...ik", (2, 1, 2, 3), (5, 3, 2)), ("ij,k->ijk", (2, 3), (4,)),
+    ("iij->j", (3, 3, 2)), ("i,i,i->", (4,), (4,), (4,)), ("ij,jk,kl->il", (2, 3), (3, 4),
+                                                            (4, 2)),
+    ("i...->...", (3, 2, 4)), (",ij->ij", (), (2, 3)), ("ij->i", (2, 3)),
+]
+for spec, *shapes in EINSUM:
+    case(np.einsum, value(spec), *[normal(*s) for s in shapes], id=spec)
+case(np.einsum, value("ij,jk->ik"), normal(2, 3), normal(3, 4), id="optimize",
+     optimize=True)
+case(np.kron, normal(2, 3), normal(3, 2))
+case(np.kron, normal(2), normal(3, 2), id="ndim")
+for s1, s2, kw in [((3,), (3,), {}), ((4, 3), (3,), {}), ((3, 4), (4, 3), {"axisa": 0}),
+                   ((3, 2), (2, 3), {"axis": None, "axisa": 0, "axisb": 1, "axisc": 0})]:
+    case(np.cross, normal(*s1), normal(*s2), id=f"{s1}-{s2}", **kw)
+if hasattr(np.linalg, "cross"):
+    case(np.linalg.cross, normal(4, 3), normal(3))
+for prim in [getattr(m, "vecdot") for m in (np, np.linalg) if hasattr(m, "vecdot")]:
+    case(prim, normal(2, 3), normal(3))
+    case(prim, normal(3, 2), normal(3, 2), id="axis", axis=0)
+case(np.trace, normal(3, 3))
+case(np.trace, normal(3, 4), value(1), id="offset")
+case(np.trace, normal(2, 3, 4), value(-1), value(1), value(2), id="axes")
+case(np.diagonal, normal(3, 4))
+case(np.diagonal, normal(3, 4), value(-1), id="offset")
+case(np.diagonal, normal(2, 3, 4), value(1), value(2), value(0), id="axes")
+for name in ("trace", "diagonal"):
+    if hasattr(np.linalg, name):
+        case(getattr(np.linalg, name), normal(2, 3, 3))
+        case(getattr(np.linalg, name), normal(3, 4), id="offset", offset=1)
+case(np.diag, normal(3))
+case(np.diag, normal(3), value(-1), id="1d-k")
+case(np.diag, normal(3, 4), id="2d")
+case(np.diag, normal(3, 4), value(1), id="2d-k")
+case(np.diagflat, normal(2, 2))
+case(np.diagflat, normal(3), value(1), id="k")
+for prim in {getattr(m, "matrix_transpose") for m in (np, np.linalg)
+             if hasattr(m, "matrix_transpose")}:
+    case(prim, normal(2, 3, 4))
+case(np.linalg.inv, square(3))
+case(np.linalg.inv, square(3, 2), id="stacked")
+case(np.linalg.solve, square(3), normal(3), id="vector")
+case(np.linalg.solve, square(3), normal(3, 2), id="matrix")
+case(np.linalg.solve, square(3, 2), normal(3), id="stacked-vector")
+case(np.linalg.solve, square(3, 2), normal(2, 3, 4), id="stacked-matrix")
+case(np.linalg.det, square(3))
+case(np.linalg.det, square(3, 2), id="stacked")
+for n in (0, 1, 3, -2):
+    case(np.linalg.matrix_power, square(3), value(n), id=str(n))
+case(np.linalg.cholesky, spd(3))
+case(np.linalg.cholesky, spd(3, 2), id="stacked")
+case(np.linalg.cholesky, spd(3), id="upper", upper=True)
+case(np.linalg.eigvalsh, spd(3))
+case(np.linalg.eigvalsh, spd(3, 2), id="stacked")
+case(np.linalg.eigvalsh, spd(3), value("U"), id="upper")
+if hasattr(np.linalg, "svdvals"):
+    case(np.linalg.svdvals, normal(3, 4))
+    case(np.linalg.svdvals, normal(2, 4, 3), id="stacked")
+case(np.linalg.pinv, square(3))
+case(np.linalg.pinv, normal(4, 2), id="tall")
+case(np.linalg.pinv, normal(2, 4), id="wide")
+case(np.linalg.pinv, spd(3), id="hermitian", hermitian=True)
+
+# --- shapes, copies and indexing ---------------------------------------------------------------
+
+case(np.transpose, normal(2, 3))
+case(np.transpose, normal(2, 3, 4), value((1, 2, 0)), id="axes")
+if hasattr(np, "permute_dims"):
+    case(np.permute_dims, normal(2, 3, 4), value((2, 0, 1)))
+case(np.reshape, normal(2, 3), value((3, 2)))
+case(np.reshape, normal(2, 3), value((3, 2)), id="F", order="F")
+case(np.ravel, normal(2, 3))
+case(np.ravel, normal(2, 3), value("F"), id="F")
+case(np.expand_dims, normal(2, 3), value(1))
+case(np.squeeze, normal(2, 1, 3))
+case(np.squeeze, normal(2, 1, 1), value(2), id="axis")
+for prim in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    case(prim, normal())
+    case(prim, normal(3), id="1d")
+case(np.broadcast_to, normal(3), value((2, 3)))
+case(np.broadcast_to, normal(2, 1), value((4, 2, 3)), id="expand")
+case(np.swapaxes, normal(2, 3, 4), value(0), value(2))
+case(np.moveaxis, normal(2, 3, 4), value(0), value(-1))
+case(np.moveaxis, normal(2, 3, 4), value((0, 1)), value((2, 0)), id="many")
+case(np.flip, normal(2, 3))
+case(np.flip, normal(2, 3), value(1), id="axis")
+case(np.fliplr, normal(2, 3))
+case(np.flipud, normal(2, 3))
+case(np.roll, normal(5), value(2))
+case(np.roll, normal(2, 3), value(4), id="flat")
+case(np.roll, normal(2, 3), value((1, -1)), value((0, 1)), id="axes")
+case(np.rot90, normal(2, 3))
+case(np.rot90, normal(2, 3, 4), value(3), value((1, 2)), id="axes")
+case(np.tile, normal(3), value(2))
+case(np.tile, normal(2, 3), value((2, 1, 2)), id="more-reps")
+case(np.tile, normal(2, 3, 2), value((2, 1)), id="fewer-reps")
+case(np.repeat, normal(3), value(2))
+case(np.repeat, normal(2, 3), value(np.array([1, 0, 2])), value(1), id="counts")
+case(np.repeat, normal(2, 3), value(2), value(0), id="axis")
+for prim in (np.triu, np.tril):
+    case(prim, normal(3, 4))
+    case(prim, normal(2, 3, 3), value(-1), id="k")
+for mode in ("constant", "edge", "reflect", "symmetric", "wrap"):
+    case(np.pad, normal(3, 4), value(((1, 2), (2, 1))), value(mode), id=mode)
+case(np.pad, normal(4), value(2), id="int")
+case(np.append, normal(2, 3), normal(4))
+case(np.append, normal(2, 3), normal(1, 3), value(0), id="axis")
+case(np.delete, normal(5), value([1, 3]))
+case(np.delete, normal(2, 4), value(1), value(1), id="axis")
+case(np.diff, normal(5))
+case(np.diff, normal(2, 5), value(2), id="n")
+case(np.diff, normal(4, 3), value(1), value(0), id="axis")
+case(np.diff, normal(4), id="prepend", prepend=0.5, append=np.array([1.0, 2.0]))
+for prim in (np.asarray, np.array, np.copy, np.ascontiguousarray, np.asfortranarray):
+    case(prim, normal(2, 3))
+case(np.float64, scalar())
+case(np.float32, scalar(), rtol=1e-3, eps=1e-2)
+case(runtime.astype, normal(2, 3), value(float))
+case(runtime.astype, normal(2, 3), value(np.float32), id="float32", rtol=1e-3, eps=1e-2)
+case(runtime.astype, normal(2, 3), value(int), id="int")
+if hasattr(np, "astype"):
+    case(np.astype, normal(2, 3), value(np.float64))
+case(np.take, normal(5), value(np.array([0, 3, 3, -1])))
+case(np.take, normal(2, 4), value(np.array([[0, 1], [3, 3]])), value(1), id="axis")
+case(np.take, normal(4), value([5, -6]), id="wrap", mode="wrap")
+case(np.take, normal(4), value([5, -6]), id="clip", mode="clip")
+case(np.take_along_axis, normal(3, 4), value(np.array([[0, 0], [3, 1], [2, 2]])), value(1))
+case(np.take_along_axis, normal(3, 4), value(np.array([[0, 2, 2, 1]])), value(0),
+     id="broadcast")
+case(np.take_along_axis, normal(5), value(np.array([4, 4, 0])), value(None), id="flat")
+case(np.compress, value([True, False, True]), normal(3, 2), value(0))
+case(np.compress, value([False, True]), normal(3, 2), id="flat")
+case(np.extract, mask(3, 4), normal(3, 4))
+case(np.sort, normal(2, 5))
+case(np.sort, normal(3, 4), value(0), id="axis")
+case(np.sort, normal(3, 4), value(None), id="flat")
+case(np.bincount, value(np.array([0, 2, 2, 5])), positive(4))
+case(np.full, value((2, 3)), scalar())
+case(np.full, value((2, 3)), normal(3), id="array")
+case(np.full_like, normal(2, 3), scalar())
+case(np.linspace, scalar(), scalar(), value(5))
+case(np.linspace, normal(3), normal(3), value(4), id="arrays-axis", endpoint=False, axis=1)
+case(np.linspace, normal(2, 1), scalar(), value(3), id="broadcast")
+case(np.interp, uniform(-0.5, 3.5, 7), value(np.array([0.0, 1.0, 2.5, 3.0])), normal(4))
+case(np.interp, uniform(-0.5, 3.5, 7), value(np.array([0.0, 1.0, 2.5, 3.0])), normal(4),
+     value(0.0), value(1.0), id="left-right")
+trapezoid = getattr(np, "trapezoid", getattr(np, "trapz", None))
+case(trapezoid, normal(2, 5))
+case(trapezoid, normal(5), value(np.array([0.0, 0.5, 1.5, 2.0, 4.0])), id="x")
+case(trapezoid, normal(4, 3), value(None), value(0.5), value(0), id="dx-axis")
+case(np.polyval, normal(4), normal(3))
+case(np.polyval, normal(1), normal(3), id="constant")
+
+# --- sequences in, sequences out ----------------------------------------------------------------
+
+for prim in [np.concatenate] + ([np.concat] if hasattr(np, "concat") else []):
+    case(prim, arrays((2, 3), (4, 3)))
+    case(prim, arrays((2, 3), (2, 1), (2, 2)), value(1), id="axis")
+    case(prim, arrays((2, 3), (4,)), value(None), id="flat")
+case(np.stack, arrays((2, 3), (2, 3), (2, 3)))
+case(np.stack, arrays((2, 3), (2, 3)), value(-1), id="axis")
+case(np.hstack, arrays((3,), (2,), ()))
+case(np.hstack, arrays((2, 3), (2, 1)), id="2d")
+case(np.vstack, arrays((3,), (2, 3)))
+case(np.dstack, arrays((2, 3), (2, 3, 2)))
+case(np.column_stack, arrays((3,), (3, 2)))
+case(np.select, value([np.array([True, False, True]), np.array([True, True, False])]),
+     arrays((3,), (3,)), normal(3))
+case(np.select, value([np.array([True, False, False])]), arrays((2, 3)), value(0.0),
+     id="broadcast")
+case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 2)))
+case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2), (2,)), id="vectors")
+for prim in (np.split, np.array_split):
+    case(prim, normal(6, 2), value(3))
+    case(prim, normal(2, 6), value([1, 4]), value(1), id="indices", unused=(1,))
+case(np.array_split, normal(7), value(3), id="uneven")
+case(np.hsplit, normal(2, 4), value(2))
+case(np.hsplit, normal(4), value(2), id="1d", unused=(0,))
+case(np.vsplit, normal(4, 2), value(2))
+case(np.dsplit, normal(2, 2, 4), value([1]))
+case(np.linalg.slogdet, square(3))
+case(np.linalg.slogdet, square(3, 2), id="stacked")
+case(np.linalg.eigh, spd(3))
+case(np.linalg.eigh, spd(3), id="values", unused=(1,))
+case(np.linalg.eigh, spd(3), id="vectors", unused=(0,))
+case(np.linalg.eigh, spd(3, 2), value("U"), id="stacked-upper")
