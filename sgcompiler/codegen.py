@@ -16,7 +16,7 @@ from .passes.reverse import COMMENT
 def to_source(tree, header: str) -> str:
     """The text of `tree` (a function, or a module of functions), preceded by the one-line
     comment `header`."""
-    node = gast.gast_to_ast(tree)
+    node = _NegativeConstants().visit(gast.gast_to_ast(tree))
     ast.fix_missing_locations(node)
     lines = ast.unparse(node).splitlines()
     out = [f"# {header}"]
@@ -28,3 +28,15 @@ def to_source(tree, header: str) -> str:
         else:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+class _NegativeConstants(ast.NodeTransformer):
+    """-2.0 as a constant prints as `-2.0`, so `(-2.0) ** 2` would print as `-2.0 ** 2`,
+    which Python reads as -(2.0 ** 2): write negative numbers as a negation instead."""
+
+    def visit_Constant(self, node):
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            return ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value)),
+                                     node)
+        return node

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import gast
 
 from ..errors import describe, errors_at
+from .memory import linear
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
-                  describe_stmt, is_append, target_of)
+                  assignments, describe_stmt, target_of)
 
 
 @dataclass(frozen=True)
@@ -34,20 +35,6 @@ class Activity:
 
     def is_active(self, name: str) -> bool:
         return name in self.active
-
-
-def assignments(body):
-    """Every normal-form assignment (and list append) in `body`, nested blocks included,
-    in source order."""
-    for stmt in body:
-        if isinstance(stmt, gast.Assign) or is_append(stmt):
-            yield stmt
-        elif isinstance(stmt, gast.If):
-            yield from assignments(stmt.body)
-            yield from assignments(stmt.orelse)
-        elif isinstance(stmt, (gast.For, gast.While)):
-            yield from assignments(stmt.body)
-            yield from assignments(stmt.orelse)
 
 
 def activity(norm: Normalized, resolution, wrt) -> Activity:
@@ -66,6 +53,7 @@ def activity(norm: Normalized, resolution, wrt) -> Activity:
     active = frozenset(varied & useful)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_aliased_writes(norm, flows, active)
+    _refuse_shared_augmented(norm, flows)
     return Activity(frozenset(varied), frozenset(useful), active)
 
 
@@ -100,6 +88,47 @@ def _refuse_aliased_writes(norm, flows, active):
             problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
                                      "and this keeps a reference to it; use "
                                      f"{shared[0]}.copy() here"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _refuse_shared_augmented(norm, flows):
+    """`x += y` updates an array in place in Python, so another name for the same array
+    (b = x, a view x[...] or x.T) sees the change; the normal form makes a new value
+    instead. Refuse when such a name is read after the update, rather than differ."""
+    if not norm.augmented:
+        return
+    order = linear(norm.body)
+    position = {}
+    for i, s in enumerate(order):
+        position.setdefault(id(s), i)
+    edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
+             for t, _, op, stmt in flows
+             if (op.kind in (COPY, STOPPED, INDEX) or
+                 (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)]
+    problems = []
+    for stmt_id, name in norm.augmented:
+        at = position.get(stmt_id)
+        if at is None:
+            continue
+        group, changed = {name}, True
+        while changed:
+            changed = False
+            for a, b, stmt in edges:
+                if position.get(id(stmt), at) < at and (a in group) != (b in group):
+                    group |= {a, b}
+                    changed = True
+        others = group - {name}
+        for later in order[at + 1:]:
+            seen = {n.id for n in gast.walk(later) if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Load)} & others
+            if seen:
+                stmt = order[at]
+                problems.append(describe(norm.fn, stmt, f"'+=' and the like change an array "
+                                         f"in place, and '{sorted(seen)[0]}' refers to the "
+                                         f"same array; write {name} = {name} + ... (a new "
+                                         "array) or copy it first (.copy())"))
+                break
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
 

@@ -64,7 +64,7 @@ def setitem_adjoint(rev, stmt, op, g):
     var = op.inputs[0][1]
     index = stmt.targets[0].slice
     dvar = rev.dname(var)
-    out = []
+    out = writable_adjoint(rev, var, stmt)      # (it may be a plain 0.0 or shared)
     values = [name for param, name in op.inputs if param == "v"]
     part = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Load())
     if values and rev.is_active(values[0]):
@@ -76,13 +76,6 @@ def setitem_adjoint(rev, stmt, op, g):
                              args=[rev.np_call("copy", [part]), load(value)], keywords=[])
             rev.reads.add(value)
         out.extend(rev.accumulate(value, grad, stmt))
-    if var not in rev.owned or not isinstance(rev.state.get(var), gast.Name):
-        zeros = rev.np_call("zeros_like", [load(var)])
-        out.append(rev.assign(dvar, gast.BinOp(left=copy.deepcopy(g), op=gast.Add(),
-                                                right=zeros), stmt))
-        rev.reads.add(var)
-    rev.state[var] = load(dvar)
-    rev.owned.add(var)
     target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
     zero = gast.Assign(targets=[target], value=const(0.0), type_comment=None)
     zero.lineno = stmt.lineno
@@ -126,25 +119,13 @@ def index_adjoint(rev, stmt, g):
     kind = rev.shapes.kind(var)
     out = []
     current = rev.state.get(var)
-    if kind == ARRAY:
-        if current is None:
-            out.append(rev.assign(dvar, rev.np_call("zeros_like", [load(var)]), stmt))
-        elif var not in rev.owned or not isinstance(current, gast.Name):
-            zeros = rev.np_call("zeros_like", [load(var)])
-            out.append(rev.assign(dvar, gast.BinOp(left=current, op=gast.Add(), right=zeros),
-                                  stmt))
-    elif kind == CONTAINER_KIND and _is_key(index) and rev.depth == 0 and \
+    if kind == CONTAINER_KIND and _is_key(index) and rev.depth == 0 and \
             (current is None or isinstance(current, gast.Dict)) and \
             target_of(stmt) in rev.stable:
         # params["W1"] read once in straight-line code: keep the adjoint as a dict literal,
         # {'W1': d_params_W1, ...}, rather than zeros plus additions
         return dict_entry(rev, var, current, index, g)
-    elif current is None:
-        out.append(rev.assign(dvar, rev.helper_call("zeros_tree", [load(var)]), stmt))
-    elif not isinstance(current, gast.Name) or current.id != dvar:
-        out.append(rev.assign(dvar, rev.materialize(var, current), stmt))
-    rev.state[var] = load(dvar)
-    rev.owned.add(var) if kind == ARRAY else rev.owned.discard(var)
+    out.extend(writable_adjoint(rev, var, stmt))
     rev.reads.add(var)
     if kind == ARRAY and is_basic_index(index, rev.shapes.ints):
         target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
@@ -166,6 +147,30 @@ def index_adjoint(rev, stmt, g):
         node = gast.Expr(value=rev.helper_call("add_at", [load(dvar), index_value(index), g]))
     node.lineno = stmt.lineno
     out.append(node)
+    return out
+
+
+def writable_adjoint(rev, var, stmt):
+    """Make var's adjoint an array (or container) this code allocated, so that an
+    element can be added or written in place: zeros if it is still zero, else a fresh
+    sum with zeros when it may be shared, read-only (a broadcast) or a plain 0.0."""
+    dvar = rev.dname(var)
+    current = rev.state.get(var)
+    array = rev.shapes.kind(var) == ARRAY
+    zeros = rev.np_call("zeros_like", [load(var)]) if array else \
+        rev.helper_call("zeros_tree", [load(var)])
+    out = []
+    if current is None:
+        out.append(rev.assign(dvar, zeros, stmt))
+    elif var not in rev.owned or var in rev.maybe_scalar or not isinstance(current, gast.Name):
+        value = rev.materialize(var, current)
+        total = gast.BinOp(left=value, op=gast.Add(), right=zeros) if array else \
+            rev.helper_call("add_trees", [zeros, value])
+        out.append(rev.assign(dvar, total, stmt))
+    rev.state[var] = load(dvar)
+    rev.owned.add(var)
+    rev.maybe_scalar.discard(var)
+    rev.reads.add(var)
     return out
 
 

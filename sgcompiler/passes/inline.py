@@ -118,9 +118,10 @@ class _Simplify(gast.NodeTransformer):
                 return const(_FOLD[op](left, right))
             except (ArithmeticError, ValueError):
                 return node
-        if op is gast.Mult and left == 1:
+        # (x * 1 stays when x may be a bool mask: the product is what makes it a number)
+        if op is gast.Mult and left == 1 and not _may_be_bool(node.right):
             return node.right
-        if op in (gast.Mult, gast.Div, gast.Pow) and right == 1:
+        if op in (gast.Mult, gast.Div, gast.Pow) and right == 1 and not _may_be_bool(node.left):
             return node.left
         if op in (gast.Add, gast.Sub) and right == 0 and right is not None:
             return node.left
@@ -206,6 +207,18 @@ class _Simplify(gast.NodeTransformer):
             out = gast.BinOp(left=out, op=gast.Div() if inverted else gast.Mult(),
                              right=factor)
         return out
+
+
+def _may_be_bool(node) -> bool:
+    """Whether an expression may be a bool (or bool array): comparisons and logic."""
+    if isinstance(node, (gast.Compare, gast.BoolOp)):
+        return True
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.BitAnd, gast.BitOr,
+                                                             gast.BitXor)):
+        return True
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.Not, gast.Invert)):
+        return True
+    return isinstance(node, gast.Constant) and isinstance(node.value, bool)
 
 
 def _factors(node, inverted):

@@ -80,6 +80,7 @@ class LoopSweeps:
     def adjoint_loop(self, stmt):
         """Run the body's adjoint once per recorded trip, in reverse."""
         trips, iteration = self.loop_names(stmt)
+        before = dict(self.state), set(self.owned), set(self.maybe_scalar)
         live = {v for v, value in self.state.items() if value is not None}
         touched = self.loop_adjoint_vars(stmt)
         written = {target_of(s) for s in assignments(stmt.body) if not is_setitem(s)} \
@@ -136,6 +137,9 @@ class LoopSweeps:
             self.state.pop(var, None)
         self.loop_reverses[id(stmt)] = bool(body) or self.loop_reverses.get(id(stmt), False)
         if not self.has_reverse(stmt):
+            # no adjoint code and nothing to restore: the loop is not replayed, and the
+            # adjoints stay as they were before it
+            self.state, self.owned, self.maybe_scalar = before
             return []
         self.reads.add(trips)
         var = self.loop_var(stmt)

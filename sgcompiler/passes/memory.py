@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import gast
 
-from .activity import assignments
-from .ops import is_setitem, target_of
+from .ops import assignments, is_setitem, target_of
 
 LOOPS = (gast.For, gast.While)
 
@@ -21,15 +20,15 @@ def stable_names(norm):
     return stable | {p for p in norm.params if p not in counts}
 
 
-def _linear(body):
+def linear(body):
     """Statements in execution order, loop bodies twice (to see one iteration's write
     reach the next iteration's read)."""
     out = []
     for stmt in body:
         if isinstance(stmt, gast.If):
-            out += [stmt] + _linear(stmt.body) + _linear(stmt.orelse)
+            out += [stmt] + linear(stmt.body) + linear(stmt.orelse)
         elif isinstance(stmt, LOOPS):
-            out += _linear(stmt.body) * 2
+            out += linear(stmt.body) * 2
         else:
             out.append(stmt)
     return out
@@ -38,7 +37,7 @@ def _linear(body):
 def reads_after_writes(body):
     """ids of `r = x[...]` whose r is read after x is written in place: if r is a view,
     the write changes it."""
-    order = _linear(body)
+    order = linear(body)
     found = set()
     for i, stmt in enumerate(order):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Subscript)
@@ -57,3 +56,24 @@ def reads_after_writes(body):
             if is_setitem(later) and target_of(later) == array:
                 written = True
     return found
+
+
+def bound_before(body, params) -> dict:
+    """id(statement) -> names certainly bound when it runs (a name assigned in only one
+    branch, or only in a loop, may not be)."""
+    out = {}
+
+    def walk(block, bound):
+        for stmt in block:
+            out[id(stmt)] = frozenset(bound)
+            if isinstance(stmt, gast.If):
+                then, other = set(bound), set(bound)
+                walk(stmt.body, then)
+                walk(stmt.orelse, other)
+                bound |= then & other
+            elif isinstance(stmt, LOOPS):
+                walk(stmt.body, set(bound))
+            elif isinstance(stmt, gast.Assign) and not is_setitem(stmt):
+                bound.add(target_of(stmt))
+    walk(body, set(params))
+    return out

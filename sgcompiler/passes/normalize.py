@@ -48,6 +48,9 @@ class Normalized:
     body: tuple            # gast statements; the last is `return NAME`
     returned: str          # the name the function returns
     namer: Namer
+    # (id of the assignment that completes `x += ...`, the name x had before): Python
+    # updates an array in place there, which the normal form writes as a new value
+    augmented: tuple = ()
 
 
 def is_atom(node, global_roots) -> bool:
@@ -81,7 +84,7 @@ def normalize(fn: FunctionSource, resolution: Resolution) -> Normalized:
     normalizer.current.update((p, p) for p in params if p in normalizer.versionable)
     out = normalizer.block(body)
     returned = normalizer.finish(out)
-    return Normalized(fn, params, tuple(out), returned, namer)
+    return Normalized(fn, params, tuple(out), returned, namer, tuple(normalizer.augmented))
 
 
 def _is_docstring(stmt) -> bool:
@@ -114,6 +117,7 @@ class _Normalizer(IterationForms):
         self.out = None            # the block being written
         self.lineno = None
         self.returned = None
+        self.augmented = []
 
     # statements
 
@@ -163,7 +167,9 @@ class _Normalizer(IterationForms):
             raise error_at(stmt, self.fn, "augmented assignment to an attribute is not "
                                           "supported; use a local variable")
         read = gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None)
+        before = self.read(read).id
         self.bind(target, gast.BinOp(left=read, op=stmt.op, right=stmt.value))
+        self.augmented.append((id(self.out[-1]), before))
 
     def write_element(self, target, array, index, value):
         """x[index] = value, for an array held in a local variable."""

@@ -210,3 +210,17 @@ def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
                 inputs.append((param, name))
     return Op(RULE, rule=rule, args=dict(bound), inputs=tuple(inputs),
               blocked=tuple(blocked), reads=reads, what=rule.name)
+
+
+def assignments(body):
+    """Every normal-form assignment (and list append) in `body`, nested blocks included,
+    in source order."""
+    for stmt in body:
+        if isinstance(stmt, gast.Assign) or is_append(stmt):
+            yield stmt
+        elif isinstance(stmt, gast.If):
+            yield from assignments(stmt.body)
+            yield from assignments(stmt.orelse)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            yield from assignments(stmt.body)
+            yield from assignments(stmt.orelse)

@@ -30,7 +30,7 @@ from .adjoints import contributions
 from .calls import CallSweeps
 from .inline import Linker, const, load
 from .loops import LOOPS, LoopSweeps, _loop_targets
-from .memory import reads_after_writes, stable_names
+from .memory import bound_before, reads_after_writes, stable_names
 from .normalize import Normalized
 from .ops import APPEND, CALL, SETITEM, describe_stmt, is_append, is_setitem, target_of
 from .shapes import ARRAY, Shapes
@@ -76,7 +76,12 @@ def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     linker = sweep.linker
     grads = [sweep.final_gradient(p) for p in wrt]
     value = grads[0] if len(grads) == 1 else gast.Tuple(elts=grads, ctx=gast.Load())
-    ret = gast.Return(value=gast.Tuple(elts=[load(norm.returned), value], ctx=gast.Load()))
+    returned = norm.returned
+    if sweep.restores(returned):
+        # the adjoint sweep puts back older values of it: keep the result aside
+        returned = norm.namer.fresh("result")
+        forward.append(sweep.assign(returned, load(norm.returned)))
+    ret = gast.Return(value=gast.Tuple(elts=[load(returned), value], ctx=gast.Load()))
     body = sweep.prologue() + [comment("forward")] + forward
     if backward:
         body += [comment("backward")] + backward
@@ -156,6 +161,7 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         self.read_after_write = reads_after_writes(norm.body)
         self.written_in_place = {target_of(s) for s in assignments(norm.body) if is_setitem(s)}
         self.stable = stable_names(norm)
+        self.bound = bound_before(norm.body, norm.params)
         self.maybe_scalar = set()   # adjoints that may hold a plain 0.0 at run time
         self.depth = 0              # how many branches and loops the adjoint sweep is in
 
@@ -246,6 +252,8 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
                 slot = self.name_for(("slot", id(stmt)), f"_{target.lstrip('_')}_old")
                 self.saved[id(stmt)] = slot
                 out.append(self.assign(slot, load(target), stmt))
+            if target not in self.bound.get(id(stmt), ()) and target not in self.inits:
+                self.inits.append(target)     # bound on some paths only: start it as None
         defined.add(target)
         op = describe_stmt(stmt, self.resolution, self.fn)
         if op.kind == "stop":
@@ -256,6 +264,12 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         else:
             out.append(stmt)
         return out
+
+    def restores(self, name) -> bool:
+        """Whether the adjoint sweep assigns `name` (restoring an older value of it)."""
+        return any(target_of(s) == name and id(s) in self.saved
+                   for s in assignments(self.norm.body)) or \
+            (name in _loop_targets(self.norm.body) and name in self.needed)
 
     def primal_setitem(self, stmt, target, in_loop):
         """x[i] = v overwrites x[i]: keep the old element if the adjoint sweep reads x."""

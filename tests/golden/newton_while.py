@@ -19,6 +19,7 @@ def newton_sqrt_grad(a):
             x = 0.5 * _add
         else:
             break
+    result = x
     # backward
     da = np.zeros_like(a)
     dx = 1.0
@@ -34,4 +35,4 @@ def newton_sqrt_grad(a):
         _cmp = _tape.pop()
     # line 22: x = a
     da += dx
-    return (x, da)
+    return (result, da)
