@@ -22,6 +22,7 @@ import gast
 
 from ..errors import describe, errors_at
 from .memory import linear
+from .resolve import local_names
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
                   assignments, describe_stmt, target_of)
@@ -69,8 +70,14 @@ def _refuse_aliased_writes(norm, flows, active):
     written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in active}
     if not written:
         return
+    reads = {}
+    for _, _, op, _ in flows:
+        for name in op.reads:
+            reads[name] = reads.get(name, 0) + 1
     problems = []
     for target, inputs, op, stmt in flows:
+        if op.kind == COPY and _single_use_temporary(op.inputs[0][1], norm, reads):
+            continue       # `buf = _mul`: the new array of `buf = buf * 2.0`
         if op.kind == SETITEM:
             if target in norm.params:
                 problems.append(describe(norm.fn, stmt, f"writing into the argument "
@@ -90,6 +97,11 @@ def _refuse_aliased_writes(norm, flows, active):
                                      f"{shared[0]}.copy() here"))
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _single_use_temporary(name, norm, reads) -> bool:
+    """A temporary the normal form made (not a user's name), read once: by this copy."""
+    return name not in local_names(norm.fn.tree) and reads.get(name) == 1
 
 
 def _refuse_shared_augmented(norm, flows):

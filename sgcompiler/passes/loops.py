@@ -61,6 +61,8 @@ class LoopSweeps:
         if var is not None and var in defined:
             self.saved[("loop variable", id(stmt))] = True
             out.append(self.push(var, stmt))
+            if var not in self.bound.get(id(stmt), ()) and var not in self.inits:
+                self.inits.append(var)        # bound on some paths only: start it as None
         inner_defined = defined | written
         count = gast.AugAssign(target=_store(trips), op=gast.Add(), value=const(1))
         if var is not None:

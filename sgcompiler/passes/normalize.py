@@ -244,6 +244,14 @@ class _Normalizer(IterationForms):
         test = self.atom(stmt.test, "cond")
         body, orelse = self.block(stmt.body), self.block(stmt.orelse)
         self.lineno = stmt.lineno
+        if isinstance(test, gast.Name) and any(
+                isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == test.id
+                for s in body + orelse for n in gast.walk(s)):
+            # the branch changes the variable it was chosen by: keep the choice aside, so
+            # the adjoint sweep replays the branch that ran
+            name = self.namer.temp("cond")
+            self.assign(name, test)
+            test = _load(name)
         self.emit(gast.If(test=test, body=body or [gast.Pass()], orelse=orelse))
 
     def stmt_Expr(self, stmt):
