@@ -1,0 +1,99 @@
+"""Measuring: interleaved median timings, peak memory, and the cost of a cached call.
+
+The machine is shared and noisy, so contenders are timed side by side: each repetition
+calls every contender once (in a rotating order), and only ratios of medians taken in the
+same run are compared. Fast calls are repeated within one sample (like timeit's autorange)
+so the clock's resolution does not matter.
+"""
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import tracemalloc
+
+SAMPLE_S = 0.002          # a sample lasts at least this long (fast calls are looped)
+SLOW_S = 0.3              # contenders slower than this get only MIN_SLOW samples
+MIN_SLOW = 3
+
+
+def _estimate(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
+                max_reps: int = 60) -> dict:
+    """Median seconds per call of each contender (all warmed up already).
+
+    Args:
+        contenders: name -> zero-argument callable.
+        budget_s: about how long all repetitions together may take.
+    Returns:
+        name -> median seconds per call.
+    """
+    est = {name: min(_estimate(fn), _estimate(fn)) for name, fn in contenders.items()}
+    loops = {name: max(1, int(SAMPLE_S / max(t, 1e-9))) for name, t in est.items()}
+    per_rep = sum(est[n] * loops[n] for n in contenders)
+    reps = int(min(max_reps, max(min_reps, budget_s / max(per_rep, 1e-9))))
+    want = {n: (min(reps, MIN_SLOW) if est[n] > SLOW_S else reps) for n in contenders}
+    samples = {n: [] for n in contenders}
+    names = list(contenders)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(reps):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                if len(samples[name]) >= want[name]:
+                    continue
+                fn, n = contenders[name], loops[name]
+                start = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                samples[name].append((time.perf_counter() - start) / n)
+            gc.collect()
+    finally:
+        if enabled:
+            gc.enable()
+    return {n: statistics.median(s) for n, s in samples.items()}
+
+
+def peak_bytes(fn) -> int:
+    """Peak memory (bytes) that one call of `fn` allocates above what was live before it.
+
+    NumPy reports its data buffers to tracemalloc, so this counts arrays and Python objects.
+    """
+    gc.collect()
+    started = tracemalloc.is_tracing()
+    if not started:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        result = fn()
+        peak = tracemalloc.get_traced_memory()[1] - before
+        del result
+    finally:
+        if not started:
+            tracemalloc.stop()
+    return peak
+
+
+def call_overhead(wrapped, direct, args, calls: int = 5000, reps: int = 15) -> tuple:
+    """Median seconds per call of `wrapped(*args)` and of `direct(*args)`, interleaved."""
+    a, b = [], []
+    pairs = [(wrapped, a), (direct, b)]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(reps):
+            for fn, out in (pairs if r % 2 else pairs[::-1]):
+                start = time.perf_counter()
+                for _ in range(calls):
+                    fn(*args)
+                out.append((time.perf_counter() - start) / calls)
+    finally:
+        if enabled:
+            gc.enable()
+    return statistics.median(a), statistics.median(b)
