@@ -15,9 +15,10 @@ import tracemalloc
 SAMPLE_S = 0.002          # a sample lasts at least this long (fast calls are looped)
 SLOW_S = 0.3              # contenders slower than this get only MIN_SLOW samples
 MIN_SLOW = 3
+VERY_SLOW_S = 2.0         # ... and those slower than this a single sample
 
 
-def _estimate(fn) -> float:
+def _seconds(fn) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
@@ -25,7 +26,11 @@ def _estimate(fn) -> float:
 
 def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
                 max_reps: int = 60) -> dict:
-    """Median seconds per call of each contender (all warmed up already).
+    """Median seconds per call of each contender.
+
+    The first call of each contender is a warm-up (allocator, caches, autograd's first
+    trace), the second an estimate that sets how often it is looped per sample. A contender
+    slower than SLOW_S gets MIN_SLOW samples, one slower than VERY_SLOW_S only its estimate.
 
     Args:
         contenders: name -> zero-argument callable.
@@ -33,12 +38,18 @@ def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
     Returns:
         name -> median seconds per call.
     """
-    est = {name: min(_estimate(fn), _estimate(fn)) for name, fn in contenders.items()}
-    loops = {name: max(1, int(SAMPLE_S / max(t, 1e-9))) for name, t in est.items()}
-    per_rep = sum(est[n] * loops[n] for n in contenders)
-    reps = int(min(max_reps, max(min_reps, budget_s / max(per_rep, 1e-9))))
-    want = {n: (min(reps, MIN_SLOW) if est[n] > SLOW_S else reps) for n in contenders}
+    est = {name: _seconds(fn) for name, fn in contenders.items()}
     samples = {n: [] for n in contenders}
+    for name, fn in contenders.items():
+        if est[name] < VERY_SLOW_S:
+            est[name] = _seconds(fn)
+        if est[name] > SLOW_S:
+            samples[name].append(est[name])
+    loops = {name: max(1, int(SAMPLE_S / max(t, 1e-9))) for name, t in est.items()}
+    per_rep = sum(est[n] * loops[n] for n in contenders if est[n] <= SLOW_S)
+    reps = int(min(max_reps, max(min_reps, budget_s / max(per_rep, 1e-9))))
+    want = {n: reps if est[n] <= SLOW_S else (1 if est[n] > VERY_SLOW_S else MIN_SLOW)
+            for n in contenders}
     names = list(contenders)
     enabled = gc.isenabled()
     gc.disable()

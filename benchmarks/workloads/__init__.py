@@ -29,7 +29,8 @@ class Workload:
     sizes: dict                 # {"full": {...}, "smoke": {...}}
     kind: str = "array"         # "array" or "scalar-loop" (overhead-bound, Python floats)
     torch: Callable | None = None   # torch(module) -> the function written for PyTorch
-    jit: bool = True            # whether jax.jit can trace it (no data-dependent Python loop)
+    jit: bool | str = True      # False: jax.jit cannot trace it (data-dependent Python loop);
+    #   a string: it can, but too slowly for the default run (why; run.py --slow-jit adds it)
     reference: Callable | None = None   # its ordinary derivative is the gradient (for the
     #   finite-difference check of `hand`, where stop_gradient changes the derivative of fn)
     notes: str = ""

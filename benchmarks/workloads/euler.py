@@ -55,4 +55,5 @@ WORKLOAD = Workload(
     name="euler", title="pendulum, 1000 Euler steps on Python floats",
     fn=pendulum, wrt=("k", "c"), hand=pendulum_hand, make=make,
     sizes={"full": {"steps": 1000}, "smoke": {"steps": 7}}, kind="scalar-loop",
-    torch=for_torch)
+    torch=for_torch,
+    jit="XLA compiles the 1000 unrolled steps in about a minute; add with --slow-jit")

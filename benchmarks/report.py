@@ -1,0 +1,173 @@
+"""The markdown report of a benchmark run: machine facts, tables, and the targets of issue 6."""
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import statistics
+
+from benchmarks import systems
+
+ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE",
+            "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+
+
+def fmt_time(s):
+    if s is None:
+        return "—"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b is not None and b > 0 else "—"
+
+
+def fmt_mib(b):
+    return "—" if b is None else f"{b / 2**20:.1f} MiB"
+
+
+def _cell(row, seconds, name):
+    if name in seconds:
+        return fmt_time(seconds[name])
+    status = row.status.get(name)
+    return "—" if status is None else status.split(":")[0].split(" (")[0]
+
+
+def _table(head, rows):
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + \
+        ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def core_table(rows) -> list[str]:
+    """forward, hand-written and sgcompiler, with glibc's default allocator and with the
+    allocator told to keep freed memory (no page faults on reuse)."""
+    head = ["workload", "forward", "hand", "sgc", "**sgc/hand**", "**sgc/fwd**",
+            "sgc/hand, memory kept", "sgc/fwd, memory kept"]
+    body = []
+    for r in rows:
+        t, k = r.seconds, r.kept
+        body.append([r.name, _cell(r, t, "forward"), _cell(r, t, "hand"), _cell(r, t, "sgc"),
+                     fmt_ratio(t.get("sgc"), t.get("hand")),
+                     fmt_ratio(t.get("sgc"), t.get("forward")),
+                     fmt_ratio(k.get("sgc"), k.get("hand")),
+                     fmt_ratio(k.get("sgc"), k.get("forward"))])
+    return _table(head, body)
+
+
+def others_table(rows, others) -> list[str]:
+    """sgcompiler against the other systems, timed side by side in a second round."""
+    head = ["workload", "hand", "sgc"]
+    if "autograd" in others:
+        head += ["autograd", "**autograd/sgc**"]
+    if "jax" in others:
+        head += ["JAX eager", "JAX eager/sgc", "JAX jit", "JAX jit/sgc", "JAX jit compile"]
+    if "torch" in others:
+        head += ["torch", "torch/sgc"]
+    body = []
+    for r in rows:
+        t = r.vs_others
+        cells = [r.name, _cell(r, t, "hand"), _cell(r, t, "sgc")]
+        if "autograd" in others:
+            cells += [_cell(r, t, "autograd"), fmt_ratio(t.get("autograd"), t.get("sgc"))]
+        if "jax" in others:
+            cells += [_cell(r, t, "jax"), fmt_ratio(t.get("jax"), t.get("sgc")),
+                      _cell(r, t, "jax jit"), fmt_ratio(t.get("jax jit"), t.get("sgc")),
+                      fmt_time(r.jit_compile_s)]
+        if "torch" in others:
+            cells += [_cell(r, t, "torch"), fmt_ratio(t.get("torch"), t.get("sgc"))]
+        body.append(cells)
+    return _table(head, body)
+
+
+def compile_memory_table(rows) -> list[str]:
+    head = ["workload", "compile (median of 5)", "compile (max)", "peak forward", "peak hand",
+            "peak sgc", "**sgc/hand peak**", "page faults/call hand", "page faults/call sgc"]
+    body = []
+    for r in rows:
+        c = r.compile_s
+        body.append([r.name, fmt_time(statistics.median(c)) if c else "—",
+                     fmt_time(max(c)) if c else "—", fmt_mib(r.peak.get("forward")),
+                     fmt_mib(r.peak.get("hand")), fmt_mib(r.peak.get("sgc")),
+                     fmt_ratio(r.peak.get("sgc"), r.peak.get("hand")),
+                     f"{r.faults['hand']:.0f}" if "hand" in r.faults else "—",
+                     f"{r.faults['sgc']:.0f}" if "sgc" in r.faults else "—"])
+    return _table(head, body)
+
+
+def _mark(ok):
+    return "met" if ok else "**MISSED**"
+
+
+def targets(rows, overhead) -> list[str]:
+    """Each target of issue 6, measured, with met / missed."""
+    timed = [r for r in rows if "sgc" in r.seconds]
+    if not timed:
+        return ["- no sgcompiler timings"]
+    vs_hand = {r.name: r.seconds["sgc"] / r.seconds["hand"] for r in timed}
+    kept = [r.kept["sgc"] / r.kept["hand"] for r in timed if "sgc" in r.kept]
+    vs_fwd = [r.seconds["sgc"] / r.seconds["forward"] for r in timed]
+    worst = max(vs_hand, key=vs_hand.get)
+    med = statistics.median(vs_hand.values())
+    out = [f"- sgc/hand median {med:.2f} (target <= 1.10): {_mark(med <= 1.10)}"
+           + (f" (memory kept: {statistics.median(kept):.2f})" if kept else ""),
+           f"- sgc/hand worst {vs_hand[worst]:.2f} ({worst}) (target <= 1.5): "
+           f"{_mark(vs_hand[worst] <= 1.5)}",
+           f"- sgc/forward median {statistics.median(vs_fwd):.2f} (target <= 3): "
+           f"{_mark(statistics.median(vs_fwd) <= 3)}"]
+    ag = [(r.name, r.kind, r.vs_others["autograd"] / r.vs_others["sgc"]) for r in timed
+          if "autograd" in r.vs_others and "sgc" in r.vs_others]
+    if ag:
+        slowest = min(ag, key=lambda a: a[2])
+        out.append(f"- faster than autograd on every workload: least speed-up "
+                   f"{slowest[2]:.2f}x ({slowest[0]}): {_mark(slowest[2] > 1)}")
+        loops = [a for a in ag if a[1] == "scalar-loop"]
+        if loops:
+            low = min(loops, key=lambda a: a[2])
+            out.append(f"- >= 10x faster than autograd on scalar loops: least {low[2]:.1f}x "
+                       f"({low[0]}): {_mark(low[2] >= 10)}")
+    compiled = [(r.name, max(r.compile_s)) for r in timed if r.compile_s]
+    if compiled:
+        slow = max(compiled, key=lambda c: c[1])
+        out.append(f"- compile <= 50 ms each: slowest {fmt_time(slow[1])} ({slow[0]}): "
+                   f"{_mark(slow[1] <= 0.05)}")
+    for what, wrapped, direct in overhead:
+        out.append(f"- cached call adds <= 5 µs ({what}): {fmt_time(wrapped - direct)} "
+                   f"({fmt_time(wrapped)} vs {fmt_time(direct)} direct): "
+                   f"{_mark(wrapped - direct <= 5e-6)}")
+    mem = [(r.name, r.peak["sgc"] / r.peak["hand"]) for r in timed
+           if r.kind == "array" and r.peak.get("hand") and r.peak.get("sgc")]
+    if mem:
+        big = max(mem, key=lambda m: m[1])
+        out.append(f"- peak memory <= 1.5x hand on array workloads: worst {big[1]:.2f}x "
+                   f"({big[0]}): {_mark(big[1] <= 1.5)}")
+    pending = [r.name for r in rows if r.status.get("sgc", "").startswith("pending")]
+    if pending:
+        out.append(f"- not measured yet (pending compiler support): {', '.join(pending)}")
+    return out
+
+
+def machine_facts(others) -> list[str]:
+    import numpy
+    cfg = numpy.show_config(mode="dicts")
+    blas = cfg.get("Build Dependencies", {}).get("blas", {})
+    nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+    lines = [f"- machine: {platform.machine()}, {os.cpu_count()} CPUs (nproc {nproc}), "
+             f"{platform.platform()}",
+             f"- Python {platform.python_version()}, NumPy {numpy.__version__}, BLAS "
+             f"{blas.get('name', '?')} {blas.get('version', '')}",
+             "- environment: " + ", ".join(f"{k}={os.environ.get(k, '(unset)')}"
+                                           for k in ENV_VARS),
+             "- threads: " + ", ".join(f"{k}: {v}" for k, v in
+                                       systems.thread_facts(others).items())]
+    versions = [f"{n} {importlib.metadata.version(n)}" for n in systems.OPTIONAL
+                if n in others]
+    lines.append("- other systems: " + (", ".join(versions) if versions else "none"))
+    return lines
+
+
+def status_table(rows, contenders) -> list[str]:
+    return _table(["workload"] + list(contenders),
+                  [[r.name] + [r.status.get(c, "—") for c in contenders] for r in rows])
