@@ -4,7 +4,7 @@
     python benchmarks/run.py --smoke         tiny sizes, correctness only (run by the tests)
     python benchmarks/run.py --only mlp,rnn  some workloads
     python benchmarks/run.py --systems none  without autograd / JAX / PyTorch even if installed
-    python benchmarks/run.py --slow-jit      also jax.jit the Euler loop (a minute of XLA)
+    python benchmarks/run.py --slow          also JAX on the Euler loop (minutes)
 
 Every mode first checks that sgcompiler's gradient equals the hand-written one (rtol 1e-8)
 and that the hand-written one agrees with finite differences. Times are medians of
@@ -13,10 +13,12 @@ absolute times.
 
 How much a call costs depends on the state of glibc's allocator: freed multi-megabyte
 arrays may be returned to the operating system and faulted in again on the next call, and
-when that happens depends on everything the process allocated before. So each workload runs
-in a fresh process, first forward / hand-written / sgcompiler alone, then sgcompiler against
-the other systems; and once more with the allocator told to keep freed memory
-(MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_), which shows the cost without page faults.
+when that happens depends on everything the process allocated before; and the thread pools
+of PyTorch and JAX keep spinning after a call, which slows OpenBLAS's threads. So every
+round runs in a fresh process: forward / hand-written / sgcompiler; the same with the
+allocator told to keep freed memory (MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_), which
+shows the cost without page faults; then one round per other system, side by side with the
+hand-written gradient and sgcompiler.
 
 The exit status is non-zero when a gradient is wrong or a workload that is not listed as
 pending fails to compile.
@@ -57,7 +59,7 @@ class Row:
     status: dict = field(default_factory=dict)     # contender -> "ok" / why not
     seconds: dict = field(default_factory=dict)    # forward, hand, sgc: median s per call
     kept: dict = field(default_factory=dict)       # the same with the allocator keeping memory
-    vs_others: dict = field(default_factory=dict)  # hand, sgc and the other systems
+    vs_others: dict = field(default_factory=dict)  # system -> {hand, sgc, system: seconds}
     compile_s: list = field(default_factory=list)  # sgcompiler, fresh compiles
     jit_compile_s: float | None = None
     peak: dict = field(default_factory=dict)       # contender -> peak bytes (tracemalloc)
@@ -118,14 +120,16 @@ def check_core(workload, args, row: Row) -> dict:
     return core
 
 
-def prepare_other(name, workload, args, row, slow_jit=False):
+def prepare_other(name, workload, args, row, slow=False):
     """The other system's gradient call, checked against the hand-written one (or None)."""
     hand = systems.as_tuple(workload.hand(*args))
     try:
         if name == "torch" and workload.torch is None:
             raise NotImplementedError("no PyTorch version")
-        if name == "jax jit" and not (workload.jit is True or (workload.jit and slow_jit)):
-            raise NotImplementedError(workload.jit or "data-dependent Python loop")
+        if name == "jax jit" and not workload.jit:
+            raise NotImplementedError("data-dependent Python loop")
+        if name in workload.slow and not slow:
+            raise NotImplementedError(workload.slow[name])
         prepare = {"autograd": systems.prepare_autograd, "jax": systems.prepare_jax_eager,
                    "jax jit": systems.prepare_jax_jit, "torch": systems.prepare_torch}[name]
         prepared = prepare(workload, args)
@@ -154,48 +158,75 @@ def faults_per_call(fn, calls=5) -> float:
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
 
 
-def evaluate(workload, smoke=False, others=(), budget_s=6.0, slow_jit=False,
-             core_only=False) -> Row:
-    """Check (and unless `smoke`, measure) one workload in this process."""
+def evaluate(workload, smoke=False, others=(), budget_s=5.0, slow=False,
+             group="core") -> Row:
+    """Check (and unless `smoke`, measure) one workload in this process.
+
+    `group` says what to time: "core" (forward, hand, sgc; compile time, memory), "kept"
+    (the same timings only), or the name of another system (timed with hand and sgc).
+    """
     args = workload.make(workload.sizes["smoke" if smoke else "full"], np.random.default_rng(0))
     row = Row(workload.name, workload.kind)
     core = check_core(workload, args, row)
-    if not smoke:
-        row.seconds = timing.interleaved(core, budget_s)
-        if core_only:
-            return row
-        if "sgc" in core:
-            row.compile_s = systems.compile_seconds(workload, args)
-        for name in ("forward", "hand", "sgc"):
-            if name in core:
-                row.peak[name] = timing.peak_bytes(core[name])
-                row.faults[name] = faults_per_call(core[name])
-    if core_only:
+    if smoke:
+        for name in _contenders_of(others, smoke=True):
+            prepare_other(name, workload, args, row, slow=True)   # tiny sizes are quick
         return row
-    round2 = {n: core[n] for n in ("hand", "sgc") if n in core}
-    for name in list(others) + (["jax jit"] if "jax" in others and not smoke else []):
-        call = prepare_other(name, workload, args, row, slow_jit)
+    if group in ("core", "kept"):
+        row.seconds = timing.interleaved(core, budget_s)
+        if group == "core":
+            _measure_extras(workload, args, row, core)
+        return row
+    contenders = {n: core[n] for n in ("hand", "sgc") if n in core}
+    for name in _contenders_of([group], smoke=False):
+        call = prepare_other(name, workload, args, row, slow)
         if call is not None:
-            round2[name] = call
-    if not smoke and len(round2) > 2:
-        row.vs_others = timing.interleaved(round2, budget_s)
+            contenders[name] = call
+    if len(contenders) > 2:
+        row.vs_others[group] = timing.interleaved(contenders, budget_s)
     return row
 
 
-def in_subprocess(workload, env_extra, others, budget_s, slow_jit, core_only) -> Row:
-    """`evaluate` in a fresh Python process (fresh allocator state), with `env_extra` set."""
+def _contenders_of(others, smoke):
+    return [c for name in others
+            for c in ([name, "jax jit"] if name == "jax" and not smoke else [name])]
+
+
+def _measure_extras(workload, args, row, core):
+    if "sgc" in core:
+        row.compile_s = systems.compile_seconds(workload, args)
+    for name in ("forward", "hand", "sgc"):
+        if name in core:
+            row.peak[name] = timing.peak_bytes(core[name])
+            row.faults[name] = faults_per_call(core[name])
+
+
+def in_subprocess(workload, group, budget_s, slow=False, env_extra=None) -> Row:
+    """`evaluate` in a fresh Python process (fresh allocator state, no other library's
+    threads), with `env_extra` added to the environment."""
     env = {k: v for k, v in os.environ.items() if k not in KEEP_MEMORY}
-    env.update(env_extra)
+    env.update(env_extra or {})
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", workload.name,
-           "--systems", ",".join(others) or "none", "--budget", str(budget_s)]
-    cmd += ["--slow-jit"] if slow_jit else []
-    cmd += ["--core-only"] if core_only else []
+           "--group", group, "--budget", str(budget_s)] + (["--slow"] if slow else [])
     done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
     for line in done.stdout.splitlines():
         if line.startswith(ROW_MARK):
             return Row(**json.loads(line[len(ROW_MARK):]))
     row = Row(workload.name, workload.kind)
-    row.status["sgc"] = f"FAILED: the worker process exited with status {done.returncode}"
+    row.status["sgc" if group in ("core", "kept") else group] = \
+        f"FAILED: the worker process exited with status {done.returncode}"
+    return row
+
+
+def measure_workload(workload, others, budget_s, slow) -> Row:
+    """All rounds of one workload, each in its own process, merged into one row."""
+    row = in_subprocess(workload, "core", budget_s, slow)
+    row.kept = in_subprocess(workload, "kept", budget_s / 2, slow, KEEP_MEMORY).seconds
+    for name in others:
+        part = in_subprocess(workload, name, budget_s / 2, slow)
+        row.status.update({k: v for k, v in part.status.items() if k not in row.status})
+        row.vs_others.update(part.vs_others)
+        row.jit_compile_s = part.jit_compile_s or row.jit_compile_s
     return row
 
 
@@ -233,7 +264,7 @@ def failures(row: Row) -> bool:
                for s in row.status.values())
 
 
-def run(names=None, smoke=False, others=(), budget_s=6.0, out=print, slow_jit=False) -> int:
+def run(names=None, smoke=False, others=(), budget_s=5.0, out=print, slow=False) -> int:
     """Run the suite; print the report through `out`; return the exit status."""
     workloads = [w for w in all_workloads() if names is None or w.name in names]
     if names is not None and len(workloads) != len(set(names)):
@@ -242,15 +273,9 @@ def run(names=None, smoke=False, others=(), budget_s=6.0, out=print, slow_jit=Fa
     started = time.perf_counter()
     rows = []
     for w in workloads:
-        if smoke:
-            rows.append(evaluate(w, smoke=True, others=others))
-            continue
-        row = in_subprocess(w, {}, others, budget_s, slow_jit, core_only=False)
-        kept = in_subprocess(w, KEEP_MEMORY, (), budget_s / 2, False, core_only=True)
-        row.kept = kept.seconds
-        rows.append(row)
-    contenders = ["hand", "sgc"] + list(others) + (["jax jit"] if "jax" in others
-                                                   and not smoke else [])
+        rows.append(evaluate(w, smoke=True, others=others, slow=slow) if smoke
+                    else measure_workload(w, others, budget_s, slow))
+    contenders = ["hand", "sgc"] + _contenders_of(others, smoke)
     mode = "smoke: tiny sizes, correctness only" if smoke else "full sizes"
     out(f"# sgcompiler benchmarks ({mode})\n")
     out("\n".join(report.machine_facts(others)) + "\n")
@@ -278,22 +303,22 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="comma-separated workload names")
     parser.add_argument("--systems", default="autograd,jax,torch",
                         help="optional systems to include if installed ('none' for none)")
-    parser.add_argument("--budget", type=float, default=6.0,
-                        help="seconds of timed repetitions per round (default 6)")
-    parser.add_argument("--slow-jit", action="store_true",
-                        help="also jax.jit the workloads whose XLA compile takes minutes")
+    parser.add_argument("--budget", type=float, default=5.0,
+                        help="seconds of timed repetitions of the main round (default 5)")
+    parser.add_argument("--slow", action="store_true",
+                        help="also what takes minutes (JAX on the 1000-step Euler loop)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--core-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--group", default="core", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     wanted = [] if opts.systems == "none" else opts.systems.split(",")
     others = [s for s in systems.OPTIONAL if s in wanted and systems.installed(s)]
     if opts.worker:
         workload = next(w for w in all_workloads() if w.name == opts.worker)
-        row = evaluate(workload, False, others, opts.budget, opts.slow_jit, opts.core_only)
+        row = evaluate(workload, False, (), opts.budget, opts.slow, opts.group)
         print(ROW_MARK + json.dumps(asdict(row)), flush=True)
         return 0
     names = set(opts.only.split(",")) if opts.only else None
-    return run(names, opts.smoke, others, opts.budget, slow_jit=opts.slow_jit)
+    return run(names, opts.smoke, others, opts.budget, slow=opts.slow)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ spelling (`dim=`, `keepdim=`), so a workload may give a `torch` factory.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 
@@ -29,21 +29,17 @@ class Workload:
     sizes: dict                 # {"full": {...}, "smoke": {...}}
     kind: str = "array"         # "array" or "scalar-loop" (overhead-bound, Python floats)
     torch: Callable | None = None   # torch(module) -> the function written for PyTorch
-    jit: bool | str = True      # False: jax.jit cannot trace it (data-dependent Python loop);
-    #   a string: it can, but too slowly for the default run (why; run.py --slow-jit adds it)
+    jit: bool = True            # False: jax.jit cannot trace it (data-dependent Python loop)
+    slow: dict = field(default_factory=dict)   # contender -> why the default run skips it
+    #   (it takes too long); `run.py --slow` includes it
     reference: Callable | None = None   # its ordinary derivative is the gradient (for the
     #   finite-difference check of `hand`, where stop_gradient changes the derivative of fn)
-    notes: str = ""
 
 
 # Workloads sgcompiler cannot compile yet, and why. Kept honest by
 # tests/test_benchmarks_smoke.py: a listed workload that compiles fails the test, so remove
 # it here as soon as the compiler supports it.
-PENDING = {
-    "euler": "for loops (the lead is adding for/while to passes/)",
-    "rnn": "for loops (the lead is adding for/while to passes/)",
-    "while_series": "while loops (the lead is adding for/while to passes/)",
-}
+PENDING: dict[str, str] = {}
 
 
 def all_workloads() -> list[Workload]:

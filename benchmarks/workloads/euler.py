@@ -56,4 +56,5 @@ WORKLOAD = Workload(
     fn=pendulum, wrt=("k", "c"), hand=pendulum_hand, make=make,
     sizes={"full": {"steps": 1000}, "smoke": {"steps": 7}}, kind="scalar-loop",
     torch=for_torch,
-    jit="XLA compiles the 1000 unrolled steps in about a minute; add with --slow-jit")
+    slow={"jax": "about 10 s per call; --slow adds it",
+          "jax jit": "XLA compiles the 1000 unrolled steps in about a minute; --slow adds it"})
