@@ -96,27 +96,46 @@ def _prod_others(x, axis):
     return np.moveaxis(before * after, -1, axis)
 
 
+def _ndim(a):
+    ndim = getattr(a, "ndim", None)
+    return np.ndim(a) if ndim is None else ndim
+
+
+def _new_axis(a, axis):
+    """np.expand_dims(a, axis) for axis -1 or -2; indexing is several times faster for
+    the small arrays of loops (and works on any array type that indexes like NumPy)."""
+    if not hasattr(a, "ndim"):
+        return np.expand_dims(a, axis)
+    return a[..., None] if axis == -1 else a[..., None, :]
+
+
+def _swap_last(a):
+    """np.swapaxes(a, -1, -2), by the array's own method when it has one (no dispatch)."""
+    return a.swapaxes(-1, -2) if hasattr(a, "swapaxes") else np.swapaxes(a, -1, -2)
+
+
 def matmul_grad_left(g, x, y):
     """d(x @ y)/dx applied to g, for any of NumPy's 1-D/2-D/stacked cases."""
-    if np.ndim(y) == 1:
-        if np.ndim(x) == 1:
+    if _ndim(y) == 1:
+        if _ndim(x) == 1:
             return g * y
-        return np.expand_dims(g, -1) * y
-    if np.ndim(x) == 1:
-        return unbroadcast(np.swapaxes(y, -1, -2) @ g if np.ndim(y) > 2 else y @ g, x)
-    return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
+        return _new_axis(g, -1) * y
+    if _ndim(x) == 1:
+        # x is one row that each matrix of a stack y multiplies: (y @ g[..., None])[..., 0]
+        return unbroadcast((y @ _new_axis(g, -1))[..., 0] if _ndim(y) > 2 else y @ g, x)
+    return unbroadcast(g @ _swap_last(y), x)
 
 
 def matmul_grad_right(g, x, y):
     """d(x @ y)/dy applied to g, for any of NumPy's 1-D/2-D/stacked cases."""
-    if np.ndim(x) == 1:
-        if np.ndim(y) == 1:
+    if _ndim(x) == 1:
+        if _ndim(y) == 1:
             return g * x
-        return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)
-    if np.ndim(y) == 1:
-        return unbroadcast(np.sum(np.swapaxes(x, -1, -2) * np.expand_dims(g, -2), axis=-1)
-                           if np.ndim(x) > 2 else g @ x, y)
-    return unbroadcast(np.swapaxes(x, -1, -2) @ g, y)
+        return unbroadcast(_new_axis(x, -1) * _new_axis(g, -2), y)
+    if _ndim(y) == 1:
+        return unbroadcast(np.sum(_swap_last(x) * _new_axis(g, -2), axis=-1)
+                           if _ndim(x) > 2 else g @ x, y)
+    return unbroadcast(_swap_last(x) @ g, y)
 
 
 def dot_grad_left(g, x, y):
