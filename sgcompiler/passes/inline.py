@@ -51,14 +51,13 @@ def const(value):
 
 def inline(rule, param, args, g, ans: str, linker: Linker):
     """The rule's gradient for `param`, with its parameters replaced by `args` (atoms)."""
-    template = copy.deepcopy(rule.output_for(param))
     values = {"g": g, "ans": load(ans)}
     for p in rule.params:
         if p in args:
             values[p] = args[p]
         else:
             values[p] = _literal(rule.defaults[p], rule, p)
-    return _Substitute(values, rule.namespace, linker).visit(template)
+    return _substituted(rule.output_for(param), values, rule.namespace, linker)
 
 
 def _literal(value, rule, param):
@@ -69,16 +68,45 @@ def _literal(value, rule, param):
     raise AssertionError(f"rule {rule.name}: default of {param} is not a literal")
 
 
-class _Substitute(gast.NodeTransformer):
-    def __init__(self, values, namespace, linker):
-        self.values, self.namespace, self.linker = values, namespace, linker
+def _substituted(template, values, namespace, linker):
+    """A copy of `template` with each name replaced: a parameter by a copy of its value, a
+    global of the rule by its name in the generated code.
 
-    def visit_Name(self, node):
-        if node.id in self.values:
-            return copy.deepcopy(self.values[node.id])
-        if node.id in self.namespace:
-            return load(self.linker.name_for(node.id, self.namespace[node.id]))
+    One walk that copies and substitutes at once (rather than copy.deepcopy, then a
+    NodeTransformer): inlining is most of what compiling a gradient costs. Names are met
+    in field order, depth first, as a NodeTransformer meets them, so the Linker hands out
+    the same names in the same order.
+    """
+    def name(node):
+        if node.id in values:
+            return _clone(values[node.id], None)
+        if node.id in namespace:
+            return load(linker.name_for(node.id, namespace[node.id]))
         raise AssertionError(f"rule refers to unknown name {node.id}")
+    return _clone(template, name)
+
+
+_ATOMS = (str, int, float, bool, bytes, type(None), type(Ellipsis), complex)
+
+
+def _clone(node, name):
+    """Deep copy of a gast tree; with `name`, every Name node is replaced by name(node)."""
+    if isinstance(node, list):
+        return [_clone(item, name) for item in node]
+    if not isinstance(node, gast.AST):
+        return node if isinstance(node, _ATOMS) else copy.deepcopy(node)
+    if name is not None and isinstance(node, gast.Name):
+        return name(node)
+    cls = type(node)
+    new = cls.__new__(cls)
+    fields = node._fields
+    for field in fields:
+        if field in node.__dict__:
+            setattr(new, field, _clone(node.__dict__[field], name))
+    for key, value in node.__dict__.items():
+        if key not in fields:
+            setattr(new, key, value if isinstance(value, _ATOMS) else copy.deepcopy(value))
+    return new
 
 
 # --- simplification ----------------------------------------------------------------------------
