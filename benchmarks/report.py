@@ -25,6 +25,10 @@ def fmt_ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b is not None and b > 0 else "—"
 
 
+def fmt_x(x):
+    return "—" if x is None else f"{x:.2f}"
+
+
 def fmt_mib(b):
     return "—" if b is None else f"{b / 2**20:.1f} MiB"
 
@@ -43,17 +47,18 @@ def _table(head, rows):
 
 def core_table(rows) -> list[str]:
     """forward, hand-written and sgcompiler, with glibc's default allocator and with the
-    allocator told to keep freed memory (no page faults on reuse)."""
+    allocator told to keep freed memory (no page faults on reuse). Times are medians;
+    ratios are medians of per-repetition ratios (calls made moments apart)."""
     head = ["workload", "forward", "hand", "sgc", "**sgc/hand**", "**sgc/fwd**",
             "sgc/hand, memory kept", "sgc/fwd, memory kept"]
     body = []
     for r in rows:
-        t, k = r.seconds, r.kept
+        t = r.seconds
         body.append([r.name, _cell(r, t, "forward"), _cell(r, t, "hand"), _cell(r, t, "sgc"),
-                     fmt_ratio(t.get("sgc"), t.get("hand")),
-                     fmt_ratio(t.get("sgc"), t.get("forward")),
-                     fmt_ratio(k.get("sgc"), k.get("hand")),
-                     fmt_ratio(k.get("sgc"), k.get("forward"))])
+                     fmt_x(r.ratio("core", "sgc", "hand")),
+                     fmt_x(r.ratio("core", "sgc", "forward")),
+                     fmt_x(r.ratio("kept", "sgc", "hand")),
+                     fmt_x(r.ratio("kept", "sgc", "forward"))])
     return _table(head, body)
 
 
@@ -73,7 +78,7 @@ def others_table(rows, others) -> list[str]:
             t = r.vs_others.get(system, {})
             names = [system, "jax jit"] if system == "jax" else [system]
             for name in names:
-                cells += [_cell(r, t, name), fmt_ratio(t.get(name), t.get("sgc"))]
+                cells += [_cell(r, t, name), fmt_x(r.ratio(system, name, "sgc"))]
             if system == "jax":
                 cells.append(fmt_time(r.jit_compile_s))
         body.append(cells)
@@ -104,9 +109,9 @@ def targets(rows, overhead) -> list[str]:
     timed = [r for r in rows if "sgc" in r.seconds]
     if not timed:
         return ["- no sgcompiler timings"]
-    vs_hand = {r.name: r.seconds["sgc"] / r.seconds["hand"] for r in timed}
-    kept = [r.kept["sgc"] / r.kept["hand"] for r in timed if "sgc" in r.kept]
-    vs_fwd = [r.seconds["sgc"] / r.seconds["forward"] for r in timed]
+    vs_hand = {r.name: r.ratio("core", "sgc", "hand") for r in timed}
+    kept = [r.ratio("kept", "sgc", "hand") for r in timed if "sgc" in r.kept]
+    vs_fwd = [r.ratio("core", "sgc", "forward") for r in timed]
     worst = max(vs_hand, key=vs_hand.get)
     med = statistics.median(vs_hand.values())
     out = [f"- sgc/hand median {med:.2f} (target <= 1.10): {_mark(med <= 1.10)}"
@@ -115,9 +120,8 @@ def targets(rows, overhead) -> list[str]:
            f"{_mark(vs_hand[worst] <= 1.5)}",
            f"- sgc/forward median {statistics.median(vs_fwd):.2f} (target <= 3): "
            f"{_mark(statistics.median(vs_fwd) <= 3)}"]
-    ag = [(r.name, r.kind, r.vs_others["autograd"]["autograd"] / r.vs_others["autograd"]["sgc"])
-          for r in timed if "autograd" in r.vs_others.get("autograd", {})
-          and "sgc" in r.vs_others["autograd"]]
+    ag = [(r.name, r.kind, r.ratio("autograd", "autograd", "sgc")) for r in timed
+          if r.ratio("autograd", "autograd", "sgc") is not None]
     if ag:
         slowest = min(ag, key=lambda a: a[2])
         out.append(f"- faster than autograd on every workload: least speed-up "

@@ -5,6 +5,7 @@
     python benchmarks/run.py --only mlp,rnn  some workloads
     python benchmarks/run.py --systems none  without autograd / JAX / PyTorch even if installed
     python benchmarks/run.py --slow          also JAX on the Euler loop (minutes)
+    python benchmarks/run.py --threads 1     one BLAS/OpenMP thread (steadier on a busy machine)
 
 Every mode first checks that sgcompiler's gradient equals the hand-written one (rtol 1e-8)
 and that the hand-written one agrees with finite differences. Times are medians of
@@ -64,6 +65,12 @@ class Row:
     jit_compile_s: float | None = None
     peak: dict = field(default_factory=dict)       # contender -> peak bytes (tracemalloc)
     faults: dict = field(default_factory=dict)     # contender -> minor page faults per call
+    samples: dict = field(default_factory=dict)    # round -> contender -> seconds per rep
+
+    def ratio(self, round_, a, b):
+        """a / b as the median of per-repetition ratios within one round (or None)."""
+        s = self.samples.get(round_, {})
+        return timing.paired_ratio(s[a], s[b]) if a in s and b in s else None
 
 
 # --- correctness ---------------------------------------------------------------------------
@@ -173,7 +180,8 @@ def evaluate(workload, smoke=False, others=(), budget_s=5.0, slow=False,
             prepare_other(name, workload, args, row, slow=True)   # tiny sizes are quick
         return row
     if group in ("core", "kept"):
-        row.seconds = timing.interleaved(core, budget_s)
+        row.samples[group] = timing.interleaved(core, budget_s)
+        row.seconds = timing.medians(row.samples[group])
         if group == "core":
             _measure_extras(workload, args, row, core)
         return row
@@ -183,7 +191,8 @@ def evaluate(workload, smoke=False, others=(), budget_s=5.0, slow=False,
         if call is not None:
             contenders[name] = call
     if len(contenders) > 2:
-        row.vs_others[group] = timing.interleaved(contenders, budget_s)
+        row.samples[group] = timing.interleaved(contenders, budget_s)
+        row.vs_others[group] = timing.medians(row.samples[group])
     return row
 
 
@@ -199,6 +208,9 @@ def _measure_extras(workload, args, row, core):
         if name in core:
             row.peak[name] = timing.peak_bytes(core[name])
             row.faults[name] = faults_per_call(core[name])
+
+
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def in_subprocess(workload, group, budget_s, slow=False, env_extra=None) -> Row:
@@ -221,11 +233,13 @@ def in_subprocess(workload, group, budget_s, slow=False, env_extra=None) -> Row:
 def measure_workload(workload, others, budget_s, slow) -> Row:
     """All rounds of one workload, each in its own process, merged into one row."""
     row = in_subprocess(workload, "core", budget_s, slow)
-    row.kept = in_subprocess(workload, "kept", budget_s / 2, slow, KEEP_MEMORY).seconds
+    kept = in_subprocess(workload, "kept", budget_s / 2, slow, KEEP_MEMORY)
+    row.kept, row.samples["kept"] = kept.seconds, kept.samples.get("kept", {})
     for name in others:
         part = in_subprocess(workload, name, budget_s / 2, slow)
         row.status.update({k: v for k, v in part.status.items() if k not in row.status})
         row.vs_others.update(part.vs_others)
+        row.samples.update(part.samples)
         row.jit_compile_s = part.jit_compile_s or row.jit_compile_s
     return row
 
@@ -264,7 +278,7 @@ def failures(row: Row) -> bool:
                for s in row.status.values())
 
 
-def run(names=None, smoke=False, others=(), budget_s=5.0, out=print, slow=False) -> int:
+def run(names=None, smoke=False, others=(), budget_s=4.0, out=print, slow=False) -> int:
     """Run the suite; print the report through `out`; return the exit status."""
     workloads = [w for w in all_workloads() if names is None or w.name in names]
     if names is not None and len(workloads) != len(set(names)):
@@ -287,7 +301,7 @@ def run(names=None, smoke=False, others=(), budget_s=5.0, out=print, slow=False)
             "compare the ratios)\n")
         out("\n".join(report.core_table(rows)))
         if others:
-            out("\n## Against the other systems (a second round, side by side with sgc)\n")
+            out("\n## Against the other systems (one round and process per system, side by side with sgc)\n")
             out("\n".join(report.others_table(rows, others)))
         out("\n## Compile time, peak memory (tracemalloc) and page faults\n")
         out("\n".join(report.compile_memory_table(rows)))
@@ -303,10 +317,14 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="comma-separated workload names")
     parser.add_argument("--systems", default="autograd,jax,torch",
                         help="optional systems to include if installed ('none' for none)")
-    parser.add_argument("--budget", type=float, default=5.0,
-                        help="seconds of timed repetitions of the main round (default 5)")
+    parser.add_argument("--budget", type=float, default=4.0,
+                        help="seconds of timed repetitions of the main round (default 4; "
+                             "the other rounds get half)")
     parser.add_argument("--slow", action="store_true",
                         help="also what takes minutes (JAX on the 1000-step Euler loop)")
+    parser.add_argument("--threads", type=int,
+                        help="set OPENBLAS/OMP/MKL_NUM_THREADS for the timed processes "
+                             "(default: leave the environment as it is)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--group", default="core", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
@@ -317,6 +335,11 @@ def main(argv=None) -> int:
         row = evaluate(workload, False, (), opts.budget, opts.slow, opts.group)
         print(ROW_MARK + json.dumps(asdict(row)), flush=True)
         return 0
+    if opts.threads:
+        os.environ.update({v: str(opts.threads) for v in THREAD_VARS})
+        if systems.installed("threadpoolctl"):     # this process too, so the report is true
+            from threadpoolctl import threadpool_limits
+            threadpool_limits(opts.threads)
     names = set(opts.only.split(",")) if opts.only else None
     return run(names, opts.smoke, others, opts.budget, slow=opts.slow)
 

@@ -26,7 +26,10 @@ def _seconds(fn) -> float:
 
 def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
                 max_reps: int = 60) -> dict:
-    """Median seconds per call of each contender.
+    """Seconds per call of each contender, one sample per repetition (name -> list).
+
+    Sample i of every contender comes from repetition i, so `paired_ratio` can compare
+    calls made moments apart, which cancels the slow swings in load of a shared machine.
 
     The first call of each contender is a warm-up (allocator, caches, autograd's first
     trace), the second an estimate that sets how often it is looped per sample. A contender
@@ -36,7 +39,7 @@ def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
         contenders: name -> zero-argument callable.
         budget_s: about how long all repetitions together may take.
     Returns:
-        name -> median seconds per call.
+        name -> list of seconds per call (see `medians`, `paired_ratio`).
     """
     est = {name: _seconds(fn) for name, fn in contenders.items()}
     samples = {n: [] for n in contenders}
@@ -67,7 +70,17 @@ def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
     finally:
         if enabled:
             gc.enable()
+    return samples
+
+
+def medians(samples: dict) -> dict:
     return {n: statistics.median(s) for n, s in samples.items()}
+
+
+def paired_ratio(a: list, b: list) -> float:
+    """The median over repetitions of a_i / b_i (samples taken side by side)."""
+    n = min(len(a), len(b))
+    return statistics.median(a[i] / b[i] for i in range(n))
 
 
 def peak_bytes(fn) -> int:
