@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.systems import parameters  # noqa: E402
 from benchmarks.workloads import all_workloads  # noqa: E402
 
 SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -79,12 +80,13 @@ def instrumented(source: str, namespace: dict):
     return env[fn.name], tool.lines, acc
 
 
-def generated(workload):
-    """Source and namespace of sgcompiler's gradient of the workload."""
-    from sgcompiler.api import grad
+def generated(workload, args):
+    """Source and namespace of sgcompiler's gradient of the workload, specialised for `args`
+    as the API specialises it (Python numbers are known scalars)."""
     from sgcompiler.pipeline import compile_gradient
-    grad(workload.fn, wrt=workload.wrt)      # (checks the arguments' names)
-    compiled = compile_gradient(workload.fn, tuple(workload.wrt))
+    scalars = frozenset(p for p, a in zip(parameters(workload.fn), args)
+                        if type(a) is float or type(a) is int)
+    compiled = compile_gradient(workload.fn, tuple(workload.wrt), scalars)
     namespace = dict(workload.fn.__globals__)
     namespace.update(compiled.extra)
     return compiled.source, namespace
@@ -92,12 +94,12 @@ def generated(workload):
 
 def profile(workload, hand=False, reps=20, size="full"):
     """[(statement text, median seconds, share)] and the median total per call."""
+    args = workload.make(workload.sizes[size], np.random.default_rng(0))
     if hand:
         source, namespace = inspect.getsource(workload.hand), workload.hand.__globals__
     else:
-        source, namespace = generated(workload)
+        source, namespace = generated(workload, args)
     fn, lines, acc = instrumented(source, namespace)
-    args = workload.make(workload.sizes[size], np.random.default_rng(0))
     fn(*args)
     per_line = [[] for _ in lines]
     for _ in range(reps):

@@ -142,8 +142,10 @@ def thread_facts(others=()) -> dict:
     try:
         from threadpoolctl import threadpool_info
         for pool in threadpool_info():
-            facts[f"{pool.get('internal_api')} ({pool.get('version')})"] = pool.get(
-                "num_threads")
+            extra = ", ".join(str(pool[k]) for k in ("architecture", "threading_layer")
+                              if pool.get(k))
+            facts[f"{pool.get('internal_api')} {pool.get('version') or ''}"
+                  f"{f' ({extra})' if extra else ''}"] = pool.get("num_threads")
     except ImportError:
         facts["threadpoolctl"] = "not installed"
     if "torch" in others:
