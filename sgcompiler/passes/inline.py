@@ -212,6 +212,12 @@ class _Simplify(gast.NodeTransformer):
             return grad
         if target == SCALAR:
             return grad if cls == SCALAR else self._sum(grad)
+        if isinstance(grad, gast.UnaryOp) and isinstance(grad.op, gast.USub) and (
+                not self.exact or self.shape_class(grad.operand) not in (None, SCALAR)):
+            # -unbroadcast(g, x): sum first, then negate the (smaller) sum; unbroadcast(-g, x)
+            # negates all of g into a new array only to sum it
+            node.args = [grad.operand, operand]
+            return gast.UnaryOp(op=gast.USub(), operand=node)
         return node
 
     def _sum(self, grad):

@@ -52,7 +52,7 @@ def free_energy_backward(dresult, _saved):
     W, _matmul2, _neg, _softplus, _softplus_saved, _sum, b, c, v = _saved
     # line 41: return -(v @ b) - np.sum(softplus(v @ W + c), axis=1)
     d_neg = unbroadcast(dresult, _neg)
-    d_sum = unbroadcast(-dresult, _sum)
+    d_sum = -unbroadcast(dresult, _sum)
     d_softplus = unreduce(d_sum, _softplus, 1)
     _dz_softplus, = softplus_backward(d_softplus, _softplus_saved)
     d_add = _dz_softplus

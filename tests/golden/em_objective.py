@@ -38,18 +38,18 @@ def log_joint_backward(dresult, _saved):
     _div, _exp, _mul, _mul2, _mul3, _mul4, _sub, _sum, d, log_pi, mu, var = _saved
     # line 35: return log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
     d_sub = unbroadcast(dresult, _sub)
-    d_div = unbroadcast(-dresult, _div)
+    d_div = -unbroadcast(dresult, _div)
     d_mul4 = unbroadcast(d_div / var, _mul4)
     dvar = unbroadcast(-d_div * _mul4 / var ** 2, var)
     d_pow = d_mul4 * 0.5
     dd = d_pow * 2 * d
     dlog_pi = unbroadcast(d_sub, log_pi)
-    d_mul3 = unbroadcast(-d_sub, _mul3)
+    d_mul3 = -unbroadcast(d_sub, _mul3)
     d_log2 = d_mul3 * 0.5
     d_mul2 = d_log2 / _mul2
     dvar += unbroadcast(d_mul2 * _mul, var)
     # line 34: d = x[:, None] - mu
-    dmu = unbroadcast(-dd, mu)
+    dmu = -unbroadcast(dd, mu)
     # line 33: log_pi = logits - np.log(np.sum(np.exp(logits)))
     dlogits = dlog_pi
     d_log = -np.sum(dlog_pi)

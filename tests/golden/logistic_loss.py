@@ -22,7 +22,7 @@ def logistic_loss_grad(w, X, y, lam):
     dw = d_sum * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
     d_add = unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), _add)
-    d_mul = unbroadcast(-unreduce(1.0 / reduced_size(_sub), _sub), _mul)
+    d_mul = -unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), _mul)
     dz = unbroadcast(d_mul * y, z)
     d_maximum = d_add
     d_log1p = d_add

@@ -26,7 +26,7 @@ def loss_grad(params, x, y):
     dlog_p = unbroadcast(d_mul * y, log_p)
     # line 24: log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
     dz_1 = dlog_p
-    d_log = unbroadcast(-dlog_p, _log)
+    d_log = -unbroadcast(dlog_p, _log)
     d_sum = d_log / _sum
     d_exp = unreduce(d_sum, _exp, 1, True)
     dz_1 += d_exp * _exp
