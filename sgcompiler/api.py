@@ -84,7 +84,7 @@ class GradientFunction:
     def source(self) -> str:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
-        return compile_gradient(self.primal, self.wrt, *self._last).source
+        return compile_gradient(self.primal, self.wrt, *self._last, self.with_value).source
 
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
@@ -100,13 +100,17 @@ class GradientFunction:
             self._compiled.clear()
             self._version = rules.version()
         kinds = tuple(map(type, args))
-        function = self._compiled.get(kinds)
-        if function is None:
-            function = self._specialise(args, kinds)
-        result, grads = function(*args, **kwargs)
-        if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
-                                                      and result.size == 1):
-            _check_scalar(self.primal.__name__, result)
+        found = self._compiled.get(kinds)
+        if found is None:
+            found = self._specialise(args, kinds)
+        function, returns_value = found
+        if returns_value:
+            result, grads = function(*args, **kwargs)
+            if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
+                                                          and result.size == 1):
+                _check_scalar(self.primal.__name__, result)
+        else:           # the result is a scalar by construction and is not wanted
+            grads = function(*args, **kwargs)
         if self._single:
             grads = _like_tree(grads, values[0])
         else:
@@ -122,10 +126,10 @@ class GradientFunction:
         scalars = frozenset(p for p, t in zip(self._params, kinds) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, kinds)
                           if issubclass(t, (dict, list, tuple)))
-        function = compile_gradient(self.primal, self.wrt, scalars, trees).bind(self.primal)
+        compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value)
         self._last = (scalars, trees)
-        self._compiled[kinds] = function
-        return function
+        self._compiled[kinds] = compiled.bind(self.primal), compiled.returns_value
+        return self._compiled[kinds]
 
     @staticmethod
     def _has_trees(values):

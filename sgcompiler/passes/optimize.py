@@ -26,6 +26,7 @@ def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset()) -> g
     user's own variable names (only generated names are folded away)."""
     _coalesce_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
+    _drop_dead(tree, helpers)
     return tree
 
 
@@ -76,6 +77,46 @@ def _foldable(before, stmt, reads, writes, user_names) -> bool:
     source, target = stmt.value.id, stmt.targets[0].id
     return (before.targets[0].id == source and source not in user_names
             and writes[source] == 1 and reads[source] == 1 and writes[target] == 1)
+
+
+def _drop_dead(tree, helpers):
+    """Remove assignments whose value nobody reads (e.g. the loss value, when only the
+    gradient is returned), as long as computing it has no effect beyond the value."""
+    while True:
+        reads, _ = _counts(tree)
+        removed = False
+        for block in _blocks(tree):
+            keep = [s for s in block if not (_pure_assign(s, helpers) and
+                                             reads[s.targets[0].id] == 0)]
+            if len(keep) != len(block):
+                block[:] = keep or [gast.Pass()]
+                removed = True
+        if not removed:
+            return
+
+
+def _pure_assign(stmt, helpers) -> bool:
+    """`name = expression` built only of names, constants, arithmetic, comparisons,
+    subscripts, attributes and calls of NumPy, `len`/`range` or runtime helpers."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return False
+    for node in gast.walk(stmt.value):
+        if isinstance(node, gast.Call):
+            func = node.func
+            root = func
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            name = getattr(root, "id", None)
+            chain = gast.dump(func)
+            if "'random'" in chain:         # draws advance a generator's state
+                return False
+            if not (name in helpers or name in ("np", "len", "range", "min", "max", "abs",
+                                                "float", "int", "math")):
+                return False
+        elif isinstance(node, (gast.Lambda, gast.Yield, gast.Await, gast.NamedExpr)):
+            return False
+    return True
 
 
 class _Tidy(gast.NodeTransformer):

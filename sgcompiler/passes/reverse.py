@@ -68,20 +68,22 @@ def _sweeps(norm, resolution, act, shapes, pieces, seed):
 
 
 def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
-            wrt: tuple[str, ...], pieces=None) -> Gradient:
+            wrt: tuple[str, ...], pieces=None, value: bool = True) -> Gradient:
     """Build `f_grad`, which returns `(result, gradient)` (a tuple of gradients if
-    `wrt` has several names). `pieces(fn, active)` gives the forward and backward
-    functions of a user function called with active arguments."""
+    `wrt` has several names), or with `value=False` the gradient alone.
+    `pieces(fn, active)` gives the forward and backward functions of a user function
+    called with active arguments."""
     sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, const(1.0))
     linker = sweep.linker
     grads = [sweep.final_gradient(p) for p in wrt]
-    value = grads[0] if len(grads) == 1 else gast.Tuple(elts=grads, ctx=gast.Load())
+    gradient = grads[0] if len(grads) == 1 else gast.Tuple(elts=grads, ctx=gast.Load())
     returned = norm.returned
-    if sweep.restores(returned):
+    if value and sweep.restores(returned):
         # the adjoint sweep puts back older values of it: keep the result aside
         returned = norm.namer.fresh("result")
         forward.append(sweep.assign(returned, load(norm.returned)))
-    ret = gast.Return(value=gast.Tuple(elts=[load(returned), value], ctx=gast.Load()))
+    ret = gast.Return(value=gast.Tuple(elts=[load(returned), gradient], ctx=gast.Load())
+                      if value else gradient)
     body = sweep.prologue() + [comment("forward")] + forward
     if backward:
         body += [comment("backward")] + backward

@@ -12,7 +12,6 @@ def mlp_grad(params, x, y):
     out = _matmul2 + _params_b2
     _sub = out - y
     _pow = _sub ** 2
-    result = np.mean(_pow)
     # backward
     # line 72: return np.mean((out - y) ** 2)
     d_sub = 1.0 / reduced_size(_pow) * 2 * _sub
@@ -27,4 +26,4 @@ def mlp_grad(params, x, y):
     d_matmul = unbroadcast(d_add, _matmul)
     d_params_b1 = unbroadcast(d_add, _params_b1)
     d_params_W1 = matmul_grad_right(d_matmul, x, _params_W1)
-    return (result, {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2})
+    return {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2}

@@ -18,8 +18,6 @@ def loss_grad(params, x, y):
     log_p = z_1 - _log
     _mul = y * log_p
     _sum2 = np.sum(_mul, axis=1)
-    _mean = np.mean(_sum2)
-    result = -_mean
     # backward
     # line 25: return -np.mean(np.sum(y * log_p, axis=1))
     d_mul = unreduce(unreduce(-1.0 / reduced_size(_sum2), _sum2), _mul, 1)
@@ -42,4 +40,4 @@ def loss_grad(params, x, y):
     d_matmul = unbroadcast(d_add, _matmul)
     d_params_b1 = unbroadcast(d_add, _params_b1)
     d_params_W1 = matmul_grad_right(d_matmul, x, _params_W1)
-    return (result, {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2})
+    return {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2}

@@ -4,8 +4,6 @@ def softmax_loss_naive_grad(x, w):
     e = np.exp(x)
     _sum = np.sum(e)
     s = e / _sum
-    _mul = s * w
-    result = np.sum(_mul)
     # backward
     # line 19: return np.sum(s * w)
     ds = unbroadcast(w, s)
@@ -15,4 +13,4 @@ def softmax_loss_naive_grad(x, w):
     de += unreduce(d_sum, e)
     # line 17: e = np.exp(x)
     dx = de * e
-    return (result, dx)
+    return dx

@@ -26,8 +26,6 @@ def cumulative_writes_grad(x):
         _tape.append(s[i].copy())
         s[i] = _add
         _tape.append(i)
-    _pow = s ** 2
-    result = np.sum(_pow)
     # backward
     # line 186: return np.sum(s ** 2)
     ds = 2.0 * s
@@ -52,4 +50,4 @@ def cumulative_writes_grad(x):
     ds[0] = 0.0
     s[0] = _s_old
     dx[0] += d_x_0
-    return (result, dx)
+    return dx
