@@ -20,14 +20,77 @@ import gast
 from .. import runtime
 
 
-def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset()) -> gast.FunctionDef:
+def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
+             small=lambda name: False) -> gast.FunctionDef:
     """Apply the tidy-ups to `tree` in place and return it. `helpers` maps the names of
     runtime helpers in the generated code to the helper functions; `user_names` are the
-    user's own variable names (only generated names are folded away)."""
+    user's own variable names (only generated names are folded away); `small(name)` says
+    that a name holds a number, not an array worth freeing early."""
     _coalesce_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
     _drop_dead(tree, helpers)
+    _drop_lonely_comments(tree)
+    _free_after_last_use(tree, small)
     return tree
+
+
+def _is_comment(stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and \
+        isinstance(stmt.value.value, str) and stmt.value.value.startswith("\x00#")
+
+
+def _drop_lonely_comments(tree):
+    """A `# line N` comment whose statements were all folded away goes too."""
+    for block in _blocks(tree):
+        keep = []
+        for i, stmt in enumerate(block):
+            following = block[i + 1] if i + 1 < len(block) else None
+            if _is_comment(stmt) and stmt.value.value.startswith("\x00#line") and (
+                    following is None or _is_comment(following) or
+                    isinstance(following, gast.Return)):
+                continue
+            keep.append(stmt)
+        block[:] = keep or [gast.Pass()]
+
+
+def _free_after_last_use(tree, small):
+    """`del a, b` right after the statement that reads arrays a and b for the last time,
+    so their memory goes back to the allocator while the rest runs (peak memory, and no
+    page faults for the next large array). Top-level statements only, and only names
+    certainly bound there."""
+    body = tree.body
+    params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
+    last, bound = {}, set(params)
+    bound_at = []
+    for i, stmt in enumerate(body):
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                last[node.id] = i
+        bound_at.append(set(bound))
+        if isinstance(stmt, gast.Assign):
+            bound |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
+            for t in stmt.targets:
+                if isinstance(t, gast.Tuple):
+                    bound |= {e.id for e in t.elts if isinstance(e, gast.Name)}
+    frees = {}
+    for name, i in last.items():
+        stmt = body[i]
+        if isinstance(stmt, gast.Return) or i == len(body) - 1 or small(name) \
+                or name in params:          # the caller holds its arguments anyway
+            continue
+        if name in bound_at[i] or _assigns(stmt, name):
+            if name in bound_at[i] or isinstance(stmt, gast.Assign):
+                frees.setdefault(i, []).append(name)
+    for i in sorted(frees, reverse=True):
+        names = sorted(frees[i])
+        node = gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
+                                               type_comment=None) for n in names])
+        body.insert(i + 1, node)
+
+
+def _assigns(stmt, name) -> bool:
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
+               for n in gast.walk(stmt))
 
 
 def _counts(tree):
@@ -52,7 +115,10 @@ def _coalesce_copies(tree, user_names):
     for block in _blocks(tree):
         i = 1
         while i < len(block):
-            before, stmt = block[i - 1], block[i]
+            j = i - 1
+            while j > 0 and _is_comment(block[j]):      # look past `# line N` comments
+                j -= 1
+            before, stmt = block[j], block[i]
             if _foldable(before, stmt, reads, writes, user_names):
                 source, target = before.targets[0].id, stmt.targets[0].id
                 if target.startswith("_"):

@@ -18,19 +18,31 @@ def cd_loss_grad(W, b, c, v_data, k, rng):
         _random2 = rng.random(_shape2)
         _cmp2 = _random2 < p_v
         v = _cmp2 * 1.0
+    else:
+        pass
+    del v
     v_neg = p_v
     _free_energy, _free_energy_saved2 = free_energy_forward(v_data, W, b, c)
     _free_energy2, _free_energy_saved = free_energy_forward(v_neg, W, b, c)
+    del v_neg
     # backward
     # line 53: return np.mean(free_energy(v_data, W, b, c)) - np.mean(free_energy(v_neg, W, b, c))
     _dW_free_energy, _db_free_energy, _dc_free_energy = free_energy_backward(unreduce(-1.0 / reduced_size(_free_energy2), _free_energy2), _free_energy_saved)
+    del _free_energy2, _free_energy_saved
     dW = _dW_free_energy
+    del _dW_free_energy
     db = _db_free_energy
+    del _db_free_energy
     dc = _dc_free_energy
+    del _dc_free_energy
     _dW_free_energy2, _db_free_energy2, _dc_free_energy2 = free_energy_backward(unreduce(1.0 / reduced_size(_free_energy), _free_energy), _free_energy_saved2)
+    del _free_energy, _free_energy_saved2
     dW = dW + _dW_free_energy2
+    del _dW_free_energy2
     db = db + _db_free_energy2
+    del _db_free_energy2
     dc = dc + _dc_free_energy2
+    del _dc_free_energy2
     return (dW, db, dc)
 
 
@@ -38,9 +50,11 @@ def cd_loss_grad(W, b, c, v_data, k, rng):
 def free_energy_forward(v, W, b, c):
     _matmul = v @ b
     _neg = -_matmul
+    del _matmul
     _matmul2 = v @ W
     _add = _matmul2 + c
     _softplus, _softplus_saved = softplus_forward(_add)
+    del _add
     _sum = np.sum(_softplus, axis=1)
     result = _neg - _sum
     return (result, (W, _matmul2, _neg, _softplus, _softplus_saved, _sum, b, c, v))
@@ -49,15 +63,25 @@ def free_energy_backward(dresult, _saved):
     W, _matmul2, _neg, _softplus, _softplus_saved, _sum, b, c, v = _saved
     # line 41: return -(v @ b) - np.sum(softplus(v @ W + c), axis=1)
     d_neg = unbroadcast(dresult, _neg)
+    del _neg
     d_sum = -unbroadcast(dresult, _sum)
+    del _sum
     d_softplus = unreduce(d_sum, _softplus, 1)
+    del _softplus, d_sum
     _dz_softplus, = softplus_backward(d_softplus, _softplus_saved)
+    del _softplus_saved, d_softplus
     d_add = _dz_softplus
+    del _dz_softplus
     d_matmul2 = unbroadcast(d_add, _matmul2)
+    del _matmul2
     dc = unbroadcast(d_add, c)
+    del c, d_add
     dW = matmul_grad_right(d_matmul2, v, W)
+    del W, d_matmul2
     d_matmul = -d_neg
+    del d_neg
     db = matmul_grad_right(d_matmul, v, b)
+    del b, d_matmul, v
     return (dW, db, dc)
 
 
@@ -66,9 +90,12 @@ def softplus_forward(z):
     _maximum = np.maximum(z, 0.0)
     _abs = np.abs(z)
     _neg = -_abs
+    del _abs
     _exp = np.exp(_neg)
+    del _neg
     _log1p = np.log1p(_exp)
     result = _maximum + _log1p
+    del _log1p
     return (result, (_exp, _maximum, z))
 
 def softplus_backward(dresult, _saved):
@@ -77,8 +104,13 @@ def softplus_backward(dresult, _saved):
     d_maximum = dresult
     d_log1p = dresult
     d_exp = d_log1p / (1.0 + _exp)
+    del d_log1p
     d_neg = d_exp * _exp
+    del _exp, d_exp
     d_abs = -d_neg
+    del d_neg
     dz = d_abs * np.sign(z)
+    del d_abs
     dz += d_maximum * balanced_eq(z, _maximum, 0.0)
+    del _maximum, d_maximum, z
     return (dz,)

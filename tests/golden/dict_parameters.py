@@ -6,6 +6,7 @@ def mlp_grad(params, x, y):
     _params_b1 = params['b1']
     _add = _matmul + _params_b1
     h = np.tanh(_add)
+    del _add
     _params_W2 = params['W2']
     _matmul2 = h @ _params_W2
     _params_b2 = params['b2']
@@ -15,15 +16,24 @@ def mlp_grad(params, x, y):
     # backward
     # line 72: return np.mean((out - y) ** 2)
     d_sub = 1.0 / reduced_size(_pow) * 2 * _sub
+    del _pow, _sub
     dout = unbroadcast(d_sub, out)
+    del d_sub, out
     # line 71: out = h @ params["W2"] + params["b2"]
     d_matmul2 = unbroadcast(dout, _matmul2)
+    del _matmul2
     d_params_b2 = unbroadcast(dout, _params_b2)
+    del _params_b2, dout
     dh = matmul_grad_left(d_matmul2, h, _params_W2)
     d_params_W2 = matmul_grad_right(d_matmul2, h, _params_W2)
+    del _params_W2, d_matmul2
     # line 70: h = np.tanh(x @ params["W1"] + params["b1"])
     d_add = dh * (1.0 - h ** 2)
+    del dh, h
     d_matmul = unbroadcast(d_add, _matmul)
+    del _matmul
     d_params_b1 = unbroadcast(d_add, _params_b1)
+    del _params_b1, d_add
     d_params_W1 = matmul_grad_right(d_matmul, x, _params_W1)
+    del _params_W1, d_matmul
     return {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2}

@@ -6,10 +6,15 @@ def em_objective_grad(mu, logits, var, x):
     # backward
     # line 55: return np.sum(r * log_joint(mu, logits, var, x))
     d_log_joint = unbroadcast(r, _log_joint)
+    del _log_joint, r
     _dmu_log_joint, _dlogits_log_joint, _dvar_log_joint = log_joint_backward(d_log_joint, _log_joint_saved)
+    del _log_joint_saved, d_log_joint
     dmu = _dmu_log_joint
+    del _dmu_log_joint
     dlogits = _dlogits_log_joint
+    del _dlogits_log_joint
     dvar = _dvar_log_joint
+    del _dvar_log_joint
     return (np.copy(dmu), np.copy(dlogits), np.copy(dvar))
 
 
@@ -19,15 +24,19 @@ def log_joint_forward(mu, logits, var, x):
     _sum = np.sum(_exp)
     _log = np.log(_sum)
     log_pi = logits - _log
+    del _log
     _x_slice = x[:, None]
     d = _x_slice - mu
+    del _x_slice
     _mul = 2.0 * np.pi
     _mul2 = _mul * var
     _log2 = np.log(_mul2)
     _mul3 = 0.5 * _log2
+    del _log2
     _sub = log_pi - _mul3
     _pow = d ** 2
     _mul4 = 0.5 * _pow
+    del _pow
     _div = _mul4 / var
     result = _sub - _div
     return (result, (_div, _exp, _mul, _mul2, _mul3, _mul4, _sub, _sum, d, log_pi, mu, var))
@@ -36,21 +45,35 @@ def log_joint_backward(dresult, _saved):
     _div, _exp, _mul, _mul2, _mul3, _mul4, _sub, _sum, d, log_pi, mu, var = _saved
     # line 35: return log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
     d_sub = unbroadcast(dresult, _sub)
+    del _sub
     d_div = -unbroadcast(dresult, _div)
+    del _div
     d_mul4 = unbroadcast(d_div / var, _mul4)
     dvar = unbroadcast(-d_div * _mul4 / var ** 2, var)
+    del _mul4, d_div
     d_pow = d_mul4 * 0.5
+    del d_mul4
     dd = d_pow * 2 * d
+    del d, d_pow
     dlog_pi = unbroadcast(d_sub, log_pi)
+    del log_pi
     d_mul3 = -unbroadcast(d_sub, _mul3)
+    del _mul3, d_sub
     d_log2 = d_mul3 * 0.5
+    del d_mul3
     d_mul2 = d_log2 / _mul2
+    del _mul2, d_log2
     dvar += unbroadcast(d_mul2 * _mul, var)
+    del _mul, d_mul2, var
     # line 34: d = x[:, None] - mu
     dmu = -unbroadcast(dd, mu)
+    del dd, mu
     # line 33: log_pi = logits - np.log(np.sum(np.exp(logits)))
     dlogits = dlog_pi
     d_log = -np.sum(dlog_pi)
+    del dlog_pi
     d_sum = d_log / _sum
+    del _sum, d_log
     dlogits = dlogits + d_sum * _exp
+    del _exp, d_sum
     return (dmu, dlogits, dvar)

@@ -5,32 +5,48 @@ def logistic_loss_grad(w, X, y, lam):
     _maximum = np.maximum(z, 0.0)
     _abs = np.abs(z)
     _neg = -_abs
+    del _abs
     _exp = np.exp(_neg)
+    del _neg
     _log1p = np.log1p(_exp)
     _add = _maximum + _log1p
+    del _log1p
     _mul = y * z
     _sub = _add - _mul
     nll = np.mean(_sub)
     _mul2 = 0.5 * lam
     _pow = w ** 2
     _sum = np.sum(_pow)
+    del _pow
     _mul3 = _mul2 * _sum
     result = nll + _mul3
+    del _mul3
     # backward
     # line 32: return nll + 0.5 * lam * np.sum(w ** 2)
     d_sum = np.sum(_mul2)
+    del _mul2
     dw = d_sum * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
     d_add = unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), _add)
+    del _add
     d_mul = -unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), _mul)
+    del _mul, _sub
     dz = unbroadcast(d_mul * y, z)
+    del d_mul
     d_maximum = d_add
     d_log1p = d_add
+    del d_add
     d_exp = d_log1p / (1.0 + _exp)
+    del d_log1p
     d_neg = d_exp * _exp
+    del _exp, d_exp
     d_abs = -d_neg
+    del d_neg
     dz += d_abs * np.sign(z)
+    del d_abs
     dz += d_maximum * balanced_eq(z, _maximum, 0.0)
+    del _maximum, d_maximum, z
     # line 30: z = X @ w
     dw += matmul_grad_right(dz, X, w)
+    del dz
     return (result, dw)

@@ -6,38 +6,55 @@ def loss_grad(params, x, y):
     _params_b1 = params['b1']
     _add = _matmul + _params_b1
     h = np.tanh(_add)
+    del _add
     _params_W2 = params['W2']
     _matmul2 = h @ _params_W2
     _params_b2 = params['b2']
     z = _matmul2 + _params_b2
     _max = np.max(z, axis=1, keepdims=True)
     z_1 = z - _max
+    del _max, z
     _exp = np.exp(z_1)
     _sum = np.sum(_exp, axis=1, keepdims=True)
     _log = np.log(_sum)
     log_p = z_1 - _log
+    del z_1
     _mul = y * log_p
     _sum2 = np.sum(_mul, axis=1)
     # backward
     # line 25: return -np.mean(np.sum(y * log_p, axis=1))
     d_mul = unreduce(unreduce(-1.0 / reduced_size(_sum2), _sum2), _mul, 1)
+    del _mul, _sum2
     dlog_p = unbroadcast(d_mul * y, log_p)
+    del d_mul, log_p
     # line 24: log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
     dz_1 = dlog_p
     d_log = -unbroadcast(dlog_p, _log)
+    del _log, dlog_p
     d_sum = d_log / _sum
+    del _sum, d_log
     d_exp = unreduce(d_sum, _exp, 1, True)
+    del d_sum
     dz_1 += d_exp * _exp
+    del _exp, d_exp
     # line 23: z = z - stop_gradient(np.max(z, axis=1, keepdims=True))
     dz = dz_1
+    del dz_1
     # line 22: z = h @ params["W2"] + params["b2"]
     d_matmul2 = unbroadcast(dz, _matmul2)
+    del _matmul2
     d_params_b2 = unbroadcast(dz, _params_b2)
+    del _params_b2, dz
     dh = matmul_grad_left(d_matmul2, h, _params_W2)
     d_params_W2 = matmul_grad_right(d_matmul2, h, _params_W2)
+    del _params_W2, d_matmul2
     # line 21: h = np.tanh(x @ params["W1"] + params["b1"])
     d_add = dh * (1.0 - h ** 2)
+    del dh, h
     d_matmul = unbroadcast(d_add, _matmul)
+    del _matmul
     d_params_b1 = unbroadcast(d_add, _params_b1)
+    del _params_b1, d_add
     d_params_W1 = matmul_grad_right(d_matmul, x, _params_W1)
+    del _params_W1, d_matmul
     return {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2}

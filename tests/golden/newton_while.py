@@ -19,6 +19,8 @@ def newton_sqrt_grad(a):
             x = 0.5 * _add
         else:
             break
+    else:
+        pass
     result = x
     # backward
     da = np.zeros_like(a)
@@ -32,7 +34,13 @@ def newton_sqrt_grad(a):
             d_div = d_add
             da += d_div / x
             dx = dx + -d_div * a / x ** 2
+        else:
+            pass
         _cmp = _tape.pop()
+    else:
+        pass
+    del _cmp, _tape, _trips, x
     # line 22: x = a
     da += dx
+    del dx
     return (result, da)

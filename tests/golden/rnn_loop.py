@@ -7,9 +7,11 @@ def rnn_grad(x, W, U):
     # forward
     _shape = W.shape
     _item_0 = _shape[0]
+    del _shape
     h = np.zeros(_item_0)
     _shape2 = x.shape
     _item_0_2 = _shape2[0]
+    del _shape2
     _trips = 0
     for t in range(_item_0_2):
         _trips += 1
@@ -22,6 +24,8 @@ def rnn_grad(x, W, U):
         _add = _matmul + _matmul2
         _tape.append(h)
         h = np.tanh(_add)
+    else:
+        pass
     # backward
     # line 10: return np.sum(h)
     dh = unreduce(1.0, h)
@@ -39,4 +43,7 @@ def rnn_grad(x, W, U):
         dW += matmul_grad_left(d_matmul, W, h)
         dh = matmul_grad_right(d_matmul, W, h)
         _matmul = _tape.pop()
+    else:
+        pass
+    del _matmul, _matmul2, _tape, _trips, _x_t, dh, h
     return (dW, dU)

@@ -4,19 +4,24 @@ def softmax_loss_max_grad(x, w):
     _max = np.max(x)
     z = x - _max
     e = np.exp(z)
+    del z
     _sum = np.sum(e)
     s = e / _sum
     # backward
     # line 33: return np.sum(s * w)
     ds = unbroadcast(w, s)
+    del s
     # line 32: s = e / np.sum(e)
     de = ds / _sum
     d_sum = -np.sum(ds * e) / _sum ** 2
+    del ds
     de += unreduce(d_sum, e)
     # line 31: e = np.exp(z)
     dz = de * e
+    del de, e
     # line 30: z = x - np.max(x)
     dx = dz
     d_max = -np.sum(dz)
+    del dz
     dx += choose_grad(d_max, _max, x)
     return dx

@@ -7,10 +7,13 @@ def softmax_loss_naive_grad(x, w):
     # backward
     # line 19: return np.sum(s * w)
     ds = unbroadcast(w, s)
+    del s
     # line 18: s = e / np.sum(e)
     de = ds / _sum
     d_sum = -np.sum(ds * e) / _sum ** 2
+    del ds
     de += unreduce(d_sum, e)
     # line 17: e = np.exp(x)
     dx = de * e
+    del de, e
     return dx

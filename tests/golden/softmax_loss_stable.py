@@ -4,17 +4,19 @@ def softmax_loss_stable_grad(x, w):
     _max = np.max(x)
     z = x - _max
     e = np.exp(z)
+    del z
     _sum = np.sum(e)
     s = e / _sum
     # backward
     # line 26: return np.sum(s * w)
     ds = unbroadcast(w, s)
+    del s
     # line 25: s = e / np.sum(e)
     de = ds / _sum
     d_sum = -np.sum(ds * e) / _sum ** 2
+    del ds
     de += unreduce(d_sum, e)
     # line 24: e = np.exp(z)
-    dz = de * e
-    # line 23: z = x - stop_gradient(np.max(x))
-    dx = dz
+    dx = de * e
+    del de, e
     return dx
