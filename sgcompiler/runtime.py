@@ -32,7 +32,7 @@ def unbroadcast(g, x):
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     if np.shape(g) != shape:     # g was smaller than x (a broadcast scalar gradient)
-        g = np.broadcast_to(g, shape)
+        g = np.array(np.broadcast_to(g, shape))   # a writable array of its own
     return g
 
 

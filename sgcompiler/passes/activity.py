@@ -114,10 +114,14 @@ def _refuse_shared_augmented(norm, flows):
     position = {}
     for i, s in enumerate(order):
         position.setdefault(id(s), i)
+    # elements of a tuple or list (a call's results, a literal) are separate objects
+    separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or
+                (op.kind == RULE and op.rule.multiple_results)}
     edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
              for t, _, op, stmt in flows
              if (op.kind in (COPY, STOPPED, INDEX) or
-                 (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)]
+                 (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)
+             and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)]
     problems = []
     for stmt_id, name in norm.augmented:
         at = position.get(stmt_id)

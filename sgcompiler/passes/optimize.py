@@ -60,6 +60,9 @@ def _free_after_last_use(tree, small):
     certainly bound there."""
     body = tree.body
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
+    # branch conditions are bools: nothing to free
+    params |= {n.test.id for n in gast.walk(tree) if isinstance(n, gast.If)
+               and isinstance(n.test, gast.Name)}
     last, bound = {}, set(params)
     bound_at = []
     for i, stmt in enumerate(body):

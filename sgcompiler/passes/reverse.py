@@ -377,12 +377,16 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         if isinstance(stmt.test, gast.Name) and any(True for _ in assignments([stmt])):
             self.reads.add(stmt.test.id)
         before_state, before_owned = dict(self.state), set(self.owned)
+        before_maybe = set(self.maybe_scalar)
         self.depth += 1
         body = self.adjoint_block(stmt.body)
-        then_state, then_owned = self.state, self.owned
+        then_state, then_owned, then_maybe = self.state, self.owned, self.maybe_scalar
         self.state, self.owned = dict(before_state), set(before_owned)
+        self.maybe_scalar = set(before_maybe)
         orelse = self.adjoint_block(stmt.orelse)
         self.depth -= 1
+        # an adjoint that may be a plain 0.0 on either path may be one after the branch
+        self.maybe_scalar |= then_maybe
         self.merge(stmt, (then_state, then_owned, body),
                    (self.state, self.owned, orelse))
         if not body and not orelse:
@@ -391,8 +395,6 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
                        orelse=orelse)
         node.lineno = stmt.lineno
         return [node]
-
-
 
     # --- the gradient that is returned
 

@@ -39,7 +39,7 @@ def newton_sqrt_grad(a):
         _cmp = _tape.pop()
     else:
         pass
-    del _cmp, _tape, _trips, x
+    del _tape, _trips, x
     # line 22: x = a
     da += dx
     del dx
