@@ -67,7 +67,16 @@ class LoopSweeps:
         count = gast.AugAssign(target=_store(trips), op=gast.Add(), value=const(1))
         if var is not None:
             inner_defined.add(var)
-        body = [count] + self.primal_block(stmt.body, inner_defined, in_loop=True)
+        if self.condition_loop(stmt):
+            # while c: only the trips that ran the body are counted and replayed; the
+            # condition of each trip is not recorded (it held on all of them)
+            *head, test = stmt.body
+            body = self.primal_block(head, inner_defined, in_loop=True)
+            branch = copy.copy(test)
+            branch.body = [count] + self.primal_block(test.body, inner_defined, in_loop=True)
+            body.append(branch)
+        else:
+            body = [count] + self.primal_block(stmt.body, inner_defined, in_loop=True)
         if var is not None:
             # pushed last in each iteration (and before a break), so it is popped first
             body = _before_breaks(body, self.push(var, stmt)) + [self.push(var, stmt)]
@@ -79,13 +88,36 @@ class LoopSweeps:
         defined |= inner_defined
         return out
 
+    def condition_loop(self, stmt) -> bool:
+        """`while True: <test statements>; if c: body else: break` (how `while c:` is
+        lowered) with no other break out of the body, and test statements that compute
+        only the test: then every recorded trip ran the body."""
+        if not (isinstance(stmt, gast.While) and stmt.body
+                and isinstance(stmt.body[-1], gast.If)):
+            return False
+        *head, test = stmt.body
+        if not (len(test.orelse) == 1 and isinstance(test.orelse[0], gast.Break)) \
+                or _breaks(test.body):
+            return False
+        temps = {target_of(s) for s in head if isinstance(s, gast.Assign)}
+        if len(temps) != len(head) or any(self.is_active(t) for t in temps):
+            return False
+        elsewhere = [s for s in self.norm.body if s is not stmt] + test.body
+        return not any(isinstance(n, gast.Name) and n.id in temps
+                       for s in elsewhere for n in gast.walk(s))
+
+    def loop_body(self, stmt):
+        """The statements whose adjoint the adjoint loop runs each trip."""
+        return stmt.body[-1].body if self.condition_loop(stmt) else stmt.body
+
     def adjoint_loop(self, stmt):
         """Run the body's adjoint once per recorded trip, in reverse."""
         trips, iteration = self.loop_names(stmt)
         before = dict(self.state), set(self.owned), set(self.maybe_scalar)
         live = {v for v, value in self.state.items() if value is not None}
         touched = self.loop_adjoint_vars(stmt)
-        written = {target_of(s) for s in assignments(stmt.body) if not is_setitem(s)} \
+        written = {target_of(s) for s in assignments(self.loop_body(stmt))
+                   if not is_setitem(s)} \
             | _loop_targets([stmt])
         # Accumulators of values the loop does not rebind (weights, inputs, arrays it
         # writes into) get a buffer of their own before the loop, so the body can add into
@@ -117,7 +149,7 @@ class LoopSweeps:
             top_state, top_owned = dict(self.state), set(self.owned)
             self.comment_line = None
             self.depth += 1
-            body = self.adjoint_block(stmt.body)
+            body = self.adjoint_block(self.loop_body(stmt))
             self.depth -= 1
             grown = {v for v in touched if self.state.get(v) is not None} - live
             lost = {v for v in top_owned & touched if v not in self.owned or
@@ -178,7 +210,7 @@ class LoopSweeps:
     def loop_adjoint_vars(self, stmt):
         """Variables whose adjoints the loop body may read or write."""
         names = set()
-        for s in assignments(stmt.body):
+        for s in assignments(self.loop_body(stmt)):
             op = describe_stmt(s, self.resolution, self.fn)
             for name in [target_of(s)] + [n for _, n in op.inputs]:
                 if self.is_active(name):
@@ -197,6 +229,16 @@ def _before_breaks(body, stmt):
             s.body, s.orelse = _before_breaks(s.body, stmt), _before_breaks(s.orelse, stmt)
         out.append(s)
     return out
+
+
+def _breaks(block) -> bool:
+    """A `break` of the enclosing loop in `block` (inside branches, not inner loops)."""
+    for s in block:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
 
 
 def _loop_targets(body):

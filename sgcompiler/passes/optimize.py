@@ -50,7 +50,7 @@ def _drop_lonely_comments(tree):
                     isinstance(following, gast.Return)):
                 continue
             keep.append(stmt)
-        block[:] = keep or [gast.Pass()]
+        _replace(block, keep)
 
 
 def _free_after_last_use(tree, small):
@@ -78,7 +78,9 @@ def _free_after_last_use(tree, small):
     frees = {}
     for name, i in last.items():
         stmt = body[i]
-        if isinstance(stmt, gast.Return) or i == len(body) - 1 or small(name) \
+        rest = body[i + 1:]
+        if isinstance(stmt, gast.Return) or all(isinstance(r, gast.Return) for r in rest) \
+                or small(name) \
                 or name in params:          # the caller holds its arguments anyway
             continue
         if name in bound_at[i] or _assigns(stmt, name):
@@ -110,6 +112,12 @@ def _blocks(tree):
         if isinstance(node, (gast.If, gast.For, gast.While)) and node is not tree:
             yield node.body
             yield node.orelse
+
+
+def _replace(block, keep):
+    """block[:] = keep, but a block that had statements keeps at least a `pass` (an empty
+    `else` stays empty)."""
+    block[:] = keep or ([gast.Pass()] if block else [])
 
 
 def _coalesce_copies(tree, user_names):
@@ -158,7 +166,7 @@ def _drop_dead(tree, helpers):
             keep = [s for s in block if not (_pure_assign(s, helpers) and
                                              reads[s.targets[0].id] == 0)]
             if len(keep) != len(block):
-                block[:] = keep or [gast.Pass()]
+                _replace(block, keep)
                 removed = True
         if not removed:
             return

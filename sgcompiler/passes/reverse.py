@@ -410,7 +410,8 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
             if self.shapes.kind(param) != ARRAY:
                 return self.helper_call("zeros_tree", [load(param)])
             return self.np_call("zeros_like", [load(param)])
-        if isinstance(value, gast.Name) and param not in self.owned:
+        if isinstance(value, gast.Name) and param not in self.owned \
+                and not self.shapes.is_scalar(param):
             # it may be another variable's array (or an argument): return a copy
             if self.shapes.kind(param) == ARRAY:
                 return self.np_call("copy", [value])

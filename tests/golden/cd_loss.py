@@ -18,8 +18,6 @@ def cd_loss_grad(W, b, c, v_data, k, rng):
         _random2 = rng.random(_shape2)
         _cmp2 = _random2 < p_v
         v = _cmp2 * 1.0
-    else:
-        pass
     del v
     v_neg = p_v
     _free_energy, _free_energy_saved2 = free_energy_forward(v_data, W, b, c)
@@ -42,7 +40,6 @@ def cd_loss_grad(W, b, c, v_data, k, rng):
     db = db + _db_free_energy2
     del _db_free_energy2
     dc = dc + _dc_free_energy2
-    del _dc_free_energy2
     return (dW, db, dc)
 
 
@@ -81,7 +78,6 @@ def free_energy_backward(dresult, _saved):
     d_matmul = -d_neg
     del d_neg
     db = matmul_grad_right(d_matmul, v, b)
-    del b, d_matmul, v
     return (dW, db, dc)
 
 
@@ -95,7 +91,6 @@ def softplus_forward(z):
     del _neg
     _log1p = np.log1p(_exp)
     result = _maximum + _log1p
-    del _log1p
     return (result, (_exp, _maximum, z))
 
 def softplus_backward(dresult, _saved):
@@ -112,5 +107,4 @@ def softplus_backward(dresult, _saved):
     dz = d_abs * np.sign(z)
     del d_abs
     dz += d_maximum * balanced_eq(z, _maximum, 0.0)
-    del _maximum, d_maximum, z
     return (dz,)

@@ -35,5 +35,4 @@ def mlp_grad(params, x, y):
     d_params_b1 = unbroadcast(d_add, _params_b1)
     del _params_b1, d_add
     d_params_W1 = matmul_grad_right(d_matmul, x, _params_W1)
-    del _params_W1, d_matmul
     return {'W1': d_params_W1, 'b1': d_params_b1, 'W2': d_params_W2, 'b2': d_params_b2}

@@ -14,7 +14,6 @@ def em_objective_grad(mu, logits, var, x):
     dlogits = _dlogits_log_joint
     del _dlogits_log_joint
     dvar = _dvar_log_joint
-    del _dvar_log_joint
     return (np.copy(dmu), np.copy(dlogits), np.copy(dvar))
 
 
@@ -75,5 +74,4 @@ def log_joint_backward(dresult, _saved):
     d_sum = d_log / _sum
     del _sum, d_log
     dlogits = dlogits + d_sum * _exp
-    del _exp, d_sum
     return (dmu, dlogits, dvar)

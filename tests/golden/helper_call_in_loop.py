@@ -11,8 +11,6 @@ def helper_in_loop_grad(W, x, b):
         _layer, _layer_saved = layer_forward(W, h, b)
         _tape.append(h)
         h = _layer
-    else:
-        pass
     # backward
     # line 47: return np.sum(h)
     dh = unreduce(1.0, h)
@@ -26,9 +24,6 @@ def helper_in_loop_grad(W, x, b):
         dW += _dW_layer
         dh = _dh_layer
         _layer_saved = _tape.pop()
-    else:
-        pass
-    del _layer_saved, _tape, _trips, dh
     return dW
 
 
@@ -37,7 +32,6 @@ def layer_forward(W, h, b):
     _matmul = W @ h
     _add = _matmul + b
     result = np.tanh(_add)
-    del _add
     return (result, (W, _matmul, h, result))
 
 def layer_backward(dresult, _saved):
@@ -49,5 +43,4 @@ def layer_backward(dresult, _saved):
     del _matmul, d_add
     dW = matmul_grad_left(d_matmul, W, h)
     dh = matmul_grad_right(d_matmul, W, h)
-    del W, d_matmul, h
     return (dW, dh)

@@ -48,5 +48,4 @@ def logistic_loss_grad(w, X, y, lam):
     del _maximum, d_maximum, z
     # line 30: z = X @ w
     dw += matmul_grad_right(dz, X, w)
-    del dz
     return (result, dw)

@@ -24,8 +24,6 @@ def rnn_grad(x, W, U):
         _add = _matmul + _matmul2
         _tape.append(h)
         h = np.tanh(_add)
-    else:
-        pass
     # backward
     # line 10: return np.sum(h)
     dh = unreduce(1.0, h)
@@ -43,7 +41,4 @@ def rnn_grad(x, W, U):
         dW += matmul_grad_left(d_matmul, W, h)
         dh = matmul_grad_right(d_matmul, W, h)
         _matmul = _tape.pop()
-    else:
-        pass
-    del _matmul, _matmul2, _tape, _trips, _x_t, dh, h
     return (dW, dU)

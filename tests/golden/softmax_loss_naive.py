@@ -15,5 +15,4 @@ def softmax_loss_naive_grad(x, w):
     de += unreduce(d_sum, e)
     # line 17: e = np.exp(x)
     dx = de * e
-    del de, e
     return dx

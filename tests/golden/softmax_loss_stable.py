@@ -18,5 +18,4 @@ def softmax_loss_stable_grad(x, w):
     de += unreduce(d_sum, e)
     # line 24: e = np.exp(z)
     dx = de * e
-    del de, e
     return dx

@@ -16,10 +16,6 @@ def while_with_break_grad(x):
         _cmp = n >= 7
         if _cmp:
             break
-        else:
-            pass
-    else:
-        pass
     # backward
     # line 92: return np.sum(s)
     ds = unreduce(1.0, s)
@@ -30,10 +26,7 @@ def while_with_break_grad(x):
         s = _tape.pop()
         ds = d_mul * 0.5
         ds += d_sin * np.cos(s)
-    else:
-        pass
     del _tape, _trips, s
     # line 85: s = x
     dx = ds
-    del ds
     return np.copy(dx)

@@ -26,8 +26,6 @@ def cumulative_writes_grad(x):
         _tape.append(s[i].copy())
         s[i] = _add
         _tape.append(i)
-    else:
-        pass
     # backward
     # line 186: return np.sum(s ** 2)
     ds = 2.0 * s
@@ -47,8 +45,6 @@ def cumulative_writes_grad(x):
         _mul = _tape.pop()
         ds[_sub] += d_s_slice
         _sub = _tape.pop()
-    else:
-        pass
     del _add, _mul, _sub, _tape, _trips, _x_i
     # line 183: s[0] = x[0]
     d_x_0 = unbroadcast(np.copy(ds[0]), _x_0)
@@ -58,5 +54,4 @@ def cumulative_writes_grad(x):
     s[0] = _s_old
     del _s_old, s
     dx[0] += d_x_0
-    del d_x_0
     return dx
