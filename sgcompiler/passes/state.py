@@ -38,8 +38,28 @@ class AdjointState:
         self.reads.add(var)
         return self.helper_call("zeros_tree", [load(var)])
 
+    def stand_in(self, expr):
+        """Where only an array's shape is read (unbroadcast(g, t), unreduce(g, t),
+        reduced_size(t)), read a variable of the same shape that is alive anyway, so that
+        t itself can be freed, or not computed at all."""
+        for node in gast.walk(expr):
+            if not isinstance(node, gast.Call):
+                continue
+            helper = self.linker.names.get(getattr(node.func, "id", None))
+            position = _SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))
+            if position is None or getattr(helper, "__module__", "") != runtime.__name__ \
+                    or len(node.args) <= position:
+                continue
+            arg = node.args[position]
+            if isinstance(arg, gast.Name):
+                rep = self.shapes.of(arg.id)
+                if rep != arg.id and rep in self.stable and not rep.startswith("<"):
+                    node.args[position] = load(rep)
+        return expr
+
     def accumulate(self, var, expr, stmt):
         """dvar += expr, as a first write when dvar is still zero."""
+        expr = self.stand_in(expr)
         dvar = self.dname(var)
         current = self.state.get(var)
         self.maybe_scalar.discard(var) if current is None else None
@@ -175,6 +195,9 @@ class AdjointState:
                 owned.add(var)
         self.state, self.owned = merged, owned
 
+
+# runtime helper -> the position of the argument it reads only the shape of
+_SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
 
 # runtime helpers whose result is always a new array
 _FRESH_HELPERS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right",

@@ -47,20 +47,19 @@ def cd_loss_grad(W, b, c, v_data, k, rng):
 def free_energy_forward(v, W, b, c):
     _matmul = v @ b
     _neg = -_matmul
-    del _matmul
     _matmul2 = v @ W
     _add = _matmul2 + c
     _softplus, _softplus_saved = softplus_forward(_add)
     del _add
     _sum = np.sum(_softplus, axis=1)
     result = _neg - _sum
-    return (result, (W, _matmul2, _neg, _softplus, _softplus_saved, _sum, b, c, v))
+    return (result, (W, _matmul, _matmul2, _softplus, _softplus_saved, _sum, b, c, v))
 
 def free_energy_backward(dresult, _saved):
-    W, _matmul2, _neg, _softplus, _softplus_saved, _sum, b, c, v = _saved
+    W, _matmul, _matmul2, _softplus, _softplus_saved, _sum, b, c, v = _saved
     # line 41: return -(v @ b) - np.sum(softplus(v @ W + c), axis=1)
-    d_neg = unbroadcast(dresult, _neg)
-    del _neg
+    d_neg = unbroadcast(dresult, _matmul)
+    del _matmul
     d_sum = -unbroadcast(dresult, _sum)
     del _sum
     d_softplus = unreduce(d_sum, _softplus, 1)

@@ -12,11 +12,10 @@ def mlp_grad(params, x, y):
     _params_b2 = params['b2']
     out = _matmul2 + _params_b2
     _sub = out - y
-    _pow = _sub ** 2
     # backward
     # line 72: return np.mean((out - y) ** 2)
-    d_sub = 1.0 / reduced_size(_pow) * 2 * _sub
-    del _pow, _sub
+    d_sub = 1.0 / reduced_size(_sub) * 2 * _sub
+    del _sub
     dout = unbroadcast(d_sub, out)
     del d_sub, out
     # line 71: out = h @ params["W2"] + params["b2"]

@@ -33,31 +33,32 @@ def log_joint_forward(mu, logits, var, x):
     _mul3 = 0.5 * _log2
     del _log2
     _sub = log_pi - _mul3
+    del _mul3, log_pi
     _pow = d ** 2
     _mul4 = 0.5 * _pow
     del _pow
     _div = _mul4 / var
     result = _sub - _div
-    return (result, (_div, _exp, _mul, _mul2, _mul3, _mul4, _sub, _sum, d, log_pi, mu, var))
+    return (result, (_div, _exp, _mul, _mul2, _mul4, _sub, _sum, d, logits, mu, var))
 
 def log_joint_backward(dresult, _saved):
-    _div, _exp, _mul, _mul2, _mul3, _mul4, _sub, _sum, d, log_pi, mu, var = _saved
+    _div, _exp, _mul, _mul2, _mul4, _sub, _sum, d, logits, mu, var = _saved
     # line 35: return log_pi - 0.5 * np.log(2.0 * np.pi * var) - 0.5 * d ** 2 / var
     d_sub = unbroadcast(dresult, _sub)
     del _sub
     d_div = -unbroadcast(dresult, _div)
     del _div
-    d_mul4 = unbroadcast(d_div / var, _mul4)
+    d_mul4 = unbroadcast(d_div / var, d)
     dvar = unbroadcast(-d_div * _mul4 / var ** 2, var)
     del _mul4, d_div
     d_pow = d_mul4 * 0.5
     del d_mul4
     dd = d_pow * 2 * d
     del d, d_pow
-    dlog_pi = unbroadcast(d_sub, log_pi)
-    del log_pi
-    d_mul3 = -unbroadcast(d_sub, _mul3)
-    del _mul3, d_sub
+    dlog_pi = unbroadcast(d_sub, logits)
+    del logits
+    d_mul3 = -unbroadcast(d_sub, _mul2)
+    del d_sub
     d_log2 = d_mul3 * 0.5
     del d_mul3
     d_mul2 = d_log2 / _mul2

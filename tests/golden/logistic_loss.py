@@ -13,6 +13,7 @@ def logistic_loss_grad(w, X, y, lam):
     del _log1p
     _mul = y * z
     _sub = _add - _mul
+    del _add
     nll = np.mean(_sub)
     _mul2 = 0.5 * lam
     _pow = w ** 2
@@ -27,8 +28,7 @@ def logistic_loss_grad(w, X, y, lam):
     del _mul2
     dw = d_sum * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
-    d_add = unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), _add)
-    del _add
+    d_add = unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), z)
     d_mul = -unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), _mul)
     del _mul, _sub
     dz = unbroadcast(d_mul * y, z)

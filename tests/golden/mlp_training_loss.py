@@ -13,28 +13,29 @@ def loss_grad(params, x, y):
     z = _matmul2 + _params_b2
     _max = np.max(z, axis=1, keepdims=True)
     z_1 = z - _max
-    del _max, z
+    del _max
     _exp = np.exp(z_1)
     _sum = np.sum(_exp, axis=1, keepdims=True)
     _log = np.log(_sum)
     log_p = z_1 - _log
     del z_1
     _mul = y * log_p
+    del log_p
     _sum2 = np.sum(_mul, axis=1)
     # backward
     # line 25: return -np.mean(np.sum(y * log_p, axis=1))
     d_mul = unreduce(unreduce(-1.0 / reduced_size(_sum2), _sum2), _mul, 1)
     del _mul, _sum2
-    dlog_p = unbroadcast(d_mul * y, log_p)
-    del d_mul, log_p
+    dlog_p = unbroadcast(d_mul * y, z)
+    del d_mul
     # line 24: log_p = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
     dz_1 = dlog_p
     d_log = -unbroadcast(dlog_p, _log)
     del _log, dlog_p
     d_sum = d_log / _sum
     del _sum, d_log
-    d_exp = unreduce(d_sum, _exp, 1, True)
-    del d_sum
+    d_exp = unreduce(d_sum, z, 1, True)
+    del d_sum, z
     dz_1 += d_exp * _exp
     del _exp, d_exp
     # line 23: z = z - stop_gradient(np.max(z, axis=1, keepdims=True))

@@ -6,16 +6,14 @@ def softmax_loss_max_grad(x, w):
     e = np.exp(z)
     del z
     _sum = np.sum(e)
-    s = e / _sum
     # backward
     # line 33: return np.sum(s * w)
-    ds = unbroadcast(w, s)
-    del s
+    ds = unbroadcast(w, x)
     # line 32: s = e / np.sum(e)
     de = ds / _sum
     d_sum = -np.sum(ds * e) / _sum ** 2
     del ds
-    de += unreduce(d_sum, e)
+    de += unreduce(d_sum, x)
     # line 31: e = np.exp(z)
     dz = de * e
     del de, e

@@ -3,16 +3,14 @@ def softmax_loss_naive_grad(x, w):
     # forward
     e = np.exp(x)
     _sum = np.sum(e)
-    s = e / _sum
     # backward
     # line 19: return np.sum(s * w)
-    ds = unbroadcast(w, s)
-    del s
+    ds = unbroadcast(w, x)
     # line 18: s = e / np.sum(e)
     de = ds / _sum
     d_sum = -np.sum(ds * e) / _sum ** 2
     del ds
-    de += unreduce(d_sum, e)
+    de += unreduce(d_sum, x)
     # line 17: e = np.exp(x)
     dx = de * e
     return dx

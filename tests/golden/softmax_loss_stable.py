@@ -6,16 +6,14 @@ def softmax_loss_stable_grad(x, w):
     e = np.exp(z)
     del z
     _sum = np.sum(e)
-    s = e / _sum
     # backward
     # line 26: return np.sum(s * w)
-    ds = unbroadcast(w, s)
-    del s
+    ds = unbroadcast(w, x)
     # line 25: s = e / np.sum(e)
     de = ds / _sum
     d_sum = -np.sum(ds * e) / _sum ** 2
     del ds
-    de += unreduce(d_sum, e)
+    de += unreduce(d_sum, x)
     # line 24: e = np.exp(z)
     dx = de * e
     return dx

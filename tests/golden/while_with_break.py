@@ -17,8 +17,7 @@ def while_with_break_grad(x):
         if _cmp:
             break
     # backward
-    # line 92: return np.sum(s)
-    ds = unreduce(1.0, s)
+    ds = unreduce(1.0, x)
     for _ in range(_trips):
         # line 88: s = np.sin(s) + 0.5 * s
         d_sin = ds
