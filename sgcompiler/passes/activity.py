@@ -25,7 +25,7 @@ from .memory import linear
 from .resolve import local_names
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
-                  assignments, describe_stmt, target_of)
+                  assignments, describe_stmt, is_append, target_of)
 
 
 @dataclass(frozen=True)
@@ -111,9 +111,11 @@ def _refuse_shared_augmented(norm, flows):
     if not norm.augmented:
         return
     order = linear(norm.body)
-    position = {}
+    positions, assigned_at = {}, {}
     for i, s in enumerate(order):
-        position.setdefault(id(s), i)
+        positions.setdefault(id(s), []).append(i)
+        if isinstance(s, gast.Assign) or is_append(s):
+            assigned_at.setdefault(target_of(s), []).append(i)
     # elements of a tuple or list (a call's results, a literal) are separate objects
     separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or
                 (op.kind == RULE and op.rule.multiple_results)}
@@ -122,29 +124,38 @@ def _refuse_shared_augmented(norm, flows):
              if (op.kind in (COPY, STOPPED, INDEX) or
                  (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)]
+
+    def rebound(name, start, stop):
+        return any(start < i < stop for i in assigned_at.get(name, ()))
+
     problems = []
     for stmt_id, name in norm.augmented:
-        at = position.get(stmt_id)
-        if at is None:
-            continue
-        group, changed = {name}, True
-        while changed:
-            changed = False
-            for a, b, stmt in edges:
-                if position.get(id(stmt), at) < at and (a in group) != (b in group):
-                    group |= {a, b}
-                    changed = True
-        others = group - {name}
-        for later in order[at + 1:]:
-            seen = {n.id for n in gast.walk(later) if isinstance(n, gast.Name)
-                    and isinstance(n.ctx, gast.Load)} & others
-            if seen:
-                stmt = order[at]
-                problems.append(describe(norm.fn, stmt, f"'+=' and the like change an array "
-                                         f"in place, and '{sorted(seen)[0]}' refers to the "
-                                         f"same array; write {name} = {name} + ... (a new "
-                                         "array) or copy it first (.copy())"))
-                break
+        for at in positions.get(stmt_id, ()):
+            # the names that share name's array when the update runs: links made before
+            # it, with neither name assigned again in between
+            group, changed = {name}, True
+            while changed:
+                changed = False
+                for a, b, stmt in edges:
+                    if (a in group) == (b in group):
+                        continue
+                    if any(pos < at and not rebound(a, pos, at) and not rebound(b, pos, at)
+                           for pos in positions.get(id(stmt), ())):
+                        group |= {a, b}
+                        changed = True
+            alive = group - {name}
+            for later in order[at + 1:]:
+                seen = {n.id for n in gast.walk(later) if isinstance(n, gast.Name)
+                        and isinstance(n.ctx, gast.Load)} & alive
+                if seen:
+                    problems.append(describe(norm.fn, order[at], f"'+=' and the like change "
+                                             f"an array in place, and '{sorted(seen)[0]}' "
+                                             f"refers to the same array; write {name} = "
+                                             f"{name} + ... (a new array) or copy it first "
+                                             "(.copy())"))
+                    break
+                if isinstance(later, gast.Assign) or is_append(later):
+                    alive.discard(target_of(later))     # it names another value now
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
 

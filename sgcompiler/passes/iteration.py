@@ -25,6 +25,8 @@ class IterationForms:
 
     def stmt_For(self, stmt):
         lineno = self.lineno
+        self.rebound_in_loop = {n.id for s in stmt.body for n in gast.walk(s)
+                                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         iterable, elements = self.iteration(stmt.iter)
         index = self.namer.temp(_index_hint(stmt.target)) if elements else None
         target = stmt.target
@@ -73,13 +75,13 @@ class IterationForms:
                                               "supported; enumerate a list or an array")
             return inner, [None, elements[0]]
         if callee is zip and node.args and not node.keywords:
-            sequences = [self.atom(a, "seq") for a in node.args]
+            sequences = [self.sequence(a) for a in node.args]
             lengths = [gast.Call(func=_load("len"), args=[q], keywords=[]) for q in sequences]
             count = lengths[0] if len(lengths) == 1 else gast.Call(
                 func=_load("min"), args=lengths, keywords=[])
             return self.range_of(count), sequences
         if callee is reversed and len(node.args) == 1:
-            sequence = self.atom(node.args[0], "seq")
+            sequence = self.sequence(node.args[0])
             length = self.atom(gast.Call(func=_load("len"), args=[sequence], keywords=[]),
                                "len")
             last = self.atom(gast.BinOp(left=length, op=gast.Sub(),
@@ -88,9 +90,17 @@ class IterationForms:
                                                        gast.Constant(value=-1, kind=None)],
                             keywords=[])
             return rng, [sequence]
-        sequence = self.atom(node, "seq")
+        sequence = self.sequence(node)
         return self.range_of(gast.Call(func=_load("len"), args=[sequence], keywords=[])), \
             [sequence]
+
+    def sequence(self, node):
+        """The sequence a loop indexes: a name the body rebinds is read once, before the
+        loop (Python iterates over the object it named when the loop started)."""
+        seq = self.atom(node, "seq")
+        if isinstance(seq, gast.Name) and seq.id in self.rebound_in_loop:
+            seq = self.atom(node, "seq", fresh=True)
+        return seq
 
     def range_of(self, count):
         return gast.Call(func=_load("range"), args=[count], keywords=[])

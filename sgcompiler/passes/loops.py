@@ -127,13 +127,23 @@ class LoopSweeps:
         # adjoints live across iterations must be variables at the top of every iteration
         while True:
             entry_state, entry_owned = dict(self.state), set(self.owned)
+            entry_maybe = set(self.maybe_scalar)
             materialize = []
             for var in sorted(touched & live):
                 value = self.state.get(var)
                 dvar = self.dname(var)
                 keep = var in buffers and var in self.owned and isinstance(value, gast.Name) \
-                    and value.id == dvar
-                if value is None and var in buffers:
+                    and value.id == dvar and var not in self.maybe_scalar
+                if var in buffers and not keep and isinstance(value, gast.Name) \
+                        and value.id == dvar:
+                    # it may be shared, or a plain 0.0: give the loop an array of its own
+                    materialize.append(self.assign(dvar, gast.BinOp(
+                        left=load(dvar), op=gast.Add(),
+                        right=self.np_call("zeros_like", [load(var)])), stmt))
+                    self.reads.add(var)
+                    self.maybe_scalar.discard(var)
+                    keep = True
+                elif value is None and var in buffers:
                     materialize.append(self.assign(dvar, self.np_call("zeros_like",
                                                                       [load(var)]), stmt))
                     self.reads.add(var)
@@ -159,6 +169,7 @@ class LoopSweeps:
             live |= grown
             buffers -= lost
             self.state, self.owned = entry_state, entry_owned
+            self.maybe_scalar = entry_maybe
         for var in sorted(touched & live):
             value = self.state.get(var)
             if not (isinstance(value, gast.Name) and gast.dump(value) == gast.dump(top_state[var])):
