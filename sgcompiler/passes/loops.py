@@ -21,6 +21,7 @@ import gast
 
 from .activity import assignments
 from .inline import const, load
+from .lower import jumps
 from .ops import describe_stmt, is_setitem, target_of
 from .shapes import ARRAY
 
@@ -97,7 +98,7 @@ class LoopSweeps:
             return False
         *head, test = stmt.body
         if not (len(test.orelse) == 1 and isinstance(test.orelse[0], gast.Break)) \
-                or _breaks(test.body):
+                or jumps(test.body, (gast.Break,)):
             return False
         temps = {target_of(s) for s in head if isinstance(s, gast.Assign)}
         if len(temps) != len(head) or any(self.is_active(t) for t in temps):
@@ -240,16 +241,6 @@ def _before_breaks(body, stmt):
             s.body, s.orelse = _before_breaks(s.body, stmt), _before_breaks(s.orelse, stmt)
         out.append(s)
     return out
-
-
-def _breaks(block) -> bool:
-    """A `break` of the enclosing loop in `block` (inside branches, not inner loops)."""
-    for s in block:
-        if isinstance(s, gast.Break):
-            return True
-        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
-            return True
-    return False
 
 
 def _loop_targets(body):

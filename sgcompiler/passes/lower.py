@@ -40,13 +40,13 @@ def _const(value):
     return gast.Constant(value=value, kind=None)
 
 
-def _jumps(block, kinds) -> bool:
+def jumps(block, kinds) -> bool:
     """Whether `block` contains a jump of `kinds` that belongs to the enclosing loop."""
     for stmt in block:
         if isinstance(stmt, kinds):
             return True
-        if isinstance(stmt, gast.If) and (_jumps(stmt.body, kinds) or
-                                          _jumps(stmt.orelse, kinds)):
+        if isinstance(stmt, gast.If) and (jumps(stmt.body, kinds) or
+                                          jumps(stmt.orelse, kinds)):
             return True
     return False
 
@@ -72,7 +72,7 @@ def lift(block, kinds):
     for i, stmt in enumerate(block):
         if isinstance(stmt, kinds):
             return out + [stmt]
-        if isinstance(stmt, gast.If) and (_jumps([stmt], kinds)):
+        if isinstance(stmt, gast.If) and (jumps([stmt], kinds)):
             rest = block[i + 1:]
             new = copy.copy(stmt)
             new.body = lift(stmt.body + ([] if _always_exits(stmt.body, kinds)
@@ -133,7 +133,7 @@ class _Lower:
             before.append(_assign(self.return_flag, _const(False), stmt))
         if stmt.orelse:
             orelse = self.block(stmt.orelse, in_loop=not outermost)
-            if _jumps(body, (gast.Break,)):
+            if jumps(body, (gast.Break,)):
                 flag = self.namer.fresh("_broke")
                 before.append(_assign(flag, _const(False), stmt))
                 body = _flag_breaks(body, flag)
