@@ -23,10 +23,6 @@ def grad_function_name(name: str) -> str:
     return f"{name}_grad"
 
 
-def value_and_grad_function_name(name: str) -> str:
-    return f"{name}_value_and_grad"
-
-
 class Namer:
     """Hands out fresh, deterministic names that clash with nothing reserved."""
 

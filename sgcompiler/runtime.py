@@ -174,15 +174,6 @@ def balanced_eq(x, z, y):
     return np.asarray(x == z, dtype=dtype) / (1.0 + np.asarray(x == y, dtype=dtype))
 
 
-def index_grad(g, x, index):
-    """The gradient of x[index]: zeros like x with `g` added at `index` (repeats summed)."""
-    dx = np.zeros(np.shape(x), dtype=np.result_type(g, float) if np.ndim(x) else float)
-    np.add.at(dx, index, g)
-    return dx
-
-
-
-
 def unbroadcast_each(g, items):
     """The gradient of sum(items) for each item: `g`, summed to that item's shape."""
     if isinstance(items, np.ndarray):

@@ -201,7 +201,7 @@ _SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
 
 # runtime helpers whose result is always a new array
 _FRESH_HELPERS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right",
-                  "choose_grad", "prod_grad", "index_grad")
+                  "choose_grad", "prod_grad")
 
 
 def _store(name):
