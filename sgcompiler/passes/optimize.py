@@ -60,9 +60,12 @@ def _free_after_last_use(tree, small):
     certainly bound there."""
     body = tree.body
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
-    # branch conditions are bools: nothing to free
+    # branch conditions are bools, shapes are tuples of ints: nothing to free
     params |= {n.test.id for n in gast.walk(tree) if isinstance(n, gast.If)
                and isinstance(n.test, gast.Name)}
+    params |= {n.targets[0].id for n in gast.walk(tree) if isinstance(n, gast.Assign)
+               and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
+               and n.value.attr in ("shape", "ndim", "size", "dtype")}
     last, bound = {}, set(params)
     bound_at = []
     for i, stmt in enumerate(body):

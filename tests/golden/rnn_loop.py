@@ -7,11 +7,9 @@ def rnn_grad(x, W, U):
     # forward
     _shape = W.shape
     _item_0 = _shape[0]
-    del _shape
     h = np.zeros(_item_0)
     _shape2 = x.shape
     _item_0_2 = _shape2[0]
-    del _shape2
     _trips = 0
     for t in range(_item_0_2):
         _trips += 1
