@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import gast
 
 from ..errors import describe, errors_at
-from .memory import linear
+from .memory import linear, own_reads
 from .resolve import local_names
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
@@ -145,8 +145,7 @@ def _refuse_shared_augmented(norm, flows):
                         changed = True
             alive = group - {name}
             for later in order[at + 1:]:
-                seen = {n.id for n in gast.walk(later) if isinstance(n, gast.Name)
-                        and isinstance(n.ctx, gast.Load)} & alive
+                seen = own_reads(later) & alive
                 if seen:
                     problems.append(describe(norm.fn, order[at], f"'+=' and the like change "
                                              f"an array in place, and '{sorted(seen)[0]}' "

@@ -32,8 +32,13 @@ def contributions(rev, stmt, op, target, g):
         for param, name in op.inputs:
             if rev.is_active(name):
                 expr = inline(op.rule, param, op.args, copy.deepcopy(g), target, rev.linker)
-                exprs.append((name, simplify(expr, target, rev.shapes, rev.linker,
-                                             rev.namer.adjoints(), exact)))
+                expr = simplify(expr, target, rev.shapes, rev.linker, rev.namer.adjoints(),
+                                exact)
+                if exact and not rev.shapes.is_scalar(name) and \
+                        not _mentions_array(expr, rev):
+                    # the broadcast scalar's value, still standing for an array
+                    expr = rev.helper_call("unreduce", [expr, load(name)])
+                exprs.append((name, expr))
         exprs = _combined(exprs)
         if sum(isinstance(e, gast.Name) for _, e in exprs) > 1:
             rev.handoff = None     # g goes to two adjoints: neither may own it
@@ -85,6 +90,16 @@ def setitem_adjoint(rev, stmt, op, g):
 def _unbroadcast():
     from ..runtime import unbroadcast
     return unbroadcast
+
+
+def _mentions_array(expr, rev) -> bool:
+    """Whether an expression reads a variable (or adjoint) that may be an array."""
+    adjoints = rev.namer.adjoints()
+    for n in gast.walk(expr):
+        if isinstance(n, gast.Name) and n.id not in rev.linker.names and \
+                not rev.shapes.is_scalar(adjoints.get(n.id, n.id)):
+            return True
+    return False
 
 
 def _combined(exprs):

@@ -46,8 +46,7 @@ def reads_after_writes(body):
         array, r = stmt.value.value.id, target_of(stmt)
         written = False
         for later in order[i + 1:]:
-            if written and any(isinstance(n, gast.Name) and n.id == r
-                               and isinstance(n.ctx, gast.Load) for n in gast.walk(later)):
+            if written and r in own_reads(later):
                 found.add(id(stmt))
                 break
             if isinstance(later, gast.Assign) and not is_setitem(later) and \
@@ -56,6 +55,14 @@ def reads_after_writes(body):
             if is_setitem(later) and target_of(later) == array:
                 written = True
     return found
+
+
+def own_reads(stmt) -> set:
+    """Names a statement of `linear`'s order reads itself: an `if` only its test (the
+    statements of its branches stand on their own in that order)."""
+    node = stmt.test if isinstance(stmt, (gast.If, gast.While)) else stmt
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
 
 
 def bound_before(body, params) -> dict:

@@ -72,6 +72,8 @@ def _free_after_last_use(tree, small):
         for node in gast.walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 last[node.id] = i
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+                last[node.target.id] = i       # x += y reads x
         bound_at.append(set(bound))
         if isinstance(stmt, gast.Assign):
             bound |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}

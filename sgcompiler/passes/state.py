@@ -63,10 +63,17 @@ class AdjointState:
         dvar = self.dname(var)
         current = self.state.get(var)
         self.maybe_scalar.discard(var) if current is None else None
+        if current is None and isinstance(expr, gast.Constant) and \
+                not self.shapes.is_scalar(var):
+            # a constant standing for an array of var's shape: say so
+            expr = self.helper_call("unreduce", [expr, load(var)])
         if current is None and (self.is_broadcast_scalar(expr) or
                                 isinstance(expr, gast.Constant)):
             self.state[var] = expr       # kept symbolic: consumers use the value itself
             return []
+        if current is None and isinstance(expr, gast.Name) and \
+                self.namer.variable_of(expr.id) in self.maybe_scalar:
+            self.maybe_scalar.add(var)   # a copy of an adjoint that may be a plain 0.0
         if not self.is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
                                        self.written_in_place for n in gast.walk(expr)):
             # it may be (a view of) an array the adjoint sweep restores in place
