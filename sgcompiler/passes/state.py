@@ -38,6 +38,18 @@ class AdjointState:
         self.reads.add(var)
         return self.helper_call("zeros_tree", [load(var)])
 
+    def may_be_plain_zero(self, expr, var) -> bool:
+        """Whether `expr` may evaluate to a plain 0.0 rather than an array shaped like var:
+        it reads an adjoint that may be one, and nothing that gives it var's shape."""
+        adjoints = self.namer.adjoints()
+        names = [n.id for n in gast.walk(expr) if isinstance(n, gast.Name)]
+        if not any(adjoints.get(n) in self.maybe_scalar for n in names):
+            return False
+        target = self.shapes.of(var)
+        return not any(adjoints.get(n) not in self.maybe_scalar and
+                       self.shapes.of(adjoints.get(n, n)) == target for n in names
+                       if n not in self.linker.names)
+
     def stand_in(self, expr):
         """Where only an array's shape is read (unbroadcast(g, t), unreduce(g, t),
         reduced_size(t)), read a variable of the same shape that is alive anyway, so that
@@ -71,9 +83,8 @@ class AdjointState:
                                 isinstance(expr, gast.Constant)):
             self.state[var] = expr       # kept symbolic: consumers use the value itself
             return []
-        if current is None and isinstance(expr, gast.Name) and \
-                self.namer.variable_of(expr.id) in self.maybe_scalar:
-            self.maybe_scalar.add(var)   # a copy of an adjoint that may be a plain 0.0
+        if current is None and self.may_be_plain_zero(expr, var):
+            self.maybe_scalar.add(var)   # computed from an adjoint that may be a plain 0.0
         if not self.is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
                                        self.written_in_place for n in gast.walk(expr)):
             # it may be (a view of) an array the adjoint sweep restores in place
