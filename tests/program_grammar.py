@@ -211,7 +211,7 @@ class _Writer:
             return f"stop_gradient({self.array(d, True)})"
         if form == 11:
             index = self.c.pick(["[::-1]", "[[2, 0, 1]]", "[[0, 0, 1]]"])
-            return f"({self.array(d)}){index}"
+            return f"({self.array(d, True)}){index}"     # a view: never of a buffer
         return self.c.pick([f"np.abs({self.array(d)})",
                             f"np.clip({self.array(d)}, -0.5, 0.8)"])
 
@@ -388,7 +388,7 @@ class _Writer:
         index = self.c.pick(["0", "2", "-1", "1"] + self.ints)
         form = self.c.below(4)
         if form == 3:
-            self.emit(f"{name}[1:] = ({self.array(d)})[:2]")
+            self.emit(f"{name}[1:] = ({self.array(d, True)})[:2]")
         else:
             self.emit(f"{name}[{index}] {['=', '+=', '*='][form]} {self.scalar(d)}")
 
