@@ -216,19 +216,21 @@ def main(argv=None):
     import random
     import time
 
-    from program_grammar import Choices, write_program
+    from program_grammar import AVOIDABLE, Choices, write_program
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--out", default="/tmp/sgcompiler-fuzz")
+    parser.add_argument("--avoid", nargs="*", default=[], choices=sorted(AVOIDABLE),
+                        help="leave out constructs that trigger known bugs")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts, skip_reasons, refusals = collections.Counter(), collections.Counter(), []
     started = time.time()
     for seed in range(args.start, args.start + args.count):
-        source, y_float = write_program(Choices(random.Random(seed).randrange))
+        source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid)
         try:
             outcome = check_program(source, y_float)
         except Exception:
@@ -240,7 +242,8 @@ def main(argv=None):
                 f"# seed {seed}, y float: {y_float}\n{source}\n{outcome.detail}\n")
         if outcome.status == "refused":
             refusals.append(outcome.detail.splitlines()[0])
-    summary = {"programs": args.count, "start": args.start, "counts": dict(counts),
+    summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,
+               "counts": dict(counts),
                "skipped points": dict(skip_reasons), "seconds": round(time.time() - started)}
     (out / f"summary-{args.start}-{args.count}.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))

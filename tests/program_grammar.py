@@ -21,6 +21,7 @@ only read inside arithmetic, never aliased, which the compiler (rightly) refuses
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,9 +120,28 @@ def _fresh(node) -> bool:
     return False
 
 
+# constructs that trigger known, open bugs (tests/test_fuzz_regressions.py); a long run can
+# leave them out to look for new bugs: program_check.py --avoid NAME ...
+AVOIDABLE = {
+    "mask_rules": "builtin abs() and np.clip (test_mask_rules_with_unit_adjoint)",
+    "early_return": "return inside if/loops (test_early_return_then_element_adjoint)",
+    "call_result_index": "indexing a helper's result (test_element_of_call_result)",
+    "unbound_names": "reusing a name bound only on some paths "
+                     "(test_overwrite_name_bound_only_in_untaken_branch)",
+    "returned_name": "returning a bare name (test_returned_name_restored)",
+    "rebind_buffer": "refilling a written array inside a branch or loop "
+                     "(test_rebind_written_array_in_branch)",
+    "dead_code": "assignments in loops that do not reach the result (every block adds "
+                 "what it assigns into an accumulator) (test_dead_statement_in_loop)",
+}
+
+
 class _Writer:
-    def __init__(self, choices: Choices, y_kind: str):
+    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset()):
         self.c = choices
+        self.avoid = avoid
+        self.retired = set()    # with unbound_names avoided: names bound on some paths only
+        self.serial = 0
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
         self.lines = []
@@ -145,10 +165,23 @@ class _Writer:
             body()
         for _ in range(count):
             self.statement()
+        if "dead_code" in self.avoid:
+            self.use_assigned(start)
         if len(self.lines) == start:
             self.emit("pass")
         self.level -= 1
         self.nesting -= 1
+
+    def use_assigned(self, start):
+        """Add what the block from line `start` assigned into `acc`, which f returns, so
+        no assignment in a loop or branch is dead."""
+        text = textwrap.dedent("\n".join(self.lines[start:]))
+        stored = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store)}
+        terms = [f"np.sum({n})" if self.env[n].kind == ARRAY else n
+                 for n in sorted(stored) if n in self.env]
+        if terms:
+            self.emit(f"acc = acc + {' + '.join(terms)}")
 
     # --- expressions ---
 
@@ -212,6 +245,8 @@ class _Writer:
         if form == 11:
             index = self.c.pick(["[::-1]", "[[2, 0, 1]]", "[[0, 0, 1]]"])
             return f"({self.array(d, True)}){index}"     # a view: never of a buffer
+        if "mask_rules" in self.avoid:
+            return f"np.abs({self.array(d)})"
         return self.c.pick([f"np.abs({self.array(d)})",
                             f"np.clip({self.array(d)}, -0.5, 0.8)"])
 
@@ -244,16 +279,17 @@ class _Writer:
             a = self.array(d)
             return self.c.pick([f"np.dot({a}, {self.array(d)})", f"({a} @ {self.array(d)})",
                                 f"float({self.scalar(d)})"])
-        f = self.c.pick(["max", "min", "abs"])
+        f = self.c.pick(["max", "min"] + ([] if "mask_rules" in self.avoid else ["abs"]))
         if f == "abs":
             return f"abs({self.scalar(d)})"
         return f"{f}({self.scalar(d)}, {self.scalar(d)})"
 
     def reduce(self, d):
         a = self.array(d)
+        v = self.array(d, True)      # sliced: never a view of an array written later
         return self.c.pick([f"np.sum({a})", f"np.mean({a})", f"({a}).sum()", f"({a})[1]",
                             f"np.max({a})", f"np.min({a})", f"np.prod({a})",
-                            f"np.sum(({a})[1:] * ({a})[:-1])", f"np.sum(({a})[:2])",
+                            f"np.sum(({v})[1:] * ({v})[:-1])", f"np.sum(({v})[:2])",
                             f"({a}).mean()"])
 
     def arithmetic(self, kind, d):
@@ -293,12 +329,13 @@ class _Writer:
         left, right = self.kinds_for(kind)
         u, v = self.value(left, d, True), self.value(right, d, True)
         w = self.value(kind, d, True)
-        return self.c.pick([
+        call = self.c.pick([
             f"helper_tanh({u}, {v})", f"helper_scale({w})",
             f"helper_scale({w}, scale={self.scalar(d)})",
             f"helper_loop({w}, {self.c.pick(['1', '2', '3'] + self.ints)})",
             f"helper_rec({w}, {self.c.pick(['0', '1', '2', '3'])})",
             f"helper_branch({u}, {v})", f"helper_pair({u}, {v})[0]"])
+        return f"({call} + 0.0)" if "call_result_index" in self.avoid else call
 
     def cond(self, d):
         d = min(d, 1)
@@ -312,7 +349,7 @@ class _Writer:
 
     def target(self):
         """A name to assign and the kind it must get (None: free to choose)."""
-        new = [n for n in LOCALS if n not in self.env][:1]
+        new = [n for n in LOCALS if n not in self.env and n not in self.retired][:1]
         existing = [n for n in LOCALS if n in self.env]
         name = self.c.pick(new + existing + ["x", "y"] if self.c.maybe(10)
                            else (new + existing or ["x"]))
@@ -359,8 +396,10 @@ class _Writer:
 
     def tuple_assign(self, d):
         first, k1 = self.target()
-        second = self.c.pick([n for n in LOCALS if n != first])
-        k2 = self.env[second].kind if second in self.fixed else None
+        second = self.c.pick([n for n in LOCALS if n != first and n not in self.retired] or ["x"])
+        if second == first:
+            return self.assign(d)
+        k2 = self.env[second].kind if second in self.fixed | {"x", "y"} else None
         k1, k2 = k1 or self.c.pick([ARRAY, SCALAR]), k2 or self.c.pick([ARRAY, SCALAR])
         if first in self.env and second in self.env and self.c.maybe(30) and \
                 not self.env[first].buffer and not self.env[second].buffer and \
@@ -382,6 +421,8 @@ class _Writer:
 
     def write_buffer(self, d):
         buffers = [n for n, v in self.env.items() if v.buffer]
+        if not buffers and self.nesting and "rebind_buffer" in self.avoid:
+            return self.assign(d)
         if not buffers:
             return self.fill_buffer(d)
         name = self.c.pick(buffers)
@@ -408,6 +449,7 @@ class _Writer:
             self.block("else:", self.count())
         ends.append(self.env)
         self.env = _join(before, *ends)
+        self.retire(ends)
 
     def loop(self, header, count, body=None):
         before = dict(self.env)
@@ -417,10 +459,24 @@ class _Writer:
         self.block(header, count, body)
         self.loops -= 1
         self.fixed = fixed
-        self.env = _join(before, self.env)
+        after = self.env
+        self.env = _join(before, after)
+        self.retire([after])
+
+    def retire(self, ends):
+        """With unbound_names avoided, never reuse a name that only some paths bind."""
+        if "unbound_names" in self.avoid:
+            self.retired |= {n for e in ends for n in e} - set(self.env)
+
+    def fresh_name(self, names):
+        """A loop variable or counter name: reused (by depth), or unique per program."""
+        if "unbound_names" in self.avoid:
+            self.serial += 1
+            return f"{names[0]}{self.serial}"
+        return names[self.loops % len(names)]
 
     def for_range(self, d):
-        i = "ijk"[self.loops % 3]
+        i = self.fresh_name("ijk")
         k = self.c.pick(["3", "2", "1", "len(x)"])
 
         def enter():
@@ -436,7 +492,7 @@ class _Writer:
         self.emit(f"    {jump}")
 
     def for_each(self, d):
-        v = "vw"[self.loops % 2]
+        v = self.fresh_name("vw")
         source = self.c.pick(self.names(ARRAY, True) + ["x[::-1]"])
 
         def enter():
@@ -445,7 +501,7 @@ class _Writer:
         self.env.pop(v, None)
 
     def while_loop(self, d):
-        n = "nm"[self.loops % 2]
+        n = self.fresh_name("nm")
         self.emit(f"{n} = 0")
 
         def enter():
@@ -458,7 +514,7 @@ class _Writer:
         name = f"lst{self.lists}"
         self.lists += 1
         kind = self.c.pick([ARRAY, SCALAR])
-        i = "ijk"[self.loops % 3]
+        i = self.fresh_name("ijk")
         self.ints.append(i)
         if self.c.maybe(50):
             self.emit(f"{name} = [{self.value(kind, d, True)} for {i} in range(3)]")
@@ -477,8 +533,10 @@ class _Writer:
     def pair(self, d):
         kind = self.c.pick([ARRAY, SCALAR])
         first, k1 = self.target()
-        second = self.c.pick([n for n in LOCALS if n != first])
-        k2 = self.env[second].kind if second in self.fixed else None
+        second = self.c.pick([n for n in LOCALS if n != first and n not in self.retired] or ["x"])
+        if second == first:
+            return self.assign(d)
+        k2 = self.env[second].kind if second in self.fixed | {"x", "y"} else None
         if k1 not in (None, kind) or k2 not in (None, kind):
             return self.assign(d)
         left, right = self.kinds_for(kind)
@@ -497,6 +555,10 @@ class _Writer:
         d = self.c.below(4)
         compound = self.nesting < 2
         form = self.c.below(13 if compound else 6)
+        if form == 11 and "early_return" in self.avoid:
+            form = 0
+        if form == 4 and self.nesting and "rebind_buffer" in self.avoid:
+            form = 3
         [self.assign, self.augassign, self.tuple_assign, self.write_buffer, self.fill_buffer,
          self.pair, self.branch, self.for_range, self.while_loop, self.build_list,
          self.for_each, self.early_return, self.assign][form](d)
@@ -509,6 +571,8 @@ class _Writer:
             terms.append(f"np.sum({name})" if var.kind == ARRAY else name)
         if not terms:
             terms.append(self.c.pick([f"np.sum({self.array(d)})", self.scalar(d)]))
+        if len(terms) == 1 and terms[0] in self.env and "returned_name" in self.avoid:
+            terms.append("0.0")
         return " + ".join(terms)
 
 
@@ -516,11 +580,15 @@ def ast_names(text: str) -> set:
     return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
 
 
-def write_program(choices: Choices) -> tuple[str, bool]:
-    """The source of a random `def f(x, y):` and whether y is a Python float."""
+def write_program(choices: Choices, avoid=frozenset()) -> tuple[str, bool]:
+    """The source of a random `def f(x, y):` and whether y is a Python float; `avoid`
+    names constructs (keys of AVOIDABLE) to leave out."""
     y_float = choices.maybe(25)
-    writer = _Writer(choices, SCALAR if y_float else ARRAY)
+    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid))
+    if "dead_code" in avoid:
+        writer.emit("acc = 0.0")
     for _ in range(1 + choices.below(6)):
         writer.statement()
-    writer.emit(f"return {writer.result(choices.below(3))}")
+    result = writer.result(choices.below(3))
+    writer.emit(f"return {result} + acc" if "dead_code" in avoid else f"return {result}")
     return "def f(x, y):\n" + "\n".join(writer.lines) + "\n", y_float

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gradcheck import assert_grad_matches
+from sgcompiler import SGCompilerError, value_and_grad
 
 X = np.array([0.4, -0.7, 1.2])       # np.sum(X) > 0
 Y = np.array([0.5, -1.0, 2.0])
@@ -163,6 +164,54 @@ def negative_constant_base(x):
     return np.sum((-2.0) ** 2 * x)
 
 
+# The same for a loop variable: a loop in a branch that is not taken binds i, and the
+# tape push of i's old value before the next loop over i raises UnboundLocalError.
+# Expected [1, 1, 1].
+def loop_variable_bound_only_in_untaken_branch(x):
+    if np.sum(x) > 10.0:
+        for i in range(3):
+            pass
+    buf = x.copy()
+    for i in range(3):
+        if np.sum(x) > 10.0:
+            buf[i] = x[0]
+        return np.sum(buf)
+
+
+# Rebinding an array that is written in place, inside a branch (or a loop), to a new array
+# is refused: SGCompilerError "'buf' is written in place later but may share memory with
+# another value here; make it a copy (.copy()) ... [in: buf = buf * 2.0]", though it is a
+# new array (the same for `buf = buf.copy()` in a loop). Expected [0, 3, 2].
+def rebind_written_array_in_branch(x):
+    buf = x.copy()
+    if np.sum(x) > 0.0:
+        buf = buf * 2.0
+    buf[0] = x[1]
+    return np.sum(buf)
+
+
+# A new array each pass of a loop, then written: the backward sweep sets dbuf = 0.0 after
+# restoring buf, and the next pass's dbuf[i] raises TypeError "'float' object is not
+# subscriptable". Expected [0, 1, 0].
+def refill_written_array_in_loop(x):
+    for i in range(2):
+        buf = np.zeros_like(x)
+        buf[i] = x[1]
+    return np.sum(buf)
+
+
+# Two loops, each with a `return` inside: both set the same `_returned` flag, so the
+# backward sweep replays the first loop's return when the second one returned, and the
+# gradient is silently zero: sgcompiler gives [0, 0, 0]; expected [3, 3, 3].
+def returns_in_two_loops(x):
+    for i in range(2):
+        if np.sum(x) > 10.0:
+            return np.sum(x * x)
+    for i in range(2):
+        return np.sum(x * 3.0)
+    return 0.0
+
+
 @pytest.mark.xfail(strict=True, reason="a folded 1.0 seed loses the broadcast shape",
                    raises=AssertionError)
 @pytest.mark.parametrize("f, args", [(sum_of_broadcast_scalar, (X, 0.7)),
@@ -202,7 +251,8 @@ def test_element_of_call_result(f):
 @pytest.mark.xfail(strict=True, reason="old value of a possibly unbound name is saved",
                    raises=UnboundLocalError)
 @pytest.mark.parametrize("f", [overwrite_name_bound_only_in_untaken_branch,
-                               overwrite_copy_bound_only_in_untaken_branch])
+                               overwrite_copy_bound_only_in_untaken_branch,
+                               loop_variable_bound_only_in_untaken_branch])
 def test_overwrite_name_bound_only_in_untaken_branch(f):
     assert_grad_matches(f, [X])
 
@@ -218,7 +268,6 @@ def test_dead_statement_in_loop(f):
                    raises=(TypeError, AssertionError))
 @pytest.mark.parametrize("f", [returned_name_restored, returned_name_restored_after_loop])
 def test_returned_name_restored(f):
-    from sgcompiler import value_and_grad
     value, _ = value_and_grad(f)(X.copy())
     assert value == f(X.copy()), value
     assert_grad_matches(f, [X])
@@ -227,9 +276,26 @@ def test_returned_name_restored(f):
 @pytest.mark.xfail(strict=True, reason="+= on a shared array is in place in Python",
                    raises=AssertionError)
 def test_inplace_add_through_alias():
-    from sgcompiler import value_and_grad
     x = np.array([1.0, 2.0, 3.0])
     expected = inplace_add_through_alias(x.copy(), Y.copy())
     value, _ = value_and_grad(inplace_add_through_alias, wrt=(0, 1))(x.copy(), Y.copy())
     assert value == expected
     assert_grad_matches(inplace_add_through_alias, [x, Y])
+
+
+@pytest.mark.xfail(strict=True, reason="rebinding a written array in a branch is refused",
+                   raises=SGCompilerError)
+def test_rebind_written_array_in_branch():
+    assert_grad_matches(rebind_written_array_in_branch, [X])
+
+
+@pytest.mark.xfail(strict=True, reason="zero adjoint 0.0 of a refilled array is indexed",
+                   raises=TypeError)
+def test_refill_written_array_in_loop():
+    assert_grad_matches(refill_written_array_in_loop, [X])
+
+
+@pytest.mark.xfail(strict=True, reason="two loops with return share the _returned flag",
+                   raises=AssertionError)
+def test_returns_in_two_loops():
+    assert_grad_matches(returns_in_two_loops, [X])
