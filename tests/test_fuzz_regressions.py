@@ -1,9 +1,10 @@
 """Minimal reproducers of what the random-program test (test_random_programs.py) found.
 
 Each function is the smallest program found that shows one problem; the comment above it
-says what sgcompiler does and what finite differences (the right answer) say. A test is
-marked xfail(strict=True) while the bug is open: when it is fixed, the test passes, strict
-makes that an error, and whoever fixes it removes the mark.
+says what sgcompiler did when it was found and what finite differences (the right answer)
+say. Fixed ones stay as regression tests (FIXED). One whose bug is still open is in OPEN,
+marked xfail(strict=True): when it is fixed, the test passes, strict makes that an error,
+and whoever fixes it moves it to FIXED.
 """
 import numpy as np
 import pytest
@@ -212,90 +213,86 @@ def returns_in_two_loops(x):
     return 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="a folded 1.0 seed loses the broadcast shape",
-                   raises=AssertionError)
-@pytest.mark.parametrize("f, args", [(sum_of_broadcast_scalar, (X, 0.7)),
-                                     (sum_of_broadcast_element, (X,))])
-def test_sum_of_broadcast(f, args):
-    assert_grad_matches(f, list(args))
+# Found after c0e6331: d/dx of x / 0.5 under np.sum is the broadcast scalar
+# unbroadcast(1.0 / 0.5, x), a read-only view, and `dx += ...` for the other term then
+# raises ValueError "output array is read-only". Expected cos(x) + 2.
+def broadcast_seed_then_accumulate(x):
+    a = np.sin(x)
+    c = x / 0.5
+    return np.sum(a) + np.sum(c)
 
 
-@pytest.mark.xfail(strict=True, reason="(-2.0) ** 2 printed as -2.0 ** 2",
-                   raises=AssertionError)
-def test_negative_constant_base():
-    assert_grad_matches(negative_constant_base, [X])
+# Found after c0e6331: an element read, a conditional expression, then an early return:
+# TypeError "'float' object is not subscriptable". Expected [1, 0, 0].
+def early_return_after_conditional_expression(x):
+    c = x[0]
+    b = x[2] if np.sum(x) > 10.0 else c
+    if np.sum(x) > 0.0:
+        return b
+    return x[1]
 
 
-@pytest.mark.xfail(strict=True, reason="g * mask with g folded to 1.0 leaves a bool adjoint",
-                   raises=TypeError)
-@pytest.mark.parametrize("f", [abs_of_numpy_scalar, clip_of_negation])
-def test_mask_rules_with_unit_adjoint(f):
-    assert_grad_matches(f, [X])
+# Found after c0e6331: `+=` on one name unpacked from a call's tuple is refused,
+# SGCompilerError "'+=' and the like change an array in place, and 'b' refers to the same
+# array", though a and b are different arrays. Expected 2 * (x + 1).
+def pair(u, v):
+    return u * v, u + v
 
 
-@pytest.mark.xfail(strict=True, reason="zero adjoint 0.0 from an early-return branch is "
-                                       "then indexed", raises=TypeError)
-@pytest.mark.parametrize("f", [early_return_after_index, early_return_after_fancy_index,
-                               early_return_after_element_write])
-def test_early_return_then_element_adjoint(f):
-    assert_grad_matches(f, [X])
+def inplace_add_after_unpacking_a_call(x):
+    a, b = pair(x, 1.0)
+    a += 1.0
+    return np.sum(a * b)
 
 
-@pytest.mark.xfail(strict=True, reason="add_at adds in place into a broadcast adjoint",
-                   raises=(AssertionError, ValueError))
-@pytest.mark.parametrize("f", [index_of_call_result, slice_of_call_result])
-def test_element_of_call_result(f):
-    assert_grad_matches(f, [X])
+def open_bug(reason, raises):
+    """The mark of a reproducer whose bug is still open."""
+    return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
 
 
-@pytest.mark.xfail(strict=True, reason="old value of a possibly unbound name is saved",
-                   raises=UnboundLocalError)
-@pytest.mark.parametrize("f", [overwrite_name_bound_only_in_untaken_branch,
-                               overwrite_copy_bound_only_in_untaken_branch,
-                               loop_variable_bound_only_in_untaken_branch])
-def test_overwrite_name_bound_only_in_untaken_branch(f):
-    assert_grad_matches(f, [X])
+FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
+         clip_of_negation, early_return_after_index, early_return_after_fancy_index,
+         early_return_after_element_write, index_of_call_result, slice_of_call_result,
+         overwrite_name_bound_only_in_untaken_branch,
+         overwrite_copy_bound_only_in_untaken_branch, dead_statement_in_loop,
+         unused_comprehension_in_branch, returned_name_restored,
+         returned_name_restored_after_loop, refill_written_array_in_loop]
+
+OPEN = [
+    pytest.param(loop_variable_bound_only_in_untaken_branch, marks=open_bug(
+        "the old value of a loop variable bound only in an untaken branch is saved",
+        UnboundLocalError)),
+    pytest.param(rebind_written_array_in_branch, marks=open_bug(
+        "rebinding a written array to a new one in a branch is refused", SGCompilerError)),
+    pytest.param(returns_in_two_loops, marks=open_bug(
+        "two loops with a return share one _returned flag", AssertionError)),
+    pytest.param(broadcast_seed_then_accumulate, marks=open_bug(
+        "in-place += into a broadcast (read-only) adjoint", ValueError)),
+    pytest.param(early_return_after_conditional_expression, marks=open_bug(
+        "zero adjoint 0.0 from an early-return branch is indexed", TypeError)),
+    pytest.param(inplace_add_after_unpacking_a_call, marks=open_bug(
+        "+= refused: the names unpacked from one call are taken to share an array",
+        SGCompilerError)),
+]
 
 
-@pytest.mark.xfail(strict=True, reason="a dead statement in a loop drops later adjoints",
-                   raises=(NameError, UnboundLocalError))
-@pytest.mark.parametrize("f", [dead_statement_in_loop, unused_comprehension_in_branch])
-def test_dead_statement_in_loop(f):
-    assert_grad_matches(f, [X])
-
-
-@pytest.mark.xfail(strict=True, reason="the backward sweep restores the returned name",
-                   raises=(TypeError, AssertionError))
-@pytest.mark.parametrize("f", [returned_name_restored, returned_name_restored_after_loop])
-def test_returned_name_restored(f):
+@pytest.mark.parametrize("f", FIXED + OPEN, ids=lambda f: getattr(f, "__name__", None))
+def test_reproducer(f):
     value, _ = value_and_grad(f)(X.copy())
-    assert value == f(X.copy()), value
+    assert value is not None and np.isclose(value, f(X.copy()), rtol=1e-12), value
     assert_grad_matches(f, [X])
 
 
-@pytest.mark.xfail(strict=True, reason="+= on a shared array is in place in Python",
-                   raises=AssertionError)
-def test_inplace_add_through_alias():
+def test_sum_of_broadcast_scalar():
+    assert_grad_matches(sum_of_broadcast_scalar, [X, 0.7])
+
+
+def test_inplace_add_through_alias_is_refused_or_right():
     x = np.array([1.0, 2.0, 3.0])
-    expected = inplace_add_through_alias(x.copy(), Y.copy())
-    value, _ = value_and_grad(inplace_add_through_alias, wrt=(0, 1))(x.copy(), Y.copy())
-    assert value == expected
+    try:
+        value, _ = value_and_grad(inplace_add_through_alias, wrt=(0, 1))(x.copy(), Y.copy())
+    except SGCompilerError as exc:
+        assert "+=" in str(exc)
+        return
+    assert value == inplace_add_through_alias(x.copy(), Y.copy())
     assert_grad_matches(inplace_add_through_alias, [x, Y])
-
-
-@pytest.mark.xfail(strict=True, reason="rebinding a written array in a branch is refused",
-                   raises=SGCompilerError)
-def test_rebind_written_array_in_branch():
-    assert_grad_matches(rebind_written_array_in_branch, [X])
-
-
-@pytest.mark.xfail(strict=True, reason="zero adjoint 0.0 of a refilled array is indexed",
-                   raises=TypeError)
-def test_refill_written_array_in_loop():
-    assert_grad_matches(refill_written_array_in_loop, [X])
-
-
-@pytest.mark.xfail(strict=True, reason="two loops with return share the _returned flag",
-                   raises=AssertionError)
-def test_returns_in_two_loops():
-    assert_grad_matches(returns_in_two_loops, [X])
