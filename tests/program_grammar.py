@@ -122,12 +122,7 @@ def _fresh(node) -> bool:
 # constructs that trigger known, open bugs (tests/test_fuzz_regressions.py); a long run can
 # leave them out to look for new bugs: program_check.py --avoid NAME ...
 AVOIDABLE = {
-    "early_return": "return inside if/loops (returns_in_two_loops, "
-                    "early_return_after_conditional_expression)",
-    "unbound_names": "reusing a name bound only on some paths "
-                     "(loop_variable_bound_only_in_untaken_branch)",
-    "rebind_buffer": "refilling a written array inside a branch or loop "
-                     "(rebind_written_array_in_branch)",
+    "early_return": "return inside if/loops (early_return_after_conditional_expression)",
     "pair_inplace": "`+=` on a name unpacked from a helper's tuple "
                     "(inplace_add_after_unpacking_a_call)",
 }
@@ -137,8 +132,6 @@ class _Writer:
     def __init__(self, choices: Choices, y_kind: str, avoid=frozenset()):
         self.c = choices
         self.avoid = avoid
-        self.retired = set()    # with unbound_names avoided: names bound on some paths only
-        self.serial = 0
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
         self.lines = []
@@ -330,7 +323,7 @@ class _Writer:
 
     def target(self):
         """A name to assign and the kind it must get (None: free to choose)."""
-        new = [n for n in LOCALS if n not in self.env and n not in self.retired][:1]
+        new = [n for n in LOCALS if n not in self.env][:1]
         existing = [n for n in LOCALS if n in self.env]
         name = self.c.pick(new + existing + ["x", "y"] if self.c.maybe(10)
                            else (new + existing or ["x"]))
@@ -379,10 +372,8 @@ class _Writer:
 
     def tuple_assign(self, d):
         first, k1 = self.target()
-        second = self.c.pick([n for n in LOCALS if n != first and n not in self.retired] or ["x"])
-        if second == first:
-            return self.assign(d)
-        k2 = self.env[second].kind if second in self.fixed | {"x", "y"} else None
+        second = self.c.pick([n for n in LOCALS if n != first])
+        k2 = self.env[second].kind if second in self.fixed else None
         k1, k2 = k1 or self.c.pick([ARRAY, SCALAR]), k2 or self.c.pick([ARRAY, SCALAR])
         if first in self.env and second in self.env and self.c.maybe(30) and \
                 not self.env[first].buffer and not self.env[second].buffer and \
@@ -404,8 +395,6 @@ class _Writer:
 
     def write_buffer(self, d):
         buffers = [n for n, v in self.env.items() if v.buffer]
-        if not buffers and self.nesting and "rebind_buffer" in self.avoid:
-            return self.assign(d)
         if not buffers:
             return self.fill_buffer(d)
         name = self.c.pick(buffers)
@@ -432,7 +421,6 @@ class _Writer:
             self.block("else:", self.count())
         ends.append(self.env)
         self.env = _join(before, *ends)
-        self.retire(ends)
 
     def loop(self, header, count, body=None):
         before = dict(self.env)
@@ -442,20 +430,10 @@ class _Writer:
         self.block(header, count, body)
         self.loops -= 1
         self.fixed = fixed
-        after = self.env
-        self.env = _join(before, after)
-        self.retire([after])
-
-    def retire(self, ends):
-        """With unbound_names avoided, never reuse a name that only some paths bind."""
-        if "unbound_names" in self.avoid:
-            self.retired |= {n for e in ends for n in e} - set(self.env)
+        self.env = _join(before, self.env)
 
     def fresh_name(self, names):
-        """A loop variable or counter name: reused (by depth), or unique per program."""
-        if "unbound_names" in self.avoid:
-            self.serial += 1
-            return f"{names[0]}{self.serial}"
+        """A loop variable or counter name, reused by loop depth."""
         return names[self.loops % len(names)]
 
     def for_range(self, d):
@@ -516,10 +494,8 @@ class _Writer:
     def pair(self, d):
         kind = self.c.pick([ARRAY, SCALAR])
         first, k1 = self.target()
-        second = self.c.pick([n for n in LOCALS if n != first and n not in self.retired] or ["x"])
-        if second == first:
-            return self.assign(d)
-        k2 = self.env[second].kind if second in self.fixed | {"x", "y"} else None
+        second = self.c.pick([n for n in LOCALS if n != first])
+        k2 = self.env[second].kind if second in self.fixed else None
         if k1 not in (None, kind) or k2 not in (None, kind):
             return self.assign(d)
         left, right = self.kinds_for(kind)
@@ -541,8 +517,6 @@ class _Writer:
         form = self.c.below(13 if compound else 6)
         if form == 11 and "early_return" in self.avoid:
             form = 0
-        if form == 4 and self.nesting and "rebind_buffer" in self.avoid:
-            form = 3
         [self.assign, self.augassign, self.tuple_assign, self.write_buffer, self.fill_buffer,
          self.pair, self.branch, self.for_range, self.while_loop, self.build_list,
          self.for_each, self.early_return, self.assign][form](d)

@@ -256,16 +256,11 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          overwrite_name_bound_only_in_untaken_branch,
          overwrite_copy_bound_only_in_untaken_branch, dead_statement_in_loop,
          unused_comprehension_in_branch, returned_name_restored,
-         returned_name_restored_after_loop, refill_written_array_in_loop]
+         returned_name_restored_after_loop, refill_written_array_in_loop,
+         loop_variable_bound_only_in_untaken_branch, rebind_written_array_in_branch,
+         returns_in_two_loops]
 
 OPEN = [
-    pytest.param(loop_variable_bound_only_in_untaken_branch, marks=open_bug(
-        "the old value of a loop variable bound only in an untaken branch is saved",
-        UnboundLocalError)),
-    pytest.param(rebind_written_array_in_branch, marks=open_bug(
-        "rebinding a written array to a new one in a branch is refused", SGCompilerError)),
-    pytest.param(returns_in_two_loops, marks=open_bug(
-        "two loops with a return share one _returned flag", AssertionError)),
     pytest.param(broadcast_seed_then_accumulate, marks=open_bug(
         "in-place += into a broadcast (read-only) adjoint", ValueError)),
     pytest.param(early_return_after_conditional_expression, marks=open_bug(
