@@ -245,6 +245,33 @@ def inplace_add_after_unpacking_a_call(x):
     return np.sum(a * b)
 
 
+# Found after c0e6331: the same read-only broadcast adjoint, then an element added:
+# `dx[0] += d_x_0` raises ValueError "assignment destination is read-only".
+# Expected (1 - x / x[0]) / x[0] summed as finite differences say: [-3.125, 2.5, 2.5].
+def divide_by_own_element(x):
+    x = x / x[0]
+    return np.sum(x)
+
+
+# Found after c0e6331: `for v in x` iterates over the array x named when the loop
+# started; the loop lowers to `for _iv in range(len(x)): v = x[_iv]`, which reads the
+# rebound x. Value 0.0060 instead of -0.1344 at X, gradient [0.075, -0.017, 0.005] instead
+# of [-0.672, 0.192, -0.112].
+def rebind_iterated_array(x):
+    for v in x:
+        x = x * v
+    return x[0]
+
+
+# Found after c0e6331: a return inside a loop over y: dy is 0.0 on the returning path and
+# the loop's `dy[_iv] += dv` raises TypeError "'float' object is not subscriptable".
+# Expected d/dx = [1, 0, 0], d/dy = [1, 0, 0].
+def return_inside_loop_over_array(x, y):
+    for v in y:
+        return x[0] + v
+    return y[0]
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -265,6 +292,10 @@ OPEN = [
         "in-place += into a broadcast (read-only) adjoint", ValueError)),
     pytest.param(early_return_after_conditional_expression, marks=open_bug(
         "zero adjoint 0.0 from an early-return branch is indexed", TypeError)),
+    pytest.param(divide_by_own_element, marks=open_bug(
+        "element added into a broadcast (read-only) adjoint", ValueError)),
+    pytest.param(rebind_iterated_array, marks=open_bug(
+        "for v in x reads the rebound x", AssertionError)),
     pytest.param(inplace_add_after_unpacking_a_call, marks=open_bug(
         "+= refused: the names unpacked from one call are taken to share an array",
         SGCompilerError)),
@@ -291,3 +322,9 @@ def test_inplace_add_through_alias_is_refused_or_right():
         return
     assert value == inplace_add_through_alias(x.copy(), Y.copy())
     assert_grad_matches(inplace_add_through_alias, [x, Y])
+
+
+@pytest.mark.xfail(strict=True, reason="zero adjoint 0.0 from a return in a loop is indexed",
+                   raises=TypeError)
+def test_return_inside_loop_over_array():
+    assert_grad_matches(return_inside_loop_over_array, [X, Y], wrt=(0, 1))
