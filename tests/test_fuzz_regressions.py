@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gradcheck import assert_grad_matches
-from sgcompiler import SGCompilerError, value_and_grad
+from sgcompiler import SGCompilerError, grad, value_and_grad
 
 X = np.array([0.4, -0.7, 1.2])       # np.sum(X) > 0
 Y = np.array([0.5, -1.0, 2.0])
@@ -327,4 +327,5 @@ def test_inplace_add_through_alias_is_refused_or_right():
 @pytest.mark.xfail(strict=True, reason="zero adjoint 0.0 from a return in a loop is indexed",
                    raises=TypeError)
 def test_return_inside_loop_over_array():
-    assert_grad_matches(return_inside_loop_over_array, [X, Y], wrt=(0, 1))
+    gx, gy = grad(return_inside_loop_over_array, wrt=(0, 1))(X, Y)
+    assert np.allclose(gx, [1, 0, 0]) and np.allclose(gy, [1, 0, 0]), (gx, gy)
