@@ -122,9 +122,7 @@ def _fresh(node) -> bool:
 # constructs that trigger known, open bugs (tests/test_fuzz_regressions.py); a long run can
 # leave them out to look for new bugs: program_check.py --avoid NAME ...
 AVOIDABLE = {
-    "early_return": "return inside if/loops (early_return_after_conditional_expression)",
-    "pair_inplace": "`+=` on a name unpacked from a helper's tuple "
-                    "(inplace_add_after_unpacking_a_call)",
+    "early_return": "return inside if/loops (return_inside_loop_over_array)",
 }
 
 
@@ -501,8 +499,7 @@ class _Writer:
         left, right = self.kinds_for(kind)
         self.emit(f"{first}, {second} = helper_pair({self.value(left, d, True)}, "
                   f"{self.value(right, d, True)})")
-        fresh = "pair_inplace" not in self.avoid
-        self.env[first] = self.env[second] = Var(kind, False, fresh)
+        self.env[first] = self.env[second] = Var(kind, False, True)
 
     def early_return(self, d):
         self.emit(f"if {self.cond(d)}:")

@@ -285,20 +285,13 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          unused_comprehension_in_branch, returned_name_restored,
          returned_name_restored_after_loop, refill_written_array_in_loop,
          loop_variable_bound_only_in_untaken_branch, rebind_written_array_in_branch,
-         returns_in_two_loops]
+         returns_in_two_loops, broadcast_seed_then_accumulate,
+         early_return_after_conditional_expression, divide_by_own_element,
+         inplace_add_after_unpacking_a_call]
 
 OPEN = [
-    pytest.param(broadcast_seed_then_accumulate, marks=open_bug(
-        "in-place += into a broadcast (read-only) adjoint", ValueError)),
-    pytest.param(early_return_after_conditional_expression, marks=open_bug(
-        "zero adjoint 0.0 from an early-return branch is indexed", TypeError)),
-    pytest.param(divide_by_own_element, marks=open_bug(
-        "element added into a broadcast (read-only) adjoint", ValueError)),
     pytest.param(rebind_iterated_array, marks=open_bug(
         "for v in x reads the rebound x", AssertionError)),
-    pytest.param(inplace_add_after_unpacking_a_call, marks=open_bug(
-        "+= refused: the names unpacked from one call are taken to share an array",
-        SGCompilerError)),
 ]
 
 
