@@ -272,6 +272,27 @@ def return_inside_loop_over_array(x, y):
     return y[0]
 
 
+# Found after b15308b: a is a new array (np.sin's result) when `a /= 2.0` runs, yet it is
+# refused: SGCompilerError "'+=' and the like change an array in place, and 'x' refers to
+# the same array" (a was x before, and the loop iterates over x). Expected cos(x) / 8.
+def inplace_divide_in_loop_over_former_alias(x):
+    a = x
+    a = np.sin(a)
+    for v in x:
+        a /= 2.0
+    return np.sum(a)
+
+
+# Found after b15308b: the same in a loop, where `a *= a[0]` is refused ("'_a_0' refers to
+# the same array"), though the element is read before the array changes (allowed outside
+# a loop). Expected d/dx of sum(sin(x) * sin(x0) ** 3).
+def inplace_multiply_by_own_element_in_loop(x):
+    a = np.sin(x)
+    for i in range(2):
+        a *= a[0]
+    return np.sum(a)
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -292,6 +313,12 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
 OPEN = [
     pytest.param(rebind_iterated_array, marks=open_bug(
         "for v in x reads the rebound x", AssertionError)),
+    pytest.param(inplace_divide_in_loop_over_former_alias, marks=open_bug(
+        "/= refused on a new array that an earlier version of the name shared",
+        SGCompilerError)),
+    pytest.param(inplace_multiply_by_own_element_in_loop, marks=open_bug(
+        "*= in a loop refused because the right side reads an element of the target",
+        SGCompilerError)),
 ]
 
 
