@@ -311,6 +311,15 @@ def write_into_copy_of_stopped_value(x):
     return np.sum(buf)
 
 
+# Found after b15308b: the adjoint of b is 0.0 when the branch does not read b[0]; it is
+# copied into dx (b = x), and `dx[2] += ...` raises TypeError "'float' object is not
+# subscriptable". Expected [0, 0, 1].
+def copy_then_element_in_one_branch(x):
+    a = x[2]
+    b = x
+    return a + (b[0] if np.sum(x) > 10.0 else 2.0)
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -334,6 +343,8 @@ OPEN = [
     pytest.param(inplace_divide_in_loop_over_former_alias, marks=open_bug(
         "/= refused on a new array that an earlier version of the name shared",
         SGCompilerError)),
+    pytest.param(copy_then_element_in_one_branch, marks=open_bug(
+        "a possibly-0.0 adjoint copied to another name is then indexed", TypeError)),
     pytest.param(sum_of_negated_broadcast, marks=open_bug(
         "a folded -1.0 seed loses the broadcast shape", AssertionError)),
     pytest.param(inplace_multiply_by_own_element_in_loop, marks=open_bug(
