@@ -320,6 +320,17 @@ def copy_then_element_in_one_branch(x):
     return a + (b[0] if np.sum(x) > 10.0 else 2.0)
 
 
+# Found after b15308b: an element read in an inner loop, then a return in the outer
+# loop: TypeError "'float' object is not subscriptable" (like
+# return_inside_loop_over_array). Expected [1, 0, 0].
+def return_after_inner_loop_element_read(x):
+    for i in range(2):
+        for j in range(2):
+            c = x[0]
+        return c
+    return x[1]
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -343,6 +354,8 @@ OPEN = [
     pytest.param(inplace_divide_in_loop_over_former_alias, marks=open_bug(
         "/= refused on a new array that an earlier version of the name shared",
         SGCompilerError)),
+    pytest.param(return_after_inner_loop_element_read, marks=open_bug(
+        "zero adjoint 0.0 from a return in a loop is indexed", TypeError)),
     pytest.param(copy_then_element_in_one_branch, marks=open_bug(
         "a possibly-0.0 adjoint copied to another name is then indexed", TypeError)),
     pytest.param(sum_of_negated_broadcast, marks=open_bug(
