@@ -346,23 +346,15 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          loop_variable_bound_only_in_untaken_branch, rebind_written_array_in_branch,
          returns_in_two_loops, broadcast_seed_then_accumulate,
          early_return_after_conditional_expression, divide_by_own_element,
-         inplace_add_after_unpacking_a_call]
+         inplace_add_after_unpacking_a_call, rebind_iterated_array,
+         inplace_divide_in_loop_over_former_alias, return_after_inner_loop_element_read,
+         inplace_multiply_by_own_element_in_loop]
 
 OPEN = [
-    pytest.param(rebind_iterated_array, marks=open_bug(
-        "for v in x reads the rebound x", AssertionError)),
-    pytest.param(inplace_divide_in_loop_over_former_alias, marks=open_bug(
-        "/= refused on a new array that an earlier version of the name shared",
-        SGCompilerError)),
-    pytest.param(return_after_inner_loop_element_read, marks=open_bug(
-        "zero adjoint 0.0 from a return in a loop is indexed", TypeError)),
     pytest.param(copy_then_element_in_one_branch, marks=open_bug(
         "a possibly-0.0 adjoint copied to another name is then indexed", TypeError)),
     pytest.param(sum_of_negated_broadcast, marks=open_bug(
         "a folded -1.0 seed loses the broadcast shape", AssertionError)),
-    pytest.param(inplace_multiply_by_own_element_in_loop, marks=open_bug(
-        "*= in a loop refused because the right side reads an element of the target",
-        SGCompilerError)),
 ]
 
 
@@ -388,8 +380,6 @@ def test_inplace_add_through_alias_is_refused_or_right():
     assert_grad_matches(inplace_add_through_alias, [x, Y])
 
 
-@pytest.mark.xfail(strict=True, reason="zero adjoint 0.0 from a return in a loop is indexed",
-                   raises=TypeError)
 def test_return_inside_loop_over_array():
     gx, gy = grad(return_inside_loop_over_array, wrt=(0, 1))(X, Y)
     assert np.allclose(gx, [1, 0, 0]) and np.allclose(gy, [1, 0, 0]), (gx, gy)
