@@ -331,6 +331,19 @@ def return_after_inner_loop_element_read(x):
     return x[1]
 
 
+# Found after 5ef09d6 (by the hypothesis run, shrunk): in a loop with a break, `x += 1.0`
+# on the new array x * 2.0 is refused, SGCompilerError "'+=' and the like change an array
+# in place, and '_mul' refers to the same array" (_mul is the compiler's own temporary).
+# Expected [8, 8, 8].
+def inplace_add_in_loop_with_break(x):
+    for i in range(3):
+        if np.sum(x) > 100.0:
+            break
+        x = x * 2.0
+        x += 1.0
+    return np.sum(x)
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -355,6 +368,9 @@ OPEN = [
         "a possibly-0.0 adjoint copied to another name is then indexed", TypeError)),
     pytest.param(sum_of_negated_broadcast, marks=open_bug(
         "a folded -1.0 seed loses the broadcast shape", AssertionError)),
+    pytest.param(inplace_add_in_loop_with_break, marks=open_bug(
+        "+= in a loop with break refused: the compiler's temporary is taken as an alias",
+        SGCompilerError)),
 ]
 
 
