@@ -344,6 +344,15 @@ def inplace_add_in_loop_with_break(x):
     return np.sum(x)
 
 
+# Found after 5ef09d6: the adjoint of the new x is 0.0 when the branch takes y, and
+# `dx = dx_1 / _float` then `dx[0] += ...` raises TypeError "'float' object is not
+# subscriptable" (as copy_then_element_in_one_branch). Expected d/dx = 0, d/dy = 1.
+def scaled_by_own_element_used_in_one_branch(x, y):
+    x = x / float(x[0])
+    b = x if np.sum(y) > 10.0 else y
+    return np.sum(b)
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -406,3 +415,10 @@ def test_return_inside_loop_over_array():
 def test_write_into_copy_of_stopped_value():
     g = grad(write_into_copy_of_stopped_value)(X)
     assert np.allclose(g, [0.0, 0.0, X[1]]), g
+
+
+@pytest.mark.xfail(strict=True, reason="a possibly-0.0 adjoint is indexed after a rule",
+                   raises=TypeError)
+def test_scaled_by_own_element_used_in_one_branch():
+    gx, gy = grad(scaled_by_own_element_used_in_one_branch, wrt=(0, 1))(X, Y)
+    assert np.allclose(gx, 0.0) and np.allclose(gy, 1.0), (gx, gy)
