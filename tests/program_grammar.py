@@ -454,6 +454,8 @@ class _Writer:
     def for_each(self, d):
         v = self.fresh_name("vw")
         source = self.c.pick(self.names(ARRAY, True) + ["x[::-1]"])
+        if source in self.env:      # the loop reads it as it goes: never update it in place
+            self.env[source] = Var(ARRAY, False, False)
 
         def enter():
             self.env[v] = Var(SCALAR)
