@@ -1,0 +1,255 @@
+"""Check sgcompiler's gradient of one generated program against finite differences.
+
+`check_program(source, y_float)` loads the source twice: once with sgcompiler's
+`stop_gradient` (the function that is differentiated) and once with a `Freezer`, which
+records each stopped value at the point and replays it at the perturbed points, so the
+finite-difference reference treats stopped values as constants, as the compiler does.
+
+At each of two points it compares (a) the value from `value_and_grad` with the primal,
+(b) the gradients' types and shapes with the arguments', and (c) the gradients with central
+differences. A point is skipped, and the reason counted, when the primal fails there
+(overflow, a domain error) or is huge, or when the function is not smooth there: central
+differences with steps 1e-6 and 1e-5 disagree (a kink or a jump, e.g. a branch that flips),
+or the stopped values cannot be replayed (control flow changed). These decisions look only
+at the primal, never at sgcompiler's gradient, so they cannot hide a wrong gradient at a
+smooth point.
+
+Run as a script for a long run that continues past failures and saves each one:
+
+    PYTHONPATH=$PWD python3 tests/program_check.py --count 3000 --start 0 --out /tmp/fuzz
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import linecache
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import sgcompiler
+from program_grammar import HELPERS, N
+
+STEPS = (1e-6, 1e-5)
+RTOL, ATOL = 1e-5, 1e-6        # atol is relative to the scale of the values involved
+HUGE = 1e6
+
+
+class NotSmooth(Exception):
+    """The primal cannot be compared at this point (the reason is the message)."""
+
+
+@dataclass
+class Outcome:
+    status: str                 # "ok", "skipped", "refused", "failed"
+    detail: str = ""
+    skips: list = field(default_factory=list)      # the reason for each skipped point
+
+
+class Freezer:
+    """A stand-in for stop_gradient: records values at the point, replays them elsewhere."""
+
+    def __init__(self):
+        self.values = []
+        self.replaying = False
+        self.position = 0
+
+    def __call__(self, value):
+        if not self.replaying:
+            self.values.append(np.copy(value))
+            return value
+        if self.position >= len(self.values):
+            raise NotSmooth("stop_gradient called more often than at the point")
+        recorded = self.values[self.position]
+        self.position += 1
+        if np.shape(recorded) != np.shape(value):
+            raise NotSmooth("stop_gradient values changed shape")
+        return np.copy(recorded) if isinstance(value, np.ndarray) else type(value)(recorded)
+
+    def replay(self):
+        self.replaying, self.position = True, 0
+
+    def finish(self):
+        if self.replaying and self.position != len(self.values):
+            raise NotSmooth("stop_gradient called less often than at the point")
+
+
+def load(source: str, stop_gradient, tag: str):
+    """`f` from `source`, findable by inspect.getsource (registered in linecache)."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    filename = f"<fuzz {tag} {digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"np": np, "stop_gradient": stop_gradient, **HELPERS}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["f"]
+
+
+def point(seed: int, y_float: bool):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.5, 1.5, N)
+    y = float(rng.uniform(-1.5, 1.5)) if y_float else rng.uniform(-1.5, 1.5, N)
+    return x, y
+
+
+def _copy(v):
+    return np.copy(v) if isinstance(v, np.ndarray) else v
+
+
+def _evaluate(reference, freezer, x, y):
+    """The reference primal at (x, y), with stopped values replayed."""
+    freezer.replay()
+    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+        try:
+            value = reference(_copy(x), _copy(y))
+        except FloatingPointError as exc:
+            raise NotSmooth("primal fails near the point") from exc
+    freezer.finish()
+    return float(value)
+
+
+def finite_differences(reference, freezer, x, y, step):
+    """Central differences of the reference in x and in y, element by element."""
+    grads = []
+    for i, arg in enumerate((x, y)):
+        flat = np.atleast_1d(np.array(arg, dtype=float))
+        out = np.zeros_like(flat)
+        for k in range(flat.size):
+            shifted = []
+            for sign in (1.0, -1.0):
+                moved = flat.copy()
+                moved[k] += sign * step
+                new = moved.reshape(np.shape(arg)) if isinstance(arg, np.ndarray) \
+                    else float(moved[0])
+                args = (new, y) if i == 0 else (x, new)
+                shifted.append(_evaluate(reference, freezer, *args))
+            out[k] = (shifted[0] - shifted[1]) / (2 * step)
+        grads.append(out)
+    return grads
+
+
+def _primal(reference, freezer, x, y):
+    freezer.values.clear()
+    freezer.replaying = False
+    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+        try:
+            value = reference(_copy(x), _copy(y))
+        except FloatingPointError as exc:
+            raise NotSmooth("primal fails at the point") from exc
+    if not np.isscalar(value) and np.shape(value) != ():
+        raise AssertionError(f"the generated program returned shape {np.shape(value)}")
+    value = float(value)
+    if not np.isfinite(value) or abs(value) > HUGE:
+        raise NotSmooth("primal value is not finite or huge")
+    return value
+
+
+def _close(a, b, scale):
+    return np.all(np.abs(a - b) <= RTOL * np.abs(b) + ATOL * scale)
+
+
+def check_point(gradient, reference, freezer, x, y) -> str:
+    """'' if the gradient at (x, y) is right; a description of the problem otherwise.
+
+    Raises:
+        NotSmooth: when the point cannot be used (the reason is the message).
+    """
+    value = _primal(reference, freezer, x, y)
+    fine, coarse = (finite_differences(reference, freezer, x, y, s) for s in STEPS)
+    scale = max(1.0, abs(value), *(float(np.max(np.abs(g))) for g in fine))
+    for a, b in zip(fine, coarse):
+        if not _close(a, b, scale):
+            raise NotSmooth("not smooth (finite differences disagree between step sizes)")
+    xs, ys = _copy(x), _copy(y)
+    with np.errstate(all="ignore"):
+        got_value, (gx, gy) = gradient(xs, ys)
+    problems = []
+    if not isinstance(got_value, (float, int, np.number)) or \
+            not np.isclose(float(got_value), value, rtol=1e-9, atol=1e-12 * scale):
+        problems.append(f"value_and_grad value {got_value!r} != primal {value!r}")
+    if not isinstance(gx, np.ndarray) or gx.shape != (N,):
+        problems.append(f"gradient for x is {type(gx).__name__} {np.shape(gx)}")
+    if isinstance(y, float) and not isinstance(gy, float):
+        problems.append(f"gradient for the float y is {type(gy).__name__}")
+    if isinstance(y, np.ndarray) and (not isinstance(gy, np.ndarray) or gy.shape != (N,)):
+        problems.append(f"gradient for y is {type(gy).__name__} {np.shape(gy)}")
+    for name, got, expected in (("x", gx, fine[0]), ("y", gy, fine[1])):
+        got = np.atleast_1d(np.array(got, dtype=float))
+        if got.shape != expected.shape or not _close(got, expected, scale):
+            problems.append(f"d/d{name}: sgcompiler {got.tolist()} vs finite differences "
+                            f"{expected.tolist()}")
+    if problems:
+        return (f"at x = {x.tolist()!r}, y = {np.asarray(y).tolist()!r}: "
+                + "; ".join(problems))
+    return ""
+
+
+def check_program(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
+    """Compile the gradient of the program in `source` and check it at two points."""
+    freezer = Freezer()
+    reference = load(source, freezer, "reference")
+    f = load(source, sgcompiler.stop_gradient, "program")
+    gradient = sgcompiler.value_and_grad(f, wrt=(0, 1))
+    skips, checked = [], 0
+    for seed in seeds:
+        x, y = point(seed, y_float)
+        try:
+            problem = check_point(gradient, reference, freezer, x, y)
+        except NotSmooth as exc:
+            skips.append(str(exc))
+            continue
+        except sgcompiler.SGCompilerError as exc:
+            return Outcome("refused", str(exc), skips)
+        except Exception:
+            return Outcome("failed", "compiler or generated code raised:\n"
+                           + traceback.format_exc(limit=-6), skips)
+        if problem:
+            return Outcome("failed", problem, skips)
+        checked += 1
+    return Outcome("ok" if checked else "skipped", "", skips)
+
+
+def main(argv=None):
+    import argparse
+    import json
+    import pathlib
+    import random
+    import time
+
+    from program_grammar import AVOIDABLE, Choices, write_program
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--out", default="/tmp/sgcompiler-fuzz")
+    parser.add_argument("--avoid", nargs="*", default=[], choices=sorted(AVOIDABLE),
+                        help="leave out constructs that trigger known bugs")
+    args = parser.parse_args(argv)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    counts, skip_reasons, refusals = collections.Counter(), collections.Counter(), []
+    started = time.time()
+    for seed in range(args.start, args.start + args.count):
+        source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid)
+        try:
+            outcome = check_program(source, y_float)
+        except Exception:
+            outcome = Outcome("failed", "checking raised:\n" + traceback.format_exc())
+        counts[outcome.status] += 1
+        skip_reasons.update(outcome.skips)
+        if outcome.status in ("failed", "refused"):
+            (out / f"{outcome.status}-{seed}.txt").write_text(
+                f"# seed {seed}, y float: {y_float}\n{source}\n{outcome.detail}\n")
+        if outcome.status == "refused":
+            refusals.append(outcome.detail.splitlines()[0])
+    summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,
+               "counts": dict(counts),
+               "skipped points": dict(skip_reasons), "seconds": round(time.time() - started)}
+    (out / f"summary-{args.start}-{args.count}.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary, indent=1))
+    for line in collections.Counter(refusals).most_common(20):
+        print(*line)
+
+
+if __name__ == "__main__":
+    main()

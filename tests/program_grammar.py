@@ -1,0 +1,547 @@
+"""A grammar of small random NumPy programs, for the property-based gradient test.
+
+`write_program(choices)` returns the source text of `def f(x, y):` where x is a float64
+array of shape (3,) and y is such an array or a Python float. The body is built from
+assignments (names reused and overwritten), arithmetic, NumPy elementwise calls on safe
+domains, reductions, indexing, augmented assignment, conditional expressions, if/elif/else
+on data, for and while loops (with break/continue), lists built by append or a
+comprehension, writes into a copied array, stop_gradient, and calls of the helper functions
+below; it returns a scalar.
+
+Every decision goes through `Choices.below(n)`, so the same grammar is driven by hypothesis
+(tests/test_random_programs.py, which shrinks a failure to a small program) or by
+random.Random (the long run in tests/program_check.py). Options are listed simplest first,
+because hypothesis shrinks each choice towards 0.
+
+Typing keeps every program runnable: each expression is asked for as an ARRAY (shape (3,))
+or a SCALAR; a name keeps its kind inside loops; after a branch or loop only names with the
+same kind on every path stay readable. Arrays that are written in place (`buf[1] = ...`) are
+only read inside arithmetic, never aliased, which the compiler (rightly) refuses.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import numpy as np
+
+ARRAY, SCALAR = "array", "scalar"
+N = 3                                   # the length of x (and of y when it is an array)
+LOCALS = ("a", "b", "c", "d")
+BUFFERS = ("buf", "buf2")               # the only names written into in place
+CONSTANTS = ("0.5", "2.0", "1.5", "0.3", "-0.7", "3.0", "0.1")
+
+
+# --- helpers the generated programs call: user functions the compiler differentiates too ---
+
+def helper_tanh(u, v):
+    return np.tanh(u) * v
+
+
+def helper_loop(u, n):
+    s = u
+    for k in range(n):
+        s = np.sin(s) * 0.5 + u * k
+    return s
+
+
+def helper_pair(u, v):
+    return u * v, u - np.cos(v)
+
+
+def helper_rec(u, depth):
+    if depth <= 0:
+        return np.cos(u)
+    return u * 0.5 + helper_rec(np.sin(u), depth - 1)
+
+
+def helper_branch(u, v):
+    if np.sum(u) > 0.0:
+        return u * v
+    return u + np.square(v)
+
+
+def helper_scale(u, scale=2.0):
+    return scale * np.tanh(u)
+
+
+HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper_rec,
+                                   helper_branch, helper_scale)}
+
+
+class Choices:
+    """Where every random decision comes from: `below(n)` is an int in range(n)."""
+
+    def __init__(self, below):
+        self.below = below
+
+    def pick(self, options):
+        return options[self.below(len(options))]
+
+    def maybe(self, percent: int) -> bool:
+        """True with about this probability; False when shrunk."""
+        return self.below(100) >= 100 - percent
+
+
+@dataclass(frozen=True)
+class Var:
+    kind: str
+    buffer: bool = False        # written in place: read only inside arithmetic
+    fresh: bool = False         # a value no other name refers to: `+=` may work in place
+
+
+def _join(*envs):
+    """The names readable after paths that end in these environments."""
+    first = envs[0]
+    joined = {}
+    for name, var in first.items():
+        others = [e.get(name) for e in envs[1:]]
+        if all(o is not None and (o.kind, o.buffer) == (var.kind, var.buffer) for o in others):
+            joined[name] = Var(var.kind, var.buffer, all(o.fresh for o in others + [var]))
+    return joined
+
+
+def is_fresh(text: str) -> bool:
+    """Whether an array expression surely makes a new array (not a name, a view, or
+    stop_gradient of one): only then may `name += ...` on it work in place unseen."""
+    return _fresh(ast.parse(text, mode="eval").body)
+
+
+def _fresh(node) -> bool:
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if isinstance(node, ast.IfExp):
+        return _fresh(node.body) and _fresh(node.orelse)
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Call) and _fresh(node.value)
+    if isinstance(node, ast.Call):
+        return ast.unparse(node.func) not in ("stop_gradient", "np.asarray")
+    return False
+
+
+# constructs that trigger known, open bugs (tests/test_fuzz_regressions.py); a long run can
+# leave them out to look for new bugs: program_check.py --avoid NAME ...
+AVOIDABLE = {
+    "early_return": "return inside if/loops (possibly-0.0 adjoints, "
+                    "copy_then_element_in_one_branch)",
+}
+
+
+class _Writer:
+    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset()):
+        self.c = choices
+        self.avoid = avoid
+        self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
+        self.ints = []          # loop counters in scope (all < N)
+        self.lines = []
+        self.level = 1
+        self.loops = 0          # enclosing loops: break/continue allowed
+        self.nesting = 0        # enclosing compound statements
+        self.fixed = set()      # names whose kind a loop body must keep
+        self.lists = 0
+
+    # --- output ---
+
+    def emit(self, text):
+        self.lines.append("    " * self.level + text)
+
+    def block(self, header, count, body=None):
+        self.emit(header)
+        self.level += 1
+        self.nesting += 1
+        start = len(self.lines)
+        if body:
+            body()
+        for _ in range(count):
+            self.statement()
+        if len(self.lines) == start:
+            self.emit("pass")
+        self.level -= 1
+        self.nesting -= 1
+
+    # --- expressions ---
+
+    def names(self, kind, bare):
+        return [n for n, v in self.env.items() if v.kind == kind and not (bare and v.buffer)]
+
+    def leaf(self, kind, bare=False):
+        """A name or constant; `bare` means where the leaf alone would alias a value."""
+        if kind == ARRAY:
+            names = self.names(ARRAY, bare)
+            if not bare:
+                return self.c.pick(names)
+            buffers = [n for n, v in self.env.items() if v.buffer]
+            return self.c.pick(names + [f"({b} * 0.5)" for b in buffers])
+        options = self.names(SCALAR, bare) + list(CONSTANTS[:3])
+        options += [f"{a}[{k}]" for a in self.names(ARRAY, False) for k in ("0", "2", "-1")]
+        options += [f"{a}[{i}]" for a in self.names(ARRAY, False) for i in self.ints]
+        options += [f"(0.5 * {i})" for i in self.ints]
+        return self.c.pick(options)
+
+    def value(self, kind, depth, bare=False):
+        if kind is None:
+            kind = self.c.pick([ARRAY, SCALAR])
+        return (self.array if kind == ARRAY else self.scalar)(depth, bare)
+
+    def kinds_for(self, kind):
+        """Operand kinds whose broadcast is `kind`."""
+        if kind == SCALAR:
+            return SCALAR, SCALAR
+        return self.c.pick([(ARRAY, ARRAY), (ARRAY, SCALAR), (SCALAR, ARRAY)])
+
+    def array(self, depth, bare=False):
+        if depth <= 0:
+            return self.leaf(ARRAY, bare)
+        d = depth - 1
+        form = self.c.below(13)
+        if form == 0:
+            return self.leaf(ARRAY, bare)
+        if form == 1:
+            return self.arithmetic(ARRAY, d)
+        if form == 2:
+            return self.smooth(ARRAY, d)
+        if form == 3:
+            return self.divide(ARRAY, d)
+        if form == 4:
+            return self.power(ARRAY, d)
+        if form == 5:
+            return f"(-{self.array(d)})"
+        if form == 6:
+            f = self.c.pick(["np.maximum", "np.minimum"])
+            return f"{f}({self.array(d)}, {self.value(None, d)})"
+        if form == 7:
+            return (f"np.where({self.array(d)} > {self.value(None, 0)}, "
+                    f"{self.value(None, d)}, {self.value(None, d)})")
+        if form == 8:
+            return f"({self.array(d, True)} if {self.cond(d)} else {self.array(d, True)})"
+        if form == 9:
+            return self.helper(ARRAY, d)
+        if form == 10:
+            return f"stop_gradient({self.array(d, True)})"
+        if form == 11:
+            index = self.c.pick(["[::-1]", "[[2, 0, 1]]", "[[0, 0, 1]]"])
+            return f"({self.array(d, True)}){index}"     # a view: never of a buffer
+        return self.c.pick([f"np.abs({self.array(d)})",
+                            f"np.clip({self.array(d)}, -0.5, 0.8)"])
+
+    def scalar(self, depth, bare=False):
+        if depth <= 0:
+            return self.leaf(SCALAR, bare)
+        d = depth - 1
+        form = self.c.below(13)
+        if form == 0:
+            return self.leaf(SCALAR, bare)
+        if form == 1:
+            return self.arithmetic(SCALAR, d)
+        if form == 2:
+            return self.smooth(SCALAR, d)
+        if form == 3:
+            return self.divide(SCALAR, d)
+        if form == 4:
+            return self.power(SCALAR, d)
+        if form == 5:
+            return f"(-{self.scalar(d)})"
+        if form in (6, 7):
+            return self.reduce(d)
+        if form == 8:
+            return f"({self.scalar(d, True)} if {self.cond(d)} else {self.scalar(d, True)})"
+        if form == 9:
+            return self.helper(SCALAR, d)
+        if form == 10:
+            return f"stop_gradient({self.scalar(d, True)})"
+        if form == 11:
+            a = self.array(d)
+            return self.c.pick([f"np.dot({a}, {self.array(d)})", f"({a} @ {self.array(d)})",
+                                f"float({self.scalar(d)})"])
+        f = self.c.pick(["max", "min", "abs"])
+        if f == "abs":
+            return f"abs({self.scalar(d)})"
+        return f"{f}({self.scalar(d)}, {self.scalar(d)})"
+
+    def reduce(self, d):
+        a = self.array(d)
+        v = self.array(d, True)      # sliced: never a view of an array written later
+        return self.c.pick([f"np.sum({a})", f"np.mean({a})", f"({a}).sum()", f"({a})[1]",
+                            f"np.max({a})", f"np.min({a})", f"np.prod({a})",
+                            f"np.sum(({v})[1:] * ({v})[:-1])", f"np.sum(({v})[:2])",
+                            f"({a}).mean()"])
+
+    def arithmetic(self, kind, d):
+        left, right = self.kinds_for(kind)
+        op = self.c.pick(["+", "-", "*"])
+        return f"({self.value(left, d)} {op} {self.value(right, d)})"
+
+    def smooth(self, kind, d):
+        e = self.value(kind, d)
+        return self.c.pick([f"np.sin({e})", f"np.cos({e})", f"np.tanh({e})",
+                            f"np.exp(np.tanh({e}))", f"np.log(1.0 + np.square({e}))",
+                            f"np.log1p({e} ** 2)", f"np.sqrt(1.0 + {e} ** 2)",
+                            f"np.square({e})", f"np.expm1(np.sin({e}))"])
+
+    def divide(self, kind, d):
+        form = self.c.below(5)
+        if form == 0:
+            return f"({self.value(kind, d)} / 3.0)"
+        if form == 1:
+            return f"(2.0 / (1.0 + np.square({self.value(kind, d)})))"
+        top, bottom = self.kinds_for(kind)
+        num, den = self.value(top, d), self.value(bottom, d)
+        return [f"({num} / (1.0 + {den} * {den}))", f"({num} / (2.0 + np.cos({den})))",
+                f"({num} / (1.5 + np.tanh({den})))"][form - 2]
+
+    def power(self, kind, d):
+        base, exponent = self.kinds_for(kind)
+        e = self.value(kind, d)
+        return self.c.pick([f"({e} ** 2)", f"({e} ** 3)", f"np.power({e}, 2)",
+                            f"((1.0 + np.square({e})) ** 0.5)",
+                            f"((1.0 + np.square({e})) ** -1.5)",
+                            f"(1.5 ** np.tanh({e}))",
+                            f"((1.0 + np.square({self.value(base, d)})) ** "
+                            f"np.tanh({self.value(exponent, d)}))"])
+
+    def helper(self, kind, d):
+        left, right = self.kinds_for(kind)
+        u, v = self.value(left, d, True), self.value(right, d, True)
+        w = self.value(kind, d, True)
+        return self.c.pick([
+            f"helper_tanh({u}, {v})", f"helper_scale({w})",
+            f"helper_scale({w}, scale={self.scalar(d)})",
+            f"helper_loop({w}, {self.c.pick(['1', '2', '3'] + self.ints)})",
+            f"helper_rec({w}, {self.c.pick(['0', '1', '2', '3'])})",
+            f"helper_branch({u}, {v})", f"helper_pair({u}, {v})[0]"])
+
+    def cond(self, d):
+        d = min(d, 1)
+        options = [f"{self.scalar(d)} > {self.c.pick(CONSTANTS)}",
+                   f"np.sum({self.array(d)}) > {self.c.pick(CONSTANTS)}",
+                   f"{self.scalar(d)} < {self.scalar(d)}"]
+        options += [f"{i} > 0" for i in self.ints] + [f"{i} == 1" for i in self.ints]
+        return self.c.pick(options)
+
+    # --- statements ---
+
+    def target(self):
+        """A name to assign and the kind it must get (None: free to choose)."""
+        new = [n for n in LOCALS if n not in self.env][:1]
+        existing = [n for n in LOCALS if n in self.env]
+        name = self.c.pick(new + existing + ["x", "y"] if self.c.maybe(10)
+                           else (new + existing or ["x"]))
+        if name in ("x", "y") or name in self.fixed:
+            return name, self.env[name].kind
+        return name, None
+
+    def bind(self, name, kind, text):
+        """Record `name = text`; in a loop, keep a fresh value fresh for the next pass."""
+        fresh = is_fresh(text)
+        if not fresh:
+            shared = [n for n in ast_names(text) | {name}
+                      if n in self.env and self.env[n].fresh]
+            if set(shared) & self.fixed:
+                # a later pass of the loop may update it in place, before this runs again
+                text = f"np.copy({text})" if kind == ARRAY else f"({text} + 0.0)"
+                fresh = True
+            else:       # the value may be shared: no name in it may be updated in place
+                for other in shared:
+                    self.env[other] = Var(self.env[other].kind, self.env[other].buffer, False)
+        self.env[name] = Var(kind, False, fresh)
+        return text
+
+    def assign(self, d):
+        name, kind = self.target()
+        kind = kind or self.c.pick([ARRAY, SCALAR])
+        text = self.bind(name, kind, self.value(kind, d, True))
+        self.emit(f"{name} = {text}")
+
+    def augassign(self, d):
+        names = [n for n, v in self.env.items() if not v.buffer]
+        name = self.c.pick(names)
+        var = self.env[name]
+        op = self.c.pick(["+", "*", "-", "/"])
+        other = SCALAR if var.kind == SCALAR else self.c.pick([ARRAY, SCALAR])
+        e = self.value(other, d)
+        if op == "/":
+            e = f"(1.0 + np.square({e}))"
+        if not var.fresh:
+            # on a shared array, `+=` works in place and changes the other names too (and
+            # the compiler cannot tell x[0] or a loop element from a view)
+            self.emit(f"{name} = {name} {op} {e}")
+            self.env[name] = Var(var.kind, False, True)
+        else:
+            self.emit(f"{name} {op}= {e}")
+
+    def tuple_assign(self, d):
+        first, k1 = self.target()
+        second = self.c.pick([n for n in LOCALS if n != first])
+        k2 = self.env[second].kind if second in self.fixed else None
+        k1, k2 = k1 or self.c.pick([ARRAY, SCALAR]), k2 or self.c.pick([ARRAY, SCALAR])
+        if first in self.env and second in self.env and self.c.maybe(30) and \
+                not self.env[first].buffer and not self.env[second].buffer and \
+                (self.env[first] == self.env[second] or not {first, second} & self.fixed):
+            self.emit(f"{first}, {second} = {second}, {first}")     # a swap
+            self.env[first], self.env[second] = self.env[second], self.env[first]
+            return
+        left, right = self.value(k1, d, True), self.value(k2, d, True)
+        left = self.bind(first, k1, left)
+        right = self.bind(second, k2, right)
+        self.emit(f"{first}, {second} = {left}, {right}")
+
+    def fill_buffer(self, d):
+        name = self.c.pick(BUFFERS)
+        source = self.c.pick(["x.copy()", f"({self.array(d)}).copy()", "np.zeros_like(x)",
+                              f"np.copy({self.array(d)})"])
+        self.emit(f"{name} = {source}")
+        self.env[name] = Var(ARRAY, buffer=True, fresh=True)
+
+    def write_buffer(self, d):
+        buffers = [n for n, v in self.env.items() if v.buffer]
+        if not buffers:
+            return self.fill_buffer(d)
+        name = self.c.pick(buffers)
+        index = self.c.pick(["0", "2", "-1", "1"] + self.ints)
+        form = self.c.below(4)
+        if form == 3:
+            self.emit(f"{name}[1:] = ({self.array(d, True)})[:2]")
+        else:
+            self.emit(f"{name}[{index}] {['=', '+=', '*='][form]} {self.scalar(d)}")
+
+    def branch(self, d):
+        before = dict(self.env)
+        ends = []
+        self.block(f"if {self.cond(d)}:", self.count())
+        ends.append(self.env)
+        while True:
+            self.env = dict(before)
+            if not self.c.maybe(30):
+                break
+            self.block(f"elif {self.cond(d)}:", self.count())
+            ends.append(self.env)
+        if self.c.maybe(50):
+            self.env = dict(before)
+            self.block("else:", self.count())
+        ends.append(self.env)
+        self.env = _join(before, *ends)
+
+    def loop(self, header, count, body=None):
+        before = dict(self.env)
+        fixed = self.fixed
+        self.fixed = fixed | set(before)
+        self.loops += 1
+        self.block(header, count, body)
+        self.loops -= 1
+        self.fixed = fixed
+        self.env = _join(before, self.env)
+
+    def fresh_name(self, names):
+        """A loop variable or counter name, reused by loop depth."""
+        return names[self.loops % len(names)]
+
+    def for_range(self, d):
+        i = self.fresh_name("ijk")
+        k = self.c.pick(["3", "2", "1", "len(x)"])
+
+        def enter():
+            self.ints.append(i)
+            if self.c.maybe(40):
+                self.exit_loop(d)
+        self.loop(f"for {i} in range({k}):", self.count(), enter)
+        self.ints.remove(i)
+
+    def exit_loop(self, d):
+        jump = self.c.pick(["break", "continue"])
+        self.emit(f"if {self.cond(d)}:")
+        self.emit(f"    {jump}")
+
+    def for_each(self, d):
+        v = self.fresh_name("vw")
+        source = self.c.pick(self.names(ARRAY, True) + ["x[::-1]"])
+        if source in self.env:      # the loop reads it as it goes: never update it in place
+            self.env[source] = Var(ARRAY, False, False)
+
+        def enter():
+            self.env[v] = Var(SCALAR)
+        self.loop(f"for {v} in {source}:", self.count(), enter)
+        self.env.pop(v, None)
+
+    def while_loop(self, d):
+        n = self.fresh_name("nm")
+        self.emit(f"{n} = 0")
+
+        def enter():
+            self.emit(f"{n} += 1")
+            if self.c.maybe(40):
+                self.exit_loop(d)
+        self.loop(f"while {n} < {self.c.pick(['3', '2'])}:", self.count(), enter)
+
+    def build_list(self, d):
+        name = f"lst{self.lists}"
+        self.lists += 1
+        kind = self.c.pick([ARRAY, SCALAR])
+        i = self.fresh_name("ijk")
+        self.ints.append(i)
+        if self.c.maybe(50):
+            self.emit(f"{name} = [{self.value(kind, d, True)} for {i} in range(3)]")
+        else:
+            self.emit(f"{name} = []")
+            self.emit(f"for {i} in range(3):")
+            self.emit(f"    {name}.append({self.value(kind, d, True)})")
+        self.ints.remove(i)
+        target, fixed_kind = self.target()
+        if fixed_kind not in (None, kind):
+            target = f"{target}_"
+        total = self.c.pick([f"sum({name})", f"{name}[0] * {name}[-1]", f"sum({name}) * 0.5"])
+        self.emit(f"{target} = {total}")
+        self.env[target] = Var(kind, False, True)
+
+    def pair(self, d):
+        kind = self.c.pick([ARRAY, SCALAR])
+        first, k1 = self.target()
+        second = self.c.pick([n for n in LOCALS if n != first])
+        k2 = self.env[second].kind if second in self.fixed else None
+        if k1 not in (None, kind) or k2 not in (None, kind):
+            return self.assign(d)
+        left, right = self.kinds_for(kind)
+        self.emit(f"{first}, {second} = helper_pair({self.value(left, d, True)}, "
+                  f"{self.value(right, d, True)})")
+        self.env[first] = self.env[second] = Var(kind, False, True)
+
+    def early_return(self, d):
+        self.emit(f"if {self.cond(d)}:")
+        self.emit(f"    return {self.result(d)}")
+
+    def count(self):
+        return 1 + self.c.below(3)
+
+    def statement(self):
+        d = self.c.below(4)
+        compound = self.nesting < 2
+        form = self.c.below(13 if compound else 6)
+        if form == 11 and "early_return" in self.avoid:
+            form = 0
+        [self.assign, self.augassign, self.tuple_assign, self.write_buffer, self.fill_buffer,
+         self.pair, self.branch, self.for_range, self.while_loop, self.build_list,
+         self.for_each, self.early_return, self.assign][form](d)
+
+    def result(self, d):
+        terms = []
+        for name, var in sorted(self.env.items()):
+            if name in ("x", "y") or not self.c.maybe(60):
+                continue
+            terms.append(f"np.sum({name})" if var.kind == ARRAY else name)
+        if not terms:
+            terms.append(self.c.pick([f"np.sum({self.array(d)})", self.scalar(d)]))
+        return " + ".join(terms)
+
+
+def ast_names(text: str) -> set:
+    return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
+
+
+def write_program(choices: Choices, avoid=frozenset()) -> tuple[str, bool]:
+    """The source of a random `def f(x, y):` and whether y is a Python float; `avoid`
+    names constructs (keys of AVOIDABLE) to leave out."""
+    y_float = choices.maybe(25)
+    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid))
+    for _ in range(1 + choices.below(6)):
+        writer.statement()
+    writer.emit(f"return {writer.result(choices.below(3))}")
+    return "def f(x, y):\n" + "\n".join(writer.lines) + "\n", y_float

@@ -1,0 +1,440 @@
+"""Minimal reproducers of what the random-program test (test_random_programs.py) found.
+
+Each function is the smallest program found that shows one problem; the comment above it
+says what sgcompiler did when it was found and what finite differences (the right answer)
+say. Fixed ones stay as regression tests (FIXED). One whose bug is still open is in OPEN,
+marked xfail(strict=True): when it is fixed, the test passes, strict makes that an error,
+and whoever fixes it moves it to FIXED.
+"""
+import numpy as np
+import pytest
+
+from gradcheck import assert_grad_matches
+from sgcompiler import SGCompilerError, grad, stop_gradient, value_and_grad
+
+X = np.array([0.4, -0.7, 1.2])       # np.sum(X) > 0
+Y = np.array([0.5, -1.0, 2.0])
+
+
+def twice(u):
+    return 2.0 * u
+
+
+# abs() of a NumPy scalar: the inlined rule loses its `* 1.0` and subtracts two NumPy
+# bools: TypeError "numpy boolean subtract, the `-` operator, is not supported".
+# Expected [1, 0, 0].
+def abs_of_numpy_scalar(x):
+    return abs(x[0])
+
+
+# An early `return` in one branch, after an element was read: the adjoint of x is the
+# float 0.0 on the branch taken, and `dx[0] += db` then fails with
+# TypeError "'float' object is not subscriptable". Expected [1, 0, 0].
+def early_return_after_index(x):
+    b = x[0]
+    if np.sum(x) > 0.0:
+        return b
+    return x[2]
+
+
+# The same with a fancy index: np.add.at(dx, ...) with dx = 0.0 raises
+# TypeError "first operand must be array". Expected [2, 1, 0].
+def early_return_after_fancy_index(x):
+    b = x[[0, 0, 1]]
+    if np.sum(x) > 0.0:
+        return np.sum(b)
+    return x[2]
+
+
+# The same with a written copy: the written array's adjoint is 0.0 on the branch taken
+# and `dbuf[0]` fails with TypeError "'float' object is not subscriptable".
+# Expected [1, 1, 1].
+def early_return_after_element_write(x):
+    buf = x.copy()
+    buf[0] = x[0]
+    if np.sum(x) > 0.0:
+        return np.sum(x)
+    return np.sum(buf)
+
+
+# An element of a user function's result: add_at(da, 1, db) adds in place into da, which
+# is a broadcast view (unreduce of a scalar), so every element gets db.
+# sgcompiler gives [4, 4, 4]; expected [2, 4, 2].
+def index_of_call_result(x):
+    a = twice(x)
+    b = a[1]
+    return np.sum(a) + b
+
+
+# A name assigned only in a branch that is not taken, then overwritten: the primal sweep
+# saves its old value (`_a_old = a`) and raises UnboundLocalError. Expected [2, 0, 0].
+def overwrite_name_bound_only_in_untaken_branch(x):
+    if np.sum(x) > 10.0:
+        a = x
+    a = x[0]
+    return a * 2.0
+
+
+# `a += y` on an array works in place in Python, so b (the same array) changes too; the
+# compiler treats it as `a = a + y`: value 6.0 instead of 7.5 at (X * 0 + [1, 2, 3], Y),
+# and gradient with respect to y 0 instead of 1. (Refusing augmented assignment to an
+# array that another name may share would also be right.)
+def inplace_add_through_alias(x, y):
+    a = x * 1.0
+    b = a
+    a += y
+    return np.sum(b)
+
+
+# A rule of the form g * mask, with g folded to the constant 1.0, leaves the bool mask as
+# the adjoint; the next rule negates it: TypeError "The numpy boolean negative, the `-`
+# operator, is not supported". Expected [-1, -1, 0].
+def clip_of_negation(x):
+    return np.sum(np.clip(-x, -0.5, 0.8))
+
+
+# The slice of a user function's result: add_at(dd, slice(None, 2), dc) into a broadcast
+# view raises ValueError "operand array with iterator write flag set is read-only".
+# Expected 2 * (1 - tanh(x) ** 2) * [2, 2, 1].
+def slice_of_call_result(x):
+    d = twice(np.tanh(x))
+    c = d[:2]
+    return np.sum(d) + np.sum(c)
+
+
+# A dead assignment inside a loop that reads x drops the adjoint code of everything after
+# the loop: NameError "name 'dx' is not defined". Expected [1, 1, 1].
+def dead_statement_in_loop(x):
+    for i in range(2):
+        a = np.sin(x)
+    return np.sum(x)
+
+
+# The same through a list comprehension (a loop) whose list is never used, inside a branch:
+# UnboundLocalError "cannot access local variable 'dx'". Expected [1, 1, 1].
+def unused_comprehension_in_branch(x):
+    if np.sum(x) > 0.0:
+        lst = [x for i in range(2)]
+    return np.sum(x)
+
+
+# The name the function returns is overwritten, and the backward sweep restores its old
+# value before the result is returned: grad raises TypeError "f must return a scalar ...
+# returned a value of shape (3,)" (value_and_grad returns None when the old value is the
+# None a loop tape starts with). Expected [0, 0, 2].
+def returned_name_restored(x):
+    if np.sum(x) > 10.0:
+        a = x
+    else:
+        a = x * 2.0
+    a = a[2]
+    return a
+
+
+def returned_name_restored_after_loop(x):
+    for i in range(2):
+        a = x
+    a = a[2]
+    return a
+
+
+# Like overwrite_name_bound_only_in_untaken_branch, with a plain copy: `_buf_old = buf`
+# raises UnboundLocalError. Expected [1, 1, 1].
+def overwrite_copy_bound_only_in_untaken_branch(x):
+    if np.sum(x) > 10.0:
+        buf = x * 2.0
+    buf = x
+    return np.sum(buf)
+
+
+# The adjoint of np.sum(...) is folded to the constant 1.0, which has lost the shape of the
+# summed array, so unbroadcast(1.0, y) cannot sum it over the broadcast axis: d/dy is 1.0
+# instead of 3.0 (and d/dx[0] 2 instead of 4 below). A regression after 6cd8af4.
+def sum_of_broadcast_scalar(x, y):
+    return np.sum(x + y)
+
+
+def sum_of_broadcast_element(x):
+    return np.sum(x + x[0])
+
+
+# A negative constant base: the normal form prints `_pow = -2.0 ** 2`, which is -4.0.
+# sgcompiler gives [-4, -4, -4] (and value_and_grad a value of the wrong sign); expected
+# [4, 4, 4].
+def negative_constant_base(x):
+    return np.sum((-2.0) ** 2 * x)
+
+
+# The same for a loop variable: a loop in a branch that is not taken binds i, and the
+# tape push of i's old value before the next loop over i raises UnboundLocalError.
+# Expected [1, 1, 1].
+def loop_variable_bound_only_in_untaken_branch(x):
+    if np.sum(x) > 10.0:
+        for i in range(3):
+            pass
+    buf = x.copy()
+    for i in range(3):
+        if np.sum(x) > 10.0:
+            buf[i] = x[0]
+        return np.sum(buf)
+
+
+# Rebinding an array that is written in place, inside a branch (or a loop), to a new array
+# is refused: SGCompilerError "'buf' is written in place later but may share memory with
+# another value here; make it a copy (.copy()) ... [in: buf = buf * 2.0]", though it is a
+# new array (the same for `buf = buf.copy()` in a loop). Expected [0, 3, 2].
+def rebind_written_array_in_branch(x):
+    buf = x.copy()
+    if np.sum(x) > 0.0:
+        buf = buf * 2.0
+    buf[0] = x[1]
+    return np.sum(buf)
+
+
+# A new array each pass of a loop, then written: the backward sweep sets dbuf = 0.0 after
+# restoring buf, and the next pass's dbuf[i] raises TypeError "'float' object is not
+# subscriptable". Expected [0, 1, 0].
+def refill_written_array_in_loop(x):
+    for i in range(2):
+        buf = np.zeros_like(x)
+        buf[i] = x[1]
+    return np.sum(buf)
+
+
+# Two loops, each with a `return` inside: both set the same `_returned` flag, so the
+# backward sweep replays the first loop's return when the second one returned, and the
+# gradient is silently zero: sgcompiler gives [0, 0, 0]; expected [3, 3, 3].
+def returns_in_two_loops(x):
+    for i in range(2):
+        if np.sum(x) > 10.0:
+            return np.sum(x * x)
+    for i in range(2):
+        return np.sum(x * 3.0)
+    return 0.0
+
+
+# Found after c0e6331: d/dx of x / 0.5 under np.sum is the broadcast scalar
+# unbroadcast(1.0 / 0.5, x), a read-only view, and `dx += ...` for the other term then
+# raises ValueError "output array is read-only". Expected cos(x) + 2.
+def broadcast_seed_then_accumulate(x):
+    a = np.sin(x)
+    c = x / 0.5
+    return np.sum(a) + np.sum(c)
+
+
+# Found after c0e6331: an element read, a conditional expression, then an early return:
+# TypeError "'float' object is not subscriptable". Expected [1, 0, 0].
+def early_return_after_conditional_expression(x):
+    c = x[0]
+    b = x[2] if np.sum(x) > 10.0 else c
+    if np.sum(x) > 0.0:
+        return b
+    return x[1]
+
+
+# Found after c0e6331: `+=` on one name unpacked from a call's tuple is refused,
+# SGCompilerError "'+=' and the like change an array in place, and 'b' refers to the same
+# array", though a and b are different arrays. Expected 2 * (x + 1).
+def pair(u, v):
+    return u * v, u + v
+
+
+def inplace_add_after_unpacking_a_call(x):
+    a, b = pair(x, 1.0)
+    a += 1.0
+    return np.sum(a * b)
+
+
+# Found after c0e6331: the same read-only broadcast adjoint, then an element added:
+# `dx[0] += d_x_0` raises ValueError "assignment destination is read-only".
+# Expected (1 - x / x[0]) / x[0] summed as finite differences say: [-3.125, 2.5, 2.5].
+def divide_by_own_element(x):
+    x = x / x[0]
+    return np.sum(x)
+
+
+# Found after c0e6331: `for v in x` iterates over the array x named when the loop
+# started; the loop lowers to `for _iv in range(len(x)): v = x[_iv]`, which reads the
+# rebound x. Value 0.0060 instead of -0.1344 at X, gradient [0.075, -0.017, 0.005] instead
+# of [-0.672, 0.192, -0.112].
+def rebind_iterated_array(x):
+    for v in x:
+        x = x * v
+    return x[0]
+
+
+# Found after c0e6331: a return inside a loop over y: dy is 0.0 on the returning path and
+# the loop's `dy[_iv] += dv` raises TypeError "'float' object is not subscriptable".
+# Expected d/dx = [1, 0, 0], d/dy = [1, 0, 0].
+def return_inside_loop_over_array(x, y):
+    for v in y:
+        return x[0] + v
+    return y[0]
+
+
+# Found after b15308b: a is a new array (np.sin's result) when `a /= 2.0` runs, yet it is
+# refused: SGCompilerError "'+=' and the like change an array in place, and 'x' refers to
+# the same array" (a was x before, and the loop iterates over x). Expected cos(x) / 8.
+def inplace_divide_in_loop_over_former_alias(x):
+    a = x
+    a = np.sin(a)
+    for v in x:
+        a /= 2.0
+    return np.sum(a)
+
+
+# Found after b15308b: the same in a loop, where `a *= a[0]` is refused ("'_a_0' refers to
+# the same array"), though the element is read before the array changes (allowed outside
+# a loop). Expected d/dx of sum(sin(x) * sin(x0) ** 3).
+def inplace_multiply_by_own_element_in_loop(x):
+    a = np.sin(x)
+    for i in range(2):
+        a *= a[0]
+    return np.sum(a)
+
+
+# Found after b15308b: under np.sum, the seed of a negated broadcast sum is the constant
+# -1.0, and unbroadcast(-1.0, x[0]) cannot sum it over the broadcast axis: sgcompiler gives
+# [-2, -1, -1]; expected [-4, -1, -1].
+def sum_of_negated_broadcast(x):
+    return np.sum(-(x[0] + x))
+
+
+# Found after b15308b: a written copy of a stopped value, read by np.minimum before the
+# write: the adjoint sweep deletes dbuf (`del d_buf_1, dbuf`) and then adds into it for
+# np.minimum: UnboundLocalError "cannot access local variable 'dbuf'".
+# Expected [0, 0, -0.7] (buf is a constant: f = c0 + c1 * min(3 c2, x2) + c2).
+def write_into_copy_of_stopped_value(x):
+    buf = np.copy(stop_gradient(x))
+    a = np.minimum(buf * 3.0, x)
+    buf[1] *= a[2]
+    return np.sum(buf)
+
+
+# Found after b15308b: the adjoint of b is 0.0 when the branch does not read b[0]; it is
+# copied into dx (b = x), and `dx[2] += ...` raises TypeError "'float' object is not
+# subscriptable". Expected [0, 0, 1].
+def copy_then_element_in_one_branch(x):
+    a = x[2]
+    b = x
+    return a + (b[0] if np.sum(x) > 10.0 else 2.0)
+
+
+# Found after b15308b: an element read in an inner loop, then a return in the outer
+# loop: TypeError "'float' object is not subscriptable" (like
+# return_inside_loop_over_array). Expected [1, 0, 0].
+def return_after_inner_loop_element_read(x):
+    for i in range(2):
+        for j in range(2):
+            c = x[0]
+        return c
+    return x[1]
+
+
+# Found after 5ef09d6 (by the hypothesis run, shrunk): in a loop with a break, `x += 1.0`
+# on the new array x * 2.0 is refused, SGCompilerError "'+=' and the like change an array
+# in place, and '_mul' refers to the same array" (_mul is the compiler's own temporary).
+# Expected [8, 8, 8].
+def inplace_add_in_loop_with_break(x):
+    for i in range(3):
+        if np.sum(x) > 100.0:
+            break
+        x = x * 2.0
+        x += 1.0
+    return np.sum(x)
+
+
+# Found after 5ef09d6: the adjoint of the new x is 0.0 when the branch takes y, and
+# `dx = dx_1 / _float` then `dx[0] += ...` raises TypeError "'float' object is not
+# subscriptable" (as copy_then_element_in_one_branch). Expected d/dx = 0, d/dy = 1.
+def scaled_by_own_element_used_in_one_branch(x, y):
+    x = x / float(x[0])
+    b = x if np.sum(y) > 10.0 else y
+    return np.sum(b)
+
+
+# Found after 5ef09d6: the seed of np.sum(-y) is the constant -1.0, which reaches
+# unbroadcast(d_add, x[2]) in the loop without the broadcast shape: d/dx[2] is -1.75
+# instead of -2.25 (as sum_of_negated_broadcast).
+def negated_sum_after_loop(x, y):
+    for i in range(2):
+        x = x * 0.5
+        y = y + x[2]
+    return np.sum(-y)
+
+
+def open_bug(reason, raises):
+    """The mark of a reproducer whose bug is still open."""
+    return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
+
+
+FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
+         clip_of_negation, early_return_after_index, early_return_after_fancy_index,
+         early_return_after_element_write, index_of_call_result, slice_of_call_result,
+         overwrite_name_bound_only_in_untaken_branch,
+         overwrite_copy_bound_only_in_untaken_branch, dead_statement_in_loop,
+         unused_comprehension_in_branch, returned_name_restored,
+         returned_name_restored_after_loop, refill_written_array_in_loop,
+         loop_variable_bound_only_in_untaken_branch, rebind_written_array_in_branch,
+         returns_in_two_loops, broadcast_seed_then_accumulate,
+         early_return_after_conditional_expression, divide_by_own_element,
+         inplace_add_after_unpacking_a_call, rebind_iterated_array,
+         inplace_divide_in_loop_over_former_alias, return_after_inner_loop_element_read,
+         inplace_multiply_by_own_element_in_loop]
+
+OPEN = [
+    pytest.param(copy_then_element_in_one_branch, marks=open_bug(
+        "a possibly-0.0 adjoint copied to another name is then indexed", TypeError)),
+    pytest.param(sum_of_negated_broadcast, marks=open_bug(
+        "a folded -1.0 seed loses the broadcast shape", AssertionError)),
+    pytest.param(inplace_add_in_loop_with_break, marks=open_bug(
+        "+= in a loop with break refused: the compiler's temporary is taken as an alias",
+        SGCompilerError)),
+]
+
+
+@pytest.mark.parametrize("f", FIXED + OPEN, ids=lambda f: getattr(f, "__name__", None))
+def test_reproducer(f):
+    value, _ = value_and_grad(f)(X.copy())
+    assert value is not None and np.isclose(value, f(X.copy()), rtol=1e-12), value
+    assert_grad_matches(f, [X])
+
+
+def test_sum_of_broadcast_scalar():
+    assert_grad_matches(sum_of_broadcast_scalar, [X, 0.7])
+
+
+def test_inplace_add_through_alias_is_refused_or_right():
+    x = np.array([1.0, 2.0, 3.0])
+    try:
+        value, _ = value_and_grad(inplace_add_through_alias, wrt=(0, 1))(x.copy(), Y.copy())
+    except SGCompilerError as exc:
+        assert "+=" in str(exc)
+        return
+    assert value == inplace_add_through_alias(x.copy(), Y.copy())
+    assert_grad_matches(inplace_add_through_alias, [x, Y])
+
+
+def test_return_inside_loop_over_array():
+    gx, gy = grad(return_inside_loop_over_array, wrt=(0, 1))(X, Y)
+    assert np.allclose(gx, [1, 0, 0]) and np.allclose(gy, [1, 0, 0]), (gx, gy)
+
+
+@pytest.mark.xfail(strict=True, reason="dbuf deleted before np.minimum's adjoint adds to it",
+                   raises=UnboundLocalError)
+def test_write_into_copy_of_stopped_value():
+    g = grad(write_into_copy_of_stopped_value)(X)
+    assert np.allclose(g, [0.0, 0.0, X[1]]), g
+
+
+@pytest.mark.xfail(strict=True, reason="a possibly-0.0 adjoint is indexed after a rule",
+                   raises=TypeError)
+def test_scaled_by_own_element_used_in_one_branch():
+    gx, gy = grad(scaled_by_own_element_used_in_one_branch, wrt=(0, 1))(X, Y)
+    assert np.allclose(gx, 0.0) and np.allclose(gy, 1.0), (gx, gy)
+
+
+@pytest.mark.xfail(strict=True, reason="a folded -1.0 seed loses the broadcast shape",
+                   raises=AssertionError)
+def test_negated_sum_after_loop():
+    assert_grad_matches(negated_sum_after_loop, [X, Y], wrt=[0])
