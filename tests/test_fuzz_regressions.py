@@ -380,17 +380,10 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          early_return_after_conditional_expression, divide_by_own_element,
          inplace_add_after_unpacking_a_call, rebind_iterated_array,
          inplace_divide_in_loop_over_former_alias, return_after_inner_loop_element_read,
-         inplace_multiply_by_own_element_in_loop]
+         inplace_multiply_by_own_element_in_loop,
+         copy_then_element_in_one_branch, sum_of_negated_broadcast, inplace_add_in_loop_with_break]
 
-OPEN = [
-    pytest.param(copy_then_element_in_one_branch, marks=open_bug(
-        "a possibly-0.0 adjoint copied to another name is then indexed", TypeError)),
-    pytest.param(sum_of_negated_broadcast, marks=open_bug(
-        "a folded -1.0 seed loses the broadcast shape", AssertionError)),
-    pytest.param(inplace_add_in_loop_with_break, marks=open_bug(
-        "+= in a loop with break refused: the compiler's temporary is taken as an alias",
-        SGCompilerError)),
-]
+OPEN = []
 
 
 @pytest.mark.parametrize("f", FIXED + OPEN, ids=lambda f: getattr(f, "__name__", None))
@@ -420,21 +413,15 @@ def test_return_inside_loop_over_array():
     assert np.allclose(gx, [1, 0, 0]) and np.allclose(gy, [1, 0, 0]), (gx, gy)
 
 
-@pytest.mark.xfail(strict=True, reason="dbuf deleted before np.minimum's adjoint adds to it",
-                   raises=UnboundLocalError)
 def test_write_into_copy_of_stopped_value():
     g = grad(write_into_copy_of_stopped_value)(X)
     assert np.allclose(g, [0.0, 0.0, X[1]]), g
 
 
-@pytest.mark.xfail(strict=True, reason="a possibly-0.0 adjoint is indexed after a rule",
-                   raises=TypeError)
 def test_scaled_by_own_element_used_in_one_branch():
     gx, gy = grad(scaled_by_own_element_used_in_one_branch, wrt=(0, 1))(X, Y)
     assert np.allclose(gx, 0.0) and np.allclose(gy, 1.0), (gx, gy)
 
 
-@pytest.mark.xfail(strict=True, reason="a folded -1.0 seed loses the broadcast shape",
-                   raises=AssertionError)
 def test_negated_sum_after_loop():
     assert_grad_matches(negated_sum_after_loop, [X, Y], wrt=[0])

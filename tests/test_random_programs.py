@@ -16,9 +16,7 @@ programs each time and shrinking, set SGCOMPILER_FUZZ_EXAMPLES:
 For a long run that goes on past failures and saves each one, use
 `python3 tests/program_check.py --count N` (see its docstring).
 
-While the bugs reproduced in test_fuzz_regressions.py are open, the default run is
-expected to fail (xfail, strict): when they are fixed it passes, strict makes that an
-error, and the mark should be removed.
+Every bug this test has found has a minimal reproducer in test_fuzz_regressions.py.
 """
 import os
 
@@ -38,8 +36,6 @@ def programs(draw):
     return write_program(Choices(lambda n: draw(st.integers(0, n - 1))))
 
 
-@pytest.mark.xfail(DEFAULT_RUN, strict=True,
-                   reason="open bugs reproduced in tests/test_fuzz_regressions.py")
 @settings(max_examples=EXAMPLES or 80, derandomize=DEFAULT_RUN, deadline=None,
           database=None, print_blob=not DEFAULT_RUN,
           phases=(Phase.explicit, Phase.generate) if DEFAULT_RUN else tuple(Phase),
