@@ -363,6 +363,15 @@ def negated_sum_after_loop(x, y):
     return np.sum(-y)
 
 
+# Found after 5ef09d6: the simplest form of write_into_copy_of_stopped_value: a constant
+# array read by an active operation, then written with an active value: UnboundLocalError
+# "cannot access local variable 'dbuf'". Expected [0, 0, 1].
+def write_into_constant_array_read_before(x):
+    buf = np.ones_like(x)
+    buf[1] = (buf * x)[2]
+    return np.sum(buf)
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -413,9 +422,12 @@ def test_return_inside_loop_over_array():
     assert np.allclose(gx, [1, 0, 0]) and np.allclose(gy, [1, 0, 0]), (gx, gy)
 
 
-def test_write_into_copy_of_stopped_value():
-    g = grad(write_into_copy_of_stopped_value)(X)
-    assert np.allclose(g, [0.0, 0.0, X[1]]), g
+@pytest.mark.parametrize("f, expected", [
+    (write_into_copy_of_stopped_value, [0.0, 0.0, X[1]]),
+    (write_into_constant_array_read_before, [0.0, 0.0, 1.0])])
+def test_write_into_constant_array_read_before(f, expected):
+    g = grad(f)(X)
+    assert np.allclose(g, expected), g
 
 
 def test_scaled_by_own_element_used_in_one_branch():
