@@ -376,7 +376,8 @@ class _Writer:
         k1, k2 = k1 or self.c.pick([ARRAY, SCALAR]), k2 or self.c.pick([ARRAY, SCALAR])
         if first in self.env and second in self.env and self.c.maybe(30) and \
                 not self.env[first].buffer and not self.env[second].buffer and \
-                (self.env[first] == self.env[second] or not {first, second} & self.fixed):
+                (self.env[first] == self.env[second] or
+                 not {first, second} & (self.fixed | {"x", "y"})):
             self.emit(f"{first}, {second} = {second}, {first}")     # a swap
             self.env[first], self.env[second] = self.env[second], self.env[first]
             return
