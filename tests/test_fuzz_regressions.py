@@ -372,6 +372,19 @@ def write_into_constant_array_read_before(x):
     return np.sum(buf)
 
 
+# Found after f9eafb5: b holds x on one path, then the constant 0.5, which a loop reads:
+# the loop's adjoint does `db += da` with db never set: UnboundLocalError "cannot access
+# local variable 'db'". Expected [0.75, 0.75, 0.75].
+def constant_rebound_after_branch_used_in_loop(x):
+    if np.sum(x) > 0.0:
+        b = x
+    b = 0.5
+    a = x * 3.0
+    for i in range(2):
+        a = a * b
+    return np.sum(a)
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -392,7 +405,10 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          inplace_multiply_by_own_element_in_loop,
          copy_then_element_in_one_branch, sum_of_negated_broadcast, inplace_add_in_loop_with_break]
 
-OPEN = []
+OPEN = [
+    pytest.param(constant_rebound_after_branch_used_in_loop, marks=open_bug(
+        "an adjoint accumulated in a loop is never initialised", UnboundLocalError)),
+]
 
 
 @pytest.mark.parametrize("f", FIXED + OPEN, ids=lambda f: getattr(f, "__name__", None))
