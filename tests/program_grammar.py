@@ -455,8 +455,8 @@ class _Writer:
     def for_each(self, d):
         v = self.fresh_name("vw")
         source = self.c.pick(self.names(ARRAY, True) + ["x[::-1]"])
-        if source in self.env:      # the loop reads it as it goes: never update it in place
-            self.env[source] = Var(ARRAY, False, False)
+        for name in ast_names(source):  # the loop reads it as it goes: no in-place update
+            self.env[name] = Var(ARRAY, False, False)
 
         def enter():
             self.env[v] = Var(SCALAR)

@@ -385,6 +385,19 @@ def constant_rebound_after_branch_used_in_loop(x):
     return np.sum(a)
 
 
+# Found after f9eafb5: `a *= 2.0` after a `return a` in the same loop is refused,
+# SGCompilerError "'+=' and the like change an array in place, and '_return_value' refers
+# to the same array" (the compiler's own temporary for the returned value; when the
+# return runs, the loop ends). Expected [8, 0, 0].
+def inplace_after_return_in_loop(x):
+    a = x[0] * 2.0
+    for i in range(2):
+        if np.sum(x) > 10.0:
+            return a
+        a *= 2.0
+    return a
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -408,6 +421,8 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
 OPEN = [
     pytest.param(constant_rebound_after_branch_used_in_loop, marks=open_bug(
         "an adjoint accumulated in a loop is never initialised", UnboundLocalError)),
+    pytest.param(inplace_after_return_in_loop, marks=open_bug(
+        "*= refused: the returned-value temporary is taken as an alias", SGCompilerError)),
 ]
 
 
