@@ -122,8 +122,7 @@ def _fresh(node) -> bool:
 # constructs that trigger known, open bugs (tests/test_fuzz_regressions.py); a long run can
 # leave them out to look for new bugs: program_check.py --avoid NAME ...
 AVOIDABLE = {
-    "early_return": "return inside if/loops (possibly-0.0 adjoints, "
-                    "copy_then_element_in_one_branch)",
+    "early_return": "return inside if/loops (inplace_after_return_in_loop)",
 }
 
 
