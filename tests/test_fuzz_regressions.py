@@ -416,14 +416,10 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          inplace_add_after_unpacking_a_call, rebind_iterated_array,
          inplace_divide_in_loop_over_former_alias, return_after_inner_loop_element_read,
          inplace_multiply_by_own_element_in_loop,
-         copy_then_element_in_one_branch, sum_of_negated_broadcast, inplace_add_in_loop_with_break]
+         copy_then_element_in_one_branch, sum_of_negated_broadcast, inplace_add_in_loop_with_break,
+         constant_rebound_after_branch_used_in_loop, inplace_after_return_in_loop]
 
-OPEN = [
-    pytest.param(constant_rebound_after_branch_used_in_loop, marks=open_bug(
-        "an adjoint accumulated in a loop is never initialised", UnboundLocalError)),
-    pytest.param(inplace_after_return_in_loop, marks=open_bug(
-        "*= refused: the returned-value temporary is taken as an alias", SGCompilerError)),
-]
+OPEN = []
 
 
 @pytest.mark.parametrize("f", FIXED + OPEN, ids=lambda f: getattr(f, "__name__", None))

@@ -20,15 +20,22 @@ def stable_names(norm):
     return stable | {p for p in norm.params if p not in counts}
 
 
-def linear(body):
+def linear(body, exits=None):
     """Statements in execution order, loop bodies twice (to see one iteration's write
-    reach the next iteration's read)."""
+    reach the next iteration's read). A branch that leaves its loop (ends in `break`)
+    runs after the rest of the loop, never before its later statements."""
     out = []
     for stmt in body:
         if isinstance(stmt, gast.If):
-            out += [stmt] + linear(stmt.body) + linear(stmt.orelse)
+            out.append(stmt)
+            for branch in (stmt.body, stmt.orelse):
+                if exits is not None and branch and isinstance(branch[-1], gast.Break):
+                    exits.extend(linear(branch, exits))
+                else:
+                    out += linear(branch, exits)
         elif isinstance(stmt, LOOPS):
-            out += linear(stmt.body) * 2
+            leaving = []
+            out += linear(stmt.body, leaving) * 2 + leaving
         else:
             out.append(stmt)
     return out

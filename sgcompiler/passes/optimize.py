@@ -108,6 +108,8 @@ def _counts(tree):
     for node in gast.walk(tree):
         if isinstance(node, gast.Name):
             (writes if isinstance(node.ctx, gast.Store) else reads)[node.id] += 1
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            reads[node.target.id] += 1         # x += y reads x
     return reads, writes
 
 
