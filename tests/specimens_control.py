@@ -196,7 +196,20 @@ def write_in_branch_loop(x):
     return np.sum(y * x)
 
 
+def inner_loop_rebinds_needed_index(x):
+    # the second loop does nothing differentiable, but its inner loop rebinds j, which
+    # the first loop's adjoint reads: it must be replayed to restore j (found by fuzzing)
+    for j in range(3):
+        x = x + x[j] * 0.5
+    for i in range(2):
+        lst = []
+        for j in range(3):
+            lst.append(np.abs(x))
+    return x[-1]
+
+
 ROWS = [
+    (inner_loop_rebinds_needed_index, lambda r: [r.normal(size=(3,))]),
     (build_by_writes, lambda r: [r.normal(size=(5,))]),
     (overwrite_slices, lambda r: [r.normal(size=(4, 3)), 0.7]),
     (overwrite_slices, lambda r: [r.normal(size=(4, 3)), r.normal(size=(1,))]),

@@ -41,10 +41,11 @@ class LoopSweeps:
         return None
 
     def has_reverse(self, stmt):
-        written = {target_of(s) for s in assignments(stmt.body)}
-        if isinstance(stmt, gast.For):
-            written.add(stmt.target.id)
-        return self.loop_reverses.get(id(stmt), False) or bool(written & self.needed)
+        """Whether the adjoint sweep replays this loop: it has adjoint code, or it (or a
+        loop inside it) overwrites a value the adjoint sweep reads."""
+        written = {target_of(s) for s in assignments(stmt.body)} | _loop_targets([stmt])
+        return self.loop_reverses.get(id(stmt), False) or bool(written & self.needed) or \
+            any(self.has_reverse(inner) for inner in _inner_loops(stmt.body))
 
     def primal_loop(self, stmt, defined, in_loop):
         written = {target_of(s) for s in assignments(stmt.body)}
@@ -241,6 +242,16 @@ def _before_breaks(body, stmt):
             s.body, s.orelse = _before_breaks(s.body, stmt), _before_breaks(s.orelse, stmt)
         out.append(s)
     return out
+
+
+def _inner_loops(body):
+    """The loops directly inside `body` (through branches, not through other loops)."""
+    for s in body:
+        if isinstance(s, LOOPS):
+            yield s
+        elif isinstance(s, gast.If):
+            yield from _inner_loops(s.body)
+            yield from _inner_loops(s.orelse)
 
 
 def _loop_targets(body):
