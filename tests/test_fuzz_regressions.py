@@ -471,7 +471,7 @@ def test_negated_sum_after_loop():
 # after the other by the alias analysis (memory.linear lists both branches), so the update
 # is refused as if d could still be x there, though d is rebound at the top of every
 # iteration. A false refusal, not a wrong gradient. Expected [2, 2, 2] (the last pass
-# leaves d = x + 1). Still open.
+# leaves d = x + 1). Fixed: branches of one `if` in one pass are exclusive.
 def inplace_in_branch_exclusive_with_alias(x):
     for i in range(2):
         d = x * 1.0
@@ -482,7 +482,21 @@ def inplace_in_branch_exclusive_with_alias(x):
     return np.sum(d * 2.0)
 
 
-@pytest.mark.xfail(strict=True, reason="exclusive branches are ordered in the alias analysis",
-                   raises=SGCompilerError)
 def test_inplace_in_branch_exclusive_with_alias():
     assert_grad_matches(inplace_in_branch_exclusive_with_alias, [X])
+
+
+def alias_rebound_in_one_branch_only(x, c):
+    a = x * 1.0
+    b = a
+    if c > 0:
+        b = x * 2.0
+    a += 1.0
+    return np.sum(b)
+
+
+def test_alias_rebound_in_one_branch_only_is_refused():
+    # b is still a's array when c <= 0: the in-place update reaches it, so it is refused
+    # (a rebinding inside a branch that may not run does not end the alias)
+    with pytest.raises(SGCompilerError, match="refers to the same array"):
+        value_and_grad(alias_rebound_in_one_branch_only)(X.copy(), -1.0)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import gast
 
 from ..errors import describe, errors_at
-from .memory import linear, own_reads
+from .memory import exclusive, linear_paths, own_reads
 from .resolve import local_names
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
@@ -110,7 +110,9 @@ def _refuse_shared_augmented(norm, flows):
     instead. Refuse when such a name is read after the update, rather than differ."""
     if not norm.augmented:
         return
-    order = linear(norm.body)
+    walk = linear_paths(norm.body)
+    order = [s for s, _ in walk]
+    paths = [p for _, p in walk]
     positions, assigned_at = {}, {}
     for i, s in enumerate(order):
         positions.setdefault(id(s), []).append(i)
@@ -126,7 +128,10 @@ def _refuse_shared_augmented(norm, flows):
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)]
 
     def rebound(name, start, stop):
-        return any(start < i < stop for i in assigned_at.get(name, ()))
+        """name is certainly assigned after `start` on the way to `stop` (an assignment in
+        a branch that may not run does not count)."""
+        return any(start < i < stop and paths[stop][:len(paths[i])] == paths[i]
+                   for i in assigned_at.get(name, ()))
 
     problems = []
     for stmt_id, name in norm.augmented:
@@ -140,12 +145,14 @@ def _refuse_shared_augmented(norm, flows):
                     if (a in group) == (b in group):
                         continue
                     if any(pos < at and not rebound(a, pos, at) and not rebound(b, pos, at)
+                           and not exclusive(paths[pos], paths[at])
                            for pos in positions.get(id(stmt), ())):
                         group |= {a, b}
                         changed = True
-            alive = group - {name}
-            for later in order[at + 1:]:
-                seen = own_reads(later) & alive
+            others = group - {name}
+            for j in range(at + 1, len(order)):
+                later = order[j]
+                seen = {n for n in own_reads(later) & others if not rebound(n, at, j)}
                 if seen:
                     problems.append(describe(norm.fn, order[at], f"'+=' and the like change "
                                              f"an array in place, and '{sorted(seen)[0]}' "
@@ -153,8 +160,6 @@ def _refuse_shared_augmented(norm, flows):
                                              f"{name} + ... (a new array) or copy it first "
                                              "(.copy())"))
                     break
-                if isinstance(later, gast.Assign) or is_append(later):
-                    alive.discard(target_of(later))     # it names another value now
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
 

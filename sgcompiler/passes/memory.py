@@ -20,25 +20,45 @@ def stable_names(norm):
     return stable | {p for p in norm.params if p not in counts}
 
 
-def linear(body, exits=None):
+def linear(body):
     """Statements in execution order, loop bodies twice (to see one iteration's write
     reach the next iteration's read). A branch that leaves its loop (ends in `break`)
     runs after the rest of the loop, never before its later statements."""
+    return [stmt for stmt, _ in linear_paths(body)]
+
+
+def linear_paths(body, path=(), exits=None):
+    """`linear`, with each statement's path: the branches ("if", id, 0 or 1) and loop
+    passes ("loop", id, 0 or 1) it sits in. See `exclusive`."""
     out = []
     for stmt in body:
         if isinstance(stmt, gast.If):
-            out.append(stmt)
-            for branch in (stmt.body, stmt.orelse):
+            out.append((stmt, path))
+            for index, branch in enumerate((stmt.body, stmt.orelse)):
+                inner = linear_paths(branch, path + (("if", id(stmt), index),), exits)
                 if exits is not None and branch and isinstance(branch[-1], gast.Break):
-                    exits.extend(linear(branch, exits))
+                    exits.extend(inner)
                 else:
-                    out += linear(branch, exits)
+                    out += inner
         elif isinstance(stmt, LOOPS):
             leaving = []
-            out += linear(stmt.body, leaving) * 2 + leaving
+            for turn in (0, 1):
+                out += linear_paths(stmt.body, path + (("loop", id(stmt), turn),),
+                                    leaving if turn == 0 else [])
+            out += leaving
         else:
-            out.append(stmt)
+            out.append((stmt, path))
     return out
+
+
+def exclusive(path, other) -> bool:
+    """Whether two statements of `linear_paths` are in different branches of one `if`
+    in the same loop pass: then one never runs after the other without the if running
+    again in between."""
+    for a, b in zip(path, other):
+        if a != b:
+            return a[0] == b[0] == "if" and a[1] == b[1]
+    return False
 
 
 def reads_after_writes(body):
