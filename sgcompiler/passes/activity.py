@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import gast
 
 from ..errors import describe, errors_at
-from .memory import exclusive, linear_paths, own_reads
+from .memory import IfEnd, exclusive, linear_paths, own_reads
 from .resolve import local_names
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
@@ -116,7 +116,10 @@ def _refuse_shared_augmented(norm, flows):
     positions, assigned_at = {}, {}
     for i, s in enumerate(order):
         positions.setdefault(id(s), []).append(i)
-        if isinstance(s, gast.Assign) or is_append(s):
+        if isinstance(s, IfEnd):          # both branches assigned these
+            for name in s.assigns:
+                assigned_at.setdefault(name, []).append(i)
+        elif isinstance(s, gast.Assign) or is_append(s):
             assigned_at.setdefault(target_of(s), []).append(i)
     # elements of a tuple or list (a call's results, a literal) are separate objects
     separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or

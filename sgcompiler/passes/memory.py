@@ -24,7 +24,26 @@ def linear(body):
     """Statements in execution order, loop bodies twice (to see one iteration's write
     reach the next iteration's read). A branch that leaves its loop (ends in `break`)
     runs after the rest of the loop, never before its later statements."""
-    return [stmt for stmt, _ in linear_paths(body)]
+    return [stmt for stmt, _ in linear_paths(body) if not isinstance(stmt, IfEnd)]
+
+
+class IfEnd:
+    """Marks, in `linear_paths`, where an `if` ends; `assigns` are the names both of its
+    branches certainly assign."""
+
+    def __init__(self, stmt):
+        self.stmt = stmt
+        self.assigns = _certainly_assigned(stmt.body) & _certainly_assigned(stmt.orelse)
+
+
+def _certainly_assigned(block) -> set:
+    names = set()
+    for stmt in block:
+        if isinstance(stmt, gast.Assign) and not is_setitem(stmt):
+            names.add(target_of(stmt))
+        elif isinstance(stmt, gast.If):
+            names |= _certainly_assigned(stmt.body) & _certainly_assigned(stmt.orelse)
+    return names
 
 
 def linear_paths(body, path=(), exits=None):
@@ -40,6 +59,7 @@ def linear_paths(body, path=(), exits=None):
                     exits.extend(inner)
                 else:
                     out += inner
+            out.append((IfEnd(stmt), path))
         elif isinstance(stmt, LOOPS):
             leaving = []
             for turn in (0, 1):
@@ -87,6 +107,8 @@ def reads_after_writes(body):
 def own_reads(stmt) -> set:
     """Names a statement of `linear`'s order reads itself: an `if` only its test (the
     statements of its branches stand on their own in that order)."""
+    if isinstance(stmt, IfEnd):
+        return set()
     node = stmt.test if isinstance(stmt, (gast.If, gast.While)) else stmt
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
