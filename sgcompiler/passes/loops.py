@@ -21,7 +21,7 @@ import gast
 
 from .activity import assignments
 from .inline import const, load
-from .lower import jumps
+from .lower import before_breaks, jumps
 from .ops import describe_stmt, is_setitem, target_of
 from .shapes import ARRAY
 
@@ -81,7 +81,8 @@ class LoopSweeps:
             body = [count] + self.primal_block(stmt.body, inner_defined, in_loop=True)
         if var is not None:
             # pushed last in each iteration (and before a break), so it is popped first
-            body = _before_breaks(body, self.push(var, stmt)) + [self.push(var, stmt)]
+            body = before_breaks(body, lambda brk: self.push(var, stmt)) + \
+                [self.push(var, stmt)]
         loop = copy.copy(stmt)
         loop.body = body
         out += [self.assign(trips, const(0), stmt), loop]
@@ -229,19 +230,6 @@ class LoopSweeps:
                 if self.is_active(name):
                     names.add(name)
         return names
-
-
-def _before_breaks(body, stmt):
-    """`body` with a copy of `stmt` before each `break` of this loop."""
-    out = []
-    for s in body:
-        if isinstance(s, gast.Break):
-            out.append(copy.deepcopy(stmt))
-        elif isinstance(s, gast.If):
-            s = copy.copy(s)
-            s.body, s.orelse = _before_breaks(s.body, stmt), _before_breaks(s.orelse, stmt)
-        out.append(s)
-    return out
 
 
 def _inner_loops(body):

@@ -136,7 +136,7 @@ class _Lower:
             if jumps(body, (gast.Break,)):
                 flag = self.namer.fresh("_broke")
                 before.append(_assign(flag, _const(False), stmt))
-                body = _flag_breaks(body, flag)
+                body = before_breaks(body, lambda brk: _assign(flag, _const(True), brk))
                 test = gast.UnaryOp(op=gast.Not(), operand=_name(flag))
                 after.append(gast.copy_location(gast.If(test=test, body=orelse, orelse=[]),
                                                 stmt))
@@ -193,15 +193,16 @@ def _drop_trailing_continue(block):
     return out
 
 
-def _flag_breaks(block, flag):
+def before_breaks(block, make):
+    """`block` with `make(brk)` (a statement) before each `break` of this loop."""
     out = []
     for stmt in block:
         if isinstance(stmt, gast.Break):
-            out.append(_assign(flag, _const(True), stmt))
+            out.append(make(stmt))
         elif isinstance(stmt, gast.If):
             stmt = copy.copy(stmt)
-            stmt.body = _flag_breaks(stmt.body, flag)
-            stmt.orelse = _flag_breaks(stmt.orelse, flag)
+            stmt.body = before_breaks(stmt.body, make)
+            stmt.orelse = before_breaks(stmt.orelse, make)
         out.append(stmt)
     return out
 
