@@ -60,7 +60,8 @@ class GradientFunction:
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> generated function
         self._version = rules.version()     # of the rules the functions were compiled with
-        self._last = (frozenset(), frozenset())
+        self._last = (frozenset(), frozenset(), with_value, ())
+        self._shaped = 0         # how many sets of argument shapes have code of their own
         functools.update_wrapper(self, fn)
         self.__name__ = f"{fn.__name__}_grad"
 
@@ -84,7 +85,7 @@ class GradientFunction:
     def source(self) -> str:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
-        return compile_gradient(self.primal, self.wrt, *self._last, self.with_value).source
+        return compile_gradient(self.primal, self.wrt, *self._last).source
 
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
@@ -99,7 +100,8 @@ class GradientFunction:
         if self._version != rules.version():    # a rule was registered: compile again
             self._compiled.clear()
             self._version = rules.version()
-        kinds = tuple(map(type, args))
+        kinds = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a)
+                       for a in args])
         found = self._compiled.get(kinds)
         if found is None:
             found = self._specialise(args, kinds)
@@ -121,13 +123,21 @@ class GradientFunction:
         return (result, grads) if self.with_value else grads
 
     def _specialise(self, args, kinds):
-        """Compile for arguments of these types: Python numbers are known scalars, and
-        dicts, lists and tuples are parameter trees."""
-        scalars = frozenset(p for p, t in zip(self._params, kinds) if t in (float, int))
-        trees = frozenset(p for p, t in zip(self._params, kinds)
+        """Compile for arguments like these: Python numbers are known scalars, dicts, lists
+        and tuples are parameter trees, and arrays have the shapes and dtypes they have
+        (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
+        types_ = [k if isinstance(k, type) else np.ndarray for k in kinds]
+        scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
+        trees = frozenset(p for p, t in zip(self._params, types_)
                           if issubclass(t, (dict, list, tuple)))
-        compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value)
-        self._last = (scalars, trees)
+        arrays = ()
+        if self._shaped < MAX_SHAPES:
+            arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
+                           if type(a) is np.ndarray or isinstance(a, np.floating))
+            self._shaped += bool(arrays)
+        compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value,
+                                    arrays)
+        self._last = (scalars, trees, self.with_value, arrays)
         self._compiled[kinds] = compiled.bind(self.primal), compiled.returns_value
         return self._compiled[kinds]
 
@@ -147,6 +157,7 @@ class GradientFunction:
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)
+MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
 
 
 def _plain_float(value) -> bool:

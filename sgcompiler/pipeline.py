@@ -49,7 +49,8 @@ _CACHE: dict = {}
 
 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
-                     trees: frozenset = frozenset(), value: bool = True) -> Compiled:
+                     trees: frozenset = frozenset(), value: bool = True,
+                     arrays: tuple = ()) -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -60,25 +61,29 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
         value: False asks for the gradient alone (the loss value is then not computed
             when nothing else needs it); granted only when the result is provably a
             scalar, since otherwise the caller must check it (`returns_value` says).
+        arrays: (parameter, shape, dtype) of the arrays the code is specialised for: it
+            is then only valid for arguments of exactly those shapes and dtypes.
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
-    key = (fn.__code__, wrt, scalars, trees, value, id(fn.__globals__), rules.version())
+    key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
+           rules.version())
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = _compile(fn, wrt, scalars, trees, value)
+        compiled = _compile(fn, wrt, scalars, trees, value, arrays)
         _CACHE[key] = compiled
     return compiled
 
 
-def _compile(fn, wrt, scalars, trees, value) -> Compiled:
+def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
     src = parse_function(fn)
     check(src)
     resolution = resolve(src)
     norm = normalize(src, resolution)
     act = activity(norm, resolution, wrt)
-    shape_facts = shapes(norm, resolution, scalars, trees)
+    shape_facts = shapes(norm, resolution, scalars, trees,
+                         {p: (shape, dtype) for p, shape, dtype in arrays})
     value = value or not shape_facts.is_scalar(norm.returned)
     gradient = reverse(norm, resolution, act, shape_facts, wrt, piece, value)
     optimize(gradient.tree, runtime_helpers(gradient.linker.names), local_names(src.tree),

@@ -13,8 +13,9 @@ from __future__ import annotations
 import copy
 
 import gast
+import numpy as np
 
-from .shapes import SCALAR, Shapes
+from .shapes import SCALAR, Shapes, class_shape, concrete_class
 
 
 class Linker:
@@ -173,9 +174,69 @@ class _Simplify(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
-        if isinstance(func, gast.Name) and self.linker.names.get(func.id) is _unbroadcast():
+        helper = self.linker.names.get(func.id) if isinstance(func, gast.Name) else None
+        if helper is None or getattr(helper, "__module__", "") != "sgcompiler.runtime":
+            return node
+        name = helper.__name__
+        if name == "unbroadcast":
             return self._unbroadcast(node)
+        if name == "reduced_size":
+            return self._reduced_size(node)
+        if name in _PRODUCT_GRADS:
+            return self._product_grad(node, name)
         return node
+
+    def _known_shape(self, node):
+        """The concrete shape of an atom, or None."""
+        if isinstance(node, gast.Name):
+            return class_shape(self.shape_class(node))
+        return () if _number(node) is not None else None
+
+    def _reduced_size(self, node):
+        """reduced_size(x, axis) of an x of known shape: the number itself."""
+        if node.keywords or not 1 <= len(node.args) <= 2:
+            return node
+        shape = self._known_shape(node.args[0])
+        axis = node.args[1] if len(node.args) == 2 else const(None)
+        axes = _constant_axes(axis, shape)
+        if shape is None or axes is None:
+            return node
+        n = 1
+        for a in axes:
+            n *= shape[a]
+        return const(n)
+
+    def _product_grad(self, node, name):
+        """matmul_grad_left(g, x, y) and friends, for 1-d and 2-d operands of known shape,
+        as the expression one would write: g @ y.T, x.T @ g, np.outer(g, y), ..."""
+        if node.keywords or len(node.args) != 3 or \
+                not all(isinstance(a, gast.Name) for a in node.args[1:]):
+            return node
+        g, x, y = node.args
+        xs, ys = self._known_shape(x), self._known_shape(y)
+        if xs is None or ys is None or not (1 <= len(xs) <= 2 and 1 <= len(ys) <= 2) \
+                or xs[-1] != ys[0]:
+            return node
+        result = xs[:-1] + ys[1:]
+        if self._known_shape(g) != result:
+            return node         # g may be a broadcast scalar or a plain zero
+        left = name.endswith("left")
+        if len(xs) == 1 and len(ys) == 1:               # a dot product: g is a scalar
+            return gast.BinOp(left=g, op=gast.Mult(), right=y if left else x)
+        if left:
+            if len(xs) == 2 and len(ys) == 2:
+                return _matmul(g, _transposed(y))
+            if len(xs) == 2:
+                return self._np("outer", [g, y])
+            return _matmul(y, g)
+        if len(xs) == 2:
+            return _matmul(_transposed(x), g)
+        return self._np("outer", [x, g])
+
+    def _np(self, attr, args, keywords=()):
+        np_name = load(self.linker.name_for("np", np))
+        return gast.Call(func=gast.Attribute(value=np_name, attr=attr, ctx=gast.Load()),
+                         args=list(args), keywords=list(keywords))
 
     def shape_class(self, node):
         """The shape class of an expression, or None when it is not known."""
@@ -193,7 +254,7 @@ class _Simplify(gast.NodeTransformer):
             if obj is None and isinstance(node.func, gast.Attribute):
                 obj = getattr(self.linker.names.get(getattr(node.func.value, "id", None)),
                               node.func.attr, None)
-            if isinstance(obj, _numpy().ufunc) or getattr(obj, "__name__", "") in (
+            if isinstance(obj, np.ufunc) or getattr(obj, "__name__", "") in (
                     "where", "balanced_eq"):
                 return _broadcast_classes([self.shape_class(a) for a in node.args])
             if getattr(obj, "__name__", "") == "reduced_size":
@@ -210,6 +271,9 @@ class _Simplify(gast.NodeTransformer):
         target = self.shapes.of(operand.id)
         if cls is not None and cls == target:
             return grad
+        summed = self._static_sum(grad, class_shape(cls), class_shape(target))
+        if summed is not None:
+            return summed
         if target == SCALAR:
             return grad if cls == SCALAR else self._sum(grad)
         if isinstance(grad, gast.UnaryOp) and isinstance(grad.op, gast.USub) and (
@@ -220,18 +284,40 @@ class _Simplify(gast.NodeTransformer):
             return gast.UnaryOp(op=gast.USub(), operand=node)
         return node
 
+    def _static_sum(self, grad, gshape, shape):
+        """unbroadcast(g, x) for shapes known here, as the sum it is: np.sum(g, axis=0)
+        (leading axes) or np.sum(g, axis=1, keepdims=True) (axes of length 1), or None."""
+        if gshape is None or shape is None or not shape or len(gshape) < len(shape):
+            return None
+        try:
+            if np.broadcast_shapes(gshape, shape) != gshape:
+                return None
+        except ValueError:
+            return None
+        extra = len(gshape) - len(shape)
+        ones = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1)
+        if extra and ones:
+            return None     # both kinds at once: leave it to the run-time helper
+        negated = isinstance(grad, gast.UnaryOp) and isinstance(grad.op, gast.USub)
+        inner = grad.operand if negated else grad
+        if extra:
+            axes = tuple(range(extra))
+            keywords = [gast.keyword(arg="axis", value=_axis_node(axes))]
+        else:
+            keywords = [gast.keyword(arg="axis", value=_axis_node(ones)),
+                        gast.keyword(arg="keepdims", value=const(True))]
+        out = self._np("sum", [inner], keywords)
+        return gast.UnaryOp(op=gast.USub(), operand=out) if negated else out
+
     def _sum(self, grad):
         """np.sum(g), with scalar factors moved out: np.sum(-g * e / t ** 2) becomes
         -np.sum(g * e) / t ** 2, one pass over the array instead of three."""
-        np_name = load(self.linker.name_for("np", _numpy()))
         factors = _factors(grad, False)
         arrays = [(f, inv) for f, inv in factors if self.shape_class(f) != SCALAR]
         scalars = [(f, inv) for f, inv in factors if self.shape_class(f) == SCALAR]
         if not arrays or not scalars:
-            return gast.Call(func=gast.Attribute(value=np_name, attr="sum", ctx=gast.Load()),
-                             args=[grad], keywords=[])
-        out = gast.Call(func=gast.Attribute(value=np_name, attr="sum", ctx=gast.Load()),
-                        args=[_product(arrays)], keywords=[])
+            return self._np("sum", [grad])
+        out = self._np("sum", [_product(arrays)])
         signs = [f for f, inv in scalars if _number(f) == -1 and not inv]
         if len(signs) % 2:
             out = gast.UnaryOp(op=gast.USub(), operand=out)
@@ -284,17 +370,58 @@ def _broadcast_classes(classes):
     arrays = {c for c in classes if c != SCALAR}
     if not arrays:
         return SCALAR
-    return arrays.pop() if len(arrays) == 1 else None
+    if len(arrays) == 1:
+        return arrays.pop()
+    shapes = [class_shape(c) for c in arrays]
+    if any(s is None for s in shapes):
+        return None
+    try:
+        return concrete_class(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+# runtime helpers for the gradients of matrix products
+_PRODUCT_GRADS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right")
+
+
+def _constant_axes(node, shape):
+    """The sorted axes a constant `axis` argument names, for an array of `shape`."""
+    if shape is None:
+        return None
+    ndim = len(shape)
+    if isinstance(node, gast.Constant) and node.value is None:
+        return tuple(range(ndim))
+    items = node.elts if isinstance(node, gast.Tuple) else [node]
+    axes = set()
+    for item in items:
+        value = _number(item)
+        if isinstance(item, gast.UnaryOp) and isinstance(item.op, gast.USub):
+            value = _number(item.operand)
+            value = -value if value is not None else None
+        if type(value) is not int or not -ndim <= value < ndim:
+            return None
+        axes.add(value % ndim)
+    return tuple(sorted(axes))
+
+
+def _axis_node(axes):
+    if len(axes) == 1:
+        return const(axes[0])
+    return gast.Tuple(elts=[const(a) for a in axes], ctx=gast.Load())
+
+
+def _matmul(a, b):
+    return gast.BinOp(left=a, op=gast.MatMult(), right=b)
+
+
+def _transposed(node):
+    return gast.Attribute(value=node, attr="T", ctx=gast.Load())
 
 
 def _unbroadcast():
     from ..runtime import unbroadcast
     return unbroadcast
-
-
-def _numpy():
-    import numpy
-    return numpy
 
 
 _FOLD = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,

@@ -13,7 +13,8 @@ provably shares. A variable assigned twice with different classes gets a class o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ast
+from dataclasses import dataclass, field
 
 import gast
 
@@ -21,6 +22,7 @@ from .activity import assignments
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
                   describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
+from .sizes import WEAK, concrete_shapes
 
 SCALAR = "<scalar>"
 REDUCED = "<reduced>"   # prefix: a keepdims reduction of the class that follows
@@ -33,12 +35,26 @@ class Shapes:
     kinds: dict        # name -> ARRAY (a number or array), CONTAINER (list, tuple, dict)
     #                    or UNKNOWN (either: an element of a container, a call's result)
     ints: frozenset = frozenset()   # names that always hold Python ints (loop indexes)
+    concrete: dict = field(default_factory=dict)   # name -> (shape, dtype), see sizes.py
 
     def kind(self, name) -> str:
         return self.kinds.get(name, ARRAY)
 
     def of(self, name) -> str:
+        known = self.concrete.get(name)
+        if known is not None:
+            return SCALAR if known[0] == () else concrete_class(known[0])
         return self.classes.get(name, name)
+
+    def shape(self, name):
+        """The concrete shape of `name` (a tuple), or None when it is not known."""
+        known = self.concrete.get(name)
+        return None if known is None else known[0]
+
+    def dtype(self, name):
+        """The floating dtype of `name` when it is certain, else None."""
+        known = self.concrete.get(name)
+        return None if known is None or known[1] == WEAK else known[1]
 
     def same(self, a, b) -> bool:
         return self.of(a) == self.of(b)
@@ -47,9 +63,24 @@ class Shapes:
         return self.of(name) == SCALAR
 
 
-def shapes(norm, resolution, scalars=frozenset(), trees=frozenset()) -> Shapes:
+def concrete_class(shape) -> str:
+    """The shape class of every variable of this concrete shape."""
+    return f"<shape {tuple(shape)}>"
+
+
+def class_shape(cls):
+    """The concrete shape a class stands for, or None (a class of unknown shape)."""
+    if cls == SCALAR:
+        return ()
+    if isinstance(cls, str) and cls.startswith("<shape "):
+        return ast.literal_eval(cls[len("<shape "):-1])
+    return None
+
+
+def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None) -> Shapes:
     """Shape classes and kinds of every variable of `norm`. `trees` names parameters
-    that are containers (parameter trees)."""
+    that are containers (parameter trees); `arrays` maps parameters to the (shape, dtype)
+    of the arrays the gradient is specialised for."""
     statements = [(stmt, describe_stmt(stmt, resolution, norm.fn))
                   for stmt in assignments(norm.body)]
     shape_names = frozenset(
@@ -78,8 +109,16 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset()) -> Shapes:
             else:
                 classes[target] = cls
         if classes == before:
-            return Shapes(classes, _kinds(norm, statements, trees),
-                          _ints(norm.body, statements, resolution))
+            break
+    kinds = _kinds(norm, statements, trees)
+    ints = _ints(norm.body, statements, resolution)
+    concrete = {}
+    if arrays:
+        known_scalars = {n for n, c in classes.items() if c == SCALAR}
+        concrete = concrete_shapes(statements, dict(arrays), known_scalars, ints)
+        # only plain values: not containers, and not what only a container's item may be
+        concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) == ARRAY}
+    return Shapes(classes, kinds, ints, concrete)
 
 
 def _atom_class(node, classes):

@@ -124,7 +124,7 @@ class AdjointState:
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
             module = self.linker.names.get(func.value.id)
             obj = getattr(module, func.attr, None) if module is np else None
-            return isinstance(obj, np.ufunc) or obj in (np.where, np.copy, np.zeros_like)
+            return isinstance(obj, np.ufunc) or obj in _FRESH_NUMPY
         return False
 
     def is_broadcast_scalar(self, expr):
@@ -216,6 +216,9 @@ class AdjointState:
 
 # runtime helper -> the position of the argument it reads only the shape of
 _SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
+
+# NumPy functions whose result is always a new array (or a number)
+_FRESH_NUMPY = (np.where, np.copy, np.zeros_like, np.sum, np.outer)
 
 # runtime helpers whose result is always a new array
 _FRESH_HELPERS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right",

@@ -1,0 +1,257 @@
+"""Concrete shapes and dtypes, when the gradient is specialised for its arguments' shapes.
+
+A gradient is compiled for the shapes and dtypes of the array arguments of the call (like a
+JIT compiler specialises on them). From those, this pass works out the shape (and, where it
+is certain, the floating dtype) of every variable it can:
+
+    logits: (256, 1000) float64
+    _max = np.max(logits, axis=1, keepdims=True)    ->  (256, 1)    float64
+    z = logits - _max                               ->  (256, 1000) float64
+    _sum = np.sum(z)                                ->  ()          float64
+
+Only well-understood operations are followed: elementwise rules and arithmetic
+(broadcasting), the common reductions with constant `axis`/`keepdims`, matrix products of
+1-d and 2-d operands, `.T`, basic indexing with constants and loop indexes, copies and
+element writes. Anything else (a call of a user function, a list, fancy indexing) gives
+"unknown", and so does a variable whose assignments disagree. The later passes then fall
+back to the shape classes of `shapes.py` and to run-time helpers (`unbroadcast`), so an
+unknown shape costs speed, never correctness.
+
+dtype: a floating dtype when every array operand has that same dtype (Python numbers are
+"weak" and do not change it, as in NumPy 2), otherwise None (unknown).
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from .ops import COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
+
+WEAK = "weak"          # the dtype of a Python number: it takes the dtype of arrays it meets
+_PENDING = object()    # an input not assigned yet in this sweep (a loop carries it around)
+
+_REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "np.prod",
+               "np.std", "np.var", "np.nansum", "np.nanmean", "np.nanmax", "np.nanmin",
+               "np.nanprod", "np.nanstd", "np.nanvar", "np.ptp"}
+_MATMUL = {"operator.matmul", "np.matmul", "np.dot"}
+
+
+def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
+    """name -> (shape, dtype) for every variable whose shape is certain.
+
+    Args:
+        statements: (assignment, Op) pairs of the normal form, in source order.
+        params: parameter -> (shape, dtype) of the arguments it was specialised for
+            (a Python number: shape (), dtype WEAK).
+        scalars: names the shape classes know to be scalars (shape (), whatever computes
+            them: x.shape[0], len(x), a full reduction).
+        ints: names that always hold Python ints (loop indexes).
+    """
+    known = dict(params)
+    for name in ints:
+        known[name] = ((), WEAK)
+    assigned = {target_of(stmt) for stmt, _ in statements}
+    # tuples of constants (`axis=(0, 1)` becomes `_axis = (0, 1)` in normal form)
+    counts = {}
+    for stmt, _ in statements:
+        counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
+    tuples = {target_of(stmt): _constant(stmt.value, _UNKNOWN) for stmt, _ in statements
+              if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
+    tuples = {n: v for n, v in tuples.items() if v is not _UNKNOWN}
+    bad = set()
+    verify = False
+    while True:
+        changed = False
+        for stmt, op in statements:
+            target = target_of(stmt)
+            if target in bad or target in ints:
+                continue
+            found = _evaluate(stmt, op, known, bad, assigned, ints, tuples)
+            if found is _PENDING and not verify:
+                continue
+            if target in scalars and (found is None or found is _PENDING):
+                found = ((), None)       # a scalar of a dtype not followed here
+            if found is _PENDING or found is None or \
+                    (target in known and known[target][0] != found[0]):
+                bad.add(target)
+                known.pop(target, None)
+                changed = True
+                continue
+            if target in known and known[target][1] != found[1]:
+                found = (found[0], None)     # assignments disagree on the dtype
+            if known.get(target) != found:
+                known[target] = found
+                changed = True
+        if not changed:
+            if verify:
+                return known
+            verify = True       # a last sweep in which "not assigned yet" means unknown
+
+
+def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
+    """(shape, dtype) of the statement's result, None if unknown, _PENDING if it depends
+    on a variable not evaluated yet."""
+    rhs = stmt.value
+
+    def atom(node):
+        if isinstance(node, gast.Constant):
+            if isinstance(node.value, (bool, int, float)):
+                return (), WEAK
+            return None
+        if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
+            return atom(node.operand)
+        if isinstance(node, gast.Name):
+            if node.id in known:
+                return known[node.id]
+            if node.id in bad or node.id not in assigned:
+                return None
+            return _PENDING
+        return None
+
+    if op.kind == SETITEM:
+        return atom(stmt.targets[0].value)
+    if op.kind == COPY:
+        return atom(rhs)
+    if op.kind == STOPPED:
+        return atom(rhs.args[0]) if len(rhs.args) == 1 and not rhs.keywords else None
+    if isinstance(rhs, gast.Constant):
+        return atom(rhs)
+    if op.kind == INDEX:
+        return _index(atom(rhs.value), rhs.slice, ints)
+    if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
+            len(rhs.comparators) == 1:
+        found = _broadcast([atom(rhs.left), atom(rhs.comparators[0])])
+        return found if found in (None, _PENDING) else (found[0], None)
+    if op.kind != RULE:
+        return None
+    rule = op.rule
+    values = op.args
+    if rule.elementwise:
+        operands = [v for v in values.values()
+                    if not (isinstance(v, gast.Constant) and v.value is None)]
+        return _broadcast([atom(v) for v in operands])
+    if rule.name in _REDUCTIONS:
+        return _reduction(rule, values, atom, tuples)
+    if rule.name in _MATMUL and len(values) == 2:
+        return _matmul(*(atom(v) for v in values.values()))
+    if rule.name == "np.transpose" and set(values) == {"a"}:
+        found = atom(values["a"])
+        return found if found in (None, _PENDING) else (found[0][::-1], found[1])
+    if rule.name.startswith("math.") or rule.name == "float":
+        return (), WEAK
+    return None
+
+
+def _broadcast(found):
+    if any(f is None for f in found):
+        return None
+    if any(f is _PENDING for f in found):
+        return _PENDING
+    try:
+        shape = np.broadcast_shapes(*(s for s, _ in found))
+    except ValueError:
+        return None
+    strong = {d for _, d in found if d != WEAK}
+    if not strong:
+        return shape, (WEAK if shape == () else None)
+    dtype = strong.pop() if len(strong) == 1 else None
+    if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "f"):
+        dtype = None
+    return shape, dtype
+
+
+def _reduction(rule, values, atom, tuples):
+    found = atom(values.get(rule.params[0]))
+    if found is None or found is _PENDING:
+        return found
+    shape, dtype = found
+    axis = values.get("axis")
+    axis = tuples[axis.id] if isinstance(axis, gast.Name) and axis.id in tuples \
+        else _constant(axis, None)
+    keepdims = _constant(values.get("keepdims"), False)
+    if axis is _UNKNOWN or keepdims is _UNKNOWN or not isinstance(keepdims, bool):
+        return None
+    if set(values) - {rule.params[0], "axis", "keepdims"}:
+        return None         # ddof, where=, dtype=, out=: leave it to the run time
+    ndim = len(shape)
+    if axis is None:
+        axes = set(range(ndim))
+    else:
+        axes = set()
+        for a in (axis if isinstance(axis, tuple) else (axis,)):
+            if not isinstance(a, int) or not -ndim <= a < ndim:
+                return None
+            axes.add(a % ndim)
+    if keepdims:
+        out = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    else:
+        out = tuple(n for i, n in enumerate(shape) if i not in axes)
+    return out, (dtype if dtype != WEAK else None)
+
+
+def _matmul(left, right):
+    if left is None or right is None:
+        return None
+    if left is _PENDING or right is _PENDING:
+        return _PENDING
+    (a, da), (b, db) = left, right
+    if not (1 <= len(a) <= 2 and 1 <= len(b) <= 2):
+        return None
+    if a[-1] != b[0]:
+        return None
+    shape = a[:-1] + b[1:]
+    dtype = da if da == db and isinstance(da, np.dtype) and da.kind == "f" else None
+    return shape, dtype
+
+
+_UNKNOWN = object()
+
+
+def _constant(node, default):
+    """The value of a constant argument (an int, a tuple of ints, a bool or None)."""
+    if node is None:
+        return default
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, gast.Tuple):
+        items = tuple(_constant(e, _UNKNOWN) for e in node.elts)
+        return _UNKNOWN if _UNKNOWN in items else items
+    return _UNKNOWN
+
+
+def _index(found, index, ints):
+    """The shape of a basic index of an array of known shape: ints (constants or loop
+    indexes), slices with constant bounds, None and Ellipsis."""
+    if found is None or found is _PENDING:
+        return found
+    shape, dtype = found
+    if shape == ():
+        return None
+    items = index.elts if isinstance(index, gast.Tuple) else [index]
+    key = []
+    for item in items:
+        if isinstance(item, gast.Slice):
+            bounds = [_constant(b, None) for b in (item.lower, item.upper, item.step)]
+            if any(b is _UNKNOWN or not (b is None or type(b) is int) for b in bounds):
+                return None
+            key.append(slice(*bounds))
+        elif isinstance(item, gast.Name) and item.id in ints:
+            key.append(0)       # any in-range int gives the same shape
+        else:
+            value = _constant(item, _UNKNOWN)
+            if value is Ellipsis or value is None or type(value) is int:
+                key.append(value)
+            else:
+                return None
+    key = tuple(key) if isinstance(index, gast.Tuple) else key[0]
+    try:
+        dummy = np.lib.stride_tricks.as_strided(np.zeros(1), shape=shape,
+                                                strides=(0,) * len(shape))
+        result = dummy[key]
+    except (IndexError, TypeError, ValueError):
+        return None
+    return np.shape(result), dtype
+

@@ -1,0 +1,207 @@
+"""Gradients specialised for their arguments' shapes (passes/sizes.py and what uses it).
+
+A gradient is compiled for the shapes and dtypes of the arrays of the call, so shape work
+that a hand-writer would not do is done at compile time: `unbroadcast` becomes the sum it
+is (or nothing), `reduced_size` a number, and the matrix-product helpers `g @ y.T`,
+`x.T @ g` or `np.outer`. Each form is checked against finite differences on several
+shapes, with the same gradient function called with each shape in turn.
+"""
+import numpy as np
+import pytest
+
+from sgcompiler import api, grad, value_and_grad
+from sgcompiler.passes.normalize import normalize
+from sgcompiler.passes.resolve import resolve
+from sgcompiler.passes.shapes import shapes
+from sgcompiler.source import parse_function
+
+from gradcheck import numeric_grad
+
+
+def _check_each(f, shapes_list, wrt=(0, 1), seed=0):
+    """One gradient function of f, called with each list of argument shapes in turn."""
+    g = grad(f, wrt=wrt)
+    rng = np.random.default_rng(seed)
+    for arg_shapes in shapes_list:
+        args = [rng.normal(size=s) if s != "float" else 0.7 for s in arg_shapes]
+        got = g(*args)
+        for i, value in zip(wrt, got):
+            np.testing.assert_allclose(value, numeric_grad(f, args, i), rtol=1e-6, atol=1e-8,
+                                       err_msg=f"{f.__name__} {arg_shapes} wrt {i}")
+            assert np.shape(value) == np.shape(args[i])
+    return g
+
+
+def add_bias(x, b):
+    return np.sum(np.tanh(x + b) * x)
+
+
+def test_broadcast_operands_of_every_shape():
+    g = _check_each(add_bias, [((4, 3), (3,)), ((4, 3), (1, 3)), ((4, 3), (4, 1)),
+                               ((4, 3), (4, 3)), ((4, 3), ()), ((2, 4, 3), (3,)),
+                               ((3,), (4, 3)), ((4, 3), "float")])
+    assert len(g._compiled) == 8
+
+
+def test_a_known_broadcast_is_the_sum_it_is():
+    g = grad(add_bias, wrt=1)
+    g(np.ones((4, 3)), np.ones(3))
+    assert "np.sum(d_add, axis=0)" in g.source and "unbroadcast" not in g.source
+    g(np.ones((4, 3)), np.ones((4, 1)))
+    assert "np.sum(d_add, axis=1, keepdims=True)" in g.source
+    g(np.ones((4, 3)), np.ones((1, 1, 3)))
+    # the operand has more axes than the result: only the run time knows what to do
+    assert "unbroadcast" in g.source
+
+
+def test_equal_shapes_need_no_unbroadcast():
+    g = grad(add_bias, wrt=(0, 1))
+    g(np.ones((4, 3)), np.ones((4, 3)))
+    assert "unbroadcast" not in g.source and "np.sum(d_add" not in g.source
+
+
+def test_code_before_any_call_is_for_any_shape():
+    g = grad(add_bias, wrt=1)
+    assert "unbroadcast(d_add, b)" in g.source
+
+
+def mean_loss(w, X):
+    return np.mean(np.log1p(np.exp(X @ w))) + np.mean(w * w, axis=0)
+
+
+def test_reduced_size_is_a_number():
+    g = _check_each(mean_loss, [((3,), (5, 3)), ((2,), (7, 2))])
+    assert "reduced_size" not in g.source and "/ 7" in g.source
+
+
+def left_right(x, y):
+    return np.sum(np.sin(x @ y))
+
+
+MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                 ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (3,))]
+
+
+@pytest.mark.parametrize("xs, ys", MATMUL_SHAPES, ids=[f"{a}@{b}" for a, b in MATMUL_SHAPES])
+def test_matrix_products_of_each_shape(xs, ys):
+    g = _check_each(left_right, [(xs, ys)])
+    if len(xs) <= 2 and len(ys) <= 2:
+        assert "matmul_grad" not in g.source
+    else:
+        assert "matmul_grad_left" in g.source
+
+
+def test_matrix_product_code_reads_like_backprop():
+    g = grad(left_right, wrt=(0, 1))
+    g(np.ones((2, 3)), np.ones((3, 4)))
+    assert "d_matmul @ y.T" in g.source and "x.T @ d_matmul" in g.source
+    g(np.ones((2, 3)), np.ones(3))
+    assert "np.outer(d_matmul, y)" in g.source
+
+
+def dot_loss(x, y):
+    return np.dot(x, y) * 2.0
+
+
+def test_a_dot_product_of_vectors():
+    _check_each(dot_loss, [((3,), (3,)), ((4,), (4,))])
+
+
+def grows(x, b):
+    y = x
+    for _ in range(2):
+        y = y[None] + b
+    return np.sum(y * y)
+
+
+def flips(x, b):
+    y = x
+    for _ in range(3):
+        y = y.T * b
+    return np.sum(y)
+
+
+def test_a_loop_that_changes_a_shape():
+    # y's shape differs on each trip: unknown to the compiler, handled at run time
+    _check_each(grows, [((3,), (3,)), ((2, 3), (1, 3))])
+    _check_each(flips, [((3, 3), (3,)), ((2, 2), (2, 1))])
+
+
+def test_float32_keeps_its_dtype():
+    g = grad(add_bias, wrt=(0, 1))
+    x, b = np.ones((4, 3), dtype=np.float32), np.ones(3, dtype=np.float32)
+    dx, db = g(x, b)
+    assert dx.dtype == np.float32 and db.dtype == np.float32
+
+
+def test_many_shapes_stop_specialising(monkeypatch):
+    monkeypatch.setattr(api, "MAX_SHAPES", 3)
+    g = value_and_grad(add_bias, wrt=1)
+    rng = np.random.default_rng(1)
+    for n in range(1, 7):
+        x, b = rng.normal(size=(n, 2)), rng.normal(size=2)
+        value, db = g(x, b)
+        assert value == pytest.approx(add_bias(x, b))
+        np.testing.assert_allclose(db, numeric_grad(add_bias, [x, b], 1), rtol=1e-6,
+                                   atol=1e-8)
+    assert g._shaped == 3 and len(g._compiled) == 6
+    assert "unbroadcast" in g.source        # the code for any shape
+
+
+# --- the concrete shapes themselves --------------------------------------------------------
+
+
+def _concrete(fn, arrays, scalars=frozenset()):
+    src = parse_function(fn)
+    resolution = resolve(src)
+    norm = normalize(src, resolution)
+    facts = shapes(norm, resolution, scalars, frozenset(),
+                   {p: (s, np.dtype(float)) for p, s in arrays.items()})
+    return {n: facts.shape(n) for n in facts.concrete}, facts
+
+
+def reductions(x, y):
+    a = np.sum(x, axis=1, keepdims=True)
+    b = np.max(x, axis=(0, 1))
+    c = x[:, None, 1:] * 2.0
+    d = x.T @ y[0]
+    e = np.mean(x, axis=-1)
+    return np.sum(a) + b + np.sum(c) + np.sum(d) + np.sum(e)
+
+
+def test_shapes_of_reductions_indexing_and_products():
+    found, facts = _concrete(reductions, {"x": (4, 3), "y": (2, 4)})
+    assert found["a"] == (4, 1) and found["b"] == () and found["e"] == (4,)
+    assert found["c"] == (4, 1, 2)
+    assert found["d"] == (3,)
+    assert facts.dtype("a") == np.float64
+
+
+def indexed_in_loop(xs, h):
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] + h)
+    return np.sum(h)
+
+
+def test_a_loop_carried_value_of_one_shape():
+    found, _ = _concrete(indexed_in_loop, {"xs": (5, 3), "h": (3,)})
+    assert found["h"] == (3,)
+    found, _ = _concrete(indexed_in_loop, {"xs": (5, 3), "h": (1,)})
+    assert "h" not in found     # (1,) on the first trip, (3,) after: unknown
+
+
+def unknown_calls(x):
+    y = np.concatenate([x, x])
+    z = np.sort(x)
+    return np.sum(y) + np.sum(z)
+
+
+def test_what_is_not_followed_is_unknown():
+    found, _ = _concrete(unknown_calls, {"x": (3,)})
+    assert "y" not in found and "z" not in found
+
+
+def test_the_cache_key_has_the_shapes():
+    g = grad(add_bias, wrt=1)
+    g(np.ones((4, 3)), np.ones(3))
+    assert ((4, 3), np.dtype(float)) in next(iter(g._compiled))
