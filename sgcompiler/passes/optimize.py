@@ -18,17 +18,24 @@ from collections import Counter
 import gast
 
 from .. import runtime
+from .buffers import reuse_buffers
 
 
 def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
-             small=lambda name: False) -> gast.FunctionDef:
+             small=lambda name: False, arrays=None, np_name=None,
+             facts=None) -> gast.FunctionDef:
     """Apply the tidy-ups to `tree` in place and return it. `helpers` maps the names of
     runtime helpers in the generated code to the helper functions; `user_names` are the
     user's own variable names (only generated names are folded away); `small(name)` says
-    that a name holds a number, not an array worth freeing early."""
+    that a name holds a number, not an array worth freeing early. With `arrays` (parameter
+    -> (shape, dtype) the code is specialised for) and `np_name` (numpy's name in the
+    code), operations write into operands that die there (buffers.py); `facts` are the
+    concrete shapes of the primal's variables."""
     _coalesce_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
     _drop_dead(tree, helpers)
+    if arrays:
+        reuse_buffers(tree, arrays, np_name, helpers, facts)
     _drop_lonely_comments(tree)
     _free_after_last_use(tree, small)
     return tree

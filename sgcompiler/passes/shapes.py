@@ -54,7 +54,7 @@ class Shapes:
     def dtype(self, name):
         """The floating dtype of `name` when it is certain, else None."""
         known = self.concrete.get(name)
-        return None if known is None or known[1] == WEAK else known[1]
+        return None if known is None or known[1] is WEAK else known[1]
 
     def same(self, a, b) -> bool:
         return self.of(a) == self.of(b)

@@ -27,7 +27,13 @@ import numpy as np
 
 from .ops import COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
 
-WEAK = "weak"          # the dtype of a Python number: it takes the dtype of arrays it meets
+class _Weak:
+    def __repr__(self):
+        return "weak"
+
+
+WEAK = _Weak()          # the dtype of a Python number: it takes the dtype of arrays it meets
+# (dtypes are compared with same(), never with ==: np.dtype("float64") == None is True)
 _PENDING = object()    # an input not assigned yet in this sweep (a loop carries it around)
 
 _REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "np.prod",
@@ -55,9 +61,9 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
     counts = {}
     for stmt, _ in statements:
         counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
-    tuples = {target_of(stmt): _constant(stmt.value, _UNKNOWN) for stmt, _ in statements
+    tuples = {target_of(stmt): constant(stmt.value, UNKNOWN) for stmt, _ in statements
               if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
-    tuples = {n: v for n, v in tuples.items() if v is not _UNKNOWN}
+    tuples = {n: v for n, v in tuples.items() if v is not UNKNOWN}
     bad = set()
     verify = False
     while True:
@@ -77,9 +83,9 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
                 known.pop(target, None)
                 changed = True
                 continue
-            if target in known and known[target][1] != found[1]:
+            if target in known and not same_dtype(known[target][1], found[1]):
                 found = (found[0], None)     # assignments disagree on the dtype
-            if known.get(target) != found:
+            if not same(known.get(target), found):
                 known[target] = found
                 changed = True
         if not changed:
@@ -120,7 +126,7 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
         return _index(atom(rhs.value), rhs.slice, ints)
     if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
             len(rhs.comparators) == 1:
-        found = _broadcast([atom(rhs.left), atom(rhs.comparators[0])])
+        found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
         return found if found in (None, _PENDING) else (found[0], None)
     if op.kind != RULE:
         return None
@@ -129,11 +135,11 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
     if rule.elementwise:
         operands = [v for v in values.values()
                     if not (isinstance(v, gast.Constant) and v.value is None)]
-        return _broadcast([atom(v) for v in operands])
+        return broadcast([atom(v) for v in operands])
     if rule.name in _REDUCTIONS:
         return _reduction(rule, values, atom, tuples)
     if rule.name in _MATMUL and len(values) == 2:
-        return _matmul(*(atom(v) for v in values.values()))
+        return matmul_shape(*(atom(v) for v in values.values()))
     if rule.name == "np.transpose" and set(values) == {"a"}:
         found = atom(values["a"])
         return found if found in (None, _PENDING) else (found[0][::-1], found[1])
@@ -142,7 +148,21 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
     return None
 
 
-def _broadcast(found):
+def same_dtype(a, b) -> bool:
+    """a and b are the same dtype (np.dtype, WEAK or None for unknown)."""
+    if isinstance(a, np.dtype) and isinstance(b, np.dtype):
+        return a == b
+    return a is b
+
+
+def same(a, b) -> bool:
+    """Two (shape, dtype) facts (or None) are the same."""
+    if a is None or b is None:
+        return a is b
+    return a[0] == b[0] and same_dtype(a[1], b[1])
+
+
+def broadcast(found):
     if any(f is None for f in found):
         return None
     if any(f is _PENDING for f in found):
@@ -151,45 +171,50 @@ def _broadcast(found):
         shape = np.broadcast_shapes(*(s for s, _ in found))
     except ValueError:
         return None
-    strong = {d for _, d in found if d != WEAK}
+    strong = [d for _, d in found if d is not WEAK]
     if not strong:
         return shape, (WEAK if shape == () else None)
-    dtype = strong.pop() if len(strong) == 1 else None
+    dtype = strong[0] if all(same_dtype(d, strong[0]) for d in strong) else None
     if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "f"):
         dtype = None
     return shape, dtype
 
 
 def _reduction(rule, values, atom, tuples):
-    found = atom(values.get(rule.params[0]))
-    if found is None or found is _PENDING:
-        return found
-    shape, dtype = found
-    axis = values.get("axis")
-    axis = tuples[axis.id] if isinstance(axis, gast.Name) and axis.id in tuples \
-        else _constant(axis, None)
-    keepdims = _constant(values.get("keepdims"), False)
-    if axis is _UNKNOWN or keepdims is _UNKNOWN or not isinstance(keepdims, bool):
-        return None
     if set(values) - {rule.params[0], "axis", "keepdims"}:
         return None         # ddof, where=, dtype=, out=: leave it to the run time
+    axis = values.get("axis")
+    axis = tuples[axis.id] if isinstance(axis, gast.Name) and axis.id in tuples \
+        else constant(axis, None)
+    return reduce_shape(atom(values.get(rule.params[0])), axis,
+                        constant(values.get("keepdims"), False))
+
+
+def reduce_shape(found, axis, keepdims):
+    """(shape, dtype) of a reduction over `axis` (None, an int or a tuple of ints) of an
+    operand of (shape, dtype) `found`."""
+    if found is None or found is _PENDING:
+        return found
+    if axis is UNKNOWN or not isinstance(keepdims, bool):
+        return None
+    shape, dtype = found
     ndim = len(shape)
     if axis is None:
         axes = set(range(ndim))
     else:
         axes = set()
         for a in (axis if isinstance(axis, tuple) else (axis,)):
-            if not isinstance(a, int) or not -ndim <= a < ndim:
+            if type(a) is not int or not -ndim <= a < ndim:
                 return None
             axes.add(a % ndim)
     if keepdims:
         out = tuple(1 if i in axes else n for i, n in enumerate(shape))
     else:
         out = tuple(n for i, n in enumerate(shape) if i not in axes)
-    return out, (dtype if dtype != WEAK else None)
+    return out, (None if dtype is WEAK else dtype)
 
 
-def _matmul(left, right):
+def matmul_shape(left, right):
     if left is None or right is None:
         return None
     if left is _PENDING or right is _PENDING:
@@ -200,14 +225,14 @@ def _matmul(left, right):
     if a[-1] != b[0]:
         return None
     shape = a[:-1] + b[1:]
-    dtype = da if da == db and isinstance(da, np.dtype) and da.kind == "f" else None
+    dtype = da if same_dtype(da, db) and isinstance(da, np.dtype) and da.kind == "f" else None
     return shape, dtype
 
 
-_UNKNOWN = object()
+UNKNOWN = object()
 
 
-def _constant(node, default):
+def constant(node, default):
     """The value of a constant argument (an int, a tuple of ints, a bool or None)."""
     if node is None:
         return default
@@ -217,9 +242,9 @@ def _constant(node, default):
             isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
         return -node.operand.value
     if isinstance(node, gast.Tuple):
-        items = tuple(_constant(e, _UNKNOWN) for e in node.elts)
-        return _UNKNOWN if _UNKNOWN in items else items
-    return _UNKNOWN
+        items = tuple(constant(e, UNKNOWN) for e in node.elts)
+        return UNKNOWN if UNKNOWN in items else items
+    return UNKNOWN
 
 
 def _index(found, index, ints):
@@ -234,14 +259,14 @@ def _index(found, index, ints):
     key = []
     for item in items:
         if isinstance(item, gast.Slice):
-            bounds = [_constant(b, None) for b in (item.lower, item.upper, item.step)]
-            if any(b is _UNKNOWN or not (b is None or type(b) is int) for b in bounds):
+            bounds = [constant(b, None) for b in (item.lower, item.upper, item.step)]
+            if any(b is UNKNOWN or not (b is None or type(b) is int) for b in bounds):
                 return None
             key.append(slice(*bounds))
         elif isinstance(item, gast.Name) and item.id in ints:
             key.append(0)       # any in-range int gives the same shape
         else:
-            value = _constant(item, _UNKNOWN)
+            value = constant(item, UNKNOWN)
             if value is Ellipsis or value is None or type(value) is int:
                 key.append(value)
             else:

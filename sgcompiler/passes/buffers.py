@@ -1,0 +1,253 @@
+"""Write into an array that dies, rather than allocate a new one (when shapes are known).
+
+    z = logits - _max                  z = logits - _max
+    _exp = np.exp(z)           ->      _exp = np.exp(z, out=z)
+    ...                                ...
+    dz += d_exp * _exp                 dz += np.multiply(d_exp, _exp, out=_exp)
+
+This is what a hand-written gradient does (`np.exp(e, out=e)`, `e *= s`): a large
+temporary is not allocated (and faulted in by the operating system) when an operand of
+the same shape and dtype is never read again. It needs three facts, each proven here on
+the generated code itself, top-level statements only:
+
+- the shapes and dtypes: followed from the arguments' (the gradient is specialised for
+  them) through arithmetic, float ufuncs, reductions and matrix products;
+- ownership: the operand holds an array this code allocated (arithmetic, a ufunc, a
+  reduction with an axis, a matrix product) that no other name and no container refers to
+  (an argument never qualifies, nor a view, nor a value a helper or a loop was given);
+- liveness: no later statement reads the operand before rebinding it.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import gast
+import numpy as np
+
+from .inline import load
+from .sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape, same
+
+_BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
+           gast.Pow: "power"}
+_UNARY = {gast.USub: "negative"}
+# ufuncs of floats to floats of the same dtype, whose result has the broadcast shape
+_FLOAT_UFUNCS = frozenset(
+    "add subtract multiply divide true_divide power negative positive absolute fabs sqrt "
+    "cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos "
+    "arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh hypot maximum minimum fmax fmin "
+    "logaddexp logaddexp2 deg2rad rad2deg degrees radians sign copysign".split())
+_REDUCTIONS = frozenset("sum mean max min prod".split())
+# runtime helpers -> positions of the arguments they read only the shape of
+_SHAPE_ONLY = {"unbroadcast": (1,), "unreduce": (1,), "reduced_size": (0,)}
+
+
+def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: dict,
+                  facts=None):
+    """Rewrite top-level statements of `tree` in place to write into dying operands.
+
+    Args:
+        arrays: parameter -> (shape, dtype) the code is specialised for.
+        np_name: the name of the numpy module in the code.
+        helpers: names of runtime helpers in the code -> the helpers.
+        facts: name -> (shape, dtype) the shapes pass found for variables of the
+            primal (used for a variable assigned once, where the expression that
+            computes it is not followed here: `d = x.shape[1] * math.pi`).
+    """
+    if arrays:
+        writes = Counter(n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+                         and isinstance(n.ctx, gast.Store))
+        once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
+        _Buffers(tree.body, arrays, np_name, helpers, once).run()
+
+
+class _Buffers:
+    def __init__(self, body, arrays, np_name, helpers, facts):
+        self.body, self.np, self.helpers, self.facts = body, np_name, helpers, facts
+        self.env = dict(arrays)     # name -> (shape, dtype) of its current value
+        self.owned = set()          # names whose array nobody else refers to
+
+    def run(self):
+        for i, stmt in enumerate(self.body):
+            if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], gast.Name):
+                self._assign(i, stmt, stmt.targets[0].id)
+            elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                self._augmented(i, stmt, stmt.target.id)
+            elif not isinstance(stmt, gast.Delete):
+                # anything else (a loop, a branch, an append, a return): what it reads may
+                # be kept somewhere, what it writes is unknown from here on
+                for node in gast.walk(stmt):
+                    if isinstance(node, gast.Name):
+                        self.owned.discard(node.id)
+                        if isinstance(node.ctx, gast.Store):
+                            self.env.pop(node.id, None)
+
+    def _assign(self, i, stmt, target):
+        reused = self._reuse(i, stmt.value)
+        if reused is not None:
+            stmt.value = reused
+        result = self.shape_of(stmt.value)
+        if result is None:
+            result = self.facts.get(target)
+        if isinstance(stmt.value, gast.Attribute) and stmt.value.attr == "shape":
+            result = _SHAPE
+        if isinstance(stmt.value, gast.Name):         # a copy: one array, two names
+            source = stmt.value.id
+            mine = source in self.owned and not self._read_after(i, source)
+            self.owned.discard(source)
+        else:
+            self._escape(stmt.value)
+            mine = reused is not None or (self._fresh(stmt.value) and result is not None
+                                          and result[0] != ())
+        (self.owned.add if mine else self.owned.discard)(target)
+        if result is None:
+            self.env.pop(target, None)
+        else:
+            self.env[target] = result
+
+    def _augmented(self, i, stmt, target):
+        reused = self._reuse(i, stmt.value)
+        if reused is not None:
+            stmt.value = reused
+        self._escape(stmt.value)
+        before, value = self.env.get(target), self.shape_of(stmt.value)
+        total = broadcast([before, value]) if before is not None and value is not None \
+            else None
+        if total is None or total[0] != before[0]:
+            self.env.pop(target, None)
+            self.owned.discard(target)
+
+    def _reuse(self, i, value):
+        """`value` written into one of its operands that dies here, or None; the donor
+        loses its ownership (its array now holds the result)."""
+        if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:
+            ufunc, operands = _BINARY[type(value.op)], [value.left, value.right]
+        elif isinstance(value, gast.UnaryOp) and type(value.op) in _UNARY:
+            ufunc, operands = _UNARY[type(value.op)], [value.operand]
+        elif self._numpy_function(value) in _FLOAT_UFUNCS and not value.keywords and \
+                len(value.args) == getattr(np, value.func.attr).nin:
+            ufunc, operands = value.func.attr, list(value.args)
+        else:
+            return None
+        result = self.shape_of(value)
+        if result is None or result[0] == () or not isinstance(result[1], np.dtype):
+            return None
+        for operand in operands:
+            if isinstance(operand, gast.Name) and operand.id in self.owned and \
+                    same(self.env.get(operand.id), result) and \
+                    not self._read_after(i, operand.id):
+                self.owned.discard(operand.id)
+                func = gast.Attribute(value=load(self.np), attr=ufunc, ctx=gast.Load())
+                return gast.Call(func=func, args=operands,
+                                 keywords=[gast.keyword(arg="out", value=load(operand.id))])
+        return None
+
+    def _read_after(self, i, name) -> bool:
+        """Whether a statement after body[i] may read `name` before a top-level
+        assignment rebinds it."""
+        for stmt in self.body[i + 1:]:
+            if isinstance(stmt, gast.Delete):
+                continue
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and node.id == name and \
+                        not isinstance(node.ctx, gast.Store):
+                    return True
+                if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
+                        and node.target.id == name:
+                    return True
+            if isinstance(stmt, gast.Assign) and any(
+                    isinstance(t, gast.Name) and t.id == name for t in stmt.targets):
+                return False
+        return False
+
+    def _escape(self, value):
+        """Names `value` hands on (to a helper, a container, a view) lose their
+        ownership: only operands of arithmetic, ufuncs, reductions and products keep it,
+        and arguments a helper reads only the shape of."""
+        def walk(node, kept):
+            if isinstance(node, gast.Name):
+                if not kept:
+                    self.owned.discard(node.id)
+            elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
+                for child in gast.iter_child_nodes(node):
+                    walk(child, True)
+            elif isinstance(node, gast.Attribute) and node.attr == "shape":
+                pass
+            elif isinstance(node, gast.Call):
+                helper = self.helpers.get(getattr(node.func, "id", None))
+                shape_only = _SHAPE_ONLY.get(getattr(helper, "__name__", None), ())
+                numeric = self._numpy_function(node) in _NEW_ARRAYS
+                for k, arg in enumerate(node.args):
+                    walk(arg, numeric or k in shape_only)
+                for keyword in node.keywords:
+                    walk(keyword.value, numeric and keyword.arg != "out")
+            else:
+                for child in gast.iter_child_nodes(node):
+                    walk(child, False)
+        walk(value, False)
+
+    def _fresh(self, value) -> bool:
+        """Whether `value` is a new array: arithmetic, a ufunc, a reduction or a product
+        (a name, a subscript or a helper's result may be shared)."""
+        return isinstance(value, (gast.BinOp, gast.UnaryOp)) or \
+            self._numpy_function(value) in _NEW_ARRAYS
+
+    def _numpy_function(self, node):
+        """`name` for a call np.name(...), else None."""
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                isinstance(node.func.value, gast.Name) and node.func.value.id == self.np:
+            return node.func.attr
+        return None
+
+    def shape_of(self, node):
+        """(shape, dtype) of a generated expression, or None."""
+        if isinstance(node, gast.Name):
+            found = self.env.get(node.id)
+            return None if found is _SHAPE else found
+        if isinstance(node, gast.Constant):
+            number = isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+            return ((), WEAK) if number else None
+        if isinstance(node, gast.UnaryOp) and type(node.op) in (gast.USub, gast.UAdd):
+            return self.shape_of(node.operand)
+        if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
+            return broadcast([self.shape_of(node.left), self.shape_of(node.right)])
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
+            return matmul_shape(self.shape_of(node.left), self.shape_of(node.right))
+        if isinstance(node, gast.Attribute) and node.attr == "T":
+            found = self.shape_of(node.value)
+            return None if found is None or found is _SHAPE else (found[0][::-1], found[1])
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+                self.env.get(node.value.id) is _SHAPE and isinstance(node.slice, gast.Constant):
+            return (), WEAK     # x.shape[k]: a Python int
+        helper = self.helpers.get(getattr(node.func, "id", None)) \
+            if isinstance(node, gast.Call) else None
+        if getattr(helper, "__name__", None) in ("unreduce", "unbroadcast") and \
+                len(node.args) >= 2:
+            g, x = self.shape_of(node.args[0]), self.shape_of(node.args[1])
+            if x is None or g is None:
+                return None
+            # x's shape; g's dtype, or x's precision for a Python number (as_float)
+            dtype = g[1] if g[1] is not WEAK else x[1]
+            return x[0], (dtype if isinstance(dtype, np.dtype) and dtype.kind == "f"
+                          else None)
+        name = self._numpy_function(node)
+        if name in _FLOAT_UFUNCS and len(node.args) == getattr(np, name).nin and \
+                all(k.arg == "out" for k in node.keywords):
+            return broadcast([self.shape_of(a) for a in node.args])
+        if name in _REDUCTIONS and len(node.args) == 1:
+            keywords = {k.arg: k.value for k in node.keywords}
+            if set(keywords) - {"axis", "keepdims"}:
+                return None
+            return reduce_shape(self.shape_of(node.args[0]),
+                                constant(keywords.get("axis"), None),
+                                constant(keywords.get("keepdims"), False))
+        if name == "outer" and len(node.args) == 2 and not node.keywords:
+            found = [self.shape_of(a) for a in node.args]
+            if any(f is None or len(f[0]) != 1 for f in found):
+                return None
+            return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
+        return None
+
+
+_NEW_ARRAYS = _FLOAT_UFUNCS | _REDUCTIONS | {"outer"}
+_SHAPE = ("shape",)     # what a name holds that was assigned x.shape

@@ -1,0 +1,134 @@
+"""Writing into an operand that dies (passes/buffers.py): `np.exp(z, out=z)`.
+
+Each case checks the gradient against finite differences and what the generated code
+does: where a write into a buffer is allowed (the operand is an array this code made, of
+the result's shape and dtype, never read again) and where it is not (an argument, a value
+read later, an array another name shares, a smaller operand, another dtype).
+"""
+import numpy as np
+import pytest
+
+from sgcompiler import grad, value_and_grad
+
+from gradcheck import numeric_grad
+
+
+def _grad_and_source(f, *args, wrt=0):
+    g = grad(f, wrt=wrt)
+    got = g(*args)
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    for i, value in zip(positions, got if isinstance(wrt, tuple) else (got,)):
+        np.testing.assert_allclose(value, numeric_grad(f, args, i), rtol=1e-6, atol=1e-8)
+    return g.source
+
+
+def softmax_xent(logits, labels):
+    z = logits - np.max(logits, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.sum(labels * (z - lse))
+
+
+def test_softmax_writes_into_what_dies():
+    rng = np.random.default_rng(0)
+    logits, labels = rng.normal(size=(3, 4)), rng.random((3, 4))
+    source = _grad_and_source(softmax_xent, logits, labels)
+    assert "np.exp(z, out=z)" in source
+    assert "out=logits" not in source and "out=labels" not in source   # arguments
+
+
+def chain(x):
+    a = x * 2.0
+    b = np.sin(a)
+    c = b * b
+    return np.sum(c)
+
+
+def test_a_chain_of_temporaries():
+    source = _grad_and_source(chain, np.linspace(-1.0, 1.0, 5))
+    assert "out=" in source
+
+
+def read_later(x):
+    a = x * 2.0
+    b = np.exp(a)
+    return np.sum(b * a)
+
+
+def test_an_operand_read_later_is_not_written():
+    source = _grad_and_source(read_later, np.linspace(-1.0, 1.0, 5))
+    assert "np.exp(a, out=a)" not in source
+
+
+def shared(x):
+    a = x * 2.0
+    keep = [a]
+    b = np.exp(a)
+    return np.sum(b) + np.sum(keep[0])
+
+
+def test_an_array_a_container_holds_is_not_written():
+    source = _grad_and_source(shared, np.linspace(-1.0, 1.0, 5))
+    assert "out=a" not in source
+
+
+def smaller(x, y):
+    a = x * 2.0
+    b = a + y        # y is larger: the result does not fit in a
+    return np.sum(b * b)
+
+
+def test_a_smaller_operand_is_not_written():
+    rng = np.random.default_rng(1)
+    source = _grad_and_source(smaller, rng.normal(size=3), rng.normal(size=(4, 3)),
+                              wrt=(0, 1))
+    assert "out=a" not in source
+
+
+def mixed(x, y):
+    a = x * 2.0
+    b = a * y        # float32 * float64 is float64: a float32 buffer cannot hold it
+    return np.sum(b)
+
+
+def test_another_dtype_is_not_written():
+    g = grad(mixed, wrt=(0, 1))
+    x, y = np.ones(3, dtype=np.float32), np.ones(3)
+    dx, dy = g(x, y)
+    assert dx.dtype == np.float32 and "out=a" not in g.source
+    np.testing.assert_allclose(dy, 2.0 * x)
+
+
+def in_loop(x):
+    total = 0.0
+    for i in range(3):
+        a = x * float(i)
+        total = total + np.sum(np.exp(a))
+    return total
+
+
+def test_loops_are_left_alone():
+    source = _grad_and_source(in_loop, np.linspace(-1.0, 1.0, 4))
+    assert "out=" not in source.split("# backward")[0].split("for ")[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_are_unchanged_by_reuse(dtype):
+    rng = np.random.default_rng(2)
+    logits = rng.normal(size=(5, 6)).astype(dtype)
+    labels = rng.random((5, 6)).astype(dtype)
+    value, g = value_and_grad(softmax_xent)(logits, labels)
+    assert g.dtype == dtype
+    assert value == pytest.approx(softmax_xent(logits, labels), rel=1e-5)
+    z = logits - np.max(logits, axis=1, keepdims=True)
+    p = np.exp(z) / np.sum(np.exp(z), axis=1, keepdims=True)
+    expected = p * np.sum(labels, axis=1, keepdims=True) - labels
+    np.testing.assert_allclose(g, expected, rtol=1e-4 if dtype == np.float32 else 1e-10)
+
+
+def test_arguments_are_not_changed():
+    rng = np.random.default_rng(3)
+    logits, labels = rng.normal(size=(3, 4)), rng.random((3, 4))
+    before = logits.copy(), labels.copy()
+    grad(softmax_xent)(logits, labels)
+    np.testing.assert_array_equal(logits, before[0])
+    np.testing.assert_array_equal(labels, before[1])
