@@ -132,3 +132,26 @@ def test_arguments_are_not_changed():
     grad(softmax_xent)(logits, labels)
     np.testing.assert_array_equal(logits, before[0])
     np.testing.assert_array_equal(labels, before[1])
+
+
+def nested(x, w):
+    a = np.sin(x)
+    return np.sum(np.sum(a * w, axis=0) ** 2)
+
+
+def test_an_operand_of_a_nested_operation():
+    rng = np.random.default_rng(4)
+    source = _grad_and_source(nested, rng.normal(size=(4, 3)), rng.normal(size=3),
+                              wrt=(0, 1))
+    assert "out=" in source
+
+
+def squares(x, y):
+    return np.sum(x * x * y)
+
+
+def test_a_sum_of_two_equal_terms_is_doubled():
+    # the adjoint of x * x is d * x + d * x: computed once, doubled (exactly equal)
+    rng = np.random.default_rng(5)
+    source = _grad_and_source(squares, rng.normal(size=4), rng.normal(size=4), wrt=(0, 1))
+    assert "* 2" in source and "x + " not in source

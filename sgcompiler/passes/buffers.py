@@ -86,6 +86,9 @@ class _Buffers:
         reused = self._reuse(i, stmt.value)
         if reused is not None:
             stmt.value = reused
+        # the value is the array an operand gave up for it
+        reused = reused is not None and any(k.arg == "out" for k in
+                                            getattr(stmt.value, "keywords", ()))
         result = self.shape_of(stmt.value)
         if result is None:
             result = self.facts.get(target)
@@ -97,7 +100,7 @@ class _Buffers:
             self.owned.discard(source)
         else:
             self._escape(stmt.value)
-            mine = reused is not None or (self._fresh(stmt.value) and result is not None
+            mine = reused or (self._fresh(stmt.value) and result is not None
                                           and result[0] != ())
         (self.owned.add if mine else self.owned.discard)(target)
         if result is None:
@@ -106,7 +109,7 @@ class _Buffers:
             self.env[target] = result
 
     def _augmented(self, i, stmt, target):
-        reused = self._reuse(i, stmt.value)
+        reused = self._reuse(i, stmt.value, target)
         if reused is not None:
             stmt.value = reused
         self._escape(stmt.value)
@@ -117,23 +120,46 @@ class _Buffers:
             self.env.pop(target, None)
             self.owned.discard(target)
 
-    def _reuse(self, i, value):
-        """`value` written into one of its operands that dies here, or None; the donor
-        loses its ownership (its array now holds the result)."""
-        if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:
-            ufunc, operands = _BINARY[type(value.op)], [value.left, value.right]
-        elif isinstance(value, gast.UnaryOp) and type(value.op) in _UNARY:
-            ufunc, operands = _UNARY[type(value.op)], [value.operand]
-        elif self._numpy_function(value) in _FLOAT_UFUNCS and not value.keywords and \
-                len(value.args) == getattr(np, value.func.attr).nin:
-            ufunc, operands = value.func.attr, list(value.args)
+    def _reuse(self, i, value, target=None):
+        """`value` with its operations written into operands that die here (each
+        operand read once in the statement, never after it), or None if there are none;
+        donors lose their ownership (their arrays now hold results)."""
+        reads = Counter(n.id for n in gast.walk(value) if isinstance(n, gast.Name))
+        changed = []
+
+        def visit(node):
+            if isinstance(node, gast.BinOp):
+                node.left, node.right = visit(node.left), visit(node.right)
+            elif isinstance(node, gast.UnaryOp):
+                node.operand = visit(node.operand)
+            elif isinstance(node, gast.Call):
+                node.args = [visit(a) for a in node.args]
+            else:
+                return node
+            new = self._write_into_donor(i, node, reads, target)
+            if new is not None:
+                changed.append(new)
+                return new
+            return node
+        value = visit(value)
+        return value if changed else None
+
+    def _write_into_donor(self, i, node, reads, target):
+        if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
+            ufunc, operands = _BINARY[type(node.op)], [node.left, node.right]
+        elif isinstance(node, gast.UnaryOp) and type(node.op) in _UNARY:
+            ufunc, operands = _UNARY[type(node.op)], [node.operand]
+        elif self._numpy_function(node) in _FLOAT_UFUNCS and not node.keywords and \
+                len(node.args) == getattr(np, node.func.attr).nin:
+            ufunc, operands = node.func.attr, list(node.args)
         else:
             return None
-        result = self.shape_of(value)
+        result = self.shape_of(node)
         if result is None or result[0] == () or not isinstance(result[1], np.dtype):
             return None
         for operand in operands:
             if isinstance(operand, gast.Name) and operand.id in self.owned and \
+                    reads[operand.id] == 1 and operand.id != target and \
                     same(self.env.get(operand.id), result) and \
                     not self._read_after(i, operand.id):
                 self.owned.discard(operand.id)
