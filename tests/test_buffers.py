@@ -155,3 +155,39 @@ def test_a_sum_of_two_equal_terms_is_doubled():
     rng = np.random.default_rng(5)
     source = _grad_and_source(squares, rng.normal(size=4), rng.normal(size=4), wrt=(0, 1))
     assert "* 2" in source and "x + " not in source
+
+
+def rnn(W, U, b, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + U @ xs[t] + b)
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_outer_products_of_a_loop_are_one_matrix_product(steps):
+    rng = np.random.default_rng(6)
+    args = (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(3, 2)), rng.normal(size=3),
+            rng.normal(size=(steps, 2)), rng.normal(size=3))
+    source = _grad_and_source(rnn, *args, wrt=(0, 1, 2))
+    if steps:       # (with no steps, xs[t] has no shape to know)
+        assert "np.outer" not in source and ".append(d_matmul)" in source
+
+
+def outer_then_changed(W, xs, h0):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        a = W @ h
+        h = np.tanh(a + xs[t])
+        total = total + np.sum(a * a) + np.sum(h)
+    return total
+
+
+def test_vectors_changed_after_the_product_are_not_batched():
+    # the adjoint of `a` gets two contributions, the second added in place after the
+    # outer product that reads it: batching would see the changed vector
+    rng = np.random.default_rng(7)
+    args = (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(4, 3)), rng.normal(size=3))
+    source = _grad_and_source(outer_then_changed, *args, wrt=(0,))
+    assert "np.outer(da, h)" in source

@@ -18,6 +18,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
+from .batching import batch_outer_products
 from .buffers import reuse_buffers
 
 
@@ -36,6 +37,7 @@ def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
     _drop_dead(tree, helpers)
     if arrays:
         reuse_buffers(tree, arrays, np_name, helpers, facts)
+        batch_outer_products(tree, np_name)
     _drop_lonely_comments(tree)
     _free_after_last_use(tree, small)
     return tree
