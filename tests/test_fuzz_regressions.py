@@ -500,3 +500,36 @@ def test_alias_rebound_in_one_branch_only_is_refused():
     # (a rebinding inside a branch that may not run does not end the alias)
     with pytest.raises(SGCompilerError, match="refers to the same array"):
         value_and_grad(alias_rebound_in_one_branch_only)(X.copy(), -1.0)
+
+
+def returns_its_argument(u, n):
+    s = u
+    for _ in range(n):
+        s = np.sin(s) * 0.5
+    return s
+
+
+def returns_a_new_array(u, n):
+    return np.sin(u) * n
+
+
+# A user function that returns its argument (its loop ran no trips), then `a -= x` on
+# the result: Python changes y in place, and the return reads y. sgcompiler made a new
+# array for a, so value and gradient were both wrong (found by a long random-program run
+# as "value != primal"). Now refused; a function that returns a new array is not.
+def inplace_on_a_returned_argument(x, y):
+    a = returns_its_argument(y, 0)
+    a -= x
+    return np.sum(a * y)
+
+
+def inplace_on_a_new_result(x, y):
+    a = returns_a_new_array(y, 2.0)
+    a -= x
+    return np.sum(a * y)
+
+
+def test_inplace_on_a_returned_argument_is_refused():
+    with pytest.raises(SGCompilerError, match="'y' refers to the same array"):
+        value_and_grad(inplace_on_a_returned_argument)(X.copy(), Y.copy())
+    assert_grad_matches(inplace_on_a_new_result, [X, Y])

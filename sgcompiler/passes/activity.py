@@ -121,14 +121,18 @@ def _refuse_shared_augmented(norm, flows):
                 assigned_at.setdefault(name, []).append(i)
         elif isinstance(s, gast.Assign) or is_append(s):
             assigned_at.setdefault(target_of(s), []).append(i)
+    # a user function's result may be one of its arguments (helper(u) returns u when its
+    # loop runs no trips)
+    calls = _call_edges(flows)
     # elements of a tuple or list (a call's results, a literal) are separate objects
     separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or
-                (op.kind == RULE and op.rule.multiple_results)}
+                (op.kind == RULE and op.rule.multiple_results)} - {t for t, _, _ in calls}
     edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
              for t, _, op, stmt in flows
              if (op.kind in (COPY, STOPPED, INDEX) or
                  (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)]
+    edges += calls
 
     def rebound(name, start, stop):
         """name is certainly assigned after `start` on the way to `stop` (an assignment in
@@ -165,6 +169,66 @@ def _refuse_shared_augmented(norm, flows):
                     break
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _call_edges(flows):
+    """(result, argument, statement) for each argument a user function may return."""
+    out = []
+    for target, _, op, stmt in flows:
+        if op.kind == CALL:
+            for param in returned_params(op.rule):
+                atom = op.args.get(param)
+                if isinstance(atom, gast.Name):
+                    out.append((target, atom.id, stmt))
+    return out
+
+
+_RETURNED: dict = {}
+
+
+def returned_params(fn, depth=0) -> frozenset:
+    """Parameters of user function `fn` whose array its result may be (or be a view of,
+    or hold in a tuple): `s = u; for ...: s = ...; return s` may return u itself."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return frozenset()
+    params = frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    if code in _RETURNED:
+        return _RETURNED[code]
+    if depth > 8:
+        return params
+    _RETURNED[code] = params            # a recursive call, while this one is worked out
+    from ..errors import SGCompilerError
+    from ..source import parse_function
+    from .normalize import normalize
+    from .resolve import resolve
+    try:
+        src = parse_function(fn)
+        resolution = resolve(src)
+        norm = normalize(src, resolution)
+        links = {}
+        for stmt in assignments(norm.body):
+            op = describe_stmt(stmt, resolution, src)
+            target = target_of(stmt)
+            if op.kind in (COPY, STOPPED, INDEX, CONTAINER, APPEND) or \
+                    (op.kind == RULE and op.rule.name in _VIEWS):
+                sources = [n for _, n in op.inputs] or list(op.reads[:1])
+            elif op.kind == CALL:
+                sources = [a.id for p, a in op.args.items() if isinstance(a, gast.Name)
+                           and p in returned_params(op.rule, depth + 1)]
+            else:
+                continue
+            links.setdefault(target, set()).update(sources)
+    except SGCompilerError:
+        return params
+    reached, todo = set(), [norm.returned]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(links.get(name, ()))
+    _RETURNED[code] = params & reached
+    return _RETURNED[code]
 
 
 def _fixed_point(seed: set, edges) -> set:
