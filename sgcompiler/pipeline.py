@@ -3,9 +3,11 @@
     parse -> check -> resolve -> normalize -> activity -> shapes -> reverse -> optimize
           -> codegen -> load
 
-`compile_gradient` is cached on (code object, wrt, scalar arguments, rules version), so each
-function is compiled once per way it is differentiated (and again after a user registers a
-derivative rule).
+`compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
+shapes and dtypes of array arguments, rules version), so each function is compiled once per
+way it is differentiated and kind of arguments (and again after a user registers a
+derivative rule). Code compiled for known shapes (passes/sizes.py) needs fewer run-time
+helpers and writes into arrays that die (passes/buffers.py).
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ class Compiled:
 
 
 _CACHE: dict = {}
+_CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 
 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
@@ -73,6 +76,8 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     compiled = _CACHE.get(key)
     if compiled is None:
         compiled = _compile(fn, wrt, scalars, trees, value, arrays)
+        if len(_CACHE) >= _CACHE_SIZE:
+            del _CACHE[next(iter(_CACHE))]
         _CACHE[key] = compiled
     return compiled
 

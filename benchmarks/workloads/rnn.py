@@ -20,17 +20,17 @@ def rnn_hand(W, U, b, xs, h0, target):
         h = np.tanh(W @ h + U @ xs[t] + b)
         hs.append(h)
     dh = 2.0 * (h - target)
-    dW = np.zeros_like(W)
-    dU = np.zeros_like(U)
-    db = np.zeros_like(b)
+    das = []
     for t in range(steps - 1, -1, -1):
         h = hs[t + 1]
         da = dh * (1.0 - h * h)
-        dW += np.outer(da, hs[t])
-        dU += np.outer(da, xs[t])
-        db += da
+        das.append(da)
         dh = W.T @ da
-    return dW, dU, db
+    if not das:
+        return np.zeros_like(W), np.zeros_like(U), np.zeros_like(b)
+    # the per-step outer products, summed by one matrix product each
+    da = np.array(das[::-1])                 # (steps, hidden), in time order
+    return da.T @ np.array(hs[:-1]), da.T @ xs, np.sum(da, axis=0)
 
 
 def make(sizes, rng):
