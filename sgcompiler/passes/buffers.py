@@ -67,12 +67,20 @@ class _Buffers:
         self.owned = set()          # names whose array nobody else refers to
 
     def run(self):
-        for i, stmt in enumerate(self.body):
+        i = 0
+        while i < len(self.body):
+            stmt = self.body[i]
+            i += 1
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], gast.Name):
-                self._assign(i, stmt, stmt.targets[0].id)
+                first = self._split(stmt, stmt.targets[0].id)
+                if first is not None:       # the operation on the temporary comes next
+                    self.body.insert(i - 1, first)
+                    i -= 1
+                    continue
+                self._assign(i - 1, stmt, stmt.targets[0].id)
             elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
-                self._augmented(i, stmt, stmt.target.id)
+                self._augmented(i - 1, stmt, stmt.target.id)
             elif not isinstance(stmt, gast.Delete):
                 # anything else (a loop, a branch, an append, a return): what it reads may
                 # be kept somewhere, what it writes is unknown from here on
@@ -81,6 +89,51 @@ class _Buffers:
                         self.owned.discard(node.id)
                         if isinstance(node.ctx, gast.Store):
                             self.env.pop(node.id, None)
+
+    def _split(self, stmt, target):
+        """`t = 1.0 / (2.0 * c)` as `t = 2.0 * c` then `t = np.divide(1.0, t, out=t)`,
+        and `t = (d * x) * 2` as `t = d * x` then `t *= 2`: an elementwise operation on a
+        new temporary of the result's shape and dtype writes into it. Returns the first
+        statement (and makes `stmt` the second), or None."""
+        value = stmt.value
+        if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:
+            operands = [value.left, value.right]
+        elif self._numpy_function(value) in _FLOAT_UFUNCS and not value.keywords and \
+                len(value.args) == getattr(np, value.func.attr).nin:
+            operands = value.args
+        else:
+            return None
+        result = self.shape_of(value)
+        if result is None or result[0] == () or not isinstance(result[1], np.dtype) or \
+                any(isinstance(n, gast.Name) and n.id == target for n in gast.walk(value)):
+            return None
+        for k, operand in enumerate(operands):
+            temporary = isinstance(operand, (gast.BinOp, gast.UnaryOp)) or \
+                self._numpy_function(operand) in _FLOAT_UFUNCS
+            if not temporary or not same(self.shape_of(operand), result):
+                continue
+            first = gast.Assign(targets=[gast.Name(id=target, ctx=gast.Store(),
+                                                   annotation=None, type_comment=None)],
+                                value=operand, type_comment=None)
+            if isinstance(value, gast.BinOp) and k == 0:
+                second = gast.AugAssign(target=gast.Name(id=target, ctx=gast.Store(),
+                                                         annotation=None, type_comment=None),
+                                        op=value.op, value=value.right)
+            else:
+                ufunc = _BINARY[type(value.op)] if isinstance(value, gast.BinOp) \
+                    else value.func.attr
+                args = list(operands)
+                args[k] = load(target)
+                second = gast.Call(func=gast.Attribute(value=load(self.np), attr=ufunc,
+                                                       ctx=gast.Load()),
+                                   args=args, keywords=[gast.keyword(arg="out",
+                                                                     value=load(target))])
+                second = gast.Assign(targets=stmt.targets, value=second, type_comment=None)
+            for node in (first, second):
+                gast.copy_location(node, stmt)
+            self.body[self.body.index(stmt)] = second
+            return first
+        return None
 
     def _assign(self, i, stmt, target):
         reused = self._reuse(i, stmt.value)
