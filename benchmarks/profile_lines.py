@@ -82,11 +82,15 @@ def instrumented(source: str, namespace: dict):
 
 def generated(workload, args):
     """Source and namespace of sgcompiler's gradient of the workload, specialised for `args`
-    as the API specialises it (Python numbers are known scalars)."""
+    as the API specialises it (Python numbers are known scalars, arrays have their shapes
+    and dtypes)."""
     from sgcompiler.pipeline import compile_gradient
-    scalars = frozenset(p for p, a in zip(parameters(workload.fn), args)
-                        if type(a) is float or type(a) is int)
-    compiled = compile_gradient(workload.fn, tuple(workload.wrt), scalars)
+    names = parameters(workload.fn)
+    scalars = frozenset(p for p, a in zip(names, args) if type(a) is float or type(a) is int)
+    arrays = tuple((p, a.shape, a.dtype) for p, a in zip(names, args)
+                   if type(a) is np.ndarray)
+    compiled = compile_gradient(workload.fn, tuple(workload.wrt), scalars, value=False,
+                                arrays=arrays)
     namespace = dict(workload.fn.__globals__)
     namespace.update(compiled.extra)
     return compiled.source, namespace

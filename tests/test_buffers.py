@@ -204,3 +204,23 @@ def test_an_operation_on_a_new_temporary_writes_into_it():
     source = _grad_and_source(reciprocal_root, rng.normal(size=5), rng.normal(size=5),
                               wrt=(0, 1))
     assert "np.divide(dc, d_add, out=d_add)" in source
+
+
+def pooled(x, w):
+    a = x * x
+    s = np.sum(a * w, axis=1)
+    return np.sum(np.sin(s))
+
+
+def test_a_large_array_that_died_earlier_is_reused():
+    # d(a * w) is a broadcast view times w: no operand dies there, but the (100, 100)
+    # product a * w died when only its shape was read
+    from gradcheck import assert_grad_matches
+    rng = np.random.default_rng(9)
+    x, w = rng.normal(size=(100, 100)), rng.normal(size=100)
+    assert_grad_matches(pooled, [x, w])
+    g = grad(pooled, wrt=(0, 1))
+    g(x, w)
+    assert "np.multiply(d_mul, w, out=_mul)" in g.source
+    g(x[:10, :10], w[:10])          # small arrays: a new one is cheap, and clearer
+    assert "out=_mul)" not in g.source

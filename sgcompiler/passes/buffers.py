@@ -189,7 +189,7 @@ class _Buffers:
                 node.args = [visit(a) for a in node.args]
             else:
                 return node
-            new = self._write_into_donor(i, node, reads, target)
+            new = self._write_into_donor(i, node, reads, target, node is value)
             if new is not None:
                 changed.append(new)
                 return new
@@ -197,7 +197,7 @@ class _Buffers:
         value = visit(value)
         return value if changed else None
 
-    def _write_into_donor(self, i, node, reads, target):
+    def _write_into_donor(self, i, node, reads, target, root=False):
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
             ufunc, operands = _BINARY[type(node.op)], [node.left, node.right]
         elif isinstance(node, gast.UnaryOp) and type(node.op) in _UNARY:
@@ -219,6 +219,16 @@ class _Buffers:
                 func = gast.Attribute(value=load(self.np), attr=ufunc, ctx=gast.Load())
                 return gast.Call(func=func, args=operands,
                                  keywords=[gast.keyword(arg="out", value=load(operand.id))])
+        if root and np.prod(result[0]) * result[1].itemsize >= _LARGE:
+            # no operand dies here: a large array of this shape that died earlier will do
+            # (a new one would be faulted in page by page; small ones are cheap to make)
+            for name in sorted(self.owned):
+                if name not in reads and name != target and \
+                        same(self.env.get(name), result) and not self._read_after(i, name):
+                    self.owned.discard(name)
+                    func = gast.Attribute(value=load(self.np), attr=ufunc, ctx=gast.Load())
+                    return gast.Call(func=func, args=operands,
+                                     keywords=[gast.keyword(arg="out", value=load(name))])
         return None
 
     def _read_after(self, i, name) -> bool:
@@ -329,4 +339,5 @@ class _Buffers:
 
 
 _NEW_ARRAYS = _FLOAT_UFUNCS | _REDUCTIONS | {"outer"}
-_SHAPE = ("shape",)     # what a name holds that was assigned x.shape
+_SHAPE = ("shape",)
+_LARGE = 64 * 1024      # bytes: arrays worth reusing even when not an operand     # what a name holds that was assigned x.shape
