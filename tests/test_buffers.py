@@ -224,3 +224,37 @@ def test_a_large_array_that_died_earlier_is_reused():
     assert "np.multiply(d_mul, w, out=_mul)" in g.source
     g(x[:10, :10], w[:10])          # small arrays: a new one is cheap, and clearer
     assert "out=_mul)" not in g.source
+
+
+def scaled_batch(mu, log_s, X):
+    diff = X[:, None, :] - mu
+    inv = np.exp(-2.0 * log_s)
+    q = np.sum(diff * diff * inv, axis=2)
+    return np.sum(np.tanh(q))
+
+
+@pytest.mark.parametrize("n, k, d", [(6, 3, 2), (200, 5, 2), (1, 1, 1)])
+def test_factors_constant_along_a_sum_multiply_the_sum(n, k, d):
+    # d mu = -sum_i d_q * inv * diff * 2: inv does not depend on i, so it multiplies the
+    # (k, d) sum rather than every term
+    from gradcheck import assert_grad_matches
+    rng = np.random.default_rng(10)
+    args = [rng.normal(size=(k, d)), rng.normal(size=(k, d)) * 0.1, rng.normal(size=(n, d))]
+    assert_grad_matches(scaled_batch, args, wrt=(0, 1))
+    g = grad(scaled_batch, wrt=0)
+    g(*args)
+    if k > 1 and d > 1:
+        assert ", axis=0) * inv" in g.source
+
+
+def batch_varying(w, X):
+    a = X * w               # (n, d) * (d,)
+    b = np.sum(a * X, axis=1)
+    return np.sum(np.sin(b))
+
+
+def test_factors_that_vary_along_the_sum_stay_inside():
+    from gradcheck import assert_grad_matches
+    rng = np.random.default_rng(11)
+    assert_grad_matches(batch_varying, [rng.normal(size=3), rng.normal(size=(5, 3))],
+                        wrt=(0,))

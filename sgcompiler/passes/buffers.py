@@ -24,6 +24,7 @@ from collections import Counter
 import gast
 import numpy as np
 
+from .factoring import factor_sums
 from .inline import load
 from .sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape, same
 
@@ -57,6 +58,7 @@ def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: d
         writes = Counter(n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, gast.Store))
         once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
+        factor_sums(tree.body, _Buffers(tree.body, arrays, np_name, helpers, once), np_name)
         _Buffers(tree.body, arrays, np_name, helpers, once).run()
 
 
@@ -89,6 +91,29 @@ class _Buffers:
                         self.owned.discard(node.id)
                         if isinstance(node.ctx, gast.Store):
                             self.env.pop(node.id, None)
+
+    def track(self, stmt):
+        """Follow the shapes of what `stmt` assigns (and nothing else)."""
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name):
+            target = stmt.targets[0].id
+            result = self.shape_of(stmt.value) or self.facts.get(target)
+            if isinstance(stmt.value, gast.Attribute) and stmt.value.attr == "shape":
+                result = _SHAPE
+            if result is None:
+                self.env.pop(target, None)
+            else:
+                self.env[target] = result
+        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            before, value = self.env.get(stmt.target.id), self.shape_of(stmt.value)
+            total = broadcast([before, value]) if before is not None and value is not None \
+                else None
+            if total is None or total[0] != before[0]:
+                self.env.pop(stmt.target.id, None)
+        elif not isinstance(stmt, gast.Delete):
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    self.env.pop(node.id, None)
 
     def _split(self, stmt, target):
         """`t = 1.0 / (2.0 * c)` as `t = 2.0 * c` then `t = np.divide(1.0, t, out=t)`,
@@ -200,6 +225,9 @@ class _Buffers:
     def _write_into_donor(self, i, node, reads, target, root=False):
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
             ufunc, operands = _BINARY[type(node.op)], [node.left, node.right]
+            if isinstance(node.op, gast.Pow) and isinstance(node.right, gast.Constant) and \
+                    node.right.value == 2:
+                ufunc, operands = "square", [node.left]     # what x ** 2 computes
         elif isinstance(node, gast.UnaryOp) and type(node.op) in _UNARY:
             ufunc, operands = _UNARY[type(node.op)], [node.operand]
         elif self._numpy_function(node) in _FLOAT_UFUNCS and not node.keywords and \
@@ -210,6 +238,9 @@ class _Buffers:
         result = self.shape_of(node)
         if result is None or result[0] == () or not isinstance(result[1], np.dtype):
             return None
+        if np.prod(result[0]) * result[1].itemsize < _LARGE and (not root or not all(
+                isinstance(o, (gast.Name, gast.Constant)) for o in operands)):
+            return None     # in a nested expression, only where it saves a large array
         for operand in operands:
             if isinstance(operand, gast.Name) and operand.id in self.owned and \
                     reads[operand.id] == 1 and operand.id != target and \
