@@ -67,6 +67,7 @@ class _Buffers:
         self.body, self.np, self.helpers, self.facts = body, np_name, helpers, facts
         self.env = dict(arrays)     # name -> (shape, dtype) of its current value
         self.owned = set()          # names whose array nobody else refers to
+        self._seen = {}             # id(statement) -> (statement, reads, rebinds)
 
     def run(self):
         i = 0
@@ -266,19 +267,29 @@ class _Buffers:
         """Whether a statement after body[i] may read `name` before a top-level
         assignment rebinds it."""
         for stmt in self.body[i + 1:]:
-            if isinstance(stmt, gast.Delete):
-                continue
-            for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and node.id == name and \
-                        not isinstance(node.ctx, gast.Store):
-                    return True
-                if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
-                        and node.target.id == name:
-                    return True
-            if isinstance(stmt, gast.Assign) and any(
-                    isinstance(t, gast.Name) and t.id == name for t in stmt.targets):
+            reads, binds = self._names(stmt)
+            if name in reads:
+                return True
+            if name in binds:
                 return False
         return False
+
+    def _names(self, stmt):
+        """(names stmt reads, names a top-level assignment of it rebinds), cached."""
+        found = self._seen.get(id(stmt))
+        if found is None or found[0] is not stmt:
+            reads, binds = set(), set()
+            if not isinstance(stmt, gast.Delete):
+                for node in gast.walk(stmt):
+                    if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store):
+                        reads.add(node.id)
+                    elif isinstance(node, gast.AugAssign) and \
+                            isinstance(node.target, gast.Name):
+                        reads.add(node.target.id)
+                if isinstance(stmt, gast.Assign):
+                    binds = {t.id for t in stmt.targets if isinstance(t, gast.Name)}
+            found = self._seen[id(stmt)] = (stmt, reads, binds)
+        return found[1], found[2]
 
     def _escape(self, value):
         """Names `value` hands on (to a helper, a container, a view) lose their

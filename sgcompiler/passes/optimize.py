@@ -175,17 +175,26 @@ def _foldable(before, stmt, reads, writes, user_names) -> bool:
 def _drop_dead(tree, helpers):
     """Remove assignments whose value nobody reads (e.g. the loss value, when only the
     gradient is returned), as long as computing it has no effect beyond the value."""
-    while True:
-        reads, _ = _counts(tree)
+    reads, _ = _counts(tree)
+    blocks = list(_blocks(tree))
+    pure = {}
+    removed = True
+    while removed:          # removing one may leave what it read unread
         removed = False
-        for block in _blocks(tree):
-            keep = [s for s in block if not (_pure_assign(s, helpers) and
-                                             reads[s.targets[0].id] == 0)]
+        for block in blocks:
+            keep = []
+            for stmt in block:
+                if id(stmt) not in pure:
+                    pure[id(stmt)] = _pure_assign(stmt, helpers)
+                if pure[id(stmt)] and reads[stmt.targets[0].id] == 0:
+                    for node in gast.walk(stmt.value):
+                        if isinstance(node, gast.Name):
+                            reads[node.id] -= 1
+                    removed = True
+                else:
+                    keep.append(stmt)
             if len(keep) != len(block):
                 _replace(block, keep)
-                removed = True
-        if not removed:
-            return
 
 
 def _pure_assign(stmt, helpers) -> bool:
