@@ -11,8 +11,7 @@ def while_with_break_grad(x):
         _mul = 0.5 * s
         _tape.append(s)
         s = _sin + _mul
-        _add = n + 1
-        n = _add
+        n = n + 1
         _cmp = n >= 7
         if _cmp:
             break
