@@ -4,11 +4,16 @@
     _stop_gradient = _max        ->      z = x - _max
     z = x - _stop_gradient
 
+    d_add = dy                           d_mul = dy * c
+    d_mul = d_add * c            ->      dy = dy * 2
+    dy = d_add * 2
+
     dx = dx + -d_t               ->      dx = dx - d_t
     unreduce(g, x, None, False)  ->      unreduce(g, x)
 
 Only rewrites that cannot change a value: a copy is folded away only when its source is
-a temporary written once, right before, and read nowhere else.
+a temporary written once, right before, and read nowhere else; a generated name that
+copies another is replaced by it only where both certainly hold the same value.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
     user's own variable names (only generated names are folded away); `small(name)` says
     that a name holds a number, not an array worth freeing early."""
     _coalesce_copies(tree, user_names)
+    _propagate_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
     _drop_dead(tree, helpers)
     _drop_lonely_comments(tree)
@@ -161,6 +167,103 @@ def _foldable(before, stmt, reads, writes, user_names) -> bool:
     source, target = stmt.value.id, stmt.targets[0].id
     return (before.targets[0].id == source and source not in user_names
             and writes[source] == 1 and reads[source] == 1 and writes[target] == 1)
+
+
+def _propagate_copies(tree, user_names):
+    """`a = b`, with a generated name a assigned only there and read only later in the same
+    block, before anything rebinds b: read b instead, and drop the copy. `b = a` after
+    `a = b` (nothing rebinding either in between) does nothing and goes too."""
+    params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
+    reads, writes = _counts(tree)
+    for block in list(_blocks(tree)):
+        had_statements = bool(block)
+        i = 0
+        while i < len(block):
+            names = _copy_names(block[i])
+            if names is None:
+                i += 1
+                continue
+            a, b = names
+            if a == b:
+                del block[i]
+                reads[b] -= 1
+                writes[b] -= 1
+            elif _drop_copy_back(block, i, a, b):
+                reads[a] -= 1
+                writes[b] -= 1
+            elif _temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
+                    (writes[b] > 0 or b in params) and \
+                    _replace_reads(block, i, a, b, reads[a]):
+                del block[i]
+                reads[b] += reads[a] - 1
+                reads[a], writes[a] = 0, 0
+            else:
+                i += 1
+        if had_statements and not block:
+            block.append(gast.Pass())
+
+
+def _temporary(name) -> bool:
+    """A normalisation temporary (`_add`) or its adjoint (`d_add`), see naming.py: a name
+    the reader loses nothing by not seeing."""
+    return name.startswith(("_", "d_"))
+
+
+def _copy_names(stmt):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name):
+        return stmt.targets[0].id, stmt.value.id
+    return None
+
+
+def _drop_copy_back(block, i, a, b) -> bool:
+    """Remove a later `b = a` in block that nothing separates from `a = b` at i."""
+    for j in range(i + 1, len(block)):
+        later = block[j]
+        if _copy_names(later) == (b, a):
+            del block[j]
+            return True
+        if _stores(later) & {a, b}:
+            return False
+    return False
+
+
+def _replace_reads(block, i, a, b, count) -> bool:
+    """Replace the `count` reads of a after block[i] by b, if all are in this block
+    before anything rebinds b (a plain statement reads before it assigns)."""
+    found, last = 0, None
+    for j in range(i + 1, len(block)):
+        found += _load_count(block[j], a)
+        if found == count:
+            last = j
+            break
+        if b in _stores(block[j]):
+            return False
+    if last is None or found == 0:
+        return False
+    if isinstance(block[last], (gast.If, gast.For, gast.While)) and b in _stores(block[last]):
+        return False
+    for stmt in block[i + 1:last + 1]:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and node.id == a and isinstance(node.ctx, gast.Load):
+                node.id = b
+    return True
+
+
+def _stores(stmt) -> set:
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
+def _load_count(stmt, name) -> int:
+    count = 0
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+            count += 1
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
+                node.target.id == name:
+            count += 1
+    return count
 
 
 def _drop_dead(tree, helpers):

@@ -20,9 +20,8 @@ def while_with_break_grad(x):
     for _ in range(_trips):
         # line 88: s = np.sin(s) + 0.5 * s
         d_sin = ds
-        d_mul = ds
         s = _tape.pop()
-        ds = d_mul * 0.5
+        ds = ds * 0.5
         ds += d_sin * np.cos(s)
     del _tape, _trips, s
     # line 85: s = x
