@@ -57,3 +57,54 @@ def test_read_before_the_copy_keeps_it():
 def test_user_names_stay():
     assert propagated("def f(dx):\n    _t = dx\n    return _t\n", user_names={"_t"}) == \
         "    _t = dx\n    return _t"
+
+
+# --- numbers nested into their one use, inside loops --------------------------------------------
+
+from sgcompiler.passes.nest import nest_single_uses  # noqa: E402
+from sgcompiler.passes.optimize import _pure_assign, _temporary, _while_condition  # noqa: E402
+
+
+def nested(src, numbers=("x", "y", "n")):
+    tree = gast.parse(textwrap.dedent(src)).body[0]
+    nest_single_uses(tree, _temporary, lambda name: name in numbers,
+                     lambda stmt: _pure_assign(stmt, {}))
+    _while_condition(tree)
+    return ast.unparse(gast.gast_to_ast(tree)).split("\n", 1)[1]
+
+
+def loop(src):
+    return "def f(x, y, n, t, c, v):\n    for i in n:\n" + \
+        textwrap.indent(textwrap.dedent(src).strip(), "        ") + "\n    return y\n"
+
+
+@pytest.mark.parametrize("before, after", [
+    # past a tape push, into the next assignment
+    ("_a = x * 2.0\nt.append(y)\ny = y + _a", "t.append(y)\ny = y + x * 2.0"),
+    # chains of them: the comparison of a lowered while
+    ("_b = abs(x)\n_c = _b > 1.0\ny = _c", "y = abs(x) > 1.0"),
+    # not past a statement that rebinds what it reads
+    ("_a = x * 2.0\nx = t.pop()\ny = _a", "_a = x * 2.0\nx = t.pop()\ny = _a"),
+    # not into a branch (it would run on some trips only, after other code)
+    ("_a = x * 2.0\nif c:\n    y = _a", "_a = x * 2.0\nif c:\n    y = _a"),
+    # not an array (arrays keep one operation per statement)
+    ("_a = v * 2.0\ny = _a", "_a = v * 2.0\ny = _a"),
+    # not read twice
+    ("_a = x * 2.0\ny = _a + _a", "_a = x * 2.0\ny = _a + _a"),
+    # not a call with effects
+    ("_a = g(x)\ny = _a", "_a = g(x)\ny = _a"),
+])
+def test_nesting(before, after):
+    assert nested(loop(before)) == nested(loop(after)) == \
+        "    for i in n:\n" + textwrap.indent(after, "        ") + "\n    return y"
+
+
+def test_straight_line_code_keeps_its_statements():
+    src = "def f(x):\n    _a = x * 2.0\n    y = _a + 1.0\n    return y\n"
+    assert "_a = x * 2.0" in nested(src)
+
+
+def test_lowered_while_is_a_while_again():
+    src = "def f(x):\n    while True:\n        if x > 1.0:\n            x = x / 2.0\n" \
+          "        else:\n            break\n    return x\n"
+    assert nested(src) == "    while x > 1.0:\n        x = x / 2.0\n    return x"

@@ -218,5 +218,5 @@ def test_pendulum_code_hoists_and_updates():
     source = g.source
     loop = source[source.index("for _ in"):source.index("# backward")]
     assert "_neg = -k" in source and "_neg = -k" not in loop
-    assert "theta = theta + _mul" in loop
+    assert "theta = theta + 0.01 * omega" in loop
     assert "_add" not in source

@@ -23,6 +23,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
+from .nest import nest_single_uses
 
 
 def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
@@ -35,9 +36,23 @@ def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
     _propagate_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
     _drop_dead(tree, helpers)
+    nest_single_uses(tree, _temporary, small, lambda stmt: _pure_assign(stmt, helpers))
+    _while_condition(tree)
     _drop_lonely_comments(tree)
     _free_after_last_use(tree, small)
     return tree
+
+
+def _while_condition(tree):
+    """`while True: if c: body else: break` (how `while c:` is lowered) is `while c: body`:
+    the test runs at the top of every trip either way."""
+    for node in gast.walk(tree):
+        if isinstance(node, gast.While) and isinstance(node.test, gast.Constant) and \
+                node.test.value is True and not node.orelse and len(node.body) == 1 and \
+                isinstance(node.body[0], gast.If) and len(node.body[0].orelse) == 1 and \
+                isinstance(node.body[0].orelse[0], gast.Break):
+            branch = node.body[0]
+            node.test, node.body = branch.test, branch.body
 
 
 def _is_comment(stmt) -> bool:

@@ -12,8 +12,7 @@ def while_with_break_grad(x):
         _tape.append(s)
         s = _sin + _mul
         n = n + 1
-        _cmp = n >= 7
-        if _cmp:
+        if n >= 7:
             break
     # backward
     ds = unreduce(1.0, x)
