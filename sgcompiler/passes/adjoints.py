@@ -39,7 +39,8 @@ def contributions(rev, stmt, op, target, g):
                     # the broadcast scalar's value, still standing for an array
                     expr = rev.helper_call("unreduce", [expr, load(name)])
                 exprs.append((name, expr))
-        exprs = _combined(exprs)
+        # x = x + y: x's own adjoint is rewritten last, after the others have read it
+        exprs = sorted(_combined(exprs), key=lambda item: item[0] == target)
         if sum(isinstance(e, gast.Name) for _, e in exprs) > 1:
             rev.handoff = None     # g goes to two adjoints: neither may own it
         out = []

@@ -1,13 +1,16 @@
 """Outer products summed over a loop become one matrix product after it.
 
-    for _ in range(_trips):                    _dW_left = []
-        ...                                    _dW_right = []
-                                               for _ in range(_trips):
-        dW += np.outer(d_matmul, h)    ->          ...
-        ...                                        _dW_left.append(d_matmul)
-                                                   _dW_right.append(h)
-                                               if _dW_left:
-                                                   dW += np.array(_dW_left).T @ np.array(_dW_right)
+    for _ in range(_trips):                    _d_adds = []
+        ...                                    _hs = []
+        db += d_add                            for _ in range(_trips):
+        dW += np.outer(d_add, h)       ->          ...
+        ...                                        _d_adds.append(d_add)
+                                                   _hs.append(h)
+                                               if _d_adds:
+                                                   _d_adds = np.array(_d_adds)
+                                                   _hs = np.array(_hs)
+                                                   db += np.sum(_d_adds, axis=0)
+                                                   dW += _d_adds.T @ _hs
 
 The gradient of `W @ h` in a loop (an RNN) adds one outer product per step; a matrix
 product of the stacked vectors does the same sum in one BLAS call instead of two NumPy calls
@@ -15,7 +18,10 @@ per step (which is how one writes an RNN's backward pass by hand for speed). Don
 it is certain to give the same sum: `dW` is read nowhere else in the loop, the vectors are
 never changed in place afterwards (no `+=`, no element write on them or on a name that may
 share them), and the code is specialised for known shapes (so each step's vectors have one
-shape). The sum is taken in another order, so the result may differ in the last bits.
+shape). A vector stacked anyway also gives the sums of it (`db += d_add`: each trip's
+d_add has the one shape the outer product needs). Loops with `break` or `continue` are
+left alone (each trip must reach every append). The sums are taken in another order, so
+results may differ in the last bits.
 
 Only adjoint code has `dW += np.outer(a, b)`: the matrix-product rules give it for 1-d
 operands of known shapes (inline.py), and a user's own `+=` is in normal form `t = ...`.
@@ -48,30 +54,85 @@ def _blocks(tree):
 
 
 def _batch(loop, np_name, taken):
-    before, after = [], []
-    mutated = _mutated(loop.body)
-    aliases = _aliases(loop.body)
-    for stmt in list(loop.body):
+    """(statements before the loop, statements after it), the loop body rewritten."""
+    body = loop.body
+    if any(isinstance(n, (gast.Break, gast.Continue)) for n in _own_nodes(body)):
+        return [], []       # every trip must reach every append
+    mutated = _mutated(body)
+    aliases = _aliases(body)
+
+    def value_at(name, position):
+        """(name, how often the body assigned it before `position`): one value per trip."""
+        return name, sum(1 for s in body[:position] if name in _assigned(s))
+
+    def once(target):           # dW is read or written nowhere else in the loop
+        return sum(1 for n in gast.walk(loop) if isinstance(n, gast.Name)
+                   and n.id == target) == 1
+
+    products, lists = [], {}    # (statement, dW, left, right); value -> list name
+    for position, stmt in enumerate(body):
         found = _outer_accumulation(stmt, np_name)
-        if found is None:
+        if found is None or not once(found[0]) or \
+                any(aliases.get(v, {v}) & mutated for v in found[1:]):
             continue
         target, left, right = found
-        uses = [n for n in gast.walk(loop) if isinstance(n, gast.Name) and n.id == target]
-        if len(uses) != 1:          # dW is read or written elsewhere in the loop
-            continue
-        if any(aliases.get(v, {v}) & mutated for v in (left, right)):
-            continue
-        rows, cols = _fresh(f"_{target}_left", taken), _fresh(f"_{target}_right", taken)
-        index = loop.body.index(stmt)
-        loop.body[index:index + 1] = [_append(rows, left), _append(cols, right)]
-        before += [gast.Assign(targets=[_store(name)], value=_list(), type_comment=None)
-                   for name in (rows, cols)]
-        product = gast.BinOp(
-            left=gast.Attribute(value=_np_array(np_name, rows), attr="T", ctx=gast.Load()),
-            op=gast.MatMult(), right=_np_array(np_name, cols))
-        after.append(gast.If(test=_load(rows), body=[
-            gast.AugAssign(target=_store(target), op=gast.Add(), value=product)], orelse=[]))
-    return before, after
+        values = value_at(left, position), value_at(right, position)
+        for value in values:
+            lists.setdefault(value, (_fresh(f"_{value[0].lstrip('_')}s", taken), stmt))
+        products.append((stmt, target) + values)
+    if not products:
+        return [], []
+    # dW += v, for a v that is stacked anyway: the sum of the stack
+    sums = []
+    for position, stmt in enumerate(body):
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and \
+                isinstance(stmt.target, gast.Name) and isinstance(stmt.value, gast.Name) \
+                and once(stmt.target.id) and value_at(stmt.value.id, position) in lists:
+            sums.append((stmt, stmt.target.id, value_at(stmt.value.id, position)))
+    # the loop appends each stacked value where its first product was
+    appends = {}
+    for value, (name, stmt) in lists.items():
+        appends.setdefault(id(stmt), []).append(_append(name, value[0]))
+    dropped = {id(stmt) for stmt, *_ in products} | {id(stmt) for stmt, *_ in sums}
+    new_body = []
+    for stmt in body:
+        new_body += appends.get(id(stmt), [])
+        if id(stmt) not in dropped:
+            new_body.append(stmt)
+    loop.body[:] = new_body
+    before = [gast.Assign(targets=[_store(name)], value=_list(), type_comment=None)
+              for name, _ in lists.values()]
+    first = next(iter(lists.values()))[0]
+    stacked = [gast.Assign(targets=[_store(name)], value=_np_array(np_name, name),
+                           type_comment=None) for name, _ in lists.values()]
+    updates = [gast.AugAssign(target=_store(target), op=gast.Add(), value=gast.Call(
+        func=gast.Attribute(value=_load(np_name), attr="sum", ctx=gast.Load()),
+        args=[_load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=_const(0))]))
+        for _, target, value in sums]
+    updates += [gast.AugAssign(target=_store(target), op=gast.Add(), value=gast.BinOp(
+        left=gast.Attribute(value=_load(lists[left][0]), attr="T", ctx=gast.Load()),
+        op=gast.MatMult(), right=_load(lists[right][0])))
+        for _, target, left, right in products]
+    return before, [gast.If(test=_load(first), body=stacked + updates, orelse=[])]
+
+
+def _own_nodes(body):
+    """The nodes of `body`, not looking into nested loops (their break is their own)."""
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (gast.For, gast.While)):
+            todo.extend(gast.iter_child_nodes(node))
+
+
+def _assigned(stmt) -> set:
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store)}
+
+
+def _const(value):
+    return gast.Constant(value=value, kind=None)
 
 
 def _outer_accumulation(stmt, np_name):

@@ -4,11 +4,16 @@
     _stop_gradient = _max        ->      z = x - _max
     z = x - _stop_gradient
 
+    d_add = dy                           d_mul = dy * c
+    d_mul = d_add * c            ->      dy = dy * 2
+    dy = d_add * 2
+
     dx = dx + -d_t               ->      dx = dx - d_t
     unreduce(g, x, None, False)  ->      unreduce(g, x)
 
 Only rewrites that cannot change a value: a copy is folded away only when its source is
-a temporary written once, right before, and read nowhere else.
+a temporary written once, right before, and read nowhere else; a generated name that
+copies another is replaced by it only where both certainly hold the same value.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import gast
 from .. import runtime
 from .batching import batch_outer_products
 from .buffers import reuse_buffers
+from .nest import nest_single_uses
 
 
 def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
@@ -33,14 +39,29 @@ def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
     code), operations write into operands that die there (buffers.py); `facts` are the
     concrete shapes of the primal's variables."""
     _coalesce_copies(tree, user_names)
+    _propagate_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
     _drop_dead(tree, helpers)
+    nest_single_uses(tree, _temporary, small, lambda stmt: _pure_assign(stmt, helpers))
+    _while_condition(tree)
     if arrays:
         reuse_buffers(tree, arrays, np_name, helpers, facts)
         batch_outer_products(tree, np_name)
     _drop_lonely_comments(tree)
     _free_after_last_use(tree, small)
     return tree
+
+
+def _while_condition(tree):
+    """`while True: if c: body else: break` (how `while c:` is lowered) is `while c: body`:
+    the test runs at the top of every trip either way."""
+    for node in gast.walk(tree):
+        if isinstance(node, gast.While) and isinstance(node.test, gast.Constant) and \
+                node.test.value is True and not node.orelse and len(node.body) == 1 and \
+                isinstance(node.body[0], gast.If) and len(node.body[0].orelse) == 1 and \
+                isinstance(node.body[0].orelse[0], gast.Break):
+            branch = node.body[0]
+            node.test, node.body = branch.test, branch.body
 
 
 def _is_comment(stmt) -> bool:
@@ -172,6 +193,103 @@ def _foldable(before, stmt, reads, writes, user_names) -> bool:
             and writes[source] == 1 and reads[source] == 1 and writes[target] == 1)
 
 
+def _propagate_copies(tree, user_names):
+    """`a = b`, with a generated name a assigned only there and read only later in the same
+    block, before anything rebinds b: read b instead, and drop the copy. `b = a` after
+    `a = b` (nothing rebinding either in between) does nothing and goes too."""
+    params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
+    reads, writes = _counts(tree)
+    for block in list(_blocks(tree)):
+        had_statements = bool(block)
+        i = 0
+        while i < len(block):
+            names = _copy_names(block[i])
+            if names is None:
+                i += 1
+                continue
+            a, b = names
+            if a == b:
+                del block[i]
+                reads[b] -= 1
+                writes[b] -= 1
+            elif _drop_copy_back(block, i, a, b):
+                reads[a] -= 1
+                writes[b] -= 1
+            elif _temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
+                    (writes[b] > 0 or b in params) and \
+                    _replace_reads(block, i, a, b, reads[a]):
+                del block[i]
+                reads[b] += reads[a] - 1
+                reads[a], writes[a] = 0, 0
+            else:
+                i += 1
+        if had_statements and not block:
+            block.append(gast.Pass())
+
+
+def _temporary(name) -> bool:
+    """A normalisation temporary (`_add`) or its adjoint (`d_add`), see naming.py: a name
+    the reader loses nothing by not seeing."""
+    return name.startswith(("_", "d_"))
+
+
+def _copy_names(stmt):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name):
+        return stmt.targets[0].id, stmt.value.id
+    return None
+
+
+def _drop_copy_back(block, i, a, b) -> bool:
+    """Remove a later `b = a` in block that nothing separates from `a = b` at i."""
+    for j in range(i + 1, len(block)):
+        later = block[j]
+        if _copy_names(later) == (b, a):
+            del block[j]
+            return True
+        if _stores(later) & {a, b}:
+            return False
+    return False
+
+
+def _replace_reads(block, i, a, b, count) -> bool:
+    """Replace the `count` reads of a after block[i] by b, if all are in this block
+    before anything rebinds b (a plain statement reads before it assigns)."""
+    found, last = 0, None
+    for j in range(i + 1, len(block)):
+        found += _load_count(block[j], a)
+        if found == count:
+            last = j
+            break
+        if b in _stores(block[j]):
+            return False
+    if last is None or found == 0:
+        return False
+    if isinstance(block[last], (gast.If, gast.For, gast.While)) and b in _stores(block[last]):
+        return False
+    for stmt in block[i + 1:last + 1]:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and node.id == a and isinstance(node.ctx, gast.Load):
+                node.id = b
+    return True
+
+
+def _stores(stmt) -> set:
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
+def _load_count(stmt, name) -> int:
+    count = 0
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+            count += 1
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
+                node.target.id == name:
+            count += 1
+    return count
+
+
 def _drop_dead(tree, helpers):
     """Remove assignments whose value nobody reads (e.g. the loss value, when only the
     gradient is returned), as long as computing it has no effect beyond the value."""
@@ -184,9 +302,10 @@ def _drop_dead(tree, helpers):
         for block in blocks:
             keep = []
             for stmt in block:
-                if id(stmt) not in pure:
-                    pure[id(stmt)] = _pure_assign(stmt, helpers)
-                if pure[id(stmt)] and reads[stmt.targets[0].id] == 0:
+                known = pure.get(id(stmt))
+                if known is None or known[0] is not stmt:     # (ids of freed nodes recur)
+                    known = pure[id(stmt)] = (stmt, _pure_assign(stmt, helpers))
+                if known[1] and reads[stmt.targets[0].id] == 0:
                     for node in gast.walk(stmt.value):
                         if isinstance(node, gast.Name):
                             reads[node.id] -= 1

@@ -35,6 +35,7 @@ from .normalize import Normalized
 from .ops import APPEND, CALL, SETITEM, describe_stmt, is_append, is_setitem, target_of
 from .shapes import ARRAY, Shapes
 from .state import AdjointState
+from .tighten import tighten
 
 COMMENT = "\x00#"     # an Expr(Constant(COMMENT + text)) becomes a comment line in codegen
 
@@ -55,6 +56,7 @@ def comment(text: str):
 def _sweeps(norm, resolution, act, shapes, pieces, seed):
     """Run the reverser twice: once to learn which primal values the adjoint sweep reads,
     then for real, saving exactly those values where they are overwritten."""
+    norm = tighten(norm, resolution, act, shapes)
     linker = Linker(norm.fn, norm.namer)
     names = {}       # generated names (loop counters, slots), the same in both passes
     first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {}, pieces,
@@ -111,9 +113,10 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     seed = load(norm.namer.adjoint(norm.returned))
     sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, seed)
     saved_names = sorted(sweep.needed)     # primal values, counters, saved call values
-    top = set(norm.params) | {target_of(s) for s in norm.body
+    body = sweep.norm.body         # (tightened: the statements the sweeps saw)
+    top = set(norm.params) | {target_of(s) for s in body
                               if isinstance(s, gast.Assign)} | {
-        sweep.names[(kind, id(s))] for s in norm.body for kind in ("trips", "saved")
+        sweep.names[(kind, id(s))] for s in body for kind in ("trips", "saved")
         if (kind, id(s)) in sweep.names}
     for name in saved_names:
         if name not in top and name not in sweep.inits:

@@ -74,6 +74,14 @@ class AdjointState:
         expr = self.stand_in(expr)
         dvar = self.dname(var)
         current = self.state.get(var)
+        if current is None and isinstance(expr, gast.Name) and expr.id == dvar:
+            # x = x + y: the new x's adjoint is the old x's as it stands (the adjoints of
+            # the other operands were added first)
+            self.state[var] = load(dvar)
+            if self.handoff == dvar:
+                self.owned.add(var)
+                self.handoff = None
+            return []
         self.maybe_scalar.discard(var) if current is None else None
         if current is None and isinstance(expr, gast.Constant) and \
                 not self.shapes.is_scalar(var):

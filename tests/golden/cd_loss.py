@@ -66,12 +66,10 @@ def free_energy_backward(dresult, _saved):
     del _softplus, d_sum
     _dz_softplus, = softplus_backward(d_softplus, _softplus_saved)
     del _softplus_saved, d_softplus
-    d_add = _dz_softplus
-    del _dz_softplus
-    d_matmul2 = unbroadcast(d_add, _matmul2)
+    d_matmul2 = unbroadcast(_dz_softplus, _matmul2)
     del _matmul2
-    dc = unbroadcast(d_add, c)
-    del c, d_add
+    dc = unbroadcast(_dz_softplus, c)
+    del _dz_softplus, c
     dW = matmul_grad_right(d_matmul2, v, W)
     del W, d_matmul2
     d_matmul = -d_neg
@@ -95,15 +93,12 @@ def softplus_forward(z):
 def softplus_backward(dresult, _saved):
     _exp, _maximum, z = _saved
     # line 36: return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
-    d_maximum = dresult
-    d_log1p = dresult
-    d_exp = d_log1p / (1.0 + _exp)
-    del d_log1p
+    d_exp = dresult / (1.0 + _exp)
     d_neg = d_exp * _exp
     del _exp, d_exp
     d_abs = -d_neg
     del d_neg
     dz = d_abs * np.sign(z)
     del d_abs
-    dz += d_maximum * balanced_eq(z, _maximum, 0.0)
+    dz += dresult * balanced_eq(z, _maximum, 0.0)
     return (dz,)

@@ -18,9 +18,8 @@ def helper_in_loop_grad(W, x, b):
     dW = np.zeros_like(W)
     for _ in range(_trips):
         # line 46: h = layer(W, h, b)
-        d_layer = dh
         h = _tape.pop()
-        _dW_layer, _dh_layer = layer_backward(d_layer, _layer_saved)
+        _dW_layer, _dh_layer = layer_backward(dh, _layer_saved)
         dW += _dW_layer
         dh = _dh_layer
         _layer_saved = _tape.pop()

@@ -33,19 +33,15 @@ def logistic_loss_grad(w, X, y, lam):
     del _mul, _sub
     dz = unbroadcast(d_mul * y, z)
     del d_mul
-    d_maximum = d_add
-    d_log1p = d_add
-    del d_add
-    d_exp = d_log1p / (1.0 + _exp)
-    del d_log1p
+    d_exp = d_add / (1.0 + _exp)
     d_neg = d_exp * _exp
     del _exp, d_exp
     d_abs = -d_neg
     del d_neg
     dz += d_abs * np.sign(z)
     del d_abs
-    dz += d_maximum * balanced_eq(z, _maximum, 0.0)
-    del _maximum, d_maximum, z
+    dz += d_add * balanced_eq(z, _maximum, 0.0)
+    del _maximum, d_add, z
     # line 30: z = X @ w
     dw += matmul_grad_right(dz, X, w)
     return (result, dw)

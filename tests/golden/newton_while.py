@@ -26,9 +26,8 @@ def newton_sqrt_grad(a):
         d_add = dx * 0.5
         x = _tape.pop()
         dx = d_add
-        d_div = d_add
-        da += d_div / x
-        dx = dx + -d_div * a / x ** 2
+        da += d_add / x
+        dx = dx + -d_add * a / x ** 2
     del _tape, _trips, x
     # line 22: x = a
     da += dx

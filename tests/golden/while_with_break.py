@@ -11,19 +11,16 @@ def while_with_break_grad(x):
         _mul = 0.5 * s
         _tape.append(s)
         s = _sin + _mul
-        _add = n + 1
-        n = _add
-        _cmp = n >= 7
-        if _cmp:
+        n = n + 1
+        if n >= 7:
             break
     # backward
     ds = unreduce(1.0, x)
     for _ in range(_trips):
         # line 88: s = np.sin(s) + 0.5 * s
         d_sin = ds
-        d_mul = ds
         s = _tape.pop()
-        ds = d_mul * 0.5
+        ds = ds * 0.5
         ds += d_sin * np.cos(s)
     del _tape, _trips, s
     # line 85: s = x
