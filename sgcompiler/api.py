@@ -91,21 +91,24 @@ class GradientFunction:
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
-        values = self._wrt_values(args, kwargs)
-        plain = True
-        for name, value in zip(self.wrt, values):
-            if not _plain_float(value):
-                _check_tree(self.primal.__name__, name, value)
-                plain = False
         if self._version != rules.version():    # a rule was registered: compile again
             self._compiled.clear()
             self._version = rules.version()
         kinds = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a)
                        for a in args])
-        found = self._compiled.get(kinds)
-        if found is None:
-            found = self._specialise(args, kinds)
-        function, returns_value = found
+        # floats and float arrays of the types, shapes and dtypes of an earlier call passed
+        # its checks (parameter trees are checked on every call: their leaves may differ)
+        found = None if kwargs else self._compiled.get(kinds)
+        values = self._wrt_values(args, kwargs)
+        if found is None or not found[2]:
+            plain = True
+            for name, value in zip(self.wrt, values):
+                if not _plain_float(value):
+                    _check_tree(self.primal.__name__, name, value)
+                    plain = False
+            found = found or self._compiled.get(kinds) or self._specialise(args, kinds,
+                                                                           plain)
+        function, returns_value, plain = found
         if returns_value:
             result, grads = function(*args, **kwargs)
             if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
@@ -122,7 +125,7 @@ class GradientFunction:
             grads = _unaliased(grads, args, kwargs)
         return (result, grads) if self.with_value else grads
 
-    def _specialise(self, args, kinds):
+    def _specialise(self, args, kinds, plain):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
@@ -138,7 +141,7 @@ class GradientFunction:
         compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value,
                                     arrays)
         self._last = (scalars, trees, self.with_value, arrays)
-        self._compiled[kinds] = compiled.bind(self.primal), compiled.returns_value
+        self._compiled[kinds] = compiled.bind(self.primal), compiled.returns_value, plain
         return self._compiled[kinds]
 
     @staticmethod

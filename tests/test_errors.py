@@ -91,3 +91,22 @@ def test_source_not_available():
     exec("def g(x):\n    return x\n", namespace)  # noqa: S102
     with pytest.raises(SGCompilerError, match="source code is not available"):
         grad(namespace["g"])(1.0)
+
+
+def _sum_sq(x):
+    return np.sum(x * x)
+
+
+def _tree_sum(p):
+    return np.sum(p["w"] * p["w"])
+
+
+def test_arguments_are_checked_after_a_valid_call_too():
+    g = grad(_sum_sq)
+    g(np.ones(3))
+    with pytest.raises(TypeError, match="dtype int64"):
+        g(np.ones(3, dtype=np.int64))
+    t = grad(_tree_sum)
+    t({"w": np.ones(2)})
+    with pytest.raises(TypeError, match="int"):
+        t({"w": 3})

@@ -96,6 +96,16 @@ def _free_after_last_use(tree, small):
     params |= {n.targets[0].id for n in gast.walk(tree) if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
                and n.value.attr in ("shape", "ndim", "size", "dtype")}
+    # counters (`_trips = 0`, `_trips += 1`) hold numbers too
+    numbers, other = set(), set()
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, gast.Name)}
+            number = isinstance(node.value, gast.Constant) and \
+                type(node.value.value) in (int, float)
+            (numbers if number else other).update(names)
+    params |= numbers - other
     last, bound = {}, set(params)
     bound_at = []
     for i, stmt in enumerate(body):

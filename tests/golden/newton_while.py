@@ -28,7 +28,7 @@ def newton_sqrt_grad(a):
         dx = d_add
         da += d_add / x
         dx = dx + -d_add * a / x ** 2
-    del _tape, _trips, x
+    del _tape, x
     # line 22: x = a
     da += dx
     return (result, da)

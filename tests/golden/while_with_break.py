@@ -22,7 +22,7 @@ def while_with_break_grad(x):
         s = _tape.pop()
         ds = ds * 0.5
         ds += d_sin * np.cos(s)
-    del _tape, _trips, s
+    del _tape, s
     # line 85: s = x
     dx = ds
     return np.copy(dx)

@@ -45,7 +45,7 @@ def cumulative_writes_grad(x):
         _mul = _tape.pop()
         ds[_sub] += d_s_slice
         _sub = _tape.pop()
-    del _add, _mul, _sub, _tape, _trips, _x_i
+    del _add, _mul, _sub, _tape, _x_i
     # line 183: s[0] = x[0]
     d_x_0 = unbroadcast(np.copy(ds[0]), _x_0)
     del _x_0
