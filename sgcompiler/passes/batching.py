@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import gast
 
+from .blocks import blocks, nodes
+
 
 def batch_outer_products(tree: gast.FunctionDef, np_name: str):
     """Rewrite every loop of `tree` in place."""
-    taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
-    for block in _blocks(tree):
+    taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
+    for block in blocks(tree):
         i = 0
         while i < len(block):
             loop = block[i]
@@ -43,14 +45,6 @@ def batch_outer_products(tree: gast.FunctionDef, np_name: str):
                 block[i:i + 1] = before + [loop] + after
                 i += len(before) + len(after)
             i += 1
-
-
-def _blocks(tree):
-    yield tree.body
-    for node in gast.walk(tree):
-        if isinstance(node, (gast.If, gast.For, gast.While)) and node is not tree:
-            yield node.body
-            yield node.orelse
 
 
 def _batch(loop, np_name, taken):
@@ -66,7 +60,7 @@ def _batch(loop, np_name, taken):
         return name, sum(1 for s in body[:position] if name in _assigned(s))
 
     def once(target):           # dW is read or written nowhere else in the loop
-        return sum(1 for n in gast.walk(loop) if isinstance(n, gast.Name)
+        return sum(1 for n in nodes(loop) if isinstance(n, gast.Name)
                    and n.id == target) == 1
 
     products, lists = [], {}    # (statement, dW, left, right); value -> list name
@@ -127,7 +121,7 @@ def _own_nodes(body):
 
 
 def _assigned(stmt) -> set:
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+    return {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
 
 
@@ -153,7 +147,7 @@ def _mutated(body):
     """Names whose arrays the loop body changes in place: `x += ...`, `x[i] = ...`,
     `f(..., out=x)`."""
     names = set()
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for node in nodes(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             names.add(node.target.id)
         elif isinstance(node, (gast.Assign, gast.AugAssign)):
@@ -166,14 +160,14 @@ def _mutated(body):
                     if isinstance(root, gast.Name):
                         names.add(root.id)
         elif isinstance(node, gast.keyword) and node.arg == "out":
-            names |= {n.id for n in gast.walk(node.value) if isinstance(n, gast.Name)}
+            names |= {n.id for n in nodes(node.value) if isinstance(n, gast.Name)}
     return names
 
 
 def _aliases(body):
     """name -> the names that may share its array through copies `a = b` in the body."""
     groups = {}
-    for node in gast.walk(gast.Module(body=body, type_ignores=[])):
+    for node in nodes(gast.Module(body=body, type_ignores=[])):
         if isinstance(node, gast.Assign) and isinstance(node.value, gast.Name):
             for t in node.targets:
                 if isinstance(t, gast.Name):

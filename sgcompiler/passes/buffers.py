@@ -24,6 +24,7 @@ from collections import Counter
 import gast
 import numpy as np
 
+from .blocks import nodes
 from .factoring import factor_sums
 from .inline import load
 from .sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape, same
@@ -55,7 +56,7 @@ def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: d
             computes it is not followed here: `d = x.shape[1] * math.pi`).
     """
     if arrays:
-        writes = Counter(n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+        writes = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, gast.Store))
         once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
         factor_sums(tree.body, _Buffers(tree.body, arrays, np_name, helpers, once), np_name)
@@ -68,12 +69,14 @@ class _Buffers:
         self.env = dict(arrays)     # name -> (shape, dtype) of its current value
         self.owned = set()          # names whose array nobody else refers to
         self._seen = {}             # id(statement) -> (statement, reads, rebinds)
+        self._memo = {}             # id(expression) -> (expression, shape_of it)
 
     def run(self):
         i = 0
         while i < len(self.body):
             stmt = self.body[i]
             i += 1
+            self.forget()
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], gast.Name):
                 first = self._split(stmt, stmt.targets[0].id)
@@ -87,7 +90,7 @@ class _Buffers:
             elif not isinstance(stmt, gast.Delete):
                 # anything else (a loop, a branch, an append, a return): what it reads may
                 # be kept somewhere, what it writes is unknown from here on
-                for node in gast.walk(stmt):
+                for node in nodes(stmt):
                     if isinstance(node, gast.Name):
                         self.owned.discard(node.id)
                         if isinstance(node.ctx, gast.Store):
@@ -95,6 +98,7 @@ class _Buffers:
 
     def track(self, stmt):
         """Follow the shapes of what `stmt` assigns (and nothing else)."""
+        self.forget()
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Name):
             target = stmt.targets[0].id
@@ -112,7 +116,7 @@ class _Buffers:
             if total is None or total[0] != before[0]:
                 self.env.pop(stmt.target.id, None)
         elif not isinstance(stmt, gast.Delete):
-            for node in gast.walk(stmt):
+            for node in nodes(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                     self.env.pop(node.id, None)
 
@@ -131,7 +135,7 @@ class _Buffers:
             return None
         result = self.shape_of(value)
         if result is None or result[0] == () or not isinstance(result[1], np.dtype) or \
-                any(isinstance(n, gast.Name) and n.id == target for n in gast.walk(value)):
+                any(isinstance(n, gast.Name) and n.id == target for n in nodes(value)):
             return None
         for k, operand in enumerate(operands):
             temporary = isinstance(operand, (gast.BinOp, gast.UnaryOp)) or \
@@ -203,7 +207,7 @@ class _Buffers:
         """`value` with its operations written into operands that die here (each
         operand read once in the statement, never after it), or None if there are none;
         donors lose their ownership (their arrays now hold results)."""
-        reads = Counter(n.id for n in gast.walk(value) if isinstance(n, gast.Name))
+        reads = Counter(n.id for n in nodes(value) if isinstance(n, gast.Name))
         changed = []
 
         def visit(node):
@@ -280,7 +284,7 @@ class _Buffers:
         if found is None or found[0] is not stmt:
             reads, binds = set(), set()
             if not isinstance(stmt, gast.Delete):
-                for node in gast.walk(stmt):
+                for node in nodes(stmt):
                     if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store):
                         reads.add(node.id)
                     elif isinstance(node, gast.AugAssign) and \
@@ -331,7 +335,19 @@ class _Buffers:
         return None
 
     def shape_of(self, node):
-        """(shape, dtype) of a generated expression, or None."""
+        """(shape, dtype) of a generated expression, or None (remembered while the
+        statement is worked on: `forget` when names change)."""
+        memo = self._memo.get(id(node))
+        if memo is not None and memo[0] is node:
+            return memo[1]
+        found = self._shape_of(node)
+        self._memo[id(node)] = (node, found)
+        return found
+
+    def forget(self):
+        self._memo = {}
+
+    def _shape_of(self, node):
         if isinstance(node, gast.Name):
             found = self.env.get(node.id)
             return None if found is _SHAPE else found

@@ -18,18 +18,21 @@ from collections import Counter
 
 import gast
 
+from .blocks import nodes
 from .sizes import same
 
 
 def factor_sums(body, shapes, np_name):
     """Rewrite the top-level statements `body` in place. `shapes` tracks the (shape, dtype)
     of names statement by statement: `shapes.shape_of(expr)` before `shapes.track(stmt)`."""
-    reads = Counter(n.id for stmt in body for n in gast.walk(stmt)
+    reads = Counter(n.id for stmt in body for n in nodes(stmt)
                     if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store))
     i = 0
     while i < len(body):
         stmt = body[i]
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and any(
+                isinstance(n, gast.Attribute) and n.attr == "sum"
+                for n in nodes(stmt.value)):
             _Factor(body, i, shapes, np_name, reads).visit(stmt)
             i = body.index(stmt)        # substituted temporaries before it are gone
         shapes.track(stmt)
@@ -141,7 +144,7 @@ class _Factor(gast.NodeTransformer):
                 if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult)
                         and _arithmetic(value)):
                     return None
-                operands = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+                operands = {n.id for n in nodes(value) if isinstance(n, gast.Name)}
                 if any(_writes(s) & operands for s in self.body[j + 1:self.i]):
                     return None
                 return value
@@ -153,15 +156,15 @@ class _Factor(gast.NodeTransformer):
 def _writes(stmt) -> set:
     """Names a statement assigns or may change in place."""
     names = set()
-    for node in gast.walk(stmt):
+    for node in nodes(stmt):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             names.add(node.target.id)
         elif isinstance(node, gast.keyword) and node.arg == "out":
-            names |= {n.id for n in gast.walk(node.value) if isinstance(n, gast.Name)}
+            names |= {n.id for n in nodes(node.value) if isinstance(n, gast.Name)}
         elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
-            names |= {n.id for n in gast.walk(node.value) if isinstance(n, gast.Name)}
+            names |= {n.id for n in nodes(node.value) if isinstance(n, gast.Name)}
     if not isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Delete, gast.Expr)):
         names.add("*")          # a loop or branch: anything may change
     return names
@@ -175,7 +178,7 @@ def _assigns(stmt, name) -> bool:
 def _arithmetic(node) -> bool:
     return all(isinstance(n, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp,
                               gast.operator, gast.unaryop, gast.expr_context))
-               for n in gast.walk(node))
+               for n in nodes(node))
 
 
 def _factors(node, inverted):

@@ -24,6 +24,7 @@ import gast
 
 from .. import runtime
 from .batching import batch_outer_products
+from .blocks import blocks, nodes
 from .buffers import reuse_buffers
 from .nest import nest_single_uses
 
@@ -55,7 +56,7 @@ def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
 def _while_condition(tree):
     """`while True: if c: body else: break` (how `while c:` is lowered) is `while c: body`:
     the test runs at the top of every trip either way."""
-    for node in gast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, gast.While) and isinstance(node.test, gast.Constant) and \
                 node.test.value is True and not node.orelse and len(node.body) == 1 and \
                 isinstance(node.body[0], gast.If) and len(node.body[0].orelse) == 1 and \
@@ -71,7 +72,7 @@ def _is_comment(stmt) -> bool:
 
 def _drop_lonely_comments(tree):
     """A `# line N` comment whose statements were all folded away goes too."""
-    for block in _blocks(tree):
+    for block in blocks(tree):
         keep = []
         for i, stmt in enumerate(block):
             following = block[i + 1] if i + 1 < len(block) else None
@@ -91,14 +92,14 @@ def _free_after_last_use(tree, small):
     body = tree.body
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
     # branch conditions are bools, shapes are tuples of ints: nothing to free
-    params |= {n.test.id for n in gast.walk(tree) if isinstance(n, gast.If)
+    params |= {n.test.id for n in nodes(tree) if isinstance(n, gast.If)
                and isinstance(n.test, gast.Name)}
-    params |= {n.targets[0].id for n in gast.walk(tree) if isinstance(n, gast.Assign)
+    params |= {n.targets[0].id for n in nodes(tree) if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
                and n.value.attr in ("shape", "ndim", "size", "dtype")}
     # counters (`_trips = 0`, `_trips += 1`) hold numbers too
     numbers, other = set(), set()
-    for node in gast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             names = {t.id for t in targets if isinstance(t, gast.Name)}
@@ -109,7 +110,7 @@ def _free_after_last_use(tree, small):
     last, bound = {}, set(params)
     bound_at = []
     for i, stmt in enumerate(body):
-        for node in gast.walk(stmt):
+        for node in nodes(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 last[node.id] = i
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
@@ -140,25 +141,17 @@ def _free_after_last_use(tree, small):
 
 def _assigns(stmt, name) -> bool:
     return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
-               for n in gast.walk(stmt))
+               for n in nodes(stmt))
 
 
 def _counts(tree):
     reads, writes = Counter(), Counter()
-    for node in gast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, gast.Name):
             (writes if isinstance(node.ctx, gast.Store) else reads)[node.id] += 1
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             reads[node.target.id] += 1         # x += y reads x
     return reads, writes
-
-
-def _blocks(tree):
-    yield tree.body
-    for node in gast.walk(tree):
-        if isinstance(node, (gast.If, gast.For, gast.While)) and node is not tree:
-            yield node.body
-            yield node.orelse
 
 
 def _replace(block, keep):
@@ -170,7 +163,7 @@ def _replace(block, keep):
 def _coalesce_copies(tree, user_names):
     reads, writes = _counts(tree)
     renames = {}
-    for block in _blocks(tree):
+    for block in blocks(tree):
         i = 1
         while i < len(block):
             j = i - 1
@@ -187,7 +180,7 @@ def _coalesce_copies(tree, user_names):
                 continue
             i += 1
     if renames:
-        for node in gast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, gast.Name) and node.id in renames:
                 node.id = renames[node.id]
 
@@ -209,7 +202,7 @@ def _propagate_copies(tree, user_names):
     `a = b` (nothing rebinding either in between) does nothing and goes too."""
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
     reads, writes = _counts(tree)
-    for block in list(_blocks(tree)):
+    for block in list(blocks(tree)):
         had_statements = bool(block)
         i = 0
         while i < len(block):
@@ -278,20 +271,20 @@ def _replace_reads(block, i, a, b, count) -> bool:
     if isinstance(block[last], (gast.If, gast.For, gast.While)) and b in _stores(block[last]):
         return False
     for stmt in block[i + 1:last + 1]:
-        for node in gast.walk(stmt):
+        for node in nodes(stmt):
             if isinstance(node, gast.Name) and node.id == a and isinstance(node.ctx, gast.Load):
                 node.id = b
     return True
 
 
 def _stores(stmt) -> set:
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+    return {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
 def _load_count(stmt, name) -> int:
     count = 0
-    for node in gast.walk(stmt):
+    for node in nodes(stmt):
         if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
             count += 1
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
@@ -304,19 +297,19 @@ def _drop_dead(tree, helpers):
     """Remove assignments whose value nobody reads (e.g. the loss value, when only the
     gradient is returned), as long as computing it has no effect beyond the value."""
     reads, _ = _counts(tree)
-    blocks = list(_blocks(tree))
+    all_blocks = list(blocks(tree))
     pure = {}
     removed = True
     while removed:          # removing one may leave what it read unread
         removed = False
-        for block in blocks:
+        for block in all_blocks:
             keep = []
             for stmt in block:
                 known = pure.get(id(stmt))
                 if known is None or known[0] is not stmt:     # (ids of freed nodes recur)
                     known = pure[id(stmt)] = (stmt, _pure_assign(stmt, helpers))
                 if known[1] and reads[stmt.targets[0].id] == 0:
-                    for node in gast.walk(stmt.value):
+                    for node in nodes(stmt.value):
                         if isinstance(node, gast.Name):
                             reads[node.id] -= 1
                     removed = True
@@ -332,7 +325,7 @@ def _pure_assign(stmt, helpers) -> bool:
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)):
         return False
-    for node in gast.walk(stmt.value):
+    for node in nodes(stmt.value):
         if isinstance(node, gast.Call):
             func = node.func
             root = func
@@ -355,7 +348,7 @@ def _arithmetic(node) -> bool:
     effects, and the same value each time it is evaluated)."""
     return all(isinstance(n, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp,
                               gast.operator, gast.unaryop, gast.expr_context))
-               for n in gast.walk(node))
+               for n in nodes(node))
 
 
 class _Tidy(gast.NodeTransformer):

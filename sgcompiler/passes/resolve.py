@@ -23,6 +23,7 @@ from .. import rules
 from ..errors import describe, errors_at
 from ..runtime import stop_gradient
 from ..source import FunctionSource
+from .blocks import nodes
 
 PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
     "primitive", "stop", "nondiff", "method", "user", "iteration", "opaque")
@@ -74,7 +75,7 @@ def local_names(tree) -> set:
     """Parameters and every name the function assigns."""
     names = {a.id for a in tree.args.args + tree.args.kwonlyargs
              + tree.args.posonlyargs}
-    for node in gast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
     return names

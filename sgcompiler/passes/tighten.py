@@ -45,6 +45,9 @@ def tighten(norm, resolution, act, shapes):
     Returns:
         the tightened Normalized.
     """
+    if not any(isinstance(n, LOOPS) for n in gast.walk(gast.Module(body=list(norm.body),
+                                                                    type_ignores=[]))):
+        return norm         # nothing to tighten
     body = copy.deepcopy(list(norm.body))
     context = _Context(norm, resolution, act, shapes, body)
     _hoist_block(body, context)

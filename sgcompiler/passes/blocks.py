@@ -1,0 +1,39 @@
+"""The statement lists of a function, found without walking its expressions."""
+from __future__ import annotations
+
+from collections import deque
+
+import gast
+
+COMPOUND = (gast.If, gast.For, gast.While)
+
+
+def blocks(tree: gast.FunctionDef):
+    """tree.body, then the body and else-block of every if/for/while inside it, outer ones
+    first (the order in which gast.walk meets them)."""
+    yield tree.body
+    todo = deque(tree.body)
+    while todo:
+        stmt = todo.popleft()
+        if isinstance(stmt, COMPOUND):
+            yield stmt.body
+            yield stmt.orelse
+            todo.extend(stmt.body)
+            todo.extend(stmt.orelse)
+
+
+def nodes(node):
+    """Every node under `node` (itself included), in no particular order: gast.walk's
+    set of nodes, faster, for passes that only collect."""
+    todo = [node]
+    pop, push = todo.pop, todo.append
+    while todo:
+        node = pop()
+        yield node
+        for value in node.__dict__.values():
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        push(item)
+            elif isinstance(value, gast.AST):
+                push(value)
