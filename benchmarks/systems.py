@@ -56,15 +56,21 @@ def prepare_sgcompiler(workload, args):
 
 
 def compile_seconds(workload, args, repeats: int = 5) -> list[float]:
-    """Seconds to compile the gradient from scratch (all passes, an empty cache), each time."""
+    """Seconds to compile the gradient from scratch (all passes, empty caches), each time, as
+    the first call of `grad(fn)` compiles it: for these arguments' types, shapes and dtypes,
+    gradient only."""
     from sgcompiler import pipeline
-    scalars = frozenset(p for p, a in zip(parameters(workload.fn), args)
-                        if type(a) is float or type(a) is int)
+    names = parameters(workload.fn)
+    scalars = frozenset(p for p, a in zip(names, args) if type(a) is float or type(a) is int)
+    arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(names, args)
+                   if type(a) is np.ndarray or isinstance(a, np.floating))
     out = []
     for _ in range(repeats):
         pipeline._CACHE.clear()
+        pipeline._PIECES.clear()
         start = time.perf_counter()
-        pipeline.compile_gradient(workload.fn, tuple(workload.wrt), scalars).bind(workload.fn)
+        pipeline.compile_gradient(workload.fn, tuple(workload.wrt), scalars, value=False,
+                                  arrays=arrays).bind(workload.fn)
         out.append(time.perf_counter() - start)
     return out
 

@@ -53,20 +53,38 @@ def comment(text: str):
     return gast.Expr(value=const(COMMENT + text))
 
 
-def _sweeps(norm, resolution, act, shapes, pieces, seed):
+def _sweeps(norm, resolution, act, shapes, pieces, seed, piece=False):
     """Run the reverser twice: once to learn which primal values the adjoint sweep reads,
-    then for real, saving exactly those values where they are overwritten."""
+    then for real, saving exactly those values where they are overwritten (and, for a
+    piece, returning them from its forward function)."""
     norm = tighten(norm, resolution, act, shapes)
     linker = Linker(norm.fn, norm.namer)
     names = {}       # generated names (loop counters, slots), the same in both passes
-    first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {}, pieces,
-                      seed)
-    first.adjoint_block(norm.body)
-    sweep = _Reverser(norm, resolution, act, shapes, linker, frozenset(first.reads), names,
-                      first.loop_reverses, pieces, seed)
+    reads, loop_reverses = frozenset(), {}
+    if piece or not _straight_single_assignment(norm):    # else nothing is overwritten
+        first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {},
+                          pieces, seed)
+        first.adjoint_block(norm.body)
+        reads, loop_reverses = frozenset(first.reads), first.loop_reverses
+    sweep = _Reverser(norm, resolution, act, shapes, linker, reads, names, loop_reverses,
+                      pieces, seed)
     forward = sweep.primal_block(norm.body, set(norm.params), in_loop=False)
     backward = sweep.adjoint_block(norm.body)
     return sweep, forward, backward
+
+
+def _straight_single_assignment(norm) -> bool:
+    """No branches or loops, and every variable assigned once (no parameter, no element
+    write): then no statement overwrites a value the adjoint sweep may read."""
+    seen = set(norm.params)
+    for stmt in norm.body:
+        if isinstance(stmt, gast.Return):
+            continue
+        if not isinstance(stmt, gast.Assign) or is_setitem(stmt) or \
+                not isinstance(stmt.targets[0], gast.Name) or stmt.targets[0].id in seen:
+            return False
+        seen.add(stmt.targets[0].id)
+    return True
 
 
 def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
@@ -111,7 +129,8 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     """Build `h_forward(params) -> (result, saved)` and `h_backward(dresult, saved) ->
     (adjoint of each active parameter,)` for a function `h` called from generated code."""
     seed = load(norm.namer.adjoint(norm.returned))
-    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, seed)
+    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, seed,
+                                       piece=True)
     saved_names = sorted(sweep.needed)     # primal values, counters, saved call values
     body = sweep.norm.body         # (tightened: the statements the sweeps saw)
     top = set(norm.params) | {target_of(s) for s in body
