@@ -2,6 +2,10 @@
 
     sgcompiler samples/stable_softmax.py:softmax_loss_stable [--wrt x,w] [--stage grad]
     sgcompiler mypackage.model:loss
+    sgcompiler model.py:loss --shapes W=784x256,b=256,X=128x784,lam=float
+
+Without --shapes the code is for arguments of any shape; with it, for those shapes (and
+dtypes: `x=3x4:float32`), as `grad(f)` compiles it for a call with such arguments.
 
 Errors are one line on stderr (file:line where there is one) and a non-zero exit; never a
 traceback.
@@ -32,11 +36,16 @@ def main(argv=None) -> int:
                              "first parameter)")
     parser.add_argument("--stage", choices=STAGES, default="grad",
                         help="print an intermediate stage instead of the final code")
+    parser.add_argument("--shapes", default=None,
+                        help="the code for arguments of these shapes, as grad(f) compiles "
+                             "it for a call: NAME=2x3 (a float64 array), NAME=2x3:float32, "
+                             "NAME=float (a Python float), comma-separated")
     args = parser.parse_args(argv)
     try:
         fn = load_target(args.target)
         wrt = parse_wrt(fn, args.wrt)
-        sys.stdout.write(dump_stage(fn, wrt, args.stage))
+        scalars, arrays = parse_shapes(fn, args.shapes)
+        sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
     except (SGCompilerError, UsageError) as exc:
         for line in str(exc).splitlines():
             print(f"sgcompiler: {line}", file=sys.stderr)
@@ -105,6 +114,37 @@ def _import(name: str):
         raise UsageError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
     finally:
         sys.path.pop(0)
+
+
+def parse_shapes(fn, text):
+    """(Python-number parameters, ((parameter, shape, dtype), ...)) from --shapes."""
+    import inspect
+
+    import numpy as np
+    if text is None:
+        return frozenset(), ()
+    params = list(inspect.signature(fn).parameters)
+    scalars, arrays = set(), []
+    for item in text.split(","):
+        name, _, spec = item.strip().partition("=")
+        name, spec = name.strip(), spec.strip()
+        if name not in params:
+            raise UsageError(f"--shapes {item.strip()}: {fn.__name__} has no parameter "
+                             f"'{name}' (its parameters: {', '.join(params)})")
+        if spec in ("float", "int"):
+            scalars.add(name)
+            continue
+        dims, _, dtype = spec.partition(":")
+        try:
+            shape = tuple(int(d) for d in dims.split("x")) if dims not in ("", "()") else ()
+            dtype = np.dtype(dtype or "float64")
+            if any(d < 0 for d in shape):
+                raise ValueError
+        except (ValueError, TypeError):
+            raise UsageError(f"--shapes {item.strip()}: expected NAME=2x3, NAME=2x3:float32 "
+                             "or NAME=float") from None
+        arrays.append((name, shape, dtype))
+    return frozenset(scalars), tuple(arrays)
 
 
 def parse_wrt(fn, text) -> tuple[str, ...]:

@@ -184,10 +184,12 @@ def _small(shape_facts, namer):
     return lambda name: shape_facts.is_scalar(adjoints.get(name, name))
 
 
-def dump_stage(fn, wrt: tuple[str, ...], stage: str) -> str:
-    """The text of one stage, for debugging: 'normalize', 'activity' or 'grad'."""
+def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=()) -> str:
+    """The text of one stage, for debugging: 'normalize', 'activity' or 'grad' (the code
+    `grad` compiles, for arguments of any shape or for the `scalars` and `arrays` given as
+    to `compile_gradient`)."""
     if stage == "grad":
-        return compile_gradient(fn, wrt, value=False).source
+        return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
     src = parse_function(fn)
     check(src)
     resolution = resolve(src)

@@ -73,3 +73,33 @@ def test_all_problems_reported_each_on_its_line():
 def test_unknown_wrt_name():
     out = run("samples/stable_softmax.py:softmax_loss_stable", "--wrt", "q")
     assert out.returncode != 0 and "no parameter 'q'" in out.stderr
+
+
+def test_shapes_option_prints_the_code_grad_compiles_for_them():
+    out = run("samples/stable_softmax.py:softmax_loss_stable", "--shapes", "x=3x5,w=3x5")
+    assert out.returncode == 0, out.stderr
+    assert "np.exp(z, out=z)" in out.stdout and "unbroadcast" not in out.stdout
+    generic = run("samples/stable_softmax.py:softmax_loss_stable")
+    assert "out=" not in generic.stdout
+    # the same text as .source after a call with such arrays
+    import numpy as np
+    sys.path.insert(0, str(ROOT))
+    try:
+        from samples.stable_softmax import softmax_loss_stable
+    finally:
+        sys.path.remove(str(ROOT))
+    from sgcompiler import grad
+    g = grad(softmax_loss_stable)
+    g(np.ones((3, 5)), np.ones((3, 5)))
+    assert g.source.split("\n", 1)[1] == out.stdout.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("q=3", "has no parameter 'q'"),
+    ("x=3xb", "expected NAME=2x3"),
+    ("x=3:float99", "expected NAME=2x3"),
+])
+def test_bad_shapes_are_one_line_errors(spec, message):
+    out = run("samples/stable_softmax.py:softmax_loss_stable", "--shapes", spec)
+    assert out.returncode == 1 and message in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
