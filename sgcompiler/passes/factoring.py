@@ -19,6 +19,7 @@ from collections import Counter
 import gast
 
 from .blocks import nodes
+from .inline import const, factors_of, product_of
 from .sizes import same
 
 
@@ -48,7 +49,7 @@ class _Factor(gast.NodeTransformer):
         if not self._sum_with_axes(node):
             return node
         axes, keepdims = self._axes(node)
-        factors, used = self._expand(_factors(node.args[0], False))
+        factors, used = self._expand(factors_of(node.args[0], False))
         found = [self.shapes.shape_of(f) for f, _ in factors]
         if any(f is None for f in found):
             return node
@@ -64,11 +65,11 @@ class _Factor(gast.NodeTransformer):
             (outer if constant else inner).append(factor)
         if not inner or not outer:
             return node
-        whole = self.shapes.shape_of(_product(factors))
-        part = self.shapes.shape_of(_product(inner))
+        whole = self.shapes.shape_of(product_of(factors))
+        part = self.shapes.shape_of(product_of(inner))
         if whole is None or part is None or part[0] != whole[0]:
             return node         # the factors that stay do not make the full shape alone
-        new = gast.Call(func=node.func, args=[_product(inner)], keywords=node.keywords)
+        new = gast.Call(func=node.func, args=[product_of(inner)], keywords=node.keywords)
         numbers = [(f, inv) for f, inv in outer if _number(f) is not None]
         scale = 1
         for factor, inverted in numbers:
@@ -125,7 +126,7 @@ class _Factor(gast.NodeTransformer):
                     continue
                 definition = self._single_use_product(factor.id)
                 if definition is not None:
-                    factors = factors[:k] + _factors(definition, False) + factors[k + 1:]
+                    factors = factors[:k] + factors_of(definition, False) + factors[k + 1:]
                     used.append(factor.id)
                     changed = True
                     break
@@ -181,29 +182,6 @@ def _arithmetic(node) -> bool:
                for n in nodes(node))
 
 
-def _factors(node, inverted):
-    """A product/quotient chain as (factor, divides) pairs; unary minus as a -1 factor."""
-    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
-        return _factors(node.left, inverted) + _factors(node.right, inverted)
-    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Div):
-        return _factors(node.left, inverted) + _factors(node.right, not inverted)
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        return [(const(-1), False)] + _factors(node.operand, inverted)
-    return [(node, inverted)]
-
-
-def _product(factors):
-    out = None
-    for factor, inverted in factors:
-        if out is None:
-            out = gast.BinOp(left=const(1.0), op=gast.Div(), right=factor) if inverted \
-                else factor
-        else:
-            out = gast.BinOp(left=out, op=gast.Div() if inverted else gast.Mult(),
-                             right=factor)
-    return out
-
-
 def _times(value, factors):
     for factor, inverted in factors:
         value = gast.BinOp(left=value, op=gast.Div() if inverted else gast.Mult(),
@@ -215,7 +193,3 @@ def _number(node):
     if isinstance(node, gast.Constant) and type(node.value) in (int, float):
         return node.value
     return None
-
-
-def const(value):
-    return gast.Constant(value=value, kind=None)

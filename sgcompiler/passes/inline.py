@@ -312,12 +312,12 @@ class _Simplify(gast.NodeTransformer):
     def _sum(self, grad):
         """np.sum(g), with scalar factors moved out: np.sum(-g * e / t ** 2) becomes
         -np.sum(g * e) / t ** 2, one pass over the array instead of three."""
-        factors = _factors(grad, False)
+        factors = factors_of(grad, False)
         arrays = [(f, inv) for f, inv in factors if self.shape_class(f) != SCALAR]
         scalars = [(f, inv) for f, inv in factors if self.shape_class(f) == SCALAR]
         if not arrays or not scalars:
             return self._np("sum", [grad])
-        out = self._np("sum", [_product(arrays)])
+        out = self._np("sum", [product_of(arrays)])
         signs = [f for f, inv in scalars if _number(f) == -1 and not inv]
         if len(signs) % 2:
             out = gast.UnaryOp(op=gast.USub(), operand=out)
@@ -341,18 +341,18 @@ def _may_be_bool(node) -> bool:
     return isinstance(node, gast.Constant) and isinstance(node.value, bool)
 
 
-def _factors(node, inverted):
+def factors_of(node, inverted):
     """A product/quotient chain as (factor, divides) pairs; unary minus as a -1 factor."""
     if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
-        return _factors(node.left, inverted) + _factors(node.right, inverted)
+        return factors_of(node.left, inverted) + factors_of(node.right, inverted)
     if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Div):
-        return _factors(node.left, inverted) + _factors(node.right, not inverted)
+        return factors_of(node.left, inverted) + factors_of(node.right, not inverted)
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        return [(const(-1), False)] + _factors(node.operand, inverted)
+        return [(const(-1), False)] + factors_of(node.operand, inverted)
     return [(node, inverted)]
 
 
-def _product(factors):
+def product_of(factors):
     out = None
     for factor, inverted in factors:
         if out is None:
