@@ -277,3 +277,38 @@ def test_the_bias_sum_comes_from_the_stack_and_skipping_loops_stay():
                               rng.normal(size=(4, 2)), args[3], wrt=(0, 1, 2))
     assert "db += np.sum(_d_add2s, axis=0)" in source
     _grad_and_source(rnn_skipping, *args, wrt=(0, 1))
+
+
+def _reused(source, arrays, monkeypatch):
+    """The buffer pass run on `source` (a function) with every array counted as large."""
+    import ast as stdast
+
+    import gast
+
+    from sgcompiler.passes import buffers
+    monkeypatch.setattr(buffers, "_LARGE", 0)
+    tree = gast.parse(source).body[0]
+    buffers.reuse_buffers(tree, arrays, "np", {})
+    return stdast.unparse(gast.gast_to_ast(gast.Module(body=[tree], type_ignores=[])))
+
+
+def test_an_operand_read_twice_in_a_statement_is_not_written(monkeypatch):
+    arrays = {"x": ((5,), np.dtype(float))}
+    out = _reused("def f(x):\n    a = x * 2.0\n    b = np.sum(a * x + a, axis=0)\n"
+                  "    return b\n", arrays, monkeypatch)
+    assert "out=a" not in out
+    out = _reused("def f(x):\n    a = x * 2.0\n    b = a * x + x\n    return b\n", arrays,
+                  monkeypatch)
+    assert "np.multiply(a, x, out=a)" in out
+
+
+def test_an_operand_read_later_or_shared_is_not_written(monkeypatch):
+    arrays = {"x": ((5,), np.dtype(float))}
+    out = _reused("def f(x):\n    a = x * 2.0\n    b = np.exp(a)\n    return b + a\n",
+                  arrays, monkeypatch)
+    assert "out=a" not in out
+    out = _reused("def f(x):\n    a = x * 2.0\n    c = a\n    b = np.exp(a)\n    return b + c\n",
+                  arrays, monkeypatch)
+    assert "out=a" not in out
+    out = _reused("def f(x):\n    b = np.exp(x)\n    return b\n", arrays, monkeypatch)
+    assert "out=x" not in out
