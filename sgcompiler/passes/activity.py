@@ -113,10 +113,11 @@ def _refuse_shared_augmented(norm, flows):
     walk = linear_paths(norm.body)
     order = [s for s, _ in walk]
     paths = [p for _, p in walk]
-    positions, assigned_at = {}, {}
+    positions, assigned_at, opened = {}, {}, {}
     for i, s in enumerate(order):
         positions.setdefault(id(s), []).append(i)
         if isinstance(s, IfEnd):          # both branches assigned these
+            opened[i] = max(j for j in positions[id(s.stmt)] if j < i)   # where the if began
             for name in s.assigns:
                 assigned_at.setdefault(name, []).append(i)
         elif isinstance(s, gast.Assign) or is_append(s):
@@ -136,27 +137,28 @@ def _refuse_shared_augmented(norm, flows):
 
     def rebound(name, start, stop):
         """name is certainly assigned after `start` on the way to `stop` (an assignment in
-        a branch that may not run does not count)."""
+        a branch that may not run does not count, and the end of an if whose branches
+        both assign it ends only links made before that if, not those its branches make)."""
         return any(start < i < stop and paths[stop][:len(paths[i])] == paths[i]
+                   and not (i in opened and opened[i] < start)
                    for i in assigned_at.get(name, ()))
 
     problems = []
     for stmt_id, name in norm.augmented:
         for at in positions.get(stmt_id, ()):
-            # the names that share name's array when the update runs: links made before
-            # it, with neither name assigned again in between
-            group, changed = {name}, True
-            while changed:
-                changed = False
-                for a, b, stmt in edges:
-                    if (a in group) == (b in group):
-                        continue
-                    if any(pos < at and not rebound(a, pos, at) and not rebound(b, pos, at)
-                           and not exclusive(paths[pos], paths[at])
-                           for pos in positions.get(id(stmt), ())):
-                        group |= {a, b}
-                        changed = True
-            others = group - {name}
+            # links made before the update, with neither name assigned again in between:
+            # a name may refer to itself or to what it was made from (a copy, a view, an
+            # element, a returned argument). Two names share an array when what they may
+            # refer to meets; `t = a if c else y` links t to both, but not a to y.
+            made_from = {}
+            for a, b, stmt in edges:
+                if any(pos < at and not rebound(a, pos, at) and not rebound(b, pos, at)
+                       and not exclusive(paths[pos], paths[at])
+                       for pos in positions.get(id(stmt), ())):
+                    made_from.setdefault(a, set()).add(b)
+                    made_from.setdefault(b, set())
+            mine = _reachable(name, made_from)
+            others = {n for n in made_from if n != name and _reachable(n, made_from) & mine}
             for j in range(at + 1, len(order)):
                 later = order[j]
                 seen = {n for n in own_reads(later) & others if not rebound(n, at, j)}
@@ -169,6 +171,17 @@ def _refuse_shared_augmented(norm, flows):
                     break
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _reachable(name, made_from) -> set:
+    """name and every name it may have been made from, directly or through others."""
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(made_from.get(n, ()))
+    return seen
 
 
 def _call_edges(flows):
