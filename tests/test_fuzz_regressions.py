@@ -560,3 +560,21 @@ def test_a_conditional_temporary_does_not_join_its_two_arrays():
     assert_grad_matches(ifexp_links_two_arrays, [X, Y])
     with pytest.raises(SGCompilerError, match="'t' refers to the same array"):
         value_and_grad(ifexp_is_the_array_updated)(X.copy(), Y.copy())
+
+
+def pair(u, v):
+    return u * v, u - np.cos(v)
+
+
+# The mean's adjoint, g / reduced_size(d), passed through a negation, is a number that
+# stands for an array of d's shape; it was taken for an array because it names d (only for
+# its size), so the number itself went into the adjoint of the helper's tuple result and
+# the helper's backward summed one copy instead of three. Expected: the sum over d's
+# elements. Found by a long random-program run (wrong by 30%).
+def negated_mean_of_a_returned_array(x, y):
+    a, d = pair(y, np.cos(x))
+    return np.sum(a) * np.mean(-d)
+
+
+def test_negated_mean_of_a_returned_array():
+    assert_grad_matches(negated_mean_of_a_returned_array, [X, 0.7])

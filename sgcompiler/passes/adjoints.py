@@ -16,6 +16,8 @@ import copy
 
 import gast
 
+from .. import runtime
+
 from .inline import const, inline, load, simplify
 from .ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from .shapes import ARRAY, CONTAINER as CONTAINER_KIND
@@ -94,12 +96,19 @@ def _unbroadcast():
 
 
 def _mentions_array(expr, rev) -> bool:
-    """Whether an expression reads a variable (or adjoint) that may be an array."""
+    """Whether an expression reads a variable (or adjoint) that may be an array; not one
+    it reads only the size of (`g / reduced_size(x)` is a number: the mean's adjoint)."""
     adjoints = rev.namer.adjoints()
-    for n in gast.walk(expr):
+    todo = [expr]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                rev.linker.names.get(n.func.id) is runtime.reduced_size:
+            continue
         if isinstance(n, gast.Name) and n.id not in rev.linker.names and \
                 not rev.shapes.is_scalar(adjoints.get(n.id, n.id)):
             return True
+        todo.extend(gast.iter_child_nodes(n))
     return False
 
 
