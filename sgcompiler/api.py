@@ -94,8 +94,8 @@ class GradientFunction:
         if self._version != rules.version():    # a rule was registered: compile again
             self._compiled.clear()
             self._version = rules.version()
-        kinds = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a)
-                       for a in args])
+        kinds = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else
+                       _tree_kind(a) if type(a) in _TREES else type(a) for a in args])
         # floats and float arrays of the types, shapes and dtypes of an earlier call passed
         # its checks (parameter trees are checked on every call: their leaves may differ)
         found = None if kwargs else self._compiled.get(kinds)
@@ -129,14 +129,18 @@ class GradientFunction:
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
-        types_ = [k if isinstance(k, type) else np.ndarray for k in kinds]
+        types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, types_)
                           if issubclass(t, (dict, list, tuple)))
         arrays = ()
         if self._shaped < MAX_SHAPES:
+            # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
+            arrays += tuple(((p,) + path, a.shape, a.dtype)
+                            for p, tree in zip(self._params, args) if type(tree) in _TREES
+                            for path, a in _tree_arrays(tree))
             self._shaped += bool(arrays)
         compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value,
                                     arrays)
@@ -160,6 +164,32 @@ class GradientFunction:
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)
+_TREES = (dict, list, tuple)
+
+
+def _tree_kind(tree):
+    """What code specialised for a parameter tree depends on: its structure, and the
+    shapes and dtypes of its arrays."""
+    t = type(tree)
+    if t is np.ndarray:
+        return tree.shape, tree.dtype
+    if t is dict:
+        return (dict,) + tuple((k, _tree_kind(v)) for k, v in tree.items())
+    if t is list or t is tuple:
+        return (t,) + tuple(_tree_kind(v) for v in tree)
+    return t
+
+
+def _tree_arrays(tree, path=()):
+    """(path of keys and indexes, array) for the arrays (of one or more axes) in a tree."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _tree_arrays(v, path + (k,))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from _tree_arrays(v, path + (i,))
+    elif type(tree) is np.ndarray and tree.ndim:
+        yield path, tree
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
 
 

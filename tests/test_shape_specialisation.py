@@ -205,3 +205,56 @@ def test_the_cache_key_has_the_shapes():
     g = grad(add_bias, wrt=1)
     g(np.ones((4, 3)), np.ones(3))
     assert ((4, 3), np.dtype(float)) in next(iter(g._compiled))
+
+
+# --- parameter trees: the arrays in a dict, list or tuple argument -------------------------
+
+
+def tree_net(params, x):
+    h = np.tanh(x @ params["layer"]["W"] + params["layer"]["b"])
+    out = h @ params["head"][0] + params["head"][1]
+    return np.sum(out * out)
+
+
+def _tree(rng, hidden, bias_shape):
+    return {"layer": {"W": rng.normal(size=(3, hidden)), "b": rng.normal(size=bias_shape)},
+            "head": [rng.normal(size=(hidden, 2)), rng.normal(size=2)]}
+
+
+def test_arrays_of_a_parameter_tree_have_known_shapes():
+    from gradcheck import assert_tree_grad_matches
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(5, 3))
+    g = grad(tree_net)
+    for hidden, bias in [(4, (4,)), (4, (1, 4)), (2, (2,))]:
+        params = _tree(rng, hidden, bias)
+        assert_tree_grad_matches(tree_net, [params, x], 0)
+        g(params, x)
+        if bias == (4,):
+            assert "np.sum(d_add, axis=0)" in g.source and "matmul_grad" not in g.source
+    assert len(g._compiled) == 3        # one per structure and set of shapes
+
+
+def rebound_tree(params, x):
+    params = [params["W"] * 2.0, params["b"][:1]]
+    return np.sum(np.tanh(x @ params[0] + params[1]))
+
+
+def test_a_tree_the_function_rebinds_is_followed_no_further():
+    from gradcheck import assert_tree_grad_matches
+    rng = np.random.default_rng(4)
+    params = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+    x = rng.normal(size=(4, 3))
+    assert_tree_grad_matches(rebound_tree, [params, x], 0)
+    found, _ = _concrete(rebound_tree, {"x": (4, 3), ("params", "W"): (3, 2),
+                                        ("params", "b"): (2,)})
+    # the list's items are not arrays of the argument
+    assert not any(name.startswith("_params_1") for name in found), found
+
+
+def test_the_shapes_of_tree_arrays():
+    found, _ = _concrete(tree_net, {"x": (5, 3), ("params", "layer", "W"): (3, 4),
+                                    ("params", "layer", "b"): (4,),
+                                    ("params", "head", 0): (4, 2),
+                                    ("params", "head", 1): (2,)})
+    assert found["h"] == (5, 4) and found["out"] == (5, 2)

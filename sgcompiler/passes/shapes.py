@@ -116,8 +116,9 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
     if arrays:
         known_scalars = {n for n, c in classes.items() if c == SCALAR}
         concrete = concrete_shapes(statements, dict(arrays), known_scalars, ints)
-        # only plain values: not containers, and not what only a container's item may be
-        concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) == ARRAY}
+        # only plain values, not containers (an item of one is known only as an array of
+        # a parameter tree)
+        concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
     return Shapes(classes, kinds, ints, concrete)
 
 

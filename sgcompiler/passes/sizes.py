@@ -48,19 +48,21 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
     Args:
         statements: (assignment, Op) pairs of the normal form, in source order.
         params: parameter -> (shape, dtype) of the arguments it was specialised for
-            (a Python number: shape (), dtype WEAK).
+            (a Python number: shape (), dtype WEAK); (parameter, key, ...) -> the same
+            for an array in a parameter tree (a dict, list or tuple).
         scalars: names the shape classes know to be scalars (shape (), whatever computes
             them: x.shape[0], len(x), a full reduction).
         ints: names that always hold Python ints (loop indexes).
     """
-    known = dict(params)
+    known = {p: v for p, v in params.items() if isinstance(p, str)}
     for name in ints:
         known[name] = ((), WEAK)
     assigned = {target_of(stmt) for stmt, _ in statements}
-    # tuples of constants (`axis=(0, 1)` becomes `_axis = (0, 1)` in normal form)
     counts = {}
     for stmt, _ in statements:
         counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
+    leaves = _tree_leaves(statements, params, assigned, counts)
+    # tuples of constants (`axis=(0, 1)` becomes `_axis = (0, 1)` in normal form)
     tuples = {target_of(stmt): constant(stmt.value, UNKNOWN) for stmt, _ in statements
               if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
     tuples = {n: v for n, v in tuples.items() if v is not UNKNOWN}
@@ -72,7 +74,8 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
             target = target_of(stmt)
             if target in bad or target in ints:
                 continue
-            found = _evaluate(stmt, op, known, bad, assigned, ints, tuples)
+            found = leaves[target] if target in leaves else \
+                _evaluate(stmt, op, known, bad, assigned, ints, tuples)
             if found is _PENDING and not verify:
                 continue
             if target in scalars and (found is None or found is _PENDING):
@@ -92,6 +95,37 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
             if verify:
                 return known
             verify = True       # a last sweep in which "not assigned yet" means unknown
+
+
+def _tree_leaves(statements, params, assigned, counts) -> dict:
+    """name -> (shape, dtype) for `w = params["W1"]` (and params["layer"]["W"]): names
+    assigned once from an array of a parameter tree the function never writes or rebinds."""
+    arrays = {p: v for p, v in params.items() if isinstance(p, tuple)}
+    if not arrays:
+        return {}
+    prefixes = {path[:i] for path in arrays for i in range(1, len(path))}
+    containers = {path[0]: path[:1] for path in arrays if path[0] not in assigned}
+    out = {}
+    changed = True
+    while changed:
+        changed = False
+        for stmt, op in statements:
+            target, rhs = target_of(stmt), stmt.value
+            if op.kind != INDEX or counts.get(target) != 1 or target in containers or \
+                    target in out or not isinstance(rhs.value, gast.Name) or \
+                    rhs.value.id not in containers or not isinstance(rhs.slice, gast.Constant):
+                continue
+            key = rhs.slice.value
+            if not (isinstance(key, str) or (type(key) is int and key >= 0)):
+                continue
+            path = containers[rhs.value.id] + (key,)
+            if path in arrays:
+                out[target] = arrays[path]
+                changed = True
+            elif path in prefixes:
+                containers[target] = path
+                changed = True
+    return out
 
 
 def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
