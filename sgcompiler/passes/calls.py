@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 
 import gast
+import numpy as np
 
 from .inline import load
 from .ops import target_of
@@ -26,7 +27,12 @@ class CallSweeps:
     def call_piece(self, stmt, op):
         """(forward name, backward name, saved name, active params) of a call site."""
         active = tuple(p for p, n in op.inputs if self.is_active(n))
-        piece = self.pieces(op.rule, active)
+        # the shapes and dtypes of array arguments, where the caller knows them
+        arrays = tuple((p, *self.shapes.concrete[a.id]) for p, a in op.args.items()
+                       if isinstance(a, gast.Name) and a.id in self.shapes.concrete
+                       and self.shapes.shape(a.id) != ()
+                       and isinstance(self.shapes.dtype(a.id), np.dtype))
+        piece = self.pieces(op.rule, active, arrays)
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
         self.linker.pieces.append(piece)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from .ops import COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
+from .ops import CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
 
 class _Weak:
     def __repr__(self):
@@ -162,6 +162,8 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
             len(rhs.comparators) == 1:
         found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
         return found if found in (None, _PENDING) else (found[0], None)
+    if op.kind == CALL:
+        return _call_result(op, atom)
     if op.kind != RULE:
         return None
     rule = op.rule
@@ -194,6 +196,53 @@ def same(a, b) -> bool:
     if a is None or b is None:
         return a is b
     return a[0] == b[0] and same_dtype(a[1], b[1])
+
+
+_RESULTS: dict = {}     # (code, argument shapes) -> (shape, dtype) of the result, or None
+_WORKING = object()
+_DEPTH = [0]            # how deep in callees' callees the shapes are being worked out
+
+
+def _call_result(op, atom):
+    """(shape, dtype) of what a user function returns for arguments of the shapes known
+    here (worked out from its own code, once per set of shapes), or None."""
+    found = {p: atom(a) for p, a in op.args.items() if isinstance(a, gast.Name)}
+    if any(f is _PENDING for f in found.values()):
+        return _PENDING
+    arrays = tuple((p, f[0], f[1]) for p, f in sorted(found.items())
+                   if f is not None and f[0] != () and isinstance(f[1], np.dtype))
+    fn = op.rule
+    code = getattr(fn, "__code__", None)
+    if not arrays or code is None:
+        return None
+    from .. import rules
+    key = (code, id(getattr(fn, "__globals__", None)), arrays, rules.version())
+    result = _RESULTS.get(key)
+    if result is _WORKING:
+        return None             # a recursive call: its result is not known yet
+    if key not in _RESULTS:
+        if _DEPTH[0] >= 4:
+            return None         # calls within calls within calls: not followed further
+        _RESULTS[key] = _WORKING
+        _DEPTH[0] += 1
+        result = None
+        try:
+            from ..errors import SGCompilerError
+            from ..source import parse_function
+            from .normalize import normalize
+            from .resolve import resolve
+            from .shapes import shapes
+            src = parse_function(fn)
+            resolution = resolve(src)
+            norm = normalize(src, resolution)
+            facts = shapes(norm, resolution, arrays={p: (s, d) for p, s, d in arrays})
+            result = facts.concrete.get(norm.returned)
+        except SGCompilerError:
+            result = None
+        finally:
+            _DEPTH[0] -= 1
+        _RESULTS[key] = result
+    return result
 
 
 def broadcast(found):
