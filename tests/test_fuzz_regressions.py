@@ -562,7 +562,7 @@ def test_a_conditional_temporary_does_not_join_its_two_arrays():
         value_and_grad(ifexp_is_the_array_updated)(X.copy(), Y.copy())
 
 
-def pair(u, v):
+def pair_with_cos(u, v):
     return u * v, u - np.cos(v)
 
 
@@ -572,7 +572,7 @@ def pair(u, v):
 # the helper's backward summed one copy instead of three. Expected: the sum over d's
 # elements. Found by a long random-program run (wrong by 30%).
 def negated_mean_of_a_returned_array(x, y):
-    a, d = pair(y, np.cos(x))
+    a, d = pair_with_cos(y, np.cos(x))
     return np.sum(a) * np.mean(-d)
 
 
