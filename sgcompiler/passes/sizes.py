@@ -11,8 +11,10 @@ is certain, the floating dtype) of every variable it can:
 
 Only well-understood operations are followed: elementwise rules and arithmetic
 (broadcasting), the common reductions with constant `axis`/`keepdims`, matrix products of
-1-d and 2-d operands, `.T`, basic indexing with constants and loop indexes, copies and
-element writes. Anything else (a call of a user function, a list, fancy indexing) gives
+1-d and 2-d operands, `.T`, basic indexing with constants and loop indexes, copies,
+element writes, arrays read from parameter trees with constant keys (`params["W1"]`), and
+what a user function returns (worked out from its own code for the argument shapes, a few
+calls deep). Anything else (a list, fancy indexing, a tuple a function returns) gives
 "unknown", and so does a variable whose assignments disagree. The later passes then fall
 back to the shape classes of `shapes.py` and to run-time helpers (`unbroadcast`), so an
 unknown shape costs speed, never correctness.
