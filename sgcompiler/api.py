@@ -140,7 +140,8 @@ class GradientFunction:
                            if type(a) is np.ndarray or isinstance(a, np.floating))
             arrays += tuple(((p,) + path, a.shape, a.dtype)
                             for p, tree in zip(self._params, args) if type(tree) in _TREES
-                            for path, a in _tree_arrays(tree))
+                            for path, a in _tree_arrays(tree)
+                            if type(a) is np.ndarray and a.ndim)
             self._shaped += bool(arrays)
         compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value,
                                     arrays)
@@ -181,14 +182,15 @@ def _tree_kind(tree):
 
 
 def _tree_arrays(tree, path=()):
-    """(path of keys and indexes, array) for the arrays (of one or more axes) in a tree."""
+    """(path of keys and indexes, array) for the arrays in a (nested) dict, list or
+    tuple."""
     if isinstance(tree, dict):
         for k, v in tree.items():
             yield from _tree_arrays(v, path + (k,))
     elif isinstance(tree, (list, tuple)):
         for i, v in enumerate(tree):
             yield from _tree_arrays(v, path + (i,))
-    elif type(tree) is np.ndarray and tree.ndim:
+    elif isinstance(tree, np.ndarray):
         yield path, tree
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
 
@@ -257,14 +259,7 @@ def _like_tree(g, x):
 
 
 def _leaves(tree):
-    if isinstance(tree, dict):
-        for v in tree.values():
-            yield from _leaves(v)
-    elif isinstance(tree, (list, tuple)):
-        for v in tree:
-            yield from _leaves(v)
-    elif isinstance(tree, np.ndarray):
-        yield tree
+    return (a for _, a in _tree_arrays(tree))
 
 
 def _unaliased(grads, args, kwargs):

@@ -164,10 +164,11 @@ def _compile_piece(fn, active, made, arrays=()):
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
     trees = reverse_piece(norm, resolution, act, shape_facts, active, names, piece)
     np_name = trees.linker.name_for("np", numpy) if specialised else None
+    helpers, user_names = runtime_helpers(trees.linker.names), local_names(src.tree)
     # the forward function's parameters are the user function's: their shapes are known
-    optimize(trees.forward, runtime_helpers(trees.linker.names), local_names(src.tree),
-             arrays=specialised, np_name=np_name, facts=shape_facts.concrete)
-    optimize(trees.backward, runtime_helpers(trees.linker.names), local_names(src.tree))
+    optimize(trees.forward, helpers, user_names, arrays=specialised, np_name=np_name,
+             facts=shape_facts.concrete)
+    optimize(trees.backward, helpers, user_names)
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
     shapes_text = ", ".join(f"{p} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {src.name} ({src.short_filename}:{src.firstlineno}) "

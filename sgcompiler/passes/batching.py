@@ -31,6 +31,7 @@ from __future__ import annotations
 import gast
 
 from .blocks import blocks, nodes
+from .inline import const, load, store
 
 
 def batch_outer_products(tree: gast.FunctionDef, np_name: str):
@@ -94,20 +95,20 @@ def _batch(loop, np_name, taken):
         if id(stmt) not in dropped:
             new_body.append(stmt)
     loop.body[:] = new_body
-    before = [gast.Assign(targets=[_store(name)], value=_list(), type_comment=None)
+    before = [gast.Assign(targets=[store(name)], value=_list(), type_comment=None)
               for name, _ in lists.values()]
     first = next(iter(lists.values()))[0]
-    stacked = [gast.Assign(targets=[_store(name)], value=_np_array(np_name, name),
+    stacked = [gast.Assign(targets=[store(name)], value=_np_array(np_name, name),
                            type_comment=None) for name, _ in lists.values()]
-    updates = [gast.AugAssign(target=_store(target), op=gast.Add(), value=gast.Call(
-        func=gast.Attribute(value=_load(np_name), attr="sum", ctx=gast.Load()),
-        args=[_load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=_const(0))]))
+    updates = [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.Call(
+        func=gast.Attribute(value=load(np_name), attr="sum", ctx=gast.Load()),
+        args=[load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=const(0))]))
         for _, target, value in sums]
-    updates += [gast.AugAssign(target=_store(target), op=gast.Add(), value=gast.BinOp(
-        left=gast.Attribute(value=_load(lists[left][0]), attr="T", ctx=gast.Load()),
-        op=gast.MatMult(), right=_load(lists[right][0])))
+    updates += [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.BinOp(
+        left=gast.Attribute(value=load(lists[left][0]), attr="T", ctx=gast.Load()),
+        op=gast.MatMult(), right=load(lists[right][0])))
         for _, target, left, right in products]
-    return before, [gast.If(test=_load(first), body=stacked + updates, orelse=[])]
+    return before, [gast.If(test=load(first), body=stacked + updates, orelse=[])]
 
 
 def _own_nodes(body):
@@ -123,10 +124,6 @@ def _own_nodes(body):
 def _assigned(stmt) -> set:
     return {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
-
-
-def _const(value):
-    return gast.Constant(value=value, kind=None)
 
 
 def _outer_accumulation(stmt, np_name):
@@ -187,23 +184,15 @@ def _fresh(preferred, taken):
 
 
 def _append(rows, value):
-    call = gast.Call(func=gast.Attribute(value=_load(rows), attr="append", ctx=gast.Load()),
-                     args=[_load(value)], keywords=[])
+    call = gast.Call(func=gast.Attribute(value=load(rows), attr="append", ctx=gast.Load()),
+                     args=[load(value)], keywords=[])
     return gast.Expr(value=call)
 
 
 def _np_array(np_name, rows):
-    return gast.Call(func=gast.Attribute(value=_load(np_name), attr="array", ctx=gast.Load()),
-                     args=[_load(rows)], keywords=[])
+    return gast.Call(func=gast.Attribute(value=load(np_name), attr="array", ctx=gast.Load()),
+                     args=[load(rows)], keywords=[])
 
 
 def _list():
     return gast.List(elts=[], ctx=gast.Load())
-
-
-def _load(name):
-    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
-
-
-def _store(name):
-    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)

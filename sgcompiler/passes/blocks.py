@@ -22,6 +22,14 @@ def blocks(tree: gast.FunctionDef):
             todo.extend(stmt.orelse)
 
 
+def arithmetic(node) -> bool:
+    """Whether `node` is built of names, numbers and arithmetic only (no calls: no
+    effects, and the same value each time it is evaluated)."""
+    return all(isinstance(n, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp,
+                              gast.operator, gast.unaryop, gast.expr_context))
+               for n in nodes(node))
+
+
 def nodes(node):
     """Every node under `node` (itself included), in no particular order: gast.walk's
     set of nodes, faster, for passes that only collect."""

@@ -26,8 +26,9 @@ import numpy as np
 
 from .blocks import nodes
 from .factoring import factor_sums
-from .inline import load
+from .inline import load, store
 from .sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape, same
+from .state import SHAPE_ARGUMENT
 
 _BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power"}
@@ -39,8 +40,6 @@ _FLOAT_UFUNCS = frozenset(
     "arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh hypot maximum minimum fmax fmin "
     "logaddexp logaddexp2 deg2rad rad2deg degrees radians sign copysign".split())
 _REDUCTIONS = frozenset("sum mean max min prod".split())
-# runtime helpers -> positions of the arguments they read only the shape of
-_SHAPE_ONLY = {"unbroadcast": (1,), "unreduce": (1,), "reduced_size": (0,)}
 
 
 def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: dict,
@@ -142,12 +141,10 @@ class _Buffers:
                 self._numpy_function(operand) in _FLOAT_UFUNCS
             if not temporary or not same(self.shape_of(operand), result):
                 continue
-            first = gast.Assign(targets=[gast.Name(id=target, ctx=gast.Store(),
-                                                   annotation=None, type_comment=None)],
+            first = gast.Assign(targets=[store(target)],
                                 value=operand, type_comment=None)
             if isinstance(value, gast.BinOp) and k == 0:
-                second = gast.AugAssign(target=gast.Name(id=target, ctx=gast.Store(),
-                                                         annotation=None, type_comment=None),
+                second = gast.AugAssign(target=store(target),
                                         op=value.op, value=value.right)
             else:
                 ufunc = _BINARY[type(value.op)] if isinstance(value, gast.BinOp) \
@@ -172,35 +169,25 @@ class _Buffers:
         # the value is the array an operand gave up for it
         reused = reused is not None and any(k.arg == "out" for k in
                                             getattr(stmt.value, "keywords", ()))
-        result = self.shape_of(stmt.value)
-        if result is None:
-            result = self.facts.get(target)
-        if isinstance(stmt.value, gast.Attribute) and stmt.value.attr == "shape":
-            result = _SHAPE
         if isinstance(stmt.value, gast.Name):         # a copy: one array, two names
             source = stmt.value.id
             mine = source in self.owned and not self._read_after(i, source)
             self.owned.discard(source)
         else:
             self._escape(stmt.value)
+            result = self.shape_of(stmt.value) or self.facts.get(target)
             mine = reused or (self._fresh(stmt.value) and result is not None
-                                          and result[0] != ())
+                              and result[0] != ())
         (self.owned.add if mine else self.owned.discard)(target)
-        if result is None:
-            self.env.pop(target, None)
-        else:
-            self.env[target] = result
+        self.track(stmt)
 
     def _augmented(self, i, stmt, target):
         reused = self._reuse(i, stmt.value, target)
         if reused is not None:
             stmt.value = reused
         self._escape(stmt.value)
-        before, value = self.env.get(target), self.shape_of(stmt.value)
-        total = broadcast([before, value]) if before is not None and value is not None \
-            else None
-        if total is None or total[0] != before[0]:
-            self.env.pop(target, None)
+        self.track(stmt)
+        if target not in self.env:          # no longer of one known shape
             self.owned.discard(target)
 
     def _reuse(self, i, value, target=None):
@@ -310,10 +297,10 @@ class _Buffers:
                 pass
             elif isinstance(node, gast.Call):
                 helper = self.helpers.get(getattr(node.func, "id", None))
-                shape_only = _SHAPE_ONLY.get(getattr(helper, "__name__", None), ())
+                shape_only = SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))
                 numeric = self._numpy_function(node) in _NEW_ARRAYS
                 for k, arg in enumerate(node.args):
-                    walk(arg, numeric or k in shape_only)
+                    walk(arg, numeric or k == shape_only)
                 for keyword in node.keywords:
                     walk(keyword.value, numeric and keyword.arg != "out")
             else:

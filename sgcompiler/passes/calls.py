@@ -14,7 +14,7 @@ import copy
 import gast
 import numpy as np
 
-from .inline import load
+from .inline import load, store
 from .ops import target_of
 
 
@@ -52,7 +52,7 @@ class CallSweeps:
         defined.add(saved)
         call = copy.deepcopy(stmt.value)
         call.func = load(fwd)
-        node = gast.Assign(targets=[gast.Tuple(elts=[_store(target), _store(saved)],
+        node = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(saved)],
                                                ctx=gast.Store())], value=call,
                            type_comment=None)
         node.lineno = stmt.lineno
@@ -67,7 +67,7 @@ class CallSweeps:
         outs = [self.name_for(("out", id(stmt), p), f"_d{p}_{op.rule.__name__}")
                 for p in active]
         call = gast.Call(func=load(bwd), args=[g, load(saved)], keywords=[])
-        node = gast.Assign(targets=[gast.Tuple(elts=[_store(o) for o in outs],
+        node = gast.Assign(targets=[gast.Tuple(elts=[store(o) for o in outs],
                                                ctx=gast.Store())], value=call,
                            type_comment=None)
         node.lineno = stmt.lineno
@@ -77,7 +77,3 @@ class CallSweeps:
             name = op.args[param].id
             body.extend(self.accumulate(name, load(out), stmt))
         return body
-
-
-def _store(name):
-    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)

@@ -18,8 +18,8 @@ from collections import Counter
 
 import gast
 
-from .blocks import nodes
-from .inline import const, factors_of, product_of
+from .blocks import arithmetic, nodes
+from .inline import const, factors_of, number, product_of
 from .sizes import same
 
 
@@ -70,14 +70,14 @@ class _Factor(gast.NodeTransformer):
         if whole is None or part is None or part[0] != whole[0]:
             return node         # the factors that stay do not make the full shape alone
         new = gast.Call(func=node.func, args=[product_of(inner)], keywords=node.keywords)
-        numbers = [(f, inv) for f, inv in outer if _number(f) is not None]
+        numbers = [(f, inv) for f, inv in outer if number(f) is not None]
         scale = 1
         for factor, inverted in numbers:
-            scale = scale / _number(factor) if inverted else scale * _number(factor)
-        outer = [(f, inv) for f, inv in outer if _number(f) is None]
+            scale = scale / number(factor) if inverted else scale * number(factor)
+        outer = [(f, inv) for f, inv in outer if number(f) is None]
         if scale != 1:
             outer.append((const(scale), False))
-        new = _times(new, outer)
+        new = product_of([(new, False)] + outer)
         if not same(self.shapes.shape_of(new), self.shapes.shape_of(node)):
             return node
         for name in used:            # the substituted temporaries are not needed any more
@@ -88,9 +88,9 @@ class _Factor(gast.NodeTransformer):
         self.generic_visit(node)
         operand = node.operand
         if isinstance(node.op, gast.USub) and isinstance(operand, gast.BinOp) and \
-                isinstance(operand.op, gast.Mult) and _number(operand.right) is not None:
+                isinstance(operand.op, gast.Mult) and number(operand.right) is not None:
             return gast.BinOp(left=operand.left, op=gast.Mult(),
-                              right=const(-_number(operand.right)))      # -(a * 2): a * -2
+                              right=const(-number(operand.right)))      # -(a * 2): a * -2
         return node
 
     def _sum_with_axes(self, node) -> bool:
@@ -143,7 +143,7 @@ class _Factor(gast.NodeTransformer):
                     isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name:
                 value = stmt.value
                 if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult)
-                        and _arithmetic(value)):
+                        and arithmetic(value)):
                     return None
                 operands = {n.id for n in nodes(value) if isinstance(n, gast.Name)}
                 if any(_writes(s) & operands for s in self.body[j + 1:self.i]):
@@ -174,22 +174,3 @@ def _writes(stmt) -> set:
 def _assigns(stmt, name) -> bool:
     return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
         isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name
-
-
-def _arithmetic(node) -> bool:
-    return all(isinstance(n, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp,
-                              gast.operator, gast.unaryop, gast.expr_context))
-               for n in nodes(node))
-
-
-def _times(value, factors):
-    for factor, inverted in factors:
-        value = gast.BinOp(left=value, op=gast.Div() if inverted else gast.Mult(),
-                           right=factor)
-    return value
-
-
-def _number(node):
-    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
-        return node.value
-    return None

@@ -16,6 +16,7 @@ import gast
 import numpy as np
 
 from .shapes import SCALAR, Shapes, class_shape, concrete_class
+from .sizes import UNKNOWN, axes_of, constant
 
 
 class Linker:
@@ -40,6 +41,10 @@ class Linker:
         self._by_id[id(obj)] = name
         self.names[name] = obj
         return name
+
+
+def store(name: str):
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
 
 
 def load(name: str):
@@ -123,7 +128,8 @@ def simplify(expr, ans: str, shapes: Shapes, linker: Linker, adjoint_of=None,
     return _Simplify(ans, shapes, linker, adjoint_of or {}, exact).visit(expr)
 
 
-def _number(node):
+def number(node):
+    """The value of a number constant (not a bool), else None."""
     if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) \
             and not isinstance(node.value, bool):
         return node.value
@@ -140,7 +146,7 @@ class _Simplify(gast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        left, right = _number(node.left), _number(node.right)
+        left, right = number(node.left), number(node.right)
         op = type(node.op)
         if left is not None and right is not None and op in _FOLD:
             try:
@@ -157,13 +163,13 @@ class _Simplify(gast.NodeTransformer):
         if op is gast.Add and left == 0 and left is not None:
             return node.right
         if op is gast.Mult and isinstance(node.left, gast.UnaryOp) \
-                and isinstance(node.left.op, gast.USub) and _number(node.left.operand) == 1:
+                and isinstance(node.left.op, gast.USub) and number(node.left.operand) == 1:
             return gast.UnaryOp(op=gast.USub(), operand=node.right)
         return node
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
-        value = _number(node.operand)
+        value = number(node.operand)
         if isinstance(node.op, gast.USub) and value is not None:
             return const(-value)
         if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp) \
@@ -190,7 +196,7 @@ class _Simplify(gast.NodeTransformer):
         """The concrete shape of an atom, or None."""
         if isinstance(node, gast.Name):
             return class_shape(self.shape_class(node))
-        return () if _number(node) is not None else None
+        return () if number(node) is not None else None
 
     def _reduced_size(self, node):
         """reduced_size(x, axis) of an x of known shape: the number itself."""
@@ -240,7 +246,7 @@ class _Simplify(gast.NodeTransformer):
 
     def shape_class(self, node):
         """The shape class of an expression, or None when it is not known."""
-        if _number(node) is not None:
+        if number(node) is not None:
             return SCALAR
         if isinstance(node, gast.Name):
             return self.shapes.of(self.adjoint_of.get(node.id, node.id))
@@ -264,7 +270,7 @@ class _Simplify(gast.NodeTransformer):
     def _unbroadcast(self, node):
         grad, operand = node.args
         if not isinstance(operand, gast.Name):
-            return grad if _number(operand) is not None else node
+            return grad if number(operand) is not None else node
         cls = self.shape_class(grad)
         if cls is None and not self.exact:
             cls = self.shapes.of(self.ans)      # a full adjoint has its result's shape
@@ -318,11 +324,11 @@ class _Simplify(gast.NodeTransformer):
         if not arrays or not scalars:
             return self._np("sum", [grad])
         out = self._np("sum", [product_of(arrays)])
-        signs = [f for f, inv in scalars if _number(f) == -1 and not inv]
+        signs = [f for f, inv in scalars if number(f) == -1 and not inv]
         if len(signs) % 2:
             out = gast.UnaryOp(op=gast.USub(), operand=out)
         for factor, inverted in scalars:
-            if _number(factor) == -1 and not inverted:
+            if number(factor) == -1 and not inverted:
                 continue
             out = gast.BinOp(left=out, op=gast.Div() if inverted else gast.Mult(),
                              right=factor)
@@ -387,22 +393,7 @@ _PRODUCT_GRADS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot
 
 def _constant_axes(node, shape):
     """The sorted axes a constant `axis` argument names, for an array of `shape`."""
-    if shape is None:
-        return None
-    ndim = len(shape)
-    if isinstance(node, gast.Constant) and node.value is None:
-        return tuple(range(ndim))
-    items = node.elts if isinstance(node, gast.Tuple) else [node]
-    axes = set()
-    for item in items:
-        value = _number(item)
-        if isinstance(item, gast.UnaryOp) and isinstance(item.op, gast.USub):
-            value = _number(item.operand)
-            value = -value if value is not None else None
-        if type(value) is not int or not -ndim <= value < ndim:
-            return None
-        axes.add(value % ndim)
-    return tuple(sorted(axes))
+    return None if shape is None else axes_of(constant(node, UNKNOWN), len(shape))
 
 
 def _axis_node(axes):

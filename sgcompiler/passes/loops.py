@@ -20,7 +20,7 @@ import copy
 import gast
 
 from .activity import assignments
-from .inline import const, load
+from .inline import const, load, store
 from .lower import before_breaks, jumps
 from .ops import describe_stmt, is_setitem, target_of
 from .shapes import ARRAY
@@ -66,7 +66,7 @@ class LoopSweeps:
             if var not in self.bound.get(id(stmt), ()) and var not in self.inits:
                 self.inits.append(var)        # bound on some paths only: start it as None
         inner_defined = defined | written
-        count = gast.AugAssign(target=_store(trips), op=gast.Add(), value=const(1))
+        count = gast.AugAssign(target=store(trips), op=gast.Add(), value=const(1))
         if var is not None:
             inner_defined.add(var)
         if self.condition_loop(stmt):
@@ -192,7 +192,7 @@ class LoopSweeps:
         self.reads.add(trips)
         var = self.loop_var(stmt)
         head = [self.pop(var, stmt)] if var is not None else []
-        loop = gast.For(target=_store(iteration), iter=gast.Call(
+        loop = gast.For(target=store(iteration), iter=gast.Call(
             func=load("range"), args=[load(trips)], keywords=[]),
             body=head + body or [gast.Pass()], orelse=[], type_comment=None)
         loop.lineno = stmt.lineno
@@ -251,7 +251,3 @@ def _loop_targets(body):
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
                 out |= _loop_targets(getattr(stmt, field))
     return out
-
-
-def _store(name):
-    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)

@@ -24,7 +24,7 @@ import gast
 
 from .. import runtime
 from .batching import batch_outer_products
-from .blocks import blocks, nodes
+from .blocks import arithmetic, blocks, nodes
 from .buffers import reuse_buffers
 from .nest import nest_single_uses
 
@@ -343,14 +343,6 @@ def _pure_assign(stmt, helpers) -> bool:
     return True
 
 
-def _arithmetic(node) -> bool:
-    """Whether `node` is built of names, numbers and arithmetic only (no calls: no
-    effects, and the same value each time it is evaluated)."""
-    return all(isinstance(n, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp,
-                              gast.operator, gast.unaryop, gast.expr_context))
-               for n in nodes(node))
-
-
 class _Tidy(gast.NodeTransformer):
     def __init__(self, helpers):
         self.helpers = helpers
@@ -360,7 +352,7 @@ class _Tidy(gast.NodeTransformer):
         if isinstance(node.op, gast.Add) and isinstance(node.right, gast.UnaryOp) \
                 and isinstance(node.right.op, gast.USub):
             return gast.BinOp(left=node.left, op=gast.Sub(), right=node.right.operand)
-        if isinstance(node.op, gast.Add) and _arithmetic(node.left) and \
+        if isinstance(node.op, gast.Add) and arithmetic(node.left) and \
                 gast.dump(node.left) == gast.dump(node.right):
             # d * x + d * x (the adjoint of x * x): one product, doubled (exactly equal)
             return gast.BinOp(left=node.left, op=gast.Mult(),

@@ -28,7 +28,7 @@ from ..naming import grad_function_name
 from .activity import Activity, assignments
 from .adjoints import contributions
 from .calls import CallSweeps
-from .inline import Linker, const, load
+from .inline import Linker, const, load, store
 from .loops import LOOPS, LoopSweeps, _loop_targets
 from .memory import bound_before, reads_after_writes, stable_names
 from .normalize import Normalized
@@ -146,7 +146,7 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     pack = gast.Tuple(elts=[load(n) for n in saved_names], ctx=gast.Load())
     fwd_body = sweep.prologue() + forward + [gast.Return(value=gast.Tuple(
         elts=[load(norm.returned), pack], ctx=gast.Load()))]
-    unpack = gast.Assign(targets=[gast.Tuple(elts=[_store(n) for n in saved_names],
+    unpack = gast.Assign(targets=[gast.Tuple(elts=[store(n) for n in saved_names],
                                              ctx=gast.Store())],
                          value=load(saved), type_comment=None)
     grads = [sweep.piece_gradient(p) for p in active]
@@ -219,7 +219,7 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         return self.act.is_active(name)
 
     def assign(self, name, value, like=None):
-        node = gast.Assign(targets=[_store(name)], value=value, type_comment=None)
+        node = gast.Assign(targets=[store(name)], value=value, type_comment=None)
         node.lineno = getattr(like, "lineno", None)
         return node
 
@@ -451,7 +451,3 @@ def _forward_order(value):
 
 def _param(name):
     return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
-
-
-def _store(name):
-    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)

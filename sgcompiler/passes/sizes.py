@@ -280,23 +280,30 @@ def reduce_shape(found, axis, keepdims):
     operand of (shape, dtype) `found`."""
     if found is None or found is _PENDING:
         return found
-    if axis is UNKNOWN or not isinstance(keepdims, bool):
-        return None
     shape, dtype = found
-    ndim = len(shape)
-    if axis is None:
-        axes = set(range(ndim))
-    else:
-        axes = set()
-        for a in (axis if isinstance(axis, tuple) else (axis,)):
-            if type(a) is not int or not -ndim <= a < ndim:
-                return None
-            axes.add(a % ndim)
+    axes = axes_of(axis, len(shape))
+    if axes is None or not isinstance(keepdims, bool):
+        return None
     if keepdims:
         out = tuple(1 if i in axes else n for i, n in enumerate(shape))
     else:
         out = tuple(n for i, n in enumerate(shape) if i not in axes)
     return out, (None if dtype is WEAK else dtype)
+
+
+def axes_of(axis, ndim):
+    """The sorted axes a constant `axis` (None, an int or a tuple of ints) names for an
+    array of `ndim` axes, or None."""
+    if axis is None:
+        return tuple(range(ndim))
+    if axis is UNKNOWN:
+        return None
+    axes = set()
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        if type(a) is not int or not -ndim <= a < ndim:
+            return None
+        axes.add(a % ndim)
+    return tuple(sorted(axes))
 
 
 def matmul_shape(left, right):

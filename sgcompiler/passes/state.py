@@ -14,7 +14,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from .inline import const, load
+from .inline import const, load, store
 from .shapes import ARRAY
 
 
@@ -58,7 +58,7 @@ class AdjointState:
             if not isinstance(node, gast.Call):
                 continue
             helper = self.linker.names.get(getattr(node.func, "id", None))
-            position = _SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))
+            position = SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))
             if position is None or getattr(helper, "__module__", "") != runtime.__name__ \
                     or len(node.args) <= position:
                 continue
@@ -109,7 +109,7 @@ class AdjointState:
             return [self.assign(dvar, self.helper_call("add_trees", [
                 self.materialize(var, current), expr]), stmt)]
         if var in self.owned and isinstance(current, gast.Name):
-            node = gast.AugAssign(target=_store(dvar), op=gast.Add(), value=expr)
+            node = gast.AugAssign(target=store(dvar), op=gast.Add(), value=expr)
             node.lineno = stmt.lineno
             return [node]
         self.owned.add(var)
@@ -223,7 +223,7 @@ class AdjointState:
 
 
 # runtime helper -> the position of the argument it reads only the shape of
-_SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
+SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
 
 # NumPy functions whose result is always a new array (or a number)
 _FRESH_NUMPY = (np.where, np.copy, np.zeros_like, np.sum, np.outer)
@@ -231,7 +231,3 @@ _FRESH_NUMPY = (np.where, np.copy, np.zeros_like, np.sum, np.outer)
 # runtime helpers whose result is always a new array
 _FRESH_HELPERS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right",
                   "choose_grad", "prod_grad")
-
-
-def _store(name):
-    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
