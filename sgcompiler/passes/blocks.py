@@ -11,8 +11,14 @@ COMPOUND = (gast.If, gast.For, gast.While)
 def blocks(tree: gast.FunctionDef):
     """tree.body, then the body and else-block of every if/for/while inside it, outer ones
     first (the order in which gast.walk meets them)."""
-    yield tree.body
-    todo = deque(tree.body)
+    return statement_lists(tree.body)
+
+
+def statement_lists(body):
+    """`body`, then the body and else-block of every if/for/while inside it, outer ones
+    first."""
+    yield body
+    todo = deque(body)
     while todo:
         stmt = todo.popleft()
         if isinstance(stmt, COMPOUND):

@@ -26,6 +26,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
+from .blocks import statement_lists
 from .memory import bound_before
 from .ops import RULE, describe_op
 from .resolve import local_names
@@ -179,17 +180,8 @@ def _counts(body):
 # --- x = x op y in one statement -------------------------------------------------------------
 
 
-def _blocks(body):
-    yield body
-    for stmt in body:
-        for node in gast.walk(stmt):
-            if isinstance(node, (gast.If, gast.For, gast.While)):
-                yield node.body
-                yield node.orelse
-
-
 def _fuse_updates(body, context):
-    for block in _blocks(body):
+    for block in statement_lists(body):
         i = 0
         while i + 1 < len(block):
             first, second = block[i], block[i + 1]
