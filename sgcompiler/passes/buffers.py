@@ -24,6 +24,7 @@ from collections import Counter
 import gast
 import numpy as np
 
+from .algebra import fold_algebra, quiet_reciprocals
 from .blocks import nodes
 from .factoring import factor_sums
 from .inline import load, store
@@ -33,6 +34,7 @@ from .state import SHAPE_ARGUMENT
 _BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power"}
 _UNARY = {gast.USub: "negative"}
+_COMMUTES = (gast.Add, gast.Mult)
 # ufuncs of floats to floats of the same dtype, whose result has the broadcast shape
 _FLOAT_UFUNCS = frozenset(
     "add subtract multiply divide true_divide power negative positive absolute fabs sqrt "
@@ -58,8 +60,11 @@ def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: d
         writes = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, gast.Store))
         once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
+        reciprocals = fold_algebra(tree.body, _Buffers(tree.body, arrays, np_name, helpers,
+                                                       once), np_name)
         factor_sums(tree.body, _Buffers(tree.body, arrays, np_name, helpers, once), np_name)
         _Buffers(tree.body, arrays, np_name, helpers, once).run()
+        quiet_reciprocals(tree.body, reciprocals, np_name)
 
 
 class _Buffers:
@@ -127,6 +132,8 @@ class _Buffers:
         value = stmt.value
         if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:
             operands = [value.left, value.right]
+        elif isinstance(value, gast.UnaryOp) and type(value.op) in _UNARY:
+            operands = [value.operand]
         elif self._numpy_function(value) in _FLOAT_UFUNCS and not value.keywords and \
                 len(value.args) == getattr(np, value.func.attr).nin:
             operands = value.args
@@ -143,11 +150,13 @@ class _Buffers:
                 continue
             first = gast.Assign(targets=[store(target)],
                                 value=operand, type_comment=None)
-            if isinstance(value, gast.BinOp) and k == 0:
-                second = gast.AugAssign(target=store(target),
-                                        op=value.op, value=value.right)
+            if isinstance(value, gast.BinOp) and (k == 0 or isinstance(value.op, _COMMUTES)):
+                # (`t = c + t` as `t += c`: the same sum, of the same shape and dtype)
+                second = gast.AugAssign(target=store(target), op=value.op,
+                                        value=value.right if k == 0 else value.left)
             else:
                 ufunc = _BINARY[type(value.op)] if isinstance(value, gast.BinOp) \
+                    else _UNARY[type(value.op)] if isinstance(value, gast.UnaryOp) \
                     else value.func.attr
                 args = list(operands)
                 args[k] = load(target)

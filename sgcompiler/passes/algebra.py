@@ -1,0 +1,210 @@
+"""Two exact rewrites that let an array be computed in place (when shapes are known).
+
+A negation of an argument, kept for the backward sweep, is folded into its products:
+
+    _neg = -y                                  (y: a float argument)
+    _mul = _neg * z                   ->       _mul = -(y * z)
+    ...                                        ...
+    dz = d_mul * _neg                          dz = -(d_mul * y)
+
+`(-a) * b == -(a * b)` holds to the bit for floats (rounding is symmetric), so nothing
+changes but the array `-y` that no longer lives from the forward to the backward sweep.
+
+The derivative of `log1p(exp(u))` (softplus, the logistic loss) is `e / (1 + e)` with
+`e = exp(u)`; the rules give it as two steps, which need `e` and `1 + e` alive at once:
+
+    d_exp = g / (1.0 + _exp)          ->       d_mul = g / (1.0 + np.reciprocal(_exp))
+    d_mul = d_exp * _exp
+
+The right-hand form is the same number for every `e` but `-1` (where both are infinite),
+and the buffers pass computes it inside the array of `e`. It is also right where `e`
+overflowed to inf (the left gives nan). `1 / e` is inf where `e` is 0 (the result is then
+0, as it should be): the statement that computes it is run under `np.errstate`, so the
+gradient warns no more than the function did (see `quiet_reciprocals`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import gast
+import numpy as np
+
+from .blocks import nodes
+from .inline import load, number
+from .reverse import COMMENT
+
+_PRODUCTS = (gast.Mult, gast.Div)
+
+
+def fold_algebra(body, shapes, np_name) -> set:
+    """Rewrite the top-level statements `body` in place. `shapes` tracks (shape, dtype)
+    statement by statement, as for `factor_sums`. Returns the names `e` whose
+    `np.reciprocal(e)` a rewrite introduced."""
+    stored = Counter()
+    for stmt in body:
+        for node in nodes(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stored[node.id] += 1
+            elif isinstance(node, (gast.AugAssign, gast.Subscript, gast.Attribute)):
+                target = node.target if isinstance(node, gast.AugAssign) else node.value
+                if isinstance(target, gast.Name) and not (
+                        isinstance(node, (gast.Subscript, gast.Attribute)) and
+                        isinstance(node.ctx, gast.Load)):
+                    stored[target.id] += 1
+    reads = Counter(n.id for stmt in body for n in nodes(stmt)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    reciprocals = set()
+    i = 0
+    while i < len(body):
+        stmt = body[i]
+        if _sigmoid(body, i, shapes, np_name, stored, reads, reciprocals):
+            continue            # body[i] went: look at the statement now there
+        if _negation(body, i, shapes, np_name, stored, reads):
+            continue
+        shapes.track(stmt)
+        i += 1
+    return reciprocals
+
+
+def _assigned(stmt):
+    """(name, value) of `name = value`, else (None, None)."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id, stmt.value
+    return None, None
+
+
+def _float_array(found) -> bool:
+    return found is not None and found[0] != () and isinstance(found[1], np.dtype) and \
+        found[1].kind in "fc"
+
+
+def _calls_other_than(call, np_name) -> bool:
+    func = call.func
+    return not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and
+                func.value.id == np_name)
+
+
+def _negation(body, i, shapes, np_name, stored, reads) -> bool:
+    """`n = -y` read only as a factor of top-level products: fold it into them. Returns
+    whether body[i] was removed."""
+    name, value = _assigned(body[i])
+    if name is None or not name.startswith("_") or stored[name] != 1 or \
+            not isinstance(value, gast.UnaryOp) or not isinstance(value.op, gast.USub) or \
+            not isinstance(value.operand, gast.Name) or stored[value.operand.id] or \
+            not _float_array(shapes.shape_of(value.operand)):
+        return False
+    y = value.operand.id
+    uses = []
+    for stmt in body[i + 1:]:
+        for node in nodes(stmt):
+            if isinstance(node, gast.BinOp) and isinstance(node.op, _PRODUCTS):
+                for side in ("left", "right"):
+                    operand = getattr(node, side)
+                    if isinstance(operand, gast.Name) and operand.id == name:
+                        uses.append((node, side))
+    if not uses or len(uses) != reads[name]:
+        return False    # read other than as a factor (or in a nested statement's product)
+    for stmt in body[i + 1:]:
+        for node in nodes(stmt):
+            if isinstance(node, gast.Call) and _calls_other_than(node, np_name) and any(
+                    isinstance(n, gast.Name) and n.id == y for n in nodes(node)):
+                return False    # a function that is given y might change it in place
+    sides = Counter()
+    for node, side in uses:
+        setattr(node, side, load(y))
+        sides[id(node)] += 1
+    # (-y) * (-y) is y * y: a product with both factors negated stays as it is
+    negated = {n for n, count in sides.items() if count == 1}
+    for stmt in body[i + 1:]:
+        _Negate(negated).visit(stmt)
+    reads[y] += len(uses)
+    reads[name] = 0
+    del body[i]
+    return True
+
+
+class _Negate(gast.NodeTransformer):
+    """Each product whose id is in `negated` becomes -(product)."""
+
+    def __init__(self, negated):
+        self.negated = negated
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if id(node) in self.negated:
+            return gast.UnaryOp(op=gast.USub(), operand=node)
+        return node
+
+
+def _sigmoid(body, i, shapes, np_name, stored, reads, reciprocals) -> bool:
+    """`a = g / (1.0 + e)` then `b = a * e`, a read only there: `b = g / (1.0 +
+    np.reciprocal(e))`. Returns whether body[i] was removed."""
+    a, value = _assigned(body[i])
+    if a is None or stored[a] != 1 or reads[a] != 1 or not isinstance(value, gast.BinOp) \
+            or not isinstance(value.op, gast.Div):
+        return False
+    e = _one_plus(value.right)
+    if e is None or stored[e] != 1 or not _float_array(shapes.shape_of(load(e))):
+        return False
+    read_here = {n.id for n in nodes(value) if isinstance(n, gast.Name)}
+    for j in range(i + 1, len(body)):
+        stmt = body[j]
+        product = _product_with(stmt, a, e)
+        if product is not None:
+            product.left = value.left
+            product.op = gast.Div()
+            call = gast.Call(func=gast.Attribute(value=load(np_name), attr="reciprocal",
+                                                 ctx=gast.Load()),
+                             args=[load(e)], keywords=[])
+            product.right = gast.BinOp(left=gast.Constant(value=1.0, kind=None),
+                                       op=gast.Add(), right=call)
+            reciprocals.add(e)
+            del body[i]
+            return True
+        if any(isinstance(n, gast.Name) and n.id in read_here | {a}
+               for n in nodes(stmt)):
+            return False        # a, or what it reads, is touched before the product
+    return False
+
+
+def _one_plus(node):
+    """e for `1.0 + e` or `e + 1.0` (e a name), else None."""
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
+        for one, other in ((node.left, node.right), (node.right, node.left)):
+            if number(one) == 1 and isinstance(other, gast.Name):
+                return other.id
+    return None
+
+
+def _product_with(stmt, a, e):
+    """The top-level product `a * e` or `e * a` that is the value of assignment `stmt`."""
+    _, value = _assigned(stmt)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult) and \
+            {getattr(value.left, "id", None), getattr(value.right, "id", None)} == {a, e}:
+        return value
+    return None
+
+
+def quiet_reciprocals(body, reciprocals, np_name):
+    """Run each top-level statement with an `np.reciprocal(e, ...)` made by `fold_algebra` under
+    `np.errstate(divide="ignore", over="ignore")`, with a comment that says why."""
+    i = 0
+    while i < len(body):
+        if reciprocals and not isinstance(body[i], gast.With) and any(
+                isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+                n.func.attr == "reciprocal" and n.args and
+                getattr(n.args[0], "id", None) in reciprocals for n in nodes(body[i])):
+            quiet = gast.Call(func=gast.Attribute(value=load(np_name), attr="errstate",
+                                                  ctx=gast.Load()),
+                              args=[], keywords=[
+                                  gast.keyword(arg="divide", value=gast.Constant("ignore", None)),
+                                  gast.keyword(arg="over", value=gast.Constant("ignore", None))])
+            comment = gast.Expr(value=gast.Constant(
+                value=COMMENT + "e / (1 + e) as 1 / (1 + 1/e), in place (1/e is inf where e "
+                "is 0: the result is then 0)", kind=None))
+            body[i] = gast.With(items=[gast.withitem(context_expr=quiet, optional_vars=None)],
+                                body=[body[i]], type_comment=None)
+            body.insert(i, comment)
+            i += 1
+        i += 1
