@@ -275,7 +275,8 @@ class _Writer:
         return self.c.pick([f"np.sin({e})", f"np.cos({e})", f"np.tanh({e})",
                             f"np.exp(np.tanh({e}))", f"np.log(1.0 + np.square({e}))",
                             f"np.log1p({e} ** 2)", f"np.sqrt(1.0 + {e} ** 2)",
-                            f"np.square({e})", f"np.expm1(np.sin({e}))"])
+                            f"np.square({e})", f"np.expm1(np.sin({e}))",
+                            f"np.log1p(np.exp({e}))"])
 
     def divide(self, kind, d):
         form = self.c.below(5)

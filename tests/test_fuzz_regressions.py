@@ -578,3 +578,32 @@ def negated_mean_of_a_returned_array(x, y):
 
 def test_negated_mean_of_a_returned_array():
     assert_grad_matches(negated_mean_of_a_returned_array, [X, 0.7])
+
+
+# Sums of one array along two different axes, with keepdims, were given the same shape
+# class, so their difference was taken to have that shape too: its adjoint reached both
+# sums without being summed back, `dt2 = dt7` and `dt3 = -dt7` (shapes (3, 4), not
+# (1, 4) and (3, 1)), and the gradient came out all zeros (code for any shape; the
+# specialised code was right). Found by the broadcasting programs of
+# test_shape_programs.py once they drew softplus.
+def sums_along_two_axes(s):
+    t2 = np.sum(s, axis=0, keepdims=True)
+    t3 = np.sum(s, axis=1, keepdims=True)
+    t7 = t2 - t3
+    return np.sum(t7 * t7)
+
+
+def sums_along_two_axes_twice(s):
+    t2 = np.mean(np.sum(s, axis=0, keepdims=True), axis=1, keepdims=True)
+    t3 = np.sum(s, axis=(1, 0), keepdims=True)
+    return np.sum((t2 - t3 + s) ** 2)
+
+
+@pytest.mark.parametrize("f", [sums_along_two_axes, sums_along_two_axes_twice])
+@pytest.mark.parametrize("shape", [(3, 4), (1, 3), (2, 1)])
+def test_sums_along_different_axes_have_different_shapes(f, shape, monkeypatch):
+    from sgcompiler import api
+    s = np.random.default_rng(0).normal(size=shape)
+    assert_grad_matches(f, [s])
+    monkeypatch.setattr(api, "MAX_SHAPES", 0)       # the code for any shape
+    assert_grad_matches(f, [s])

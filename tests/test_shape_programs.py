@@ -22,7 +22,7 @@ from sgcompiler.passes import buffers
 PARAMS = {"x": (4, 3), "w": (3,), "b": (4, 1), "s": (1, 3), "c": ()}
 BINARY = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + {b} * {b})"]
 UNARY = ["np.sin({a})", "np.tanh({a})", "np.exp(-{a} * {a})", "{a} ** 2", "-{a}",
-         "np.sqrt(1.0 + {a} * {a})"]
+         "np.sqrt(1.0 + {a} * {a})", "np.log1p(np.exp({a}))", "-{a} * {a} * 0.5"]
 
 
 def _program(rng: random.Random):

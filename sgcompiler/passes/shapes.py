@@ -25,7 +25,7 @@ from .ops import CONTAINER as BUILD
 from .sizes import WEAK, concrete_shapes
 
 SCALAR = "<scalar>"
-REDUCED = "<reduced>"   # prefix: a keepdims reduction of the class that follows
+REDUCED = "<reduced "   # <reduced (axes)>class: a keepdims reduction of that class
 ARRAY, CONTAINER, UNKNOWN = "array", "container", "unknown"
 
 
@@ -154,12 +154,40 @@ def _class_of(stmt, op, classes, shape_names):
         if no_axis and not kept:
             return SCALAR
         source = _atom_class(op.args.get(rule.params[0]), classes)
-        if kept and source not in (None, SCALAR):
-            # keepdims: the result broadcasts back against its input
-            return source if source.startswith(REDUCED) else REDUCED + source
+        axes = _axes(axis)
+        if kept and source not in (None, SCALAR) and axes is not None:
+            # keepdims: the result broadcasts back against its input (sums along other
+            # axes do not broadcast against each other: each class names its axes)
+            return _reduced(axes, source)
     if rule.name in ("float", "math.exp") or rule.name.startswith("math."):
         return SCALAR
     return None
+
+
+def _axes(axis):
+    """The axes a constant `axis` argument names, as a sorted tuple (None: not known)."""
+    if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
+        return ("all",)
+    if isinstance(axis, gast.Constant) and type(axis.value) is int:
+        return (axis.value,)
+    if isinstance(axis, gast.Tuple) and all(isinstance(e, gast.Constant) and
+                                           type(e.value) is int for e in axis.elts):
+        return tuple(sorted({e.value for e in axis.elts}))
+    return None
+
+
+def _reduced(axes, source):
+    """The class of a keepdims reduction along `axes` of an array of class `source`."""
+    if source.startswith(REDUCED):
+        before, source = _unreduced(source)
+        axes = ("all",) if "all" in before + axes else tuple(sorted(set(before + axes)))
+    return f"{REDUCED}{axes}>{source}"
+
+
+def _unreduced(c):
+    """(axes, source class) of a keepdims reduction's class."""
+    axes, source = c[len(REDUCED):].split(">", 1)
+    return ast.literal_eval(axes), source
 
 
 def _is_python_number(rhs, op, shape_names):
@@ -178,7 +206,7 @@ def _broadcast(classes):
         return None
     arrays = {c for c in classes if c != SCALAR}
     full = {c for c in arrays if not c.startswith(REDUCED)}
-    if len(full) == 1 and all(c == REDUCED + next(iter(full)) for c in arrays - full):
+    if len(full) == 1 and all(_unreduced(c)[1] == next(iter(full)) for c in arrays - full):
         return next(iter(full))
     if not arrays:
         return SCALAR
