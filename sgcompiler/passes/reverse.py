@@ -185,6 +185,7 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         self.read_after_write = reads_after_writes(norm.body)
         self.written_in_place = {target_of(s) for s in assignments(norm.body) if is_setitem(s)}
         self.stable = stable_names(norm)
+        self.counters = whole_number_counters(norm)
         self.bound = bound_before(norm.body, norm.params)
         self.maybe_scalar = set()   # adjoints that may hold a plain 0.0 at run time
         self.depth = 0              # how many branches and loops the adjoint sweep is in
@@ -269,7 +270,11 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         if is_setitem(stmt):
             return self.primal_setitem(stmt, target, in_loop)
         if target in self.needed and target in defined and not is_append(stmt):
-            if in_loop:
+            step = self.counters.get(target)
+            if in_loop and step is not None and _step_of(stmt, target) is not None:
+                # n = n + 1.0 on a whole number is undone exactly: n = n - 1.0
+                self.saved[id(stmt)] = _Undo(_step_of(stmt, target))
+            elif in_loop:
                 self.saved[id(stmt)] = None
                 out.append(self.push(target, stmt))
             else:
@@ -382,6 +387,9 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         if id(stmt) not in self.saved:
             return []
         slot = self.saved[id(stmt)]
+        if isinstance(slot, _Undo):
+            return [self.assign(target, gast.BinOp(left=load(target), op=gast.Sub(),
+                                                   right=const(slot.step)), stmt)]
         back = self.pop(target, stmt) if slot is None else self.assign(target, load(slot), stmt)
         if op.kind == SETITEM:
             back.targets = [copy.deepcopy(stmt.targets[0])]
@@ -438,6 +446,51 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
             if self.shapes.kind(param) == ARRAY:
                 return self.np_call("copy", [value])
         return _forward_order(value)
+
+
+@dataclass(frozen=True)
+class _Undo:
+    """How the adjoint sweep restores a counter: it subtracts `step` (no tape)."""
+
+    step: float
+
+
+_COUNTER_LIMIT = 2 ** 20    # steps and starting values: far from 2 ** 53 after any run
+
+
+def _whole(node):
+    """The value of a constant whole number (int or integral float) of modest size."""
+    if isinstance(node, gast.Constant) and type(node.value) in (int, float) and \
+            float(node.value).is_integer() and abs(node.value) <= _COUNTER_LIMIT:
+        return node.value
+    return None
+
+
+def _step_of(stmt, target):
+    """k for `target = target + k` (or `- k`, as -k), k a constant whole number."""
+    value = stmt.value if isinstance(stmt, gast.Assign) else None
+    if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Sub)) and \
+            isinstance(value.left, gast.Name) and value.left.id == target:
+        step = _whole(value.right)
+        if step is not None:
+            return step if isinstance(value.op, gast.Add) else -step
+    return None
+
+
+def whole_number_counters(norm) -> dict:
+    """name -> True for variables that only ever hold whole numbers of modest size: every
+    assignment is a constant whole number or adds one to the variable itself. Adding and
+    subtracting such numbers is exact (below 2 ** 53), so the adjoint sweep can undo
+    `n = n + 1.0` by `n = n - 1.0` instead of keeping each old value on the tape."""
+    found = {}
+    for stmt in assignments(norm.body):
+        target = target_of(stmt)
+        ok = isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name) and \
+            (_whole(stmt.value) is not None or _step_of(stmt, target) is not None)
+        found[target] = found.get(target, True) and ok
+    excluded = set(norm.params) | _loop_targets(norm.body)
+    return {n: True for n, ok in found.items() if ok and n not in excluded}
 
 
 def _forward_order(value):
