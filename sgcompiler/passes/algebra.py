@@ -24,6 +24,7 @@ gradient warns no more than the function did (see `quiet_reciprocals`).
 """
 from __future__ import annotations
 
+import operator
 from collections import Counter
 
 import gast
@@ -208,3 +209,67 @@ def quiet_reciprocals(body, reciprocals, np_name):
             body.insert(i, comment)
             i += 1
         i += 1
+
+
+def fill_numbers(tree, helpers, np_name, facts):
+    """`unbroadcast(1.0 / 500, x)` (a mean's adjoint, reaching an operand of a known
+    shape and float dtype) as the array it makes, `np.full((500,), 1.0 / 500)`: then x
+    need not be computed (or kept) for its shape alone. `facts`: name -> (shape, dtype) of
+    the primal's variables; only names assigned once are trusted."""
+    unbroadcast = {n for n, f in helpers.items() if getattr(f, "__name__", "") == "unbroadcast"}
+    if not unbroadcast or not facts:
+        return
+    stored = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name) and
+                     isinstance(n.ctx, gast.Store))
+    for node in nodes(tree):
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    filled = _filled(item, unbroadcast, np_name, facts, stored)
+                    if filled is not None:
+                        value[k] = filled
+            else:
+                filled = _filled(value, unbroadcast, np_name, facts, stored)
+                if filled is not None:
+                    setattr(node, field, filled)
+
+
+def _filled(node, unbroadcast, np_name, facts, stored):
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and
+            node.func.id in unbroadcast and len(node.args) == 2 and not node.keywords and
+            isinstance(node.args[1], gast.Name)):
+        return None
+    grad, operand = node.args
+    known = facts.get(operand.id) if stored[operand.id] <= 1 else None
+    if known is None or not known[0] or not isinstance(known[1], np.dtype) or \
+            known[1].kind != "f":
+        return None
+    value = _constant_value(grad)
+    if type(value) is not float:        # (an int: the helper makes it a float)
+        return None
+    keywords = [] if known[1] == np.float64 else [gast.keyword(arg="dtype", value=gast.Attribute(
+        value=load(np_name), attr=known[1].name, ctx=gast.Load()))]
+    shape = gast.Tuple(elts=[gast.Constant(value=n, kind=None) for n in known[0]],
+                       ctx=gast.Load())
+    return gast.Call(func=gast.Attribute(value=load(np_name), attr="full", ctx=gast.Load()),
+                     args=[shape, grad], keywords=keywords)
+
+
+_ARITHMETIC = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+               gast.Div: operator.truediv, gast.USub: operator.neg, gast.UAdd: operator.pos}
+
+
+def _constant_value(expr):
+    """The value of an expression of number constants and + - * /, else None."""
+    if isinstance(expr, gast.Constant):
+        return number(expr)
+    if isinstance(expr, gast.UnaryOp) and type(expr.op) in _ARITHMETIC:
+        inner = _constant_value(expr.operand)
+        return None if inner is None else _ARITHMETIC[type(expr.op)](inner)
+    if isinstance(expr, gast.BinOp) and type(expr.op) in _ARITHMETIC:
+        left, right = _constant_value(expr.left), _constant_value(expr.right)
+        if left is None or right is None or \
+                isinstance(expr.op, gast.Div) and right == 0:
+            return None     # (1.0 / 0: left to the helper, which fails as Python does)
+        return _ARITHMETIC[type(expr.op)](left, right)
+    return None

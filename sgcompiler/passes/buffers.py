@@ -384,6 +384,23 @@ class _Buffers:
             return reduce_shape(self.shape_of(node.args[0]),
                                 constant(keywords.get("axis"), None),
                                 constant(keywords.get("keepdims"), False))
+        if name == "full" and len(node.args) == 2 and isinstance(node.args[0], gast.Tuple) \
+                and all(isinstance(n, gast.Constant) and type(n.value) is int
+                        for n in node.args[0].elts):
+            # np.full((500,), 1.0 / 500[, dtype=np.float32]) as fill_numbers writes it
+            keywords = {k.arg: k.value for k in node.keywords}
+            fill = self.shape_of(node.args[1])
+            dtype = keywords.get("dtype")
+            if set(keywords) - {"dtype"} or fill is None or fill[0] != ():
+                return None
+            if dtype is None:
+                dtype = np.dtype(np.float64) if fill[1] is WEAK else fill[1]
+            elif isinstance(dtype, gast.Attribute) and isinstance(dtype.value, gast.Name) \
+                    and dtype.value.id == self.np:
+                dtype = np.dtype(dtype.attr)
+            else:
+                return None
+            return tuple(n.value for n in node.args[0].elts), dtype
         if name == "outer" and len(node.args) == 2 and not node.keywords:
             found = [self.shape_of(a) for a in node.args]
             if any(f is None or len(f[0]) != 1 for f in found):
@@ -392,6 +409,6 @@ class _Buffers:
         return None
 
 
-_NEW_ARRAYS = _FLOAT_UFUNCS | _REDUCTIONS | {"outer"}
+_NEW_ARRAYS = _FLOAT_UFUNCS | _REDUCTIONS | {"outer", "full"}
 _SHAPE = ("shape",)
 _LARGE = 64 * 1024      # bytes: arrays worth reusing even when not an operand     # what a name holds that was assigned x.shape

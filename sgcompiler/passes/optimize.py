@@ -23,6 +23,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
+from .algebra import fill_numbers
 from .batching import batch_outer_products
 from .blocks import arithmetic, blocks, nodes
 from .buffers import reuse_buffers
@@ -42,6 +43,8 @@ def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
     _coalesce_copies(tree, user_names)
     _propagate_copies(tree, user_names)
     _Tidy(helpers).visit(tree)
+    if arrays:
+        fill_numbers(tree, helpers, np_name, facts)
     _drop_dead(tree, helpers)
     nest_single_uses(tree, _temporary, small, lambda stmt: _pure_assign(stmt, helpers))
     _while_condition(tree)
