@@ -88,8 +88,8 @@ def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
     check(src)
     resolution = resolve(src)
     norm = normalize(src, resolution)
-    act = activity(norm, resolution, wrt)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+    act = activity(norm, resolution, wrt, specialised)
     shape_facts = shapes(norm, resolution, scalars, trees, specialised)
     value = value or not shape_facts.is_scalar(norm.returned)
     gradient = reverse(norm, resolution, act, shape_facts, wrt, piece, value)
@@ -158,8 +158,8 @@ def _compile_piece(fn, active, made, arrays=()):
     check(src)
     resolution = resolve(src)
     norm = normalize(src, resolution)
-    act = activity(norm, resolution, active)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+    act = activity(norm, resolution, active, specialised)
     shape_facts = shapes(norm, resolution, arrays=specialised)
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
     trees = reverse_piece(norm, resolution, act, shape_facts, active, names, piece)

@@ -607,3 +607,30 @@ def test_sums_along_different_axes_have_different_shapes(f, shape, monkeypatch):
     assert_grad_matches(f, [s])
     monkeypatch.setattr(api, "MAX_SHAPES", 0)       # the code for any shape
     assert_grad_matches(f, [s])
+
+
+# `a = x[0]; a += 1.0` on a vector x was refused ("'x' refers to the same array"): x[0] of
+# a vector is a NumPy number, which `+=` rebinds. With the shapes known (the default), an
+# element read by as many whole-number indices as the array has axes is no view. A row of
+# a matrix is one, and stays refused.
+def element_updated(x, y):
+    a = x[0]
+    a += 1.0
+    b = y[1]
+    for i in range(2):
+        c = y[i]
+        c *= x[-1]
+        b += c
+    return a * np.sum(x) + b
+
+
+def row_updated(X):
+    a = X[0]
+    a += 1.0
+    return np.sum(a) * np.sum(X)
+
+
+def test_an_element_of_an_argument_may_be_updated():
+    assert_grad_matches(element_updated, [X, Y])
+    with pytest.raises(SGCompilerError, match="'X' refers to the same array"):
+        grad(row_updated)(np.ones((2, 3)))

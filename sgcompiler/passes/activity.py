@@ -38,8 +38,10 @@ class Activity:
         return name in self.active
 
 
-def activity(norm: Normalized, resolution, wrt) -> Activity:
+def activity(norm: Normalized, resolution, wrt, arrays=None) -> Activity:
     """Compute the active variables of `norm` for differentiation with respect to `wrt`.
+    `arrays` (parameter -> (shape, dtype), when the code is specialised for them) tells
+    an element of an array parameter (a number, `x[0]` of a vector) from a view of it.
 
     Raises:
         SGCompilerError: when an active value flows into an operation without a derivative.
@@ -54,7 +56,7 @@ def activity(norm: Normalized, resolution, wrt) -> Activity:
     active = frozenset(varied & useful)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_aliased_writes(norm, flows, active)
-    _refuse_shared_augmented(norm, flows)
+    _refuse_shared_augmented(norm, flows, arrays or {})
     return Activity(frozenset(varied), frozenset(useful), active)
 
 
@@ -104,7 +106,49 @@ def _single_use_temporary(name, norm, reads) -> bool:
     return name not in local_names(norm.fn.tree) and reads.get(name) == 1
 
 
-def _refuse_shared_augmented(norm, flows):
+def _elements(norm, flows, arrays) -> set:
+    """Ids of statements `v = x[i, j]` that read one element of array parameter x (never
+    assigned in the function) by as many whole-number indices as x has axes: a NumPy
+    number, which shares no memory with x."""
+    ranges, other = set(), set()
+    for loop in _loops(norm.body):
+        if isinstance(loop, gast.For):
+            over_range = isinstance(loop.target, gast.Name) and \
+                isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name) \
+                and loop.iter.func.id == "range"
+            (ranges if over_range else other).update(
+                n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name))
+    assigned = {t for t, _, _, _ in flows} | ranges | other
+    counters = ranges - other - {t for t, _, _, _ in flows}     # ints
+    found = set()
+    for _, _, op, stmt in flows:
+        value = stmt.value
+        if op.kind != INDEX or not isinstance(value, gast.Subscript) or \
+                not isinstance(value.value, gast.Name):
+            continue
+        x = value.value.id
+        if x not in arrays or x in assigned or arrays[x][1].kind not in "biufc":
+            continue        # (an element of an object array may be a list)
+        index = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        whole = all(isinstance(i, gast.Constant) and type(i.value) is int or
+                    isinstance(i, gast.Name) and i.id in counters for i in index)
+        if whole and len(index) == len(arrays[x][0]):
+            found.add(id(stmt))
+    return found
+
+
+def _loops(body):
+    for stmt in body:
+        if isinstance(stmt, (gast.For, gast.While)):
+            yield stmt
+            yield from _loops(stmt.body)
+            yield from _loops(stmt.orelse)
+        elif isinstance(stmt, gast.If):
+            yield from _loops(stmt.body)
+            yield from _loops(stmt.orelse)
+
+
+def _refuse_shared_augmented(norm, flows, arrays):
     """`x += y` updates an array in place in Python, so another name for the same array
     (b = x, a view x[...] or x.T) sees the change; the normal form makes a new value
     instead. Refuse when such a name is read after the update, rather than differ."""
@@ -128,11 +172,13 @@ def _refuse_shared_augmented(norm, flows):
     # elements of a tuple or list (a call's results, a literal) are separate objects
     separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or
                 (op.kind == RULE and op.rule.multiple_results)} - {t for t, _, _ in calls}
+    elements = _elements(norm, flows, arrays)
     edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
              for t, _, op, stmt in flows
              if (op.kind in (COPY, STOPPED, INDEX) or
                  (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)
-             and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)]
+             and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)
+             and id(stmt) not in elements]
     edges += calls
 
     def rebound(name, start, stop):
