@@ -41,19 +41,17 @@ def fold_algebra(body, shapes, np_name) -> set:
     """Rewrite the top-level statements `body` in place. `shapes` tracks (shape, dtype)
     statement by statement, as for `factor_sums`. Returns the names `e` whose
     `np.reciprocal(e)` a rewrite introduced."""
-    stored = Counter()
+    stored, reads = Counter(), Counter()
     for stmt in body:
         for node in nodes(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                stored[node.id] += 1
-            elif isinstance(node, (gast.AugAssign, gast.Subscript, gast.Attribute)):
-                target = node.target if isinstance(node, gast.AugAssign) else node.value
-                if isinstance(target, gast.Name) and not (
-                        isinstance(node, (gast.Subscript, gast.Attribute)) and
-                        isinstance(node.ctx, gast.Load)):
-                    stored[target.id] += 1
-    reads = Counter(n.id for stmt in body for n in nodes(stmt)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+            if isinstance(node, gast.Name):
+                if isinstance(node.ctx, gast.Store):
+                    stored[node.id] += 1
+                elif isinstance(node.ctx, gast.Load):
+                    reads[node.id] += 1
+            elif isinstance(node, (gast.Subscript, gast.Attribute)) and \
+                    not isinstance(node.ctx, gast.Load) and isinstance(node.value, gast.Name):
+                stored[node.value.id] += 1          # x[i] = v, x.a = v change x
     reciprocals = set()
     i = 0
     while i < len(body):
