@@ -29,6 +29,7 @@ class Namer:
     def __init__(self, reserved=()):
         self._taken = set(reserved)
         self._adjoints: dict[str, str] = {}
+        self._versions: dict[str, str] = {}     # z_1 -> z
 
     def reserve(self, names) -> None:
         self._taken.update(names)
@@ -58,7 +59,12 @@ class Namer:
             i += 1
         new = f"{base}_{i}"
         self._taken.add(new)
+        self._versions[new] = self._versions.get(name, name)
         return new
+
+    def user_name(self, name: str) -> str:
+        """The user's name of a re-assigned variable's version (`z` for `z_1`)."""
+        return self._versions.get(name, name)
 
     def variable_of(self, adjoint: str):
         """The variable whose adjoint is named `adjoint`, or None."""

@@ -28,6 +28,8 @@ def unbroadcast(g, x):
     extra = len(gshape) - len(shape)
     if extra > 0:
         g = np.sum(g, axis=tuple(range(extra)))
+    elif extra < 0:     # g broadcasts against x from the right: (3,) against (1, 3)
+        g = np.reshape(g, (1,) * -extra + gshape)
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
@@ -54,12 +56,14 @@ def unreduce(g, x, axis=None, keepdims=False):
 
 
 def reduced_size(x, axis=None):
-    """How many elements of `x` a reduction over `axis` combines into one."""
+    """How many elements of `x` a reduction over `axis` combines into one (1 for none:
+    the mean of an empty array is nan, and its gradient, an empty array, divides by this
+    number without a ZeroDivisionError)."""
     shape = np.shape(x)
     n = 1
     for a in _axes(axis, len(shape)):
         n *= shape[a]
-    return n
+    return max(n, 1)
 
 
 def choose_grad(g, ans, x, axis=None, keepdims=False):

@@ -634,3 +634,104 @@ def test_an_element_of_an_argument_may_be_updated():
     assert_grad_matches(element_updated, [X, Y])
     with pytest.raises(SGCompilerError, match="'X' refers to the same array"):
         grad(row_updated)(np.ones((2, 3)))
+
+
+# Found by a wider random-program run over broadcasting shapes (helper branch
+# fuzz-shapes, tests/shape_fuzz_wide.py there). unbroadcast(g, x) with g of fewer axes
+# than x (the seed of np.sum, simplified away, leaves g = w of shape (3,) for s of shape
+# (1, 3)) summed g along x's axis numbers: ds = [[0.8, 0.8, 0.8]] instead of w, and an
+# IndexError for a number g against a (3, 1) column. Both in the specialised code and in
+# the code for any shape.
+S_ROW, W_VEC, B_COL = np.array([[0.5, -1.0, 2.0]]), np.array([0.3, 0.7, -0.2]), \
+    np.array([[0.5], [-1.0], [2.0]])
+
+
+def row_times_vector(s, w):
+    return np.sum(s * w)
+
+
+def row_times_vector_squared(s, w):
+    return np.sum(s * w) ** 2
+
+
+def number_times_column(b, c):
+    return np.sum(c * b)
+
+
+def three_times_column(b):
+    return np.sum(3.0 * b)
+
+
+@pytest.mark.parametrize("f, args", [(row_times_vector, [S_ROW, W_VEC]),
+                                     (row_times_vector_squared, [S_ROW, W_VEC]),
+                                     (number_times_column, [B_COL, 0.7]),
+                                     (three_times_column, [B_COL])])
+def test_a_gradient_with_fewer_axes_than_its_operand(f, args, monkeypatch):
+    from sgcompiler import api
+    assert_grad_matches(f, args, wrt=[0])
+    monkeypatch.setattr(api, "MAX_SHAPES", 0)
+    assert_grad_matches(f, args, wrt=[0])
+
+
+# t1 = t0.ravel() is a view of t0, yet `t0 - 1.0` was written into t0 (np.subtract(t0,
+# 1.0, out=t0)) while t1 was still to be read: value and gradient wrong (specialised code
+# only). A method call on an array now hands the array on, like a helper call.
+def ravel_view_then_reuse(x, c):
+    t0 = x * 2.0
+    t1 = t0.ravel()
+    t2 = (t0 - 1.0).ravel()
+    return np.sum(c * t1 * t2)
+
+
+def reshape_view_then_reuse(x, c):
+    t0 = x * 2.0
+    t1 = t0.reshape(2, 6)
+    t2 = (t0 - 1.0).reshape(6, 2)
+    return np.sum(t1 @ t2) * c
+
+
+@pytest.mark.parametrize("f", [ravel_view_then_reuse, reshape_view_then_reuse])
+def test_a_view_made_by_a_method_keeps_its_array(f):
+    x, c = np.arange(12.0).reshape(4, 3) / 10, 0.5
+    value, gradient = value_and_grad(f, wrt=(0, 1))(x, c)
+    assert value == pytest.approx(f(x, c))
+    assert_grad_matches(f, [x, c])
+
+
+# The mean of an empty slice: the generated code divided by the size 0 (ZeroDivisionError)
+# where the function returns nan. The gradient of nothing is nothing: zeros.
+def mean_of_empty_slice(b):
+    return np.mean(b[1:3, 1:]) + np.sum(np.mean(b[1:3, 1:], axis=0)) * 0.0 + np.sum(b)
+
+
+def test_the_mean_of_an_empty_slice(monkeypatch):
+    from sgcompiler import api
+    b = np.ones((4, 1))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(grad(mean_of_empty_slice)(b), np.ones((4, 1)))
+        monkeypatch.setattr(api, "MAX_SHAPES", 0)
+        np.testing.assert_array_equal(grad(mean_of_empty_slice)(b), np.ones((4, 1)))
+
+
+# The refusal of `t1 -= s` named the compiler's version of t1 ("write t1_1 = t1_1 +
+# ..."); `t0 += t0` on stop_gradient of a Python float was refused as if the float were an
+# array another name shares.
+def augmented_after_a_view(s):
+    t1 = s * 2.0
+    t1 -= s
+    t2 = t1[..., None]
+    t1 -= s
+    return np.sum(t2) + np.sum(t1)
+
+
+def augmented_number(c):
+    t0 = stop_gradient(c)
+    t0 += t0
+    return c * t0
+
+
+def test_refusals_of_augmented_assignment_name_the_users_variables():
+    with pytest.raises(SGCompilerError, match=r"'t2' refers to the same array; write t1 = "
+                                              r"t1 \+"):
+        grad(augmented_after_a_view)(np.ones(3))
+    assert grad(augmented_number)(0.7) == pytest.approx(1.4)

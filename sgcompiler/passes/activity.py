@@ -38,10 +38,12 @@ class Activity:
         return name in self.active
 
 
-def activity(norm: Normalized, resolution, wrt, arrays=None) -> Activity:
+def activity(norm: Normalized, resolution, wrt, arrays=None,
+             scalars=frozenset()) -> Activity:
     """Compute the active variables of `norm` for differentiation with respect to `wrt`.
     `arrays` (parameter -> (shape, dtype), when the code is specialised for them) tells
-    an element of an array parameter (a number, `x[0]` of a vector) from a view of it.
+    an element of an array parameter (a number, `x[0]` of a vector) from a view of it;
+    `scalars` are parameters known to be Python numbers (which share memory with nothing).
 
     Raises:
         SGCompilerError: when an active value flows into an operation without a derivative.
@@ -56,7 +58,7 @@ def activity(norm: Normalized, resolution, wrt, arrays=None) -> Activity:
     active = frozenset(varied & useful)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_aliased_writes(norm, flows, active)
-    _refuse_shared_augmented(norm, flows, arrays or {})
+    _refuse_shared_augmented(norm, flows, arrays or {}, scalars)
     return Activity(frozenset(varied), frozenset(useful), active)
 
 
@@ -148,7 +150,7 @@ def _loops(body):
             yield from _loops(stmt.orelse)
 
 
-def _refuse_shared_augmented(norm, flows, arrays):
+def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
     """`x += y` updates an array in place in Python, so another name for the same array
     (b = x, a view x[...] or x.T) sees the change; the normal form makes a new value
     instead. Refuse when such a name is read after the update, rather than differ."""
@@ -179,6 +181,11 @@ def _refuse_shared_augmented(norm, flows, arrays):
                  (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)
              and id(stmt) not in elements]
+    assigned = {t for t, _, _, _ in flows} | {
+        n.id for loop in _loops(norm.body) if isinstance(loop, gast.For)
+        for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
+    numbers = set(scalars) - assigned          # Python numbers: nothing can share them
+    edges = [(a, b, stmt) for a, b, stmt in edges if b not in numbers]
     edges += calls
 
     def rebound(name, start, stop):
@@ -209,11 +216,12 @@ def _refuse_shared_augmented(norm, flows, arrays):
                 later = order[j]
                 seen = {n for n in own_reads(later) & others if not rebound(n, at, j)}
                 if seen:
+                    user, other = norm.namer.user_name(name), sorted(seen)[0]
                     problems.append(describe(norm.fn, order[at], f"'+=' and the like change "
-                                             f"an array in place, and '{sorted(seen)[0]}' "
-                                             f"refers to the same array; write {name} = "
-                                             f"{name} + ... (a new array) or copy it first "
-                                             "(.copy())"))
+                                             f"an array in place, and "
+                                             f"'{norm.namer.user_name(other)}' refers to the "
+                                             f"same array; write {user} = {user} + ... (a "
+                                             "new array) or copy it first (.copy())"))
                     break
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))

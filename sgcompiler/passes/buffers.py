@@ -308,6 +308,7 @@ class _Buffers:
                 helper = self.helpers.get(getattr(node.func, "id", None))
                 shape_only = SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))
                 numeric = self._numpy_function(node) in _NEW_ARRAYS
+                walk(node.func, False)      # t0.ravel(), t0.reshape(...): views of t0
                 for k, arg in enumerate(node.args):
                     walk(arg, numeric or k == shape_only)
                 for keyword in node.keywords:

@@ -210,7 +210,7 @@ class _Simplify(gast.NodeTransformer):
         n = 1
         for a in axes:
             n *= shape[a]
-        return const(n)
+        return const(max(n, 1))     # (as the helper: a mean of nothing has no gradient)
 
     def _product_grad(self, node, name):
         """matmul_grad_left(g, x, y) and friends, for 1-d and 2-d operands of known shape,
