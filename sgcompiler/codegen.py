@@ -16,8 +16,8 @@ from .passes.reverse import COMMENT
 def to_source(tree, header: str) -> str:
     """The text of `tree` (a function, or a module of functions), preceded by the one-line
     comment `header`."""
-    node = _NegativeConstants().visit(gast.gast_to_ast(tree))
-    ast.fix_missing_locations(node)
+    node = gast.gast_to_ast(tree)
+    _prepare(node)
     lines = ast.unparse(node).splitlines()
     out = [f"# {header}"]
     for line in lines:
@@ -30,13 +30,32 @@ def to_source(tree, header: str) -> str:
     return "\n".join(out) + "\n"
 
 
-class _NegativeConstants(ast.NodeTransformer):
-    """-2.0 as a constant prints as `-2.0`, so `(-2.0) ** 2` would print as `-2.0 ** 2`,
-    which Python reads as -(2.0 ** 2): write negative numbers as a negation instead."""
+def _prepare(root):
+    """Make `root` printable, in one pass: a negative number constant becomes a negation
+    (-2.0 as a constant prints as `-2.0`, so `(-2.0) ** 2` would print as `-2.0 ** 2`, which
+    Python reads as -(2.0 ** 2)), and statements get the line numbers `ast.unparse` reads
+    (faster than `ast.fix_missing_locations` on every node)."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt) and not hasattr(node, "lineno"):
+            node.lineno = 0
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        value[k] = _positive(item)
+                        todo.append(value[k])
+            elif isinstance(value, ast.AST):
+                new = _positive(value)
+                if new is not value:
+                    setattr(node, field, new)
+                todo.append(new)
 
-    def visit_Constant(self, node):
+
+def _positive(node):
+    if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-            return ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value)),
-                                     node)
-        return node
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value))
+    return node

@@ -41,6 +41,8 @@ def fold_algebra(body, shapes, np_name) -> set:
     """Rewrite the top-level statements `body` in place. `shapes` tracks (shape, dtype)
     statement by statement, as for `factor_sums`. Returns the names `e` whose
     `np.reciprocal(e)` a rewrite introduced."""
+    if not any(_candidate(stmt) for stmt in body):
+        return set()
     stored, reads = Counter(), Counter()
     for stmt in body:
         for node in nodes(stmt):
@@ -63,6 +65,15 @@ def fold_algebra(body, shapes, np_name) -> set:
         shapes.track(stmt)
         i += 1
     return reciprocals
+
+
+def _candidate(stmt) -> bool:
+    """Whether `stmt` may start a rewrite: `_n = -y` or `a = g / (1.0 + e)`."""
+    _, value = _assigned(stmt)
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, gast.USub) and isinstance(value.operand, gast.Name)
+    return isinstance(value, gast.BinOp) and isinstance(value.op, gast.Div) and \
+        _one_plus(value.right) is not None
 
 
 def _assigned(stmt):
@@ -217,40 +228,36 @@ def fill_numbers(tree, helpers, np_name, facts):
     unbroadcast = {n for n, f in helpers.items() if getattr(f, "__name__", "") == "unbroadcast"}
     if not unbroadcast or not facts:
         return
-    stored = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name) and
-                     isinstance(n.ctx, gast.Store))
+    calls, stored = [], Counter()
     for node in nodes(tree):
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, list):
-                for k, item in enumerate(value):
-                    filled = _filled(item, unbroadcast, np_name, facts, stored)
-                    if filled is not None:
-                        value[k] = filled
-            else:
-                filled = _filled(value, unbroadcast, np_name, facts, stored)
-                if filled is not None:
-                    setattr(node, field, filled)
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stored[node.id] += 1
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in unbroadcast:
+            calls.append(node)
+    for call in calls:
+        _fill(call, np_name, facts, stored)
 
 
-def _filled(node, unbroadcast, np_name, facts, stored):
-    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and
-            node.func.id in unbroadcast and len(node.args) == 2 and not node.keywords and
-            isinstance(node.args[1], gast.Name)):
-        return None
+def _fill(node, np_name, facts, stored):
+    """Make the call `node`, unbroadcast(number, x), np.full(shape, number) in place."""
+    if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], gast.Name):
+        return
     grad, operand = node.args
     known = facts.get(operand.id) if stored[operand.id] <= 1 else None
     if known is None or not known[0] or not isinstance(known[1], np.dtype) or \
             known[1].kind != "f":
-        return None
+        return
     value = _constant_value(grad)
     if type(value) is not float:        # (an int: the helper makes it a float)
-        return None
-    keywords = [] if known[1] == np.float64 else [gast.keyword(arg="dtype", value=gast.Attribute(
-        value=load(np_name), attr=known[1].name, ctx=gast.Load()))]
+        return
+    if known[1] != np.float64:
+        node.keywords = [gast.keyword(arg="dtype", value=gast.Attribute(
+            value=load(np_name), attr=known[1].name, ctx=gast.Load()))]
     shape = gast.Tuple(elts=[gast.Constant(value=n, kind=None) for n in known[0]],
                        ctx=gast.Load())
-    return gast.Call(func=gast.Attribute(value=load(np_name), attr="full", ctx=gast.Load()),
-                     args=[shape, grad], keywords=keywords)
+    node.func = gast.Attribute(value=load(np_name), attr="full", ctx=gast.Load())
+    node.args = [shape, grad]
 
 
 _ARITHMETIC = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,

@@ -26,14 +26,19 @@ from .sizes import same
 def factor_sums(body, shapes, np_name):
     """Rewrite the top-level statements `body` in place. `shapes` tracks the (shape, dtype)
     of names statement by statement: `shapes.shape_of(expr)` before `shapes.track(stmt)`."""
+    sums = [stmt for stmt in body if isinstance(stmt, gast.Assign) and
+            len(stmt.targets) == 1 and any(isinstance(n, gast.Attribute) and n.attr == "sum"
+                                           for n in nodes(stmt.value))]
+    if not sums:
+        return
     reads = Counter(n.id for stmt in body for n in nodes(stmt)
                     if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store))
+    sums = {id(stmt) for stmt in sums}
     i = 0
-    while i < len(body):
+    while i < len(body) and sums:
         stmt = body[i]
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and any(
-                isinstance(n, gast.Attribute) and n.attr == "sum"
-                for n in nodes(stmt.value)):
+        if id(stmt) in sums:
+            sums.discard(id(stmt))
             _Factor(body, i, shapes, np_name, reads).visit(stmt)
             i = body.index(stmt)        # substituted temporaries before it are gone
         shapes.track(stmt)
