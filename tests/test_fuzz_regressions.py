@@ -735,3 +735,24 @@ def test_refusals_of_augmented_assignment_name_the_users_variables():
                                               r"t1 \+"):
         grad(augmented_after_a_view)(np.ones(3))
     assert grad(augmented_number)(0.7) == pytest.approx(1.4)
+
+
+def _reassigned(x):
+    a = x * 2.0
+    a = a * 3.0
+    return np.sum(a)
+
+
+def test_refusal_messages_name_no_internal_variable():
+    # a long random program was refused naming '_return_value', the compiler's own
+    # variable for an early return; messages now name a user's variable or say what it is
+    from sgcompiler.passes.activity import _who
+    from sgcompiler.passes.normalize import normalize
+    from sgcompiler.passes.resolve import resolve
+    from sgcompiler.source import parse_function
+    src = parse_function(_reassigned)
+    norm = normalize(src, resolve(src))
+    assert norm.namer.user_name("a_1") == "a"       # the second a
+    assert _who(norm, {"a_1", "_return_value"}) == "'a'"
+    assert _who(norm, {"_return_value"}) == "the value an earlier 'return' gave"
+    assert _who(norm, {"_mul"}) == "a value made from it"

@@ -216,15 +216,26 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
                 later = order[j]
                 seen = {n for n in own_reads(later) & others if not rebound(n, at, j)}
                 if seen:
-                    user, other = norm.namer.user_name(name), sorted(seen)[0]
+                    user = norm.namer.user_name(name)
                     problems.append(describe(norm.fn, order[at], f"'+=' and the like change "
-                                             f"an array in place, and "
-                                             f"'{norm.namer.user_name(other)}' refers to the "
-                                             f"same array; write {user} = {user} + ... (a "
-                                             "new array) or copy it first (.copy())"))
+                                             f"an array in place, and {_who(norm, seen)} "
+                                             f"refers to the same array; write {user} = "
+                                             f"{user} + ... (a new array) or copy it first "
+                                             "(.copy())"))
                     break
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _who(norm, names) -> str:
+    """How a message names one of `names`: a variable of the user's if there is one."""
+    mine = local_names(norm.fn.tree) | set(norm.params)
+    users = sorted({norm.namer.user_name(n) for n in names} & mine)
+    if users:
+        return f"'{users[0]}'"
+    if any(n.startswith("_return_value") for n in names):
+        return "the value an earlier 'return' gave"
+    return "a value made from it"
 
 
 def _reachable(name, made_from) -> set:
