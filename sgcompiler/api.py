@@ -13,6 +13,7 @@ import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
+from .passes.sizes import WEAK
 from .pipeline import compile_gradient
 
 
@@ -138,10 +139,11 @@ class GradientFunction:
             # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
-            arrays += tuple(((p,) + path, a.shape, a.dtype)
+            arrays += tuple(((p,) + path, a.shape, a.dtype) if type(a) is np.ndarray
+                            else ((p,) + path, (), WEAK)      # a Python number
                             for p, tree in zip(self._params, args) if type(tree) in _TREES
-                            for path, a in _tree_arrays(tree)
-                            if type(a) is np.ndarray and a.ndim)
+                            for path, a in _tree_arrays(tree, numbers=True)
+                            if type(a) is not np.ndarray or a.ndim)
             self._shaped += bool(arrays)
         compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value,
                                     arrays)
@@ -181,16 +183,16 @@ def _tree_kind(tree):
     return t
 
 
-def _tree_arrays(tree, path=()):
+def _tree_arrays(tree, path=(), numbers=False):
     """(path of keys and indexes, array) for the arrays in a (nested) dict, list or
-    tuple."""
+    tuple (and its Python floats and ints, with `numbers`)."""
     if isinstance(tree, dict):
         for k, v in tree.items():
-            yield from _tree_arrays(v, path + (k,))
+            yield from _tree_arrays(v, path + (k,), numbers)
     elif isinstance(tree, (list, tuple)):
         for i, v in enumerate(tree):
-            yield from _tree_arrays(v, path + (i,))
-    elif isinstance(tree, np.ndarray):
+            yield from _tree_arrays(v, path + (i,), numbers)
+    elif isinstance(tree, np.ndarray) or numbers and type(tree) in (float, int):
         yield path, tree
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
 

@@ -170,7 +170,7 @@ def _compile_piece(fn, active, made, arrays=()):
              facts=shape_facts.concrete)
     optimize(trees.backward, helpers, user_names)
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
-    shapes_text = ", ".join(f"{p} {shape}" for p, shape, _ in arrays)
+    shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {src.name} ({src.short_filename}:{src.firstlineno}) "
               f"for {', '.join(active)}{' with ' + shapes_text if arrays else ''}, generated "
               "by sgcompiler")
@@ -182,6 +182,13 @@ def _compile_piece(fn, active, made, arrays=()):
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
     made.source = source
     made.pieces = tuple(trees.linker.pieces)
+
+
+def _path_text(path) -> str:
+    """`x`, or `params['W1']` for an array of a parameter tree."""
+    if isinstance(path, str):
+        return path
+    return path[0] + "".join(f"[{k!r}]" for k in path[1:])
 
 
 def _pieces_of(linker):

@@ -302,3 +302,39 @@ def test_a_recursion_whose_shapes_change_on_every_call():
     assert_grad_matches(shrinking, [rng.normal(size=12), 10.0], wrt=(0,))
     g = grad(shrinking)
     assert g(np.ones(5000), 3.0).shape == (5000,)       # compiles in bounded depth
+
+
+# --- a parameter tree passed on to a user function -----------------------------------------
+
+
+def tree_layer(params, x):
+    h = np.tanh(x @ params["W"] + params["b"])
+    return h @ params["w_out"] + params["b_out"]
+
+
+def tree_loss(params, x, y):
+    z = tree_layer(params, x)
+    return np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
+
+
+def _layer_tree(rng, d, hidden, b_out):
+    return {"W": rng.normal(size=(d, hidden)), "b": rng.normal(size=hidden),
+            "w_out": rng.normal(size=hidden), "b_out": b_out}
+
+
+@pytest.mark.parametrize("n, d, hidden, b_out", [(6, 2, 3, 0.1), (4, 3, 5, -1.0),
+                                                 (5, 2, 4, np.array(0.3))])
+def test_a_tree_passed_to_a_function_keeps_its_shapes(n, d, hidden, b_out):
+    from gradcheck import assert_tree_grad_matches
+    rng = np.random.default_rng(n)
+    params, x = _layer_tree(rng, d, hidden, b_out), rng.normal(size=(n, d))
+    y = (rng.random(n) > 0.5).astype(float)
+    assert_tree_grad_matches(tree_loss, [params, x, y], 0)
+    g = grad(tree_loss)
+    g(params, x, y)
+    # the callee's code is for these shapes (the tree's arrays and its Python number too),
+    # and it knows that the layer's result is an array (no add_trees for its adjoint)
+    assert f"params['W'] ({d}, {hidden})" in g.source
+    if isinstance(b_out, float):        # (a 0-d array leaf is not followed)
+        assert "params['b_out'] ()" in g.source
+        assert "add_trees" not in g.source

@@ -32,6 +32,10 @@ class CallSweeps:
                        if isinstance(a, gast.Name) and a.id in self.shapes.concrete
                        and self.shapes.shape(a.id) != ()
                        and isinstance(self.shapes.dtype(a.id), np.dtype))
+        # and of the arrays in a parameter tree the caller passes on as it was given it
+        arrays += tuple(((p,) + path[1:], *found) for p, a in op.args.items()
+                        if isinstance(a, gast.Name)
+                        for path, found in self.shapes.leaves.items() if path[0] == a.id)
         piece = self.pieces(op.rule, active, arrays)
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)

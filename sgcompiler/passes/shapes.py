@@ -36,9 +36,15 @@ class Shapes:
     #                    or UNKNOWN (either: an element of a container, a call's result)
     ints: frozenset = frozenset()   # names that always hold Python ints (loop indexes)
     concrete: dict = field(default_factory=dict)   # name -> (shape, dtype), see sizes.py
+    # (parameter, key, ...) -> (shape, dtype): arrays of parameter trees the function never
+    # writes or rebinds (a call passes them on to the callee's code)
+    leaves: dict = field(default_factory=dict)
 
     def kind(self, name) -> str:
-        return self.kinds.get(name, ARRAY)
+        kind = self.kinds.get(name, ARRAY)
+        if kind == UNKNOWN and name in self.concrete:
+            return ARRAY    # (a call's result whose shape is known: a number or an array)
+        return kind
 
     def of(self, name) -> str:
         known = self.concrete.get(name)
@@ -119,7 +125,10 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
         # only plain values, not containers (an item of one is known only as an array of
         # a parameter tree)
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
-    return Shapes(classes, kinds, ints, concrete)
+    assigned = {target_of(stmt) for stmt, _ in statements}
+    leaves = {p: v for p, v in (arrays or {}).items()
+              if isinstance(p, tuple) and p[0] not in assigned}
+    return Shapes(classes, kinds, ints, concrete, leaves)
 
 
 def _atom_class(node, classes):

@@ -64,6 +64,11 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
     for stmt, _ in statements:
         counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
     leaves = _tree_leaves(statements, params, assigned, counts)
+    # the arrays of parameter trees never written or rebound, for callees they are passed to
+    trees = {}
+    for path, v in params.items():
+        if isinstance(path, tuple) and path[0] not in assigned:
+            trees.setdefault(path[0], []).append((path[1:], v))
     # tuples of constants (`axis=(0, 1)` becomes `_axis = (0, 1)` in normal form)
     tuples = {target_of(stmt): constant(stmt.value, UNKNOWN) for stmt, _ in statements
               if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
@@ -77,7 +82,7 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
             if target in bad or target in ints:
                 continue
             found = leaves[target] if target in leaves else \
-                _evaluate(stmt, op, known, bad, assigned, ints, tuples)
+                _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees)
             if found is _PENDING and not verify:
                 continue
             if target in scalars and (found is None or found is _PENDING):
@@ -130,7 +135,7 @@ def _tree_leaves(statements, params, assigned, counts) -> dict:
     return out
 
 
-def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
+def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees=None):
     """(shape, dtype) of the statement's result, None if unknown, _PENDING if it depends
     on a variable not evaluated yet."""
     rhs = stmt.value
@@ -165,7 +170,7 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples):
         found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
         return found if found in (None, _PENDING) else (found[0], None)
     if op.kind == CALL:
-        return _call_result(op, atom)
+        return _call_result(op, atom, trees or {})
     if op.kind != RULE:
         return None
     rule = op.rule
@@ -205,14 +210,18 @@ _WORKING = object()
 _DEPTH = [0]            # how deep in callees' callees the shapes are being worked out
 
 
-def _call_result(op, atom):
+def _call_result(op, atom, trees):
     """(shape, dtype) of what a user function returns for arguments of the shapes known
-    here (worked out from its own code, once per set of shapes), or None."""
+    here (worked out from its own code, once per set of shapes), or None. `trees`: the
+    caller's parameter trees -> [(path, (shape, dtype)), ...] of their arrays."""
     found = {p: atom(a) for p, a in op.args.items() if isinstance(a, gast.Name)}
     if any(f is _PENDING for f in found.values()):
         return _PENDING
     arrays = tuple((p, f[0], f[1]) for p, f in sorted(found.items())
                    if f is not None and f[0] != () and isinstance(f[1], np.dtype))
+    arrays += tuple(sorted((((p,) + path, v[0], v[1]) for p, a in op.args.items()
+                            if isinstance(a, gast.Name) and a.id in trees
+                            for path, v in trees[a.id]), key=repr))
     fn = op.rule
     code = getattr(fn, "__code__", None)
     if not arrays or code is None:
