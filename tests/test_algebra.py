@@ -239,3 +239,27 @@ def test_the_filled_array_has_the_operands_dtype():
     assert "dtype=np.float32" in g.source
     np.testing.assert_allclose(got, grad(stable_logistic)(w.astype(float), X.astype(float),
                                                            y.astype(float)), rtol=1e-5)
+
+
+def scaled_logistic(w, X, y, lam):
+    z = X @ w
+    return lam * np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
+
+
+@pytest.mark.parametrize("lam", [0.5, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_mean_scaled_by_a_number_argument(lam, dtype):
+    rng = np.random.default_rng(8)
+    X, w = rng.normal(size=(9, 2)).astype(dtype), rng.normal(size=2).astype(dtype)
+    y = (rng.random(9) > 0.5).astype(dtype)
+    g = grad(scaled_logistic)
+    got = g(w, X, y, lam)
+    assert got.dtype == dtype
+    assert "np.full((9,), lam / 9" in g.source
+    assert "log1p" not in g.source.split("# backward")[0]
+    if dtype == np.float64:
+        np.testing.assert_allclose(got, numeric_grad(scaled_logistic, (w, X, y, lam), 0),
+                                   rtol=1e-6, atol=1e-9)
+    else:
+        np.testing.assert_allclose(got, grad(scaled_logistic)(
+            w.astype(float), X.astype(float), y.astype(float), lam), rtol=1e-4)

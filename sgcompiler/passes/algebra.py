@@ -32,6 +32,7 @@ import numpy as np
 
 from .blocks import nodes
 from .inline import load, number
+from .sizes import WEAK
 from .reverse import COMMENT
 
 _PRODUCTS = (gast.Mult, gast.Div)
@@ -248,16 +249,43 @@ def _fill(node, np_name, facts, stored):
     if known is None or not known[0] or not isinstance(known[1], np.dtype) or \
             known[1].kind != "f":
         return
-    value = _constant_value(grad)
-    if type(value) is not float:        # (an int: the helper makes it a float)
+    float_number = type(_constant_value(grad)) is float
+    if not float_number and not _scalar_expression(grad, facts, stored):
         return
-    if known[1] != np.float64:
+    if known[1] != np.float64 or not float_number and not _python_float(grad, facts):
+        # (the helper gives x's float dtype for a Python number, an int included)
         node.keywords = [gast.keyword(arg="dtype", value=gast.Attribute(
             value=load(np_name), attr=known[1].name, ctx=gast.Load()))]
     shape = gast.Tuple(elts=[gast.Constant(value=n, kind=None) for n in known[0]],
                        ctx=gast.Load())
     node.func = gast.Attribute(value=load(np_name), attr="full", ctx=gast.Load())
     node.args = [shape, grad]
+
+
+def _scalar_expression(expr, facts, stored) -> bool:
+    """Whether `expr` is arithmetic of numbers and of names that hold numbers (shape ())."""
+    for n in nodes(expr):
+        if isinstance(n, gast.Name):
+            known = facts.get(n.id) if stored[n.id] <= 1 else None
+            if known is None or known[0] != ():
+                return False
+        elif isinstance(n, gast.Constant):
+            if number(n) is None:
+                return False
+        elif not isinstance(n, (gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop,
+                                gast.expr_context)) or \
+                isinstance(n, (gast.BinOp)) and type(n.op) not in _ARITHMETIC:
+            return False
+    return True
+
+
+def _python_float(expr, facts) -> bool:
+    """Whether arithmetic `expr` of Python numbers certainly gives a Python float: its
+    names are Python numbers, and it divides or has a float constant."""
+    names = [n for n in nodes(expr) if isinstance(n, gast.Name)]
+    return all(facts[n.id][1] is WEAK for n in names) and any(
+        isinstance(n, gast.BinOp) and isinstance(n.op, gast.Div) or
+        isinstance(n, gast.Constant) and type(n.value) is float for n in nodes(expr))
 
 
 _ARITHMETIC = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,

@@ -60,6 +60,8 @@ def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: d
         writes = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name)
                          and isinstance(n.ctx, gast.Store))
         once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
+        # names never assigned here with known shapes: the Python-number arguments
+        arrays = {**{n: v for n, v in (facts or {}).items() if writes[n] == 0}, **arrays}
         reciprocals = fold_algebra(tree.body, _Buffers(tree.body, arrays, np_name, helpers,
                                                        once), np_name)
         factor_sums(tree.body, _Buffers(tree.body, arrays, np_name, helpers, once), np_name)
