@@ -128,42 +128,43 @@ _PIECES: dict = {}
 _PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of its own for
 
 
-def piece(fn, active: tuple[str, ...], arrays: tuple = ()) -> Piece:
+def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> Piece:
     """The (cached) forward/backward pair of user function `fn` for `active` parameters,
     specialised for `arrays` ((parameter, shape, dtype) of array arguments whose shapes the
-    caller knows).
+    caller knows); `trees` are the parameters the caller passes dicts, lists or tuples.
 
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
     if arrays and sum(1 for k in _PIECES if k[0] is fn.__code__ and k[2]) >= _PIECE_SHAPES:
         arrays = ()         # (a recursion whose shapes change on every call, say)
-    key = (fn.__code__, active, arrays, id(fn.__globals__), rules.version())
+    key = (fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version())
     found = _PIECES.get(key)
     if found is not None:
         return found
     name = fn.__name__
     if arrays:      # a name of its own, the same in every process: its code differs
-        digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
+        digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
+                                   ).encode()).hexdigest()[:4]
         name = f"{name}_{digest}"
     made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(), types.CellType())
     _PIECES[key] = made
     try:
-        _compile_piece(fn, active, made, arrays)
+        _compile_piece(fn, active, made, arrays, trees)
     except BaseException:
         del _PIECES[key]
         raise
     return made
 
 
-def _compile_piece(fn, active, made, arrays=()):
+def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
     src = parse_function(fn)
     check(src)
     resolution = resolve(src)
     norm = normalize(src, resolution)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised)
-    shape_facts = shapes(norm, resolution, arrays=specialised)
+    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised)
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
     trees = reverse_piece(norm, resolution, act, shape_facts, active, names, piece)
     np_name = trees.linker.name_for("np", numpy) if specialised else None

@@ -756,3 +756,28 @@ def test_refusal_messages_name_no_internal_variable():
     assert _who(norm, {"a_1", "_return_value"}) == "'a'"
     assert _who(norm, {"_return_value"}) == "the value an earlier 'return' gave"
     assert _who(norm, {"_mul"}) == "a value made from it"
+
+
+# A list (or tuple) of arrays passed to a user function was an array there: its backward
+# made `np.zeros_like(ps)` of the list (ValueError for arrays of different shapes). The
+# callee now knows which of its parameters the caller passes parameter trees.
+def list_layer(ps, x):
+    return np.tanh(x @ ps[0] + ps[1])
+
+
+def list_tree_through_a_helper(ps, x, y):
+    h = list_layer(ps, x)
+    return np.mean(h @ ps[2] - y) ** 2
+
+
+@pytest.mark.parametrize("generic", [False, True])
+def test_a_list_tree_passed_to_a_helper(generic, monkeypatch):
+    from gradcheck import assert_tree_grad_matches
+    from sgcompiler import api
+    if generic:
+        monkeypatch.setattr(api, "MAX_SHAPES", 0)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(5, 2)), rng.normal(size=5)
+    ps = [rng.normal(size=(2, 3)), rng.normal(size=3), rng.normal(size=3)]
+    assert_tree_grad_matches(list_tree_through_a_helper, [ps, x, y], 0)
+    assert_tree_grad_matches(list_tree_through_a_helper, [(ps[0], 0.5, ps[2]), x, y], 0)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .inline import load, store
 from .ops import target_of
+from .shapes import CONTAINER
 
 
 class CallSweeps:
@@ -36,7 +37,10 @@ class CallSweeps:
         arrays += tuple(((p,) + path[1:], *found) for p, a in op.args.items()
                         if isinstance(a, gast.Name)
                         for path, found in self.shapes.leaves.items() if path[0] == a.id)
-        piece = self.pieces(op.rule, active, arrays)
+        # parameter trees (dicts, lists, tuples) the caller passes: containers there too
+        trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name)
+                          and self.shapes.kind(a.id) == CONTAINER)
+        piece = self.pieces(op.rule, active, arrays, trees)
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
         self.linker.pieces.append(piece)
