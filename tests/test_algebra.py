@@ -39,8 +39,14 @@ def logistic(w, X, y, lam):
 
 
 @pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4)])
-def test_softplus_is_computed_in_the_array_of_exp(shape):
+def test_softplus_is_computed_in_the_array_of_exp(shape, monkeypatch):
+    from sgcompiler import pipeline
+    from sgcompiler.passes import buffers
     u = np.random.default_rng(1).normal(scale=3.0, size=shape)
+    source = _check(softplus, (u,))         # small: one expression
+    assert "np.reciprocal(_exp)" in source and "np.errstate" in source
+    monkeypatch.setattr(buffers, "_LARGE", 0)
+    monkeypatch.setattr(pipeline, "_CACHE", {})     # compile again       # as for arrays of 64 KiB and more
     source = _check(softplus, (u,))
     assert "np.reciprocal(_exp, out=_exp)" in source
     assert "np.errstate" in source

@@ -198,11 +198,18 @@ def reciprocal_root(x, y):
     return np.sum(c * np.tanh(x * y))
 
 
-def test_an_operation_on_a_new_temporary_writes_into_it():
+def test_an_operation_on_a_new_temporary_writes_into_it(monkeypatch):
     # e.g. d_add = 1.0 / (2.0 * c): the product is a new array, the quotient goes into it
+    # (for arrays of 64 KiB and more; a small one keeps the expression whole)
+    from sgcompiler import pipeline
+    from sgcompiler.passes import buffers
     rng = np.random.default_rng(8)
-    source = _grad_and_source(reciprocal_root, rng.normal(size=5), rng.normal(size=5),
-                              wrt=(0, 1))
+    args = rng.normal(size=5), rng.normal(size=5)
+    source = _grad_and_source(reciprocal_root, *args, wrt=(0, 1))
+    assert "out=d_add" not in source
+    monkeypatch.setattr(buffers, "_LARGE", 0)
+    monkeypatch.setattr(pipeline, "_CACHE", {})     # compile again
+    source = _grad_and_source(reciprocal_root, *args, wrt=(0, 1))
     assert "np.divide(dc, d_add, out=d_add)" in source
 
 

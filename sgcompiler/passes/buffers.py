@@ -143,8 +143,9 @@ class _Buffers:
             return None
         result = self.shape_of(value)
         if result is None or result[0] == () or not isinstance(result[1], np.dtype) or \
+                np.prod(result[0]) * result[1].itemsize < _LARGE or \
                 any(isinstance(n, gast.Name) and n.id == target for n in nodes(value)):
-            return None
+            return None     # (a small array: `t = c * x * 2` reads better, costs little)
         for k, operand in enumerate(operands):
             temporary = isinstance(operand, (gast.BinOp, gast.UnaryOp)) or \
                 self._numpy_function(operand) in _FLOAT_UFUNCS
