@@ -170,9 +170,17 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
     np_name = trees.linker.name_for("np", numpy) if specialised else None
     helpers, user_names = runtime_helpers(trees.linker.names), local_names(src.tree)
     # the forward function's parameters are the user function's: their shapes are known
+    # the backward first: its saved values have the primal's shapes, its seed the
+    # result's; what it no longer reads, the forward need not save (or compute)
+    seed = trees.backward.args.args[0].id
+    facts = dict(shape_facts.concrete)
+    if norm.returned in facts:
+        facts[seed] = facts[norm.returned]
+    optimize(trees.backward, helpers, user_names, arrays={seed: facts[seed]} if specialised
+             and seed in facts else None, np_name=np_name, facts=facts)
+    _drop_unread_saved(trees.forward, trees.backward)
     optimize(trees.forward, helpers, user_names, arrays=specialised, np_name=np_name,
              facts=shape_facts.concrete)
-    optimize(trees.backward, helpers, user_names)
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {src.name} ({src.short_filename}:{src.firstlineno}) "
@@ -186,6 +194,31 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
     made.source = source
     made.pieces = tuple(trees.linker.pieces)
+
+
+def _drop_unread_saved(forward, backward):
+    """Values the forward function saves that the optimized backward no longer reads
+    (an operand it read only for its shape, say) are not saved."""
+    saved = backward.args.args[1].id
+    unpack = next((s for s in backward.body if isinstance(s, gast.Assign) and
+                   isinstance(s.targets[0], gast.Tuple) and isinstance(s.value, gast.Name)
+                   and s.value.id == saved), None)
+    last = forward.body[-1] if forward.body else None
+    if unpack is None or not isinstance(last, gast.Return) or \
+            not isinstance(last.value, gast.Tuple) or len(last.value.elts) != 2 or \
+            not isinstance(last.value.elts[1], gast.Tuple):
+        return
+    pack = last.value.elts[1]
+    names = [e.id for e in unpack.targets[0].elts]
+    if len(pack.elts) != len(names):
+        return
+    read = {n.id for stmt in backward.body if stmt is not unpack for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    keep = [k for k, name in enumerate(names) if name in read]
+    unpack.targets[0].elts = [unpack.targets[0].elts[k] for k in keep]
+    pack.elts = [pack.elts[k] for k in keep]
+    if not keep:
+        backward.body.remove(unpack)
 
 
 def _path_text(path) -> str:

@@ -338,3 +338,26 @@ def test_a_tree_passed_to_a_function_keeps_its_shapes(n, d, hidden, b_out):
     if isinstance(b_out, float):        # (a 0-d array leaf is not followed)
         assert "params['b_out'] ()" in g.source
         assert "add_trees" not in g.source
+
+
+def helper_mean_loss(params, x, y):
+    z = tree_layer(params, x)
+    return np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
+
+
+def two_helper_losses(params, x, y):
+    return 0.5 * helper_mean_loss(params, x, y) + 0.5 * helper_mean_loss(params, x * 2.0, y)
+
+
+def test_a_helpers_backward_is_specialised_and_saves_only_what_it_reads():
+    from gradcheck import assert_tree_grad_matches
+    rng = np.random.default_rng(3)
+    params, x = _layer_tree(rng, 2, 3, 0.25), rng.normal(size=(7, 2))
+    y = (rng.random(7) > 0.5).astype(float)
+    assert_tree_grad_matches(two_helper_losses, [params, x, y], 0)
+    g = grad(two_helper_losses)
+    g(params, x, y)
+    backward = g.source.split("def helper_mean_loss_")[2]     # the first backward
+    assert "np.full((7,), dresult / 7" in backward     # the mean's adjoint, made once
+    saved = backward.split("= _saved")[0].splitlines()[-1]
+    assert "_mul" not in saved and "_add" not in saved   # read only for their shapes

@@ -101,6 +101,16 @@ class _Buffers:
                         self.owned.discard(node.id)
                         if isinstance(node.ctx, gast.Store):
                             self.env.pop(node.id, None)
+                self._unpacked(stmt)
+
+    def _unpacked(self, stmt):
+        """`a, b = _saved` (a backward function's saved values): names assigned only here
+        have the shapes the primal's facts give them (not owned: others hold them too)."""
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Tuple):
+            for element in stmt.targets[0].elts:
+                if isinstance(element, gast.Name) and element.id in self.facts:
+                    self.env[element.id] = self.facts[element.id]
 
     def track(self, stmt):
         """Follow the shapes of what `stmt` assigns (and nothing else)."""
@@ -125,6 +135,7 @@ class _Buffers:
             for node in nodes(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                     self.env.pop(node.id, None)
+            self._unpacked(stmt)
 
     def _split(self, stmt, target):
         """`t = 1.0 / (2.0 * c)` as `t = 2.0 * c` then `t = np.divide(1.0, t, out=t)`,
