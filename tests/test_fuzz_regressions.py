@@ -781,3 +781,25 @@ def test_a_list_tree_passed_to_a_helper(generic, monkeypatch):
     ps = [rng.normal(size=(2, 3)), rng.normal(size=3), rng.normal(size=3)]
     assert_tree_grad_matches(list_tree_through_a_helper, [ps, x, y], 0)
     assert_tree_grad_matches(list_tree_through_a_helper, [(ps[0], 0.5, ps[2]), x, y], 0)
+
+
+# `t = x.flatten(); t *= 2.0` was refused as if t were a view of x ("'x' refers to the same
+# array ... copy it first (.copy())"): flatten shares ravel's derivative rule, but always
+# copies. `x.ravel()` may be a view and stays refused.
+def flatten_then_scale(x):
+    t = x.flatten()
+    t *= 2.0
+    return np.sum(t * x.ravel())
+
+
+def ravel_then_scale(x):
+    t = x.ravel()
+    t *= 2.0
+    return np.sum(t * x.ravel())
+
+
+def test_flatten_is_a_copy_and_ravel_may_be_a_view():
+    x = np.array([[0.5, -1.0], [2.0, 0.25]])
+    assert_grad_matches(flatten_then_scale, [x])
+    with pytest.raises(SGCompilerError, match="'x' refers to the same array"):
+        grad(ravel_then_scale)(x)

@@ -67,6 +67,16 @@ _VIEWS = {"np.reshape", "np.transpose", "np.squeeze", "np.expand_dims", "np.asar
           "np.ravel", "np.swapaxes", "np.moveaxis", "np.broadcast_to", "np.diagonal"}
 
 
+def _view(op, stmt) -> bool:
+    """Whether the statement's result may be a view of an input (`x.ravel()`, `x.T`), not
+    a copy (`x.flatten()` shares ravel's derivative rule, but always copies)."""
+    value = stmt.value
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+            value.func.attr == "flatten":
+        return False
+    return op.kind == RULE and op.rule.name in _VIEWS
+
+
 def _refuse_aliased_writes(norm, flows, active):
     """x[i] = v is differentiated as a write into x alone; refuse when another variable
     may hold the same memory (an argument, a copy, a view), since its adjoint would
@@ -89,13 +99,13 @@ def _refuse_aliased_writes(norm, flows, active):
                                          f"first ({target} = {target}.copy())"))
             continue
         if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, UNKNOWN) or
-                                  (op.kind == RULE and op.rule.name in _VIEWS)):
+                                  _view(op, stmt)):
             problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
                                      "but may share memory with another value here; make "
                                      "it a copy (.copy()) before writing into it"))
         shared = [n for n in op.reads if n in written]
         if shared and op.kind in (COPY, STOPPED, CONTAINER, APPEND, CALL) or \
-                shared and op.kind == RULE and op.rule.name in _VIEWS:
+                shared and _view(op, stmt):
             problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
                                      "and this keeps a reference to it; use "
                                      f"{shared[0]}.copy() here"))
@@ -178,7 +188,7 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
     edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
              for t, _, op, stmt in flows
              if (op.kind in (COPY, STOPPED, INDEX) or
-                 (op.kind == RULE and op.rule.name in _VIEWS)) and (op.inputs or op.reads)
+                 _view(op, stmt)) and (op.inputs or op.reads)
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)
              and id(stmt) not in elements]
     assigned = {t for t, _, _, _ in flows} | {
@@ -289,7 +299,7 @@ def returned_params(fn, depth=0) -> frozenset:
             op = describe_stmt(stmt, resolution, src)
             target = target_of(stmt)
             if op.kind in (COPY, STOPPED, INDEX, CONTAINER, APPEND) or \
-                    (op.kind == RULE and op.rule.name in _VIEWS):
+                    _view(op, stmt):
                 sources = [n for _, n in op.inputs] or list(op.reads[:1])
             elif op.kind == CALL:
                 sources = [a.id for p, a in op.args.items() if isinstance(a, gast.Name)
