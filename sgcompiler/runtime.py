@@ -50,7 +50,8 @@ def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast `g`, the gradient of a reduction of `x` over `axis`, back to `x`'s shape."""
     shape = np.shape(x)
     g = as_float(g, x)
-    if axis is not None and not keepdims:
+    if axis is not None and not keepdims and np.ndim(g):
+        # (a number g, the zero of an unused result say, broadcasts as it is)
         g = np.expand_dims(g, _axes(axis, len(shape)))
     return np.broadcast_to(g, shape)
 

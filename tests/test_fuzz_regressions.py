@@ -803,3 +803,82 @@ def test_flatten_is_a_copy_and_ravel_may_be_a_view():
     assert_grad_matches(flatten_then_scale, [x])
     with pytest.raises(SGCompilerError, match="'x' refers to the same array"):
         grad(ravel_then_scale)(x)
+
+
+# Found by helper-7's fuzzer of parameter trees passed through helpers (branch
+# fuzz-trees, tests/tree_fuzz.py there). Each crashed the generated code, in the
+# specialised code and in the code for any shape alike.
+#
+# 1. A list or tuple inside a tree (params["ps"], a loop's layer tuple) passed to a helper
+#    was an array there: `np.zeros_like(ps)` of the tuple (ValueError).
+def scale_by_first(ps, h):
+    return h * ps[0]
+
+
+def subtree_to_helper(params, x):
+    return np.sum(scale_by_first(params["ps"], x))
+
+
+def apply_layer(layer, h):
+    M, v = layer
+    return np.tanh(h @ M + v)
+
+
+def layers_to_helper(layers, x):
+    for layer in layers:
+        x = apply_layer(layer, x)
+    return np.sum(x)
+
+
+# 2. A tree parameter a helper's result does not depend on: its zero gradient,
+#    zeros_tree(t), read t, which the forward had not saved (NameError).
+def ignores_its_tree(t, h):
+    return h * 2.0
+
+
+def unaffected_tree_parameter(params, x):
+    return np.sum(ignores_its_tree(params, x) * params["a"])
+
+
+# 3. A statement after a loop in a helper: the old value it overwrites (_h_old) was not
+#    saved for the backward (NameError).
+def loop_then_scale(ws, h):
+    for w in ws:
+        h = h * w
+    h = h * 2.0
+    return h
+
+
+def statement_after_a_helpers_loop(ws, x):
+    return np.sum(loop_then_scale(ws, x) ** 2)
+
+
+# 4. A helper's tuple result whose part reduced over axis 1 is not used: the zero adjoint
+#    of that part, a number, went through np.expand_dims(0.0, 1) (AxisError).
+def value_and_row_mean(h):
+    z = np.tanh(h)
+    return z, np.mean(z * z, axis=-1)
+
+
+def unused_reduced_part(x):
+    a, b = value_and_row_mean(x)
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("generic", [False, True])
+def test_trees_and_helpers(generic, monkeypatch):
+    from gradcheck import assert_tree_grad_matches
+    from sgcompiler import api
+    if generic:
+        monkeypatch.setattr(api, "MAX_SHAPES", 0)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=3)
+    for ps in ((rng.normal(size=3), 0.5), [rng.normal(size=3), rng.normal(size=3)]):
+        assert_tree_grad_matches(subtree_to_helper, [{"ps": ps}, x], 0)
+    layers = [(rng.normal(size=(3, 2)), rng.normal(size=2)), (rng.normal(size=(2, 2)), 0.1)]
+    assert_tree_grad_matches(layers_to_helper, [layers, x], 0)
+    assert_tree_grad_matches(unaffected_tree_parameter, [{"a": rng.normal(size=3)}, x], 0)
+    ws = [rng.normal(size=3), rng.normal(size=3)]
+    assert_tree_grad_matches(statement_after_a_helpers_loop, [ws, x], 0)
+    assert_grad_matches(statement_after_a_helpers_loop, [np.stack(ws), x])
+    assert_grad_matches(unused_reduced_part, [rng.normal(size=(2, 3))])

@@ -15,8 +15,8 @@ import gast
 import numpy as np
 
 from .inline import load, store
-from .ops import target_of
-from .shapes import CONTAINER
+from .ops import assignments, target_of
+from .shapes import CONTAINER, UNKNOWN
 
 
 class CallSweeps:
@@ -24,6 +24,17 @@ class CallSweeps:
 
     def call_is_active(self, target, op):
         return self.is_active(target) and any(self.is_active(n) for _, n in op.inputs)
+
+    @property
+    def call_results(self) -> set:
+        """Names only ever assigned a call's result (an array, as a rule)."""
+        if not hasattr(self, "_call_results"):
+            found = {}
+            for stmt in assignments(self.norm.body):
+                found.setdefault(target_of(stmt), []).append(
+                    isinstance(stmt.value, gast.Call))
+            self._call_results = {n for n, calls in found.items() if all(calls)}
+        return self._call_results
 
     def call_piece(self, stmt, op):
         """(forward name, backward name, saved name, active params) of a call site."""
@@ -37,9 +48,12 @@ class CallSweeps:
         arrays += tuple(((p,) + path[1:], *found) for p, a in op.args.items()
                         if isinstance(a, gast.Name)
                         for path, found in self.shapes.leaves.items() if path[0] == a.id)
-        # parameter trees (dicts, lists, tuples) the caller passes: containers there too
-        trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name)
-                          and self.shapes.kind(a.id) == CONTAINER)
+        # parameter trees (dicts, lists, tuples) the caller passes: containers there too;
+        # so is what may be one (params["layer"], a loop's layer tuple): code for a tree
+        # is right for an array too, the other way round it is not
+        trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
+            self.shapes.kind(a.id) == CONTAINER or
+            self.shapes.kind(a.id) == UNKNOWN and a.id not in self.call_results))
         piece = self.pieces(op.rule, active, arrays, trees)
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)

@@ -131,7 +131,23 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     seed = load(norm.namer.adjoint(norm.returned))
     sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, seed,
                                        piece=True)
-    saved_names = sorted(sweep.needed)     # primal values, counters, saved call values
+    grads = [sweep.piece_gradient(p) for p in active]
+    # a parameter with no gradient gets a zero of its structure, zeros_tree(t): the
+    # backward reads t, so the forward saves it (as it came in, if the function rebinds it)
+    assigned = {target_of(s) for s in assignments(norm.body)}
+    first, also_saved = [], set()
+    for k, g in enumerate(grads):
+        for n in gast.walk(g):
+            if isinstance(n, gast.Name) and n.id in norm.params and n.id not in sweep.needed \
+                    and n.id not in also_saved:
+                if n.id in assigned:
+                    kept = sweep.name_for(("argument", n.id), f"_{n.id}_argument")
+                    first.append(sweep.assign(kept, load(n.id)))
+                    n.id = kept
+                also_saved.add(n.id)
+    # primal values, counters, saved call values, and the old values statements overwrite
+    slots = {n for k, n in sweep.names.items() if k[0] == "slot"}
+    saved_names = sorted(set(sweep.needed) | also_saved | slots)
     body = sweep.norm.body         # (tightened: the statements the sweeps saw)
     top = set(norm.params) | {target_of(s) for s in body
                               if isinstance(s, gast.Assign)} | {
@@ -144,12 +160,11 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
         saved_names.insert(0, sweep.tape)
     saved = sweep.name_for("saved", "_saved")
     pack = gast.Tuple(elts=[load(n) for n in saved_names], ctx=gast.Load())
-    fwd_body = sweep.prologue() + forward + [gast.Return(value=gast.Tuple(
+    fwd_body = first + sweep.prologue() + forward + [gast.Return(value=gast.Tuple(
         elts=[load(norm.returned), pack], ctx=gast.Load()))]
     unpack = gast.Assign(targets=[gast.Tuple(elts=[store(n) for n in saved_names],
                                              ctx=gast.Store())],
                          value=load(saved), type_comment=None)
-    grads = [sweep.piece_gradient(p) for p in active]
     bwd_body = ([unpack] if saved_names else []) + backward + [gast.Return(
         value=gast.Tuple(elts=grads, ctx=gast.Load()))]
     fwd = gast.FunctionDef(name=names[0], args=copy.deepcopy(norm.fn.tree.args),
