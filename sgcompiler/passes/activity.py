@@ -118,20 +118,28 @@ def _single_use_temporary(name, norm, reads) -> bool:
     return name not in local_names(norm.fn.tree) and reads.get(name) == 1
 
 
-def _elements(norm, flows, arrays) -> set:
-    """Ids of statements `v = x[i, j]` that read one element of array parameter x (never
-    assigned in the function) by as many whole-number indices as x has axes: a NumPy
-    number, which shares no memory with x."""
+def _loop_targets(body):
+    """(names bound by `for ... in range(...)` loops, names bound by other for loops)."""
     ranges, other = set(), set()
-    for loop in _loops(norm.body):
-        if isinstance(loop, gast.For):
-            over_range = isinstance(loop.target, gast.Name) and \
-                isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name) \
-                and loop.iter.func.id == "range"
+    for stmt in body:
+        if isinstance(stmt, gast.For):
+            over_range = isinstance(stmt.target, gast.Name) and \
+                isinstance(stmt.iter, gast.Call) and isinstance(stmt.iter.func, gast.Name) \
+                and stmt.iter.func.id == "range"
             (ranges if over_range else other).update(
-                n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name))
-    assigned = {t for t, _, _, _ in flows} | ranges | other
-    counters = ranges - other - {t for t, _, _, _ in flows}     # ints
+                n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name))
+        for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+            if isinstance(inner, list):
+                more = _loop_targets(inner)
+                ranges |= more[0]
+                other |= more[1]
+    return ranges, other
+
+
+def _elements(flows, arrays, bound, counters) -> set:
+    """Ids of statements `v = x[i, j]` that read one element of array parameter x (never
+    `bound` in the function) by as many whole-number indices (constants, `counters`) as x
+    has axes: a NumPy number, which shares no memory with x."""
     found = set()
     for _, _, op, stmt in flows:
         value = stmt.value
@@ -139,7 +147,7 @@ def _elements(norm, flows, arrays) -> set:
                 not isinstance(value.value, gast.Name):
             continue
         x = value.value.id
-        if x not in arrays or x in assigned or arrays[x][1].kind not in "biufc":
+        if x not in arrays or x in bound or arrays[x][1].kind not in "biufc":
             continue        # (an element of an object array may be a list)
         index = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
         whole = all(isinstance(i, gast.Constant) and type(i.value) is int or
@@ -147,17 +155,6 @@ def _elements(norm, flows, arrays) -> set:
         if whole and len(index) == len(arrays[x][0]):
             found.add(id(stmt))
     return found
-
-
-def _loops(body):
-    for stmt in body:
-        if isinstance(stmt, (gast.For, gast.While)):
-            yield stmt
-            yield from _loops(stmt.body)
-            yield from _loops(stmt.orelse)
-        elif isinstance(stmt, gast.If):
-            yield from _loops(stmt.body)
-            yield from _loops(stmt.orelse)
 
 
 def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
@@ -184,17 +181,17 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
     # elements of a tuple or list (a call's results, a literal) are separate objects
     separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or
                 (op.kind == RULE and op.rule.multiple_results)} - {t for t, _, _ in calls}
-    elements = _elements(norm, flows, arrays)
+    assigned = {t for t, _, _, _ in flows}
+    ranges, other = _loop_targets(norm.body)
+    bound = assigned | ranges | other
+    elements = _elements(flows, arrays, bound, counters=ranges - other - assigned)
     edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
              for t, _, op, stmt in flows
              if (op.kind in (COPY, STOPPED, INDEX) or
                  _view(op, stmt)) and (op.inputs or op.reads)
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)
              and id(stmt) not in elements]
-    assigned = {t for t, _, _, _ in flows} | {
-        n.id for loop in _loops(norm.body) if isinstance(loop, gast.For)
-        for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
-    numbers = set(scalars) - assigned          # Python numbers: nothing can share them
+    numbers = set(scalars) - bound          # Python numbers: nothing can share them
     edges = [(a, b, stmt) for a, b, stmt in edges if b not in numbers]
     edges += calls
 

@@ -30,7 +30,7 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .blocks import nodes
+from .blocks import arithmetic, nodes
 from .inline import load, number
 from .sizes import WEAK
 from .reverse import COMMENT
@@ -264,17 +264,14 @@ def _fill(node, np_name, facts, stored):
 
 def _scalar_expression(expr, facts, stored) -> bool:
     """Whether `expr` is arithmetic of numbers and of names that hold numbers (shape ())."""
+    if not arithmetic(expr):
+        return False
     for n in nodes(expr):
         if isinstance(n, gast.Name):
             known = facts.get(n.id) if stored[n.id] <= 1 else None
             if known is None or known[0] != ():
                 return False
-        elif isinstance(n, gast.Constant):
-            if number(n) is None:
-                return False
-        elif not isinstance(n, (gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop,
-                                gast.expr_context)) or \
-                isinstance(n, (gast.BinOp)) and type(n.op) not in _ARITHMETIC:
+        elif isinstance(n, gast.Constant) and number(n) is None:
             return False
     return True
 

@@ -28,7 +28,7 @@ from ..naming import grad_function_name
 from .activity import Activity, assignments
 from .adjoints import contributions
 from .calls import CallSweeps
-from .inline import Linker, const, load, store
+from .inline import Linker, const, load, number, store
 from .loops import LOOPS, LoopSweeps, _loop_targets
 from .memory import bound_before, reads_after_writes, stable_names
 from .normalize import Normalized
@@ -285,8 +285,7 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         if is_setitem(stmt):
             return self.primal_setitem(stmt, target, in_loop)
         if target in self.needed and target in defined and not is_append(stmt):
-            step = self.counters.get(target)
-            if in_loop and step is not None and _step_of(stmt, target) is not None:
+            if in_loop and target in self.counters and _step_of(stmt, target) is not None:
                 # n = n + 1.0 on a whole number is undone exactly: n = n - 1.0
                 self.saved[id(stmt)] = _Undo(_step_of(stmt, target))
             elif in_loop:
@@ -475,9 +474,9 @@ _COUNTER_LIMIT = 2 ** 20    # steps and starting values: far from 2 ** 53 after 
 
 def _whole(node):
     """The value of a constant whole number (int or integral float) of modest size."""
-    if isinstance(node, gast.Constant) and type(node.value) in (int, float) and \
-            float(node.value).is_integer() and abs(node.value) <= _COUNTER_LIMIT:
-        return node.value
+    value = number(node)
+    if value is not None and float(value).is_integer() and abs(value) <= _COUNTER_LIMIT:
+        return value
     return None
 
 
@@ -492,8 +491,8 @@ def _step_of(stmt, target):
     return None
 
 
-def whole_number_counters(norm) -> dict:
-    """name -> True for variables that only ever hold whole numbers of modest size: every
+def whole_number_counters(norm) -> set:
+    """The variables that only ever hold whole numbers of modest size: every
     assignment is a constant whole number or adds one to the variable itself. Adding and
     subtracting such numbers is exact (below 2 ** 53), so the adjoint sweep can undo
     `n = n + 1.0` by `n = n - 1.0` instead of keeping each old value on the tape."""
@@ -505,7 +504,7 @@ def whole_number_counters(norm) -> dict:
             (_whole(stmt.value) is not None or _step_of(stmt, target) is not None)
         found[target] = found.get(target, True) and ok
     excluded = set(norm.params) | _loop_targets(norm.body)
-    return {n: True for n, ok in found.items() if ok and n not in excluded}
+    return {n for n, ok in found.items() if ok and n not in excluded}
 
 
 def _forward_order(value):

@@ -22,7 +22,7 @@ from .activity import assignments
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
                   describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
-from .sizes import WEAK, concrete_shapes
+from .sizes import WEAK, concrete_shapes, unwritten_leaves
 
 SCALAR = "<scalar>"
 REDUCED = "<reduced "   # <reduced (axes)>class: a keepdims reduction of that class
@@ -126,8 +126,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
         # a parameter tree)
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
     assigned = {target_of(stmt) for stmt, _ in statements}
-    leaves = {p: v for p, v in (arrays or {}).items()
-              if isinstance(p, tuple) and p[0] not in assigned}
+    leaves = unwritten_leaves(arrays or {}, assigned)
     return Shapes(classes, kinds, ints, concrete, leaves)
 
 

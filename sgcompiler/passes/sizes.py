@@ -64,11 +64,7 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
     for stmt, _ in statements:
         counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
     leaves = _tree_leaves(statements, params, assigned, counts)
-    # the arrays of parameter trees never written or rebound, for callees they are passed to
-    trees = {}
-    for path, v in params.items():
-        if isinstance(path, tuple) and path[0] not in assigned:
-            trees.setdefault(path[0], []).append((path[1:], v))
+    trees = unwritten_leaves(params, assigned)     # for callees they are passed to
     # tuples of constants (`axis=(0, 1)` becomes `_axis = (0, 1)` in normal form)
     tuples = {target_of(stmt): constant(stmt.value, UNKNOWN) for stmt, _ in statements
               if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
@@ -102,6 +98,12 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
             if verify:
                 return known
             verify = True       # a last sweep in which "not assigned yet" means unknown
+
+
+def unwritten_leaves(params, assigned) -> dict:
+    """(parameter, key, ...) -> (shape, dtype) of the arrays (and numbers) of parameter
+    trees that the function never writes or rebinds."""
+    return {p: v for p, v in params.items() if isinstance(p, tuple) and p[0] not in assigned}
 
 
 def _tree_leaves(statements, params, assigned, counts) -> dict:
@@ -213,15 +215,15 @@ _DEPTH = [0]            # how deep in callees' callees the shapes are being work
 def _call_result(op, atom, trees):
     """(shape, dtype) of what a user function returns for arguments of the shapes known
     here (worked out from its own code, once per set of shapes), or None. `trees`: the
-    caller's parameter trees -> [(path, (shape, dtype)), ...] of their arrays."""
+    caller's `unwritten_leaves`."""
     found = {p: atom(a) for p, a in op.args.items() if isinstance(a, gast.Name)}
     if any(f is _PENDING for f in found.values()):
         return _PENDING
     arrays = tuple((p, f[0], f[1]) for p, f in sorted(found.items())
                    if f is not None and f[0] != () and isinstance(f[1], np.dtype))
-    arrays += tuple(sorted((((p,) + path, v[0], v[1]) for p, a in op.args.items()
-                            if isinstance(a, gast.Name) and a.id in trees
-                            for path, v in trees[a.id]), key=repr))
+    arrays += tuple(sorted((((p,) + path[1:], v[0], v[1]) for p, a in op.args.items()
+                            if isinstance(a, gast.Name)
+                            for path, v in trees.items() if path[0] == a.id), key=repr))
     fn = op.rule
     code = getattr(fn, "__code__", None)
     if not arrays or code is None:
