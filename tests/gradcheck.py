@@ -98,3 +98,14 @@ def assert_tree_grad_matches(f, args, i, rtol=1e-5, atol=1e-7):
         expected = numeric_grad(f_leaf, [leaf], 0)
         np.testing.assert_allclose(get_leaf(g, path), expected, rtol=rtol, atol=atol,
                                    err_msg=f"{f.__name__}: leaf {path}")
+
+
+def checked_source(f, args, wrt=0, atol=1e-8):
+    """The generated source of grad(f, wrt), after checking its gradients at `args`
+    against finite differences."""
+    g = grad(f, wrt=wrt)
+    got = g(*args)
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    for i, value in zip(positions, got if isinstance(wrt, tuple) else (got,)):
+        np.testing.assert_allclose(value, numeric_grad(f, args, i), rtol=1e-6, atol=atol)
+    return g.source

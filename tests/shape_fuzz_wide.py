@@ -40,6 +40,7 @@ import traceback
 
 import numpy as np
 
+from gradcheck import numeric_grad
 import sgcompiler
 from sgcompiler import SGCompilerError, api
 from sgcompiler.passes import buffers
@@ -557,20 +558,8 @@ class Reference:
             return self.f(*copies(args))
 
     def grad(self, i, eps=1e-6):
-        args = self.args
-        x = args[i]
-        if isinstance(x, float):
-            p, m = list(args), list(args)
-            p[i], m[i] = x + eps, x - eps
-            return float((self(p) - self(m)) / (2 * eps))
-        out = np.zeros_like(x)
-        for k in range(x.size):
-            step = np.zeros_like(x)
-            step.flat[k] = eps
-            p, m = list(args), list(args)
-            p[i], m[i] = x + step, x - step
-            out.flat[k] = (self(p) - self(m)) / (2 * eps)
-        return out
+        found = numeric_grad(lambda *a: self(list(a)), self.args, i, eps)
+        return float(found) if isinstance(self.args[i], float) else found
 
 
 def close(got, expected, rtol=1e-4, atol=1e-6, fscale=0.0):

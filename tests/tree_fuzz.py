@@ -35,6 +35,7 @@ import traceback
 
 import numpy as np
 
+from gradcheck import leaves, replace_leaf
 import sgcompiler
 from sgcompiler import SGCompilerError, api
 from sgcompiler.passes import buffers
@@ -346,36 +347,6 @@ def make_program(seed):
 
 
 # ---------------------------------------------------------------- trees
-
-def leaves(tree, path=()):
-    if isinstance(tree, dict):
-        for k, v in tree.items():
-            yield from leaves(v, path + (k,))
-    elif isinstance(tree, (list, tuple)):
-        for i, v in enumerate(tree):
-            yield from leaves(v, path + (i,))
-    else:
-        yield path, tree
-
-
-def replace_leaf(tree, path, value):
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(tree, dict):
-        out = dict(tree)
-        out[head] = replace_leaf(tree[head], rest, value)
-        return out
-    items = list(tree)
-    items[head] = replace_leaf(tree[head], rest, value)
-    return tuple(items) if isinstance(tree, tuple) else items
-
-
-def get_leaf(tree, path):
-    for p in path:
-        tree = tree[p]
-    return tree
-
 
 def structure(tree):
     if isinstance(tree, dict):
