@@ -20,17 +20,17 @@ import gast
 import numpy
 
 from . import rules
-from .codegen import to_source
-from .loader import bind, compile_source
-from .passes.activity import activity
-from .passes.check import check
-from .passes.normalize import normalize
-from .passes.optimize import optimize, runtime_helpers
-from .passes.sizes import WEAK
-from .passes.resolve import local_names, resolve
-from .passes.reverse import reverse, reverse_piece
-from .passes.shapes import shapes
-from .source import parse_function
+from .backend.codegen import to_source
+from .backend.loader import bind, compile_source
+from .analysis.activity import activity
+from .frontend.check import check
+from .frontend.normalize import normalize
+from .optimize.cleanup import optimize, runtime_helpers
+from .analysis.sizes import WEAK
+from .frontend.resolve import local_names, resolve
+from .reverse.sweeps import reverse, reverse_piece
+from .analysis.shapes import shapes
+from .frontend.source import parse_function
 
 STAGES = ("normalize", "activity", "grad")
 
