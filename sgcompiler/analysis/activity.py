@@ -39,11 +39,12 @@ class Activity:
 
 
 def activity(norm: Normalized, resolution, wrt, arrays=None,
-             scalars=frozenset()) -> Activity:
+             scalars=frozenset(), callees=None) -> Activity:
     """Compute the active variables of `norm` for differentiation with respect to `wrt`.
     `arrays` (parameter -> (shape, dtype), when the code is specialised for them) tells
     an element of an array parameter (a number, `x[0]` of a vector) from a view of it;
     `scalars` are parameters known to be Python numbers (which share memory with nothing).
+    `callees` (summaries.Callees) tells which arguments a user function may return.
 
     Raises:
         SGCompilerError: when an active value flows into an operation without a derivative.
@@ -58,7 +59,7 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     active = frozenset(varied & useful)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_aliased_writes(norm, flows, active)
-    _refuse_shared_augmented(norm, flows, arrays or {}, scalars)
+    _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
     return Activity(frozenset(varied), frozenset(useful), active)
 
 
@@ -67,7 +68,7 @@ _VIEWS = {"np.reshape", "np.transpose", "np.squeeze", "np.expand_dims", "np.asar
           "np.ravel", "np.swapaxes", "np.moveaxis", "np.broadcast_to", "np.diagonal"}
 
 
-def _view(op, stmt) -> bool:
+def is_view(op, stmt) -> bool:
     """Whether the statement's result may be a view of an input (`x.ravel()`, `x.T`), not
     a copy (`x.flatten()` shares ravel's derivative rule, but always copies)."""
     value = stmt.value
@@ -99,13 +100,13 @@ def _refuse_aliased_writes(norm, flows, active):
                                          f"first ({target} = {target}.copy())"))
             continue
         if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, UNKNOWN) or
-                                  _view(op, stmt)):
+                                  is_view(op, stmt)):
             problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
                                      "but may share memory with another value here; make "
                                      "it a copy (.copy()) before writing into it"))
         shared = [n for n in op.reads if n in written]
         if shared and op.kind in (COPY, STOPPED, CONTAINER, APPEND, CALL) or \
-                shared and _view(op, stmt):
+                shared and is_view(op, stmt):
             problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
                                      "and this keeps a reference to it; use "
                                      f"{shared[0]}.copy() here"))
@@ -157,7 +158,7 @@ def _elements(flows, arrays, bound, counters) -> set:
     return found
 
 
-def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
+def _refuse_shared_augmented(norm, flows, arrays, scalars, callees):
     """`x += y` updates an array in place in Python, so another name for the same array
     (b = x, a view x[...] or x.T) sees the change; the normal form makes a new value
     instead. Refuse when such a name is read after the update, rather than differ."""
@@ -177,7 +178,7 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
             assigned_at.setdefault(target_of(s), []).append(i)
     # a user function's result may be one of its arguments (helper(u) returns u when its
     # loop runs no trips)
-    calls = _call_edges(flows)
+    calls = _call_edges(flows, callees)
     # elements of a tuple or list (a call's results, a literal) are separate objects
     separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or
                 (op.kind == RULE and op.rule.multiple_results)} - {t for t, _, _ in calls}
@@ -188,7 +189,7 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
     edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
              for t, _, op, stmt in flows
              if (op.kind in (COPY, STOPPED, INDEX) or
-                 _view(op, stmt)) and (op.inputs or op.reads)
+                 is_view(op, stmt)) and (op.inputs or op.reads)
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)
              and id(stmt) not in elements]
     numbers = set(scalars) - bound          # Python numbers: nothing can share them
@@ -256,64 +257,17 @@ def _reachable(name, made_from) -> set:
     return seen
 
 
-def _call_edges(flows):
+def _call_edges(flows, callees):
     """(result, argument, statement) for each argument a user function may return."""
     out = []
     for target, _, op, stmt in flows:
         if op.kind == CALL:
-            for param in returned_params(op.rule):
+            params = callees.returned_params(op.rule) if callees else all_params(op.rule)
+            for param in sorted(params):
                 atom = op.args.get(param)
                 if isinstance(atom, gast.Name):
                     out.append((target, atom.id, stmt))
     return out
-
-
-_RETURNED: dict = {}
-
-
-def returned_params(fn, depth=0) -> frozenset:
-    """Parameters of user function `fn` whose array its result may be (or be a view of,
-    or hold in a tuple): `s = u; for ...: s = ...; return s` may return u itself."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return frozenset()
-    params = frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    if code in _RETURNED:
-        return _RETURNED[code]
-    if depth > 8:
-        return params
-    _RETURNED[code] = params            # a recursive call, while this one is worked out
-    from ..errors import SGCompilerError
-    from ..frontend.source import parse_function
-    from ..frontend.normalize import normalize
-    from ..frontend.resolve import resolve
-    try:
-        src = parse_function(fn)
-        resolution = resolve(src)
-        norm = normalize(src, resolution)
-        links = {}
-        for stmt in assignments(norm.body):
-            op = describe_stmt(stmt, resolution, src)
-            target = target_of(stmt)
-            if op.kind in (COPY, STOPPED, INDEX, CONTAINER, APPEND) or \
-                    _view(op, stmt):
-                sources = [n for _, n in op.inputs] or list(op.reads[:1])
-            elif op.kind == CALL:
-                sources = [a.id for p, a in op.args.items() if isinstance(a, gast.Name)
-                           and p in returned_params(op.rule, depth + 1)]
-            else:
-                continue
-            links.setdefault(target, set()).update(sources)
-    except SGCompilerError:
-        return params
-    reached, todo = set(), [norm.returned]
-    while todo:
-        name = todo.pop()
-        if name not in reached:
-            reached.add(name)
-            todo.extend(links.get(name, ()))
-    _RETURNED[code] = params & reached
-    return _RETURNED[code]
 
 
 def _fixed_point(seed: set, edges) -> set:
@@ -362,4 +316,12 @@ def _refuse_blocked(fn, flows, varied, useful) -> None:
         raise errors_at(list(dict.fromkeys(problems)))
 
 
-__all__ = ["Activity", "activity", "assignments", "COPY", "INDEX"]
+def all_params(fn) -> frozenset:
+    """Every parameter of `fn` (what its result may be, when nothing else is known)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return frozenset()
+    return frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+__all__ = ["Activity", "activity", "all_params", "assignments", "is_view", "COPY", "INDEX"]

@@ -83,10 +83,12 @@ def class_shape(cls):
     return None
 
 
-def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None) -> Shapes:
+def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None,
+           callees=None) -> Shapes:
     """Shape classes and kinds of every variable of `norm`. `trees` names parameters
     that are containers (parameter trees); `arrays` maps parameters to the (shape, dtype)
-    of the arrays the gradient is specialised for."""
+    of the arrays the gradient is specialised for; `callees` (summaries.Callees) tells
+    what user functions return and which of their parameters are dicts."""
     statements = [(stmt, describe_stmt(stmt, resolution, norm.fn))
                   for stmt in assignments(norm.body)]
     shape_names = frozenset(
@@ -116,12 +118,13 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
                 classes[target] = cls
         if classes == before:
             break
-    kinds = _kinds(norm, statements, trees)
+    kinds = _kinds(norm, statements, trees, callees)
     ints = _ints(norm.body, statements, resolution)
     concrete = {}
     if arrays:
         known_scalars = {n for n, c in classes.items() if c == SCALAR}
-        concrete = concrete_shapes(statements, dict(arrays), known_scalars, ints)
+        concrete = concrete_shapes(statements, dict(arrays), known_scalars, ints,
+                                   callees.call_result if callees else None)
         # only plain values, not containers (an item of one is known only as an array of
         # a parameter tree)
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
@@ -221,10 +224,11 @@ def _broadcast(classes):
     return arrays.pop() if len(arrays) == 1 else None
 
 
-def _kinds(norm, statements, trees):
+def _kinds(norm, statements, trees, callees):
     # a parameter used as a dict (params["W1"], params.items(), or passed on to a function
     # that does so) is a container whatever the caller said
-    keyed = keyed_params(norm.fn.function) if norm.fn.function is not None else set()
+    keyed = callees.keyed_params(norm.fn.function) if callees and \
+        norm.fn.function is not None else set()
     kinds = {p: (CONTAINER if p in trees or p in keyed else ARRAY) for p in norm.params}
     while True:
         before = dict(kinds)
@@ -309,44 +313,3 @@ def _is_int_expr(rhs, ints, resolution):
     return False
 
 
-_KEYED: dict = {}
-
-
-def keyed_params(fn, depth=0) -> frozenset:
-    """Parameters of `fn` that it uses as dicts: indexed with a string, iterated with
-    .items()/.keys()/.values(), or passed to a function that does so."""
-    code = getattr(fn, "__code__", None)
-    if code is None or depth > 8:
-        return frozenset()
-    if code in _KEYED:
-        return _KEYED[code]
-    _KEYED[code] = frozenset()          # a recursive call sees "none yet"
-    from ..errors import SGCompilerError
-    from ..frontend.source import parse_function
-    try:
-        src = parse_function(fn)
-    except SGCompilerError:
-        return frozenset()
-    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    keyed = set()
-    for node in gast.walk(src.tree):
-        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                and isinstance(node.slice, gast.Constant) and isinstance(node.slice.value, str):
-            keyed.add(node.value.id)
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                and node.func.attr in ("items", "keys", "values") \
-                and isinstance(node.func.value, gast.Name):
-            keyed.add(node.func.value.id)
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            found, callee = src.lookup(node.func.id)
-            if found and hasattr(callee, "__code__") and callee is not fn:
-                inner = keyed_params(callee, depth + 1)
-                names = callee.__code__.co_varnames[:callee.__code__.co_argcount]
-                for name, arg in zip(names, node.args):
-                    if name in inner and isinstance(arg, gast.Name):
-                        keyed.add(arg.id)
-                for kw in node.keywords:
-                    if kw.arg in inner and isinstance(kw.value, gast.Name):
-                        keyed.add(kw.value.id)
-    _KEYED[code] = frozenset(keyed & params)
-    return _KEYED[code]

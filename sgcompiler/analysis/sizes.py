@@ -44,7 +44,7 @@ _REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "n
 _MATMUL = {"operator.matmul", "np.matmul", "np.dot"}
 
 
-def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
+def concrete_shapes(statements, params: dict, scalars, ints, call_result=None) -> dict:
     """name -> (shape, dtype) for every variable whose shape is certain.
 
     Args:
@@ -55,6 +55,8 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
         scalars: names the shape classes know to be scalars (shape (), whatever computes
             them: x.shape[0], len(x), a full reduction).
         ints: names that always hold Python ints (loop indexes).
+        call_result: (user function, argument shapes) -> (shape, dtype) of its result,
+            or None (summaries.Callees.call_result); without it, unknown.
     """
     known = {p: v for p, v in params.items() if isinstance(p, str)}
     for name in ints:
@@ -78,7 +80,7 @@ def concrete_shapes(statements, params: dict, scalars, ints) -> dict:
             if target in bad or target in ints:
                 continue
             found = leaves[target] if target in leaves else \
-                _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees)
+                _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result)
             if found is _PENDING and not verify:
                 continue
             if target in scalars and (found is None or found is _PENDING):
@@ -137,7 +139,7 @@ def _tree_leaves(statements, params, assigned, counts) -> dict:
     return out
 
 
-def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees=None):
+def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result):
     """(shape, dtype) of the statement's result, None if unknown, _PENDING if it depends
     on a variable not evaluated yet."""
     rhs = stmt.value
@@ -172,7 +174,7 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees=None):
         found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
         return found if found in (None, _PENDING) else (found[0], None)
     if op.kind == CALL:
-        return _call_result(op, atom, trees or {})
+        return _call_result(op, atom, trees, call_result)
     if op.kind != RULE:
         return None
     rule = op.rule
@@ -207,15 +209,10 @@ def same(a, b) -> bool:
     return a[0] == b[0] and same_dtype(a[1], b[1])
 
 
-_RESULTS: dict = {}     # (code, argument shapes) -> (shape, dtype) of the result, or None
-_WORKING = object()
-_DEPTH = [0]            # how deep in callees' callees the shapes are being worked out
-
-
-def _call_result(op, atom, trees):
+def _call_result(op, atom, trees, call_result):
     """(shape, dtype) of what a user function returns for arguments of the shapes known
-    here (worked out from its own code, once per set of shapes), or None. `trees`: the
-    caller's `unwritten_leaves`."""
+    here (`call_result`: summaries.Callees.call_result), or None. `trees`: the caller's
+    `unwritten_leaves`."""
     found = {p: atom(a) for p, a in op.args.items() if isinstance(a, gast.Name)}
     if any(f is _PENDING for f in found.values()):
         return _PENDING
@@ -224,38 +221,9 @@ def _call_result(op, atom, trees):
     arrays += tuple(sorted((((p,) + path[1:], v[0], v[1]) for p, a in op.args.items()
                             if isinstance(a, gast.Name)
                             for path, v in trees.items() if path[0] == a.id), key=repr))
-    fn = op.rule
-    code = getattr(fn, "__code__", None)
-    if not arrays or code is None:
+    if not arrays or call_result is None:
         return None
-    from .. import rules
-    key = (code, id(getattr(fn, "__globals__", None)), arrays, rules.version())
-    result = _RESULTS.get(key)
-    if result is _WORKING:
-        return None             # a recursive call: its result is not known yet
-    if key not in _RESULTS:
-        if _DEPTH[0] >= 4:
-            return None         # calls within calls within calls: not followed further
-        _RESULTS[key] = _WORKING
-        _DEPTH[0] += 1
-        result = None
-        try:
-            from ..errors import SGCompilerError
-            from ..frontend.source import parse_function
-            from ..frontend.normalize import normalize
-            from ..frontend.resolve import resolve
-            from .shapes import shapes
-            src = parse_function(fn)
-            resolution = resolve(src)
-            norm = normalize(src, resolution)
-            facts = shapes(norm, resolution, arrays={p: (s, d) for p, s, d in arrays})
-            result = facts.concrete.get(norm.returned)
-        except SGCompilerError:
-            result = None
-        finally:
-            _DEPTH[0] -= 1
-        _RESULTS[key] = result
-    return result
+    return call_result(op.rule, arrays)
 
 
 def broadcast(found):
