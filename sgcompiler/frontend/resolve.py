@@ -14,6 +14,7 @@ same text means the same object everywhere in one function (locals cannot be cal
 """
 from __future__ import annotations
 
+import ast
 import types
 from dataclasses import dataclass
 
@@ -67,7 +68,6 @@ def _root(func):
 
 
 def _text(node) -> str:
-    import ast
     return ast.unparse(gast.gast_to_ast(node))
 
 

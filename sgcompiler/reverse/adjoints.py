@@ -81,7 +81,7 @@ def setitem_adjoint(rev, stmt, op, g):
         if rev.shapes.is_scalar(value):     # a number broadcast into the slice
             grad = rev.np_call("sum", [part])
         else:
-            grad = gast.Call(func=load(rev.linker.name_for("unbroadcast", _unbroadcast())),
+            grad = gast.Call(func=load(rev.linker.name_for("unbroadcast", runtime.unbroadcast)),
                              args=[rev.np_call("copy", [part]), load(value)], keywords=[])
             rev.reads.add(value)
         out.extend(rev.accumulate(value, grad, stmt))
@@ -89,11 +89,6 @@ def setitem_adjoint(rev, stmt, op, g):
     zero = gast.Assign(targets=[target], value=const(0.0), type_comment=None)
     zero.lineno = stmt.lineno
     return out + [zero]
-
-
-def _unbroadcast():
-    from ..runtime import unbroadcast
-    return unbroadcast
 
 
 def _mentions_array(expr, rev) -> bool:

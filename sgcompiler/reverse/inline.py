@@ -369,10 +369,5 @@ def _transposed(node):
     return gast.Attribute(value=node, attr="T", ctx=gast.Load())
 
 
-def _unbroadcast():
-    from ..runtime import unbroadcast
-    return unbroadcast
-
-
 _FOLD = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
          gast.Mult: lambda a, b: a * b, gast.Pow: lambda a, b: a ** b}

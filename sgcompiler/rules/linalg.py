@@ -4,6 +4,8 @@
 matrices. Matrix functions of symmetric input (cholesky, eigvalsh) read one triangle of
 their argument, and their gradients say so: they are zero on the triangle not read.
 """
+import operator
+
 import numpy as np
 
 from ..runtime import mT
@@ -18,7 +20,7 @@ from .registry import present, vjp
 # --- products ---------------------------------------------------------------------------------
 
 
-@vjp(np.matmul, *present(np.linalg, "matmul"))
+@vjp(np.matmul, operator.matmul, *present(np.linalg, "matmul"))
 def matmul(g, ans, x1, x2):
     return matmul_grad_left(g, x1, x2), matmul_grad_right(g, x1, x2)
 

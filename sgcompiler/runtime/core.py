@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import SGCompilerError
+
 
 def stop_gradient(x):
     """The identity at run time; to the compiler, its result is a constant."""
@@ -122,7 +124,6 @@ def add_trees(a, b):
 def not_a_view(value, array, where):
     """Refuse `value = array[...]` being a view when `array` is later written in place."""
     if isinstance(value, np.ndarray) and np.shares_memory(value, array):
-        from ..errors import SGCompilerError
         raise SGCompilerError(
             f"{where}: this reads a view of an array that is written in place later, so the "
             "write would change the value read here; read a copy instead: x[...].copy()")
