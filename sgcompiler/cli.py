@@ -22,6 +22,7 @@ import inspect
 import math
 import os
 import sys
+import sysconfig
 import traceback
 
 from .api import dtype_refusal, wrt_names
@@ -41,16 +42,7 @@ def main(argv=None) -> int:
     for --help with 0), 70 for a bug in sgcompiler."""
     args = _parser().parse_args(argv)
     try:
-        fn = load_target(args.target)
-        wrt = parse_wrt(fn, args.wrt)
-        scalars, arrays = parse_shapes(fn, args.shapes, wrt)
-        note = None
-        if args.stage == "grad":
-            note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
-                                                      arrays=arrays), arrays)
-        sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
-        if note:
-            _say(note)
+        _print_stage(args)
     except (SGCompilerError, UsageError) as exc:
         for line in str(exc).splitlines():
             _say(line)
@@ -58,14 +50,32 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         _say("interrupted")
         return 130
-    except Exception as exc:    # a bug of ours: one line to report, not a traceback
+    except Exception as exc:    # one line, not a traceback
         if os.environ.get("SGCOMPILER_TRACEBACK"):
             raise
-        _say(f"internal error: {_one_line(exc)} (at {_our_frame(exc.__traceback__)}); "
-             "this is a bug in sgcompiler, please report it with the function (set "
-             "SGCOMPILER_TRACEBACK=1 for the traceback)")
+        ours, theirs = _frames(exc.__traceback__)
+        if theirs:      # the user's code raised it (a module __getattr__, say)
+            _say(f"{theirs}: {_one_line(exc)} (raised by your code, which sgcompiler ran "
+                 f"at {ours})")
+            return 1
+        _say(f"internal error: {_one_line(exc)} (at {ours}); this is a bug in sgcompiler, "
+             "please report it with the function (set SGCOMPILER_TRACEBACK=1 for the "
+             "traceback)")
         return INTERNAL_ERROR
     return 0
+
+
+def _print_stage(args) -> None:
+    fn = load_target(args.target)
+    wrt = parse_wrt(fn, args.wrt)
+    scalars, arrays = parse_shapes(fn, args.shapes, wrt)
+    note = None
+    if args.stage == "grad":
+        note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
+                                                  arrays=arrays), arrays)
+    sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
+    if note:
+        _say(note)
 
 
 def _parser():
@@ -100,15 +110,22 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _our_frame(tb) -> str:
-    """file:line of the innermost frame in sgcompiler itself (where the bug shows)."""
+def _frames(tb):
+    """(file:line of the innermost frame in sgcompiler, file:line of the innermost frame
+    of the user's code that it called, or None)."""
     package = os.path.dirname(os.path.abspath(__file__))
-    where = "?"
+    libraries = {os.path.abspath(sysconfig.get_path(p)) for p in ("stdlib", "purelib",
+                                                                 "platlib")}
+    ours, theirs = "?", None
     for frame, line in traceback.walk_tb(tb):
         filename = os.path.abspath(frame.f_code.co_filename)
         if filename.startswith(package + os.sep):
-            where = f"{os.path.relpath(filename, os.path.dirname(package))}:{line}"
-    return where
+            ours = f"{os.path.relpath(filename, os.path.dirname(package))}:{line}"
+            theirs = None
+        elif not frame.f_code.co_filename.startswith("<") and \
+                not any(filename.startswith(lib + os.sep) for lib in libraries):
+            theirs = f"{frame.f_code.co_filename}:{line}"
+    return ours, theirs
 
 
 def _check_result(fn, compiled, arrays) -> str | None:

@@ -305,16 +305,22 @@ def test_a_result_that_may_not_be_a_scalar_is_noted(run):
 
 
 def test_an_internal_error_is_one_line(run, monkeypatch):
-    def broken(*args):
-        raise IndexError("tuple index out of range")
-    monkeypatch.setattr(cli, "dump_stage", broken)
+    monkeypatch.setattr(cli, "compile_gradient", None)      # a bug of ours
     out = run(SOFTMAX)
-    one_line_error(out, "internal error: IndexError: tuple index out of range (at "
+    one_line_error(out, "internal error: TypeError: 'NoneType' object is not callable (at "
                         "sgcompiler/cli.py:", code=cli.INTERNAL_ERROR)
     assert "please report" in out.stderr
     monkeypatch.setenv("SGCOMPILER_TRACEBACK", "1")
-    with pytest.raises(IndexError):
+    with pytest.raises(TypeError):
         cli.main([SOFTMAX])
+
+
+def test_an_error_of_the_users_code_run_by_us_is_one_line(run, tmp_path):
+    path = write(tmp_path, "lazy.py", "def f(x):\n    return x\n\ndef __getattr__(name):\n"
+                                      "    raise RuntimeError('no ' + name)\n")
+    out = run(f"{path}:g")
+    one_line_error(out, "lazy.py:5: RuntimeError: no g (raised by your code, which "
+                        "sgcompiler ran at sgcompiler/cli.py:")
 
 
 def test_an_interrupt_is_one_line(run, tmp_path):
