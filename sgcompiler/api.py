@@ -13,7 +13,7 @@ import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
-from .passes.sizes import WEAK
+from .analysis.sizes import WEAK
 from .pipeline import compile_gradient
 
 

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from . import rules
-from .passes.ops import _ATTRIBUTES, _METHODS
+from .analysis.ops import _ATTRIBUTES, _METHODS
 from .rules.registry import _display_name
 
 # rule module -> section title, in page order

@@ -20,17 +20,16 @@ import gast
 import numpy
 
 from . import rules
-from .codegen import to_source
-from .loader import bind, compile_source
-from .passes.activity import activity
-from .passes.check import check
-from .passes.normalize import normalize
-from .passes.optimize import optimize, runtime_helpers
-from .passes.sizes import WEAK
-from .passes.resolve import local_names, resolve
-from .passes.reverse import reverse, reverse_piece
-from .passes.shapes import shapes
-from .source import parse_function
+from .backend.codegen import to_source
+from .backend.loader import bind, compile_source
+from .analysis.activity import activity
+from .analysis.shapes import shapes
+from .analysis.sizes import WEAK
+from .analysis.summaries import SUMMARIES
+from .frontend import front_end
+from .frontend.resolve import local_names
+from .optimize.cleanup import optimize, runtime_helpers
+from .reverse.sweeps import reverse, reverse_piece
 
 STAGES = ("normalize", "activity", "grad")
 
@@ -86,13 +85,10 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars)
-    shape_facts = shapes(norm, resolution, scalars, trees, specialised)
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     value = value or not shape_facts.is_scalar(norm.returned)
     gradient = reverse(norm, resolution, act, shape_facts, wrt, piece, value)
     np_name = gradient.linker.name_for("np", numpy) if specialised else None
@@ -160,13 +156,10 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) ->
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, active, specialised)
-    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised)
+    act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
+    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
     trees = reverse_piece(norm, resolution, act, shape_facts, active, names, piece)
     np_name = trees.linker.name_for("np", numpy) if specialised else None
@@ -196,6 +189,11 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
     made.source = source
     made.pieces = tuple(trees.linker.pieces)
+
+
+def _front(fn):
+    front = front_end(fn)
+    return front.source, front.resolution, front.norm
 
 
 def _drop_unread_saved(forward, backward):
@@ -254,14 +252,11 @@ def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays
     to `compile_gradient`)."""
     if stage == "grad":
         return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    _, resolution, norm = _front(fn)
     body = "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in norm.body)
     if stage == "normalize":
         return body + "\n"
-    act = activity(norm, resolution, wrt)
+    act = activity(norm, resolution, wrt, callees=SUMMARIES)
     return (f"varied: {', '.join(sorted(act.varied))}\n"
             f"useful: {', '.join(sorted(act.useful))}\n"
             f"active: {', '.join(sorted(act.active))}\n")

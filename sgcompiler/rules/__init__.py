@@ -6,8 +6,7 @@ and custom.py for how users add their own (`sgcompiler.adjoint`).
     constants.py   functions without a gradient         scipy.py        scipy.special/linalg
     operators.py, math.py, builtins.py: Python's own
 """
-from . import (builtins, constants, linalg, math, numpy, operators,  # noqa: F401
-               reductions, shapes)
+from . import builtins, constants, linalg, math, numpy, operators, reductions, shapes  # noqa: F401
 from .registry import (GLOBAL, NONDIFFERENTIABLE, Rule, all_nondifferentiable, all_rules,
                        find, is_nondifferentiable, lookup, nondifferentiable, parse_rule,
                        scope_of, version, vjp)

@@ -3,7 +3,8 @@ import operator
 
 import numpy as np
 
-from ..runtime import matmul_grad_left, matmul_grad_right, unbroadcast
+from ..runtime.linalg import matmul_grad_left, matmul_grad_right
+from ..runtime import unbroadcast
 from .registry import vjp
 
 
