@@ -43,6 +43,7 @@ class Compiled:
     extra: dict           # names inlined rules use -> objects
     wrt: tuple[str, ...]
     returns_value: bool = True   # the function returns (value, gradient), else gradient
+    result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
 
     def bind(self, fn):
         """The gradient function for `fn` (same code object, its own closure cells)."""
@@ -102,7 +103,8 @@ def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
     free = set(extra) | set(fn.__code__.co_freevars)
     code = compile_source(source, f"<sgcompiler {src.qualname}_grad>", free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
-    return Compiled(text, code[gradient.tree.name], extra, wrt, value)
+    return Compiled(text, code[gradient.tree.name], extra, wrt, value,
+                    shape_facts.shape(norm.returned))
 
 
 @dataclass

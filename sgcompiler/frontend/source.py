@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import io
 import os
 import textwrap
+import tokenize
 from dataclasses import dataclass, field
 
 import gast
@@ -54,6 +56,26 @@ class FunctionSource:
         return False, None
 
 
+def _undecodable(fn) -> str | None:
+    """Why the file of `fn` cannot be read as text, if it cannot (Python 3.11 runs a file
+    with bytes in its comments that are not in its encoding, but cannot show its source)."""
+    filename = fn.__code__.co_filename
+    try:
+        with open(filename, "rb") as file:
+            data = file.read()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        return (f"{fn.__name__} ({os.path.basename(filename)}:{line}): the file is not valid "
+                f"{encoding} text (byte {data[exc.start]:#04x} on line {line}), so its source "
+                "cannot be read; save it as UTF-8, or declare its encoding on its first line "
+                "(# -*- coding: latin-1 -*-)")
+    except (OSError, SyntaxError, LookupError):
+        pass
+    return None
+
+
 def parse_function(fn) -> FunctionSource:
     """Parse `fn`'s source into a gast FunctionDef whose line numbers are the file's.
 
@@ -72,7 +94,7 @@ def parse_function(fn) -> FunctionSource:
         lines, firstlineno = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     except (OSError, TypeError) as exc:
-        raise SGCompilerError(
+        raise SGCompilerError(_undecodable(fn) or
             f"{name}: its source code is not available ({exc}); sgcompiler reads the source, "
             "so define the function in a file (not in an interactive prompt or exec)") from None
     text = textwrap.dedent("".join(lines))
