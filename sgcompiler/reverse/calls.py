@@ -10,7 +10,6 @@ pipeline.piece); `_h_saved` holds what the backward function needs.
 from __future__ import annotations
 
 import copy
-import functools
 
 import gast
 import numpy as np
@@ -25,14 +24,6 @@ class CallSweeps:
 
     def call_is_active(self, target, op):
         return self.is_active(target) and any(self.is_active(n) for _, n in op.inputs)
-
-    @functools.cached_property
-    def call_results(self) -> set:
-        """Names only ever assigned a call's result (an array, as a rule)."""
-        found = {}
-        for stmt in assignments(self.norm.body):
-            found.setdefault(target_of(stmt), []).append(isinstance(stmt.value, gast.Call))
-        return {n for n, calls in found.items() if all(calls)}
 
     def call_piece(self, stmt, op):
         """(forward name, backward name, saved name, active params) of a call site."""
