@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ir.builders import load, store
 from ..analysis.ops import assignments, target_of
-from ..analysis.shapes import CONTAINER, UNKNOWN
+from ..analysis.shapes import CONTAINER, EITHER
 
 
 class CallSweeps:
@@ -42,7 +42,7 @@ class CallSweeps:
         # is right for an array too, the other way round it is not
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
             self.shapes.kind(a.id) == CONTAINER or
-            self.shapes.kind(a.id) == UNKNOWN and a.id not in self.call_results))
+            self.shapes.kind(a.id) == EITHER and a.id not in self.call_results))
         piece = self.pieces(op.rule, active, arrays, trees)
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
