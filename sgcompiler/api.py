@@ -36,11 +36,17 @@ def grad(fn=None, wrt=0):
     return GradientFunction(fn, wrt, with_value=False)
 
 
+grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
+
+
 def value_and_grad(fn=None, wrt=0):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once."""
     if fn is None:
         return functools.partial(value_and_grad, wrt=wrt)
     return GradientFunction(fn, wrt, with_value=True)
+
+
+value_and_grad.sgcompiler_transform_maker = True
 
 
 def wrt_names(fn, wrt) -> tuple[str, ...]:
