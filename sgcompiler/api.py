@@ -1,4 +1,5 @@
-"""The decorators users call: `grad` and `value_and_grad`.
+"""The decorators users call: `grad`, `value_and_grad` and `jacobian` (and `vjp`, in
+reverse_api.py).
 
 They choose what to differentiate with respect to, compile on first use (cached), check the
 arguments and the scalar output, and give gradients the type and shape of their arguments.
@@ -15,16 +16,21 @@ from . import rules
 from .errors import SGCompilerError
 from .analysis.sizes import WEAK
 from .pipeline import compile_gradient
+from .reverse_api import jacobian_rev, like_tree as _like_tree, pair, plain_function
 
 
-def grad(fn=None, wrt=0):
+def grad(fn=None, wrt=0, has_aux=False):
     """The gradient of a scalar function `fn`, as a function with the same parameters.
 
-    Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`.
+    Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`. `fn` may itself be a
+    gradient (`grad(grad(f))`: its generated code is compiled again), and may call
+    `grad(g)(...)` inside itself.
 
     Args:
         fn: a Python function that returns a scalar.
         wrt: a parameter position or name, or a tuple of them (then the gradient is a tuple).
+        has_aux: `fn` returns `(loss, aux)`; the gradient is of `loss`, and the function
+            returns `(gradient, aux)`.
     Returns:
         A `GradientFunction`; `.source` is the generated code, `.primal` the original.
     Raises:
@@ -32,21 +38,53 @@ def grad(fn=None, wrt=0):
             cannot be differentiated.
     """
     if fn is None:
-        return functools.partial(grad, wrt=wrt)
-    return GradientFunction(fn, wrt, with_value=False)
+        return functools.partial(grad, wrt=wrt, has_aux=has_aux)
+    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
 
 
-def value_and_grad(fn=None, wrt=0):
-    """Like `grad`, but the function returns `(value, gradient)`; the primal runs once."""
+def value_and_grad(fn=None, wrt=0, has_aux=False):
+    """Like `grad`, but the function returns `(value, gradient)`; the primal runs once.
+    With `has_aux=True`, `fn` returns `(loss, aux)` and this `((loss, aux), gradient)`."""
     if fn is None:
-        return functools.partial(value_and_grad, wrt=wrt)
-    return GradientFunction(fn, wrt, with_value=True)
+        return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux)
+    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux)
 
 
 value_and_grad.sgcompiler_transform_maker = True
+
+
+def jacobian(fn, wrt=0, mode: str = "rev"):
+    """The Jacobian of `fn`, as a function with the same parameters.
+
+    Args:
+        fn: a Python function returning a float or a float array (or a gradient made by
+            `grad`: its Jacobian is the Hessian).
+        wrt: a parameter position or name, or a tuple of them (then a tuple of Jacobians).
+        mode: "rev" (one generated backward call per output element), "fwd" (one tangent
+            per input element) or "auto" (by the sizes).
+    Returns:
+        A function giving an array of shape `out.shape + x.shape` for each `x` in `wrt`.
+    Raises:
+        SGCompilerError: for code that cannot be differentiated.
+        ValueError: for an unknown mode.
+    """
+    if mode not in ("rev", "fwd", "auto"):
+        raise ValueError(f"jacobian: mode must be 'rev', 'fwd' or 'auto', got {mode!r}")
+    primal = plain_function(fn)
+    several = isinstance(wrt, (tuple, list))
+    names = wrt_names(primal, tuple(wrt) if several else (wrt,))
+
+    @functools.wraps(primal)
+    def jacobian_of(*args, **kwargs):
+        # "fwd" and "auto" belong to forward mode (jvp, another branch); until it lands
+        # they take the reverse mode, which gives the same Jacobian
+        found = jacobian_rev(primal, names, args, kwargs)
+        return found if several else found[0]
+    jacobian_of.__name__ = f"{primal.__name__}_jacobian"
+    return jacobian_of
 
 
 def wrt_names(fn, wrt) -> tuple[str, ...]:
@@ -101,7 +139,7 @@ class GradientFunction:
 
     sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
 
-    def __init__(self, fn, wrt, with_value: bool):
+    def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False):
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
@@ -110,6 +148,8 @@ class GradientFunction:
                                   f"{type(fn).__name__} {fn!r}")
         self.primal = fn
         self.with_value = with_value
+        self.has_aux = has_aux
+        self._aux_source = None     # the generated pair of a has_aux call
         self._signature = inspect.signature(fn)
         self._params = list(self._signature.parameters)
         self._tuple = isinstance(wrt, (tuple, list))
@@ -128,6 +168,8 @@ class GradientFunction:
     def source(self) -> str:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
+        if self._aux_source is not None:
+            return self._aux_source
         return compile_gradient(self._primal_for(*self._last[:2]), self.wrt,
                                 *self._last).source
 
@@ -158,6 +200,8 @@ class GradientFunction:
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
+        if self.has_aux:
+            return self._call_with_aux(args, kwargs)
         if self._version != rules.version():    # a rule was registered: compile again
             self._compiled.clear()
             self._version = rules.version()
@@ -191,6 +235,31 @@ class GradientFunction:
         if not plain and self._has_trees(values):
             grads = _unaliased(grads, args, kwargs)
         return (result, grads) if self.with_value else grads
+
+    def _call_with_aux(self, args, kwargs):
+        """`fn` returns (loss, aux): its generated forward and backward pair, seeded
+        with 1 for the loss and zeros for aux."""
+        values = self._wrt_values(args, kwargs)
+        for name, value in zip(self.wrt, values):
+            _check_tree(self.primal.__name__, name, value)
+        types_ = {p: type(a) for p, a in zip(self._params, args)}
+        primal = self._primal_for(
+            frozenset(p for p, t in types_.items() if t in (float, int)),
+            frozenset(p for p, t in types_.items() if issubclass(t, (dict, list, tuple))))
+        forward, backward, made = pair(primal, self.wrt, args, kwargs)
+        self._aux_source = made.source
+        out, saved = forward(*args, **kwargs)
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise TypeError(f"{self.primal.__name__} must return (loss, aux) with "
+                            f"has_aux=True, got {type(out).__name__}")
+        loss, aux = out
+        _check_scalar(self.primal.__name__, loss)
+        grads = backward((1.0, _zeros_like(aux)), saved)
+        if self._single:
+            grads = _like_tree(grads[0], values[0])
+        else:
+            grads = tuple(_like_tree(g, v) for g, v in zip(grads, values))
+        return ((loss, aux), grads) if self.with_value else (grads, aux)
 
     def _specialise(self, args, kinds, plain):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
@@ -313,16 +382,16 @@ def _check_scalar(fname, result):
                         "first")
 
 
-def _like_tree(g, x):
-    """The gradient `g` with the structure, types and shapes of argument `x`."""
-    if isinstance(x, dict):
-        return {k: _like_tree(0.0 if _zero(g) else g.get(k, 0.0), v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        items = [_like_tree(0.0 if _zero(g) else g[i], v) for i, v in enumerate(x)]
-        if hasattr(x, "_fields"):          # a namedtuple
-            return type(x)(*items)
-        return tuple(items) if isinstance(x, tuple) else items
-    return _like(g, x)
+def _zeros_like(tree):
+    """A zero cotangent for `tree` (0.0 for what is not a float array)."""
+    if isinstance(tree, dict):
+        return {k: _zeros_like(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_zeros_like(v) for v in tree) if not hasattr(tree, "_fields") \
+            else type(tree)(*(_zeros_like(v) for v in tree))
+    if isinstance(tree, np.ndarray) and tree.dtype.kind == "f":
+        return np.zeros_like(tree)
+    return 0.0
 
 
 def _leaves(tree):
@@ -350,19 +419,3 @@ def _unaliased(grads, args, kwargs):
             return tuple(items) if isinstance(tree, tuple) else items
         return fresh(tree) if isinstance(tree, np.ndarray) else tree
     return walk(grads)
-
-
-def _zero(g):
-    return type(g) is float and g == 0.0
-
-
-def _like(g, x):
-    """The gradient `g` with the type, shape and dtype of its argument `x`."""
-    if type(x) is float:
-        return float(g)
-    if isinstance(x, np.generic):
-        return x.dtype.type(g)
-    if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \
-            and g.flags.writeable:
-        return g
-    return np.array(np.broadcast_to(np.asarray(g, dtype=x.dtype), x.shape))

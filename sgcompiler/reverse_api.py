@@ -1,0 +1,170 @@
+"""vjp and the reverse-mode Jacobian: a function's generated forward and backward pair.
+
+    out, f_vjp = vjp(f, x, w)       f_forward(x, w) -> (out, saved), made by the compiler
+    dx, dw = f_vjp(cotangent)       f_backward(cotangent, saved): generated code too
+
+The pair is the one a call of `f` inside a differentiated function gets (pipeline.piece), so
+`out` may be any value (an array, a tuple, a dict, a parameter tree) and `f_vjp.source` is
+readable code. `grad(f, has_aux=True)` and `jacobian(f, mode="rev")` use it.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .errors import SGCompilerError
+from .pipeline import piece
+
+
+def vjp(fn, *primals):
+    """The value of `fn(*primals)` and a function that pulls a cotangent back.
+
+    Args:
+        fn: a Python function (or a gradient made by `grad`: reverse over reverse).
+        primals: its positional arguments: floats, float arrays, or parameter trees (dicts,
+            lists, tuples) of them; each gets a gradient.
+    Returns:
+        `(out, f_vjp)`: `f_vjp(cotangent)`, with a cotangent of `out`'s structure and
+        shapes, returns one gradient per primal, as a tuple, each shaped like its primal.
+        `f_vjp.source` is the generated forward and backward code.
+    Raises:
+        SGCompilerError: for code that cannot be differentiated.
+        TypeError: for a primal that cannot be differentiated (an int, a bool, a string).
+    """
+    fn = plain_function(fn)
+    params = list(inspect.signature(fn).parameters)
+    if len(primals) > len(params):
+        raise TypeError(f"vjp: {fn.__name__} takes {len(params)} arguments, got "
+                        f"{len(primals)}")
+    for name, value in zip(params, primals):
+        check_primal(fn.__name__, name, value)
+    forward, backward, made = pair(fn, tuple(params[:len(primals)]), primals, {})
+    out, saved = forward(*primals)
+    return out, VJPFunction(fn, backward, saved, out, primals, made.source)
+
+
+class VJPFunction:
+    """`f_vjp` of `vjp`: call it with a cotangent of the output."""
+
+    def __init__(self, fn, backward, saved, out, primals, source):
+        self._fn, self._backward, self._saved = fn, backward, saved
+        self._out, self._primals, self.source = out, primals, source
+
+    def __repr__(self):
+        return f"<vjp of {self._fn.__qualname__}>"
+
+    def __call__(self, cotangent):
+        problem = structure_problem(cotangent, self._out)
+        if problem:
+            raise TypeError(f"vjp of {self._fn.__name__}: the cotangent must have the "
+                            f"structure and shapes of the output: {problem}")
+        grads = self._backward(cotangent, self._saved)
+        return tuple(like_tree(g, p) for g, p in zip(grads, self._primals))
+
+
+def pair(fn, active, args, kwargs):
+    """(forward, backward, Piece) of `fn` for the `active` parameters, specialised for the
+    shapes of the array arguments and the parameter trees among `args`/`kwargs`."""
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    arrays = tuple((p, v.shape, v.dtype) for p, v in bound.arguments.items()
+                   if type(v) is np.ndarray and v.ndim)
+    trees = frozenset(p for p, v in bound.arguments.items()
+                      if isinstance(v, (dict, list, tuple)))
+    made = piece(fn, active, arrays, trees)
+    return made.forward_cell.cell_contents, made.backward_cell.cell_contents, made
+
+
+def jacobian_rev(fn, wrt, args, kwargs):
+    """The Jacobian of `fn` at `args` with respect to the parameter names `wrt`: one
+    backward call per element of the output, stacked into out.shape + x.shape."""
+    for name in wrt:
+        value = inspect.signature(fn).bind(*args, **kwargs).arguments.get(name)
+        check_primal(fn.__name__, name, value)
+        if isinstance(value, (dict, list, tuple)):
+            raise TypeError(f"jacobian: '{name}' is a parameter tree; take the Jacobian "
+                            "with respect to an array, or use vjp")
+    forward, backward, _ = pair(fn, wrt, args, kwargs)
+    out, saved = forward(*args, **kwargs)
+    if isinstance(out, (dict, list, tuple)) or not np.issubdtype(np.result_type(out),
+                                                                 np.floating):
+        raise TypeError(f"jacobian: {fn.__name__} must return a float or a float array, "
+                        f"got {type(out).__name__}; use vjp for other outputs")
+    shape = np.shape(out)
+    bound = inspect.signature(fn).bind(*args, **kwargs).arguments
+    rows = [[] for _ in wrt]
+    for k in range(int(np.prod(shape, dtype=int))):
+        seed = np.zeros(shape, dtype=np.result_type(out))
+        seed.flat[k] = 1.0
+        for row, g, name in zip(rows, backward(seed if shape else float(seed), saved), wrt):
+            row.append(np.asarray(like_tree(g, bound[name]), dtype=float))
+    return tuple(np.reshape(np.array(row), shape + np.shape(bound[name]))
+                 for row, name in zip(rows, wrt))
+
+
+def plain_function(fn):
+    """`fn`, or the generated code of a gradient made by grad (to differentiate it)."""
+    if getattr(type(fn), "sgcompiler_transform", False):
+        return fn.as_function()
+    if not inspect.isfunction(fn):
+        raise SGCompilerError(f"sgcompiler differentiates Python functions; got "
+                              f"{type(fn).__name__} {fn!r}")
+    return fn
+
+
+def check_primal(fname, name, value):
+    """Refuse a value that cannot be differentiated with respect to (TypeError)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            check_primal(fname, f"{name}[{k!r}]", v)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_primal(fname, f"{name}[{i}]", v)
+    elif isinstance(value, bool) or not (
+            isinstance(value, float) or
+            isinstance(value, (np.ndarray, np.floating)) and value.dtype.kind == "f"):
+        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
+                        f"{type(value).__name__}; pass a float, a NumPy float array, or a "
+                        "dict, list or tuple of them")
+
+
+def structure_problem(a, b) -> str | None:
+    """How `a` differs from `b` in structure or shapes (None: it does not)."""
+    if isinstance(b, dict):
+        if not isinstance(a, dict) or set(a) != set(b):
+            return f"expected a dict with keys {sorted(map(str, b))}, got {_kind(a)}"
+        return next((p for k in b for p in [structure_problem(a[k], b[k])] if p), None)
+    if isinstance(b, (list, tuple)):
+        if not isinstance(a, (list, tuple)) or len(a) != len(b):
+            return f"expected a {type(b).__name__} of {len(b)}, got {_kind(a)}"
+        return next((p for x, y in zip(a, b) for p in [structure_problem(x, y)] if p), None)
+    if np.shape(a) != np.shape(b):
+        return f"expected shape {np.shape(b)}, got {np.shape(a)}"
+    return None
+
+
+def _kind(value) -> str:
+    if isinstance(value, (dict, list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a value of shape {np.shape(value)}"
+
+
+def like_tree(g, x):
+    """The gradient `g` with the structure, types and shapes of the argument `x` (a plain
+    0.0 stands for zeros of any structure)."""
+    zero = type(g) is float and g == 0.0
+    if isinstance(x, dict):
+        return {k: like_tree(0.0 if zero else g.get(k, 0.0), v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [like_tree(0.0 if zero else g[i], v) for i, v in enumerate(x)]
+        if hasattr(x, "_fields"):          # a namedtuple
+            return type(x)(*items)
+        return tuple(items) if isinstance(x, tuple) else items
+    if type(x) is float:
+        return float(g)
+    if isinstance(x, np.generic):
+        return x.dtype.type(g)
+    if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \
+            and g.flags.writeable:
+        return g
+    return np.array(np.broadcast_to(np.asarray(g, dtype=x.dtype), x.shape))
