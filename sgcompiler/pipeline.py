@@ -123,7 +123,7 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
     optimize(gradient.tree, known, trace)
     if rereadable:
-        for_rereading(gradient.tree, norm.namer)
+        for_rereading(gradient.tree, norm.namer, gradient.linker)
         if value and not wanted:
             gradient_only(gradient.tree, gradient.linker)
             value = False
@@ -295,8 +295,8 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=Fa
     optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
                                            _nothing_small, helpers, user_names))
     if rereadable:
-        for_rereading(trees.forward, norm.namer)
-        for_rereading(trees.backward, norm.namer)
+        for_rereading(trees.forward, norm.namer, trees.linker)
+        for_rereading(trees.backward, norm.namer, trees.linker)
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {src.name} ({src.short_filename}:{src.firstlineno}) "

@@ -83,6 +83,10 @@ def _random_like(r, value):
     return float(out) if isinstance(value, (float, np.floating)) else out
 
 
+def _copies(values):
+    return [np.copy(v) if isinstance(v, np.ndarray) else v for v in values]
+
+
 def _step(value, direction, eps):
     if isinstance(value, list):
         return [_step(v, d, eps) for v, d in zip(value, direction)]
@@ -109,7 +113,9 @@ def test_compiled_rule_matches_finite_differences(module, k):
         except TypeError as exc:                  # e.g. a float32 scalar argument
             pytest.skip(str(exc))
         direction = _random_like(r, values[i])
-        plus, minus = list(args), list(args)
+        # copies: a primitive that writes into an argument (add_at) must not see the
+        # other side's write
+        plus, minus = _copies(args), _copies(args)
         plus[i], minus[i] = _step(values[i], direction, case.eps), \
             _step(values[i], direction, -case.eps)
         numeric = (f(*plus) - f(*minus)) / (2 * case.eps)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import gast
 
 from ..errors import describe, errors_at
+from ..ir.blocks import statement_lists
 from .memory import IfEnd, exclusive, linear_paths, own_reads
 from ..frontend.resolve import local_names
 from ..frontend.normalize import Normalized
@@ -58,6 +59,7 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     useful = _fixed_point({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins])
     active = frozenset(varied & useful)
     _refuse_blocked(fn, flows, varied, useful)
+    _refuse_effects(norm, varied)
     _refuse_aliased_writes(norm, flows, active)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
     return Activity(frozenset(varied), frozenset(useful), active)
@@ -76,6 +78,26 @@ def is_view(op, stmt) -> bool:
             value.func.attr == "flatten":
         return False
     return op.kind == RULE and op.rule.name in _VIEWS
+
+
+def _refuse_effects(norm, varied):
+    """`L.pop()` or `x.sort()` as a statement changes a varied value in place, which no
+    normal-form statement describes (only `L.append(v)` is one): refuse, rather than
+    differentiate the value it had before."""
+    problems = []
+    for block in statement_lists(list(norm.body)):
+        for stmt in block:
+            call = stmt.value if isinstance(stmt, gast.Expr) else None
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+                    isinstance(call.func.value, gast.Name) and \
+                    call.func.value.id in varied and not is_append(stmt):
+                name, method = call.func.value.id, call.func.attr
+                problems.append(describe(norm.fn, stmt, f"calling .{method}() for its effect "
+                                         f"changes '{name}' in place, which cannot be "
+                                         f"differentiated; assign a new value to {name} "
+                                         "instead"))
+    if problems:
+        raise errors_at(problems)
 
 
 def _refuse_aliased_writes(norm, flows, active):

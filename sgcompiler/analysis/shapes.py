@@ -23,6 +23,7 @@ from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, S
                   describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
 from .sizes import WEAK, concrete_shapes, unwritten_leaves
+from ..runtime import TREE_HELPERS
 
 SCALAR = "<scalar>"
 REDUCED = "<reduced "   # <reduced (axes)>class: a keepdims reduction of that class
@@ -118,7 +119,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
                 classes[target] = cls
         if classes == before:
             break
-    kinds = _kinds(norm, statements, trees, callees)
+    kinds = _kinds(norm, statements, trees, callees, resolution)
     ints = _ints(norm.body, statements, resolution)
     concrete = {}
     if arrays:
@@ -224,7 +225,7 @@ def _broadcast(classes):
     return arrays.pop() if len(arrays) == 1 else None
 
 
-def _kinds(norm, statements, trees, callees):
+def _kinds(norm, statements, trees, callees, resolution):
     # a parameter used as a dict (params["W1"], params.items(), or passed on to a function
     # that does so) is a container whatever the caller said
     keyed = callees.keyed_params(norm.fn.function) if callees and \
@@ -235,7 +236,7 @@ def _kinds(norm, statements, trees, callees):
         seen = set()
         for stmt, op in statements:
             target = target_of(stmt)
-            kind = _kind_of(op, kinds)
+            kind = _tree_helper_kind(stmt, resolution, kinds) or _kind_of(op, kinds)
             if target in seen and kinds.get(target) != kind:
                 kind = EITHER
             if target in norm.params and target not in seen:
@@ -244,6 +245,21 @@ def _kinds(norm, statements, trees, callees):
             kinds[target] = kind
         if kinds == before:
             return kinds
+
+
+def _tree_helper_kind(stmt, resolution, kinds):
+    """The kind of what a runtime helper that builds adjoints of trees returns (in
+    generated code read again): an array for an array, else a container (code for a tree
+    is right for an array too, not the other way round); None for other statements."""
+    call = stmt.value
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.args):
+        return None
+    callee = resolution.callees.get(call.func.id)
+    if callee is None or not any(callee.obj is h for h in TREE_HELPERS):
+        return None
+    first = call.args[0]
+    return ARRAY if isinstance(first, gast.Name) and kinds.get(first.id) == ARRAY \
+        else CONTAINER
 
 
 def _kind_of(op, kinds):

@@ -9,6 +9,7 @@ the registered text exactly.
 """
 from __future__ import annotations
 
+import hashlib
 import linecache
 import types
 
@@ -42,3 +43,15 @@ def bind(code: types.CodeType, fn, extra: dict):
     function = types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__, cells)
     function.__kwdefaults__ = fn.__kwdefaults__
     return function
+
+
+def function_from_text(text: str, name: str, namespace: dict, tag: str):
+    """The function `name` defined by `text`, run in `namespace` (its globals), with the
+    text registered in linecache under a name with its digest, so that inspect (and so
+    the compiler) can read its source; for functions sgcompiler writes itself
+    (check_grads' directional derivatives)."""
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+    filename = f"<sgcompiler {tag} {digest}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace[name]

@@ -8,6 +8,11 @@ order code keeps to the language the front end accepts once these four things ar
     np.exp(z, out=z)          ->    np.exp(z)
     h = _tape.pop()           ->    _tape_n = _tape_n - 1
                                     h = _tape[_tape_n]
+    add_at(dt, 1, v)          ->    dt = add_at(dt, 1, v)
+    dt[1] = add_trees(dt[1], v)  -> dt = add_at(dt, 1, v)
+
+(The last one matters most: a call for its effect carries no gradient, so the adjoint it
+adds would be lost the next time round.)
 
 A tape is then a list that the primal sweep appends to and the adjoint sweep reads from the
 end (its length is taken once, before the first read), which the front end differentiates
@@ -22,11 +27,12 @@ from ..ir.blocks import blocks, nodes
 from ..ir.builders import load, store
 
 
-def for_rereading(tree: gast.FunctionDef, namer) -> gast.FunctionDef:
+def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
     """Rewrite `tree` in place into code the front end reads (see the module docstring);
-    `namer` gives the tapes' read positions fresh names. Returns `tree`."""
+    `namer` gives the tapes' read positions fresh names, `linker` the names of the
+    helpers the code calls. Returns `tree`."""
     for block in blocks(tree):
-        block[:] = [new for stmt in block for new in _plain(stmt)]
+        block[:] = [new for stmt in block for new in _plain(stmt, linker)]
     for node in nodes(tree):
         if isinstance(node, gast.Call):
             node.keywords = [k for k in node.keywords if k.arg != "out"]
@@ -34,15 +40,45 @@ def for_rereading(tree: gast.FunctionDef, namer) -> gast.FunctionDef:
     return tree
 
 
-def _plain(stmt):
+def _plain(stmt, linker):
     if isinstance(stmt, gast.Delete):
         return []
+    if isinstance(stmt, gast.Expr) and _calls(stmt.value, linker, runtime.add_at) and \
+            isinstance(stmt.value.args[0], gast.Name):
+        node = gast.Assign(targets=[store(stmt.value.args[0].id)], value=stmt.value,
+                           type_comment=None)
+        return [gast.copy_location(node, stmt)]
+    added = _added_at(stmt, linker)
+    if added is not None:
+        return [gast.copy_location(added, stmt)]
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
         node = gast.Assign(targets=[store(stmt.target.id)],
                            value=gast.BinOp(left=load(stmt.target.id), op=stmt.op,
                                             right=stmt.value), type_comment=None)
         return [gast.copy_location(node, stmt)]
     return [stmt]
+
+
+def _calls(node, linker, helper) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        linker.names.get(node.func.id) is helper
+
+
+def _added_at(stmt, linker):
+    """`dt = add_at(dt, k, v)` for `dt[k] = add_trees(dt[k], v)`, else None."""
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript)
+            and isinstance(stmt.targets[0].value, gast.Name)
+            and _calls(stmt.value, linker, runtime.add_trees)):
+        return None
+    target, (old, value) = stmt.targets[0], stmt.value.args
+    if not (isinstance(old, gast.Subscript) and isinstance(old.value, gast.Name) and
+            old.value.id == target.value.id and
+            gast.dump(old.slice) == gast.dump(target.slice)):
+        return None
+    name = target.value.id
+    return gast.Assign(targets=[store(name)], value=gast.Call(
+        func=load(linker.name_for("add_at", runtime.add_at)),
+        args=[load(name), target.slice, value], keywords=[]), type_comment=None)
 
 
 def _pop_of(stmt):

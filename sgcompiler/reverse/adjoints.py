@@ -54,9 +54,11 @@ def contributions(rev, stmt, op, target, g):
         return index_adjoint(rev, stmt, g)
     if op.kind == CONTAINER:
         out = []
-        for i, (_, name) in enumerate(op.inputs):
+        keys = stmt.value.keys if isinstance(stmt.value, gast.Dict) else None
+        for position, name in op.inputs:     # (the position among all the elements)
             if rev.is_active(name):
-                element = gast.Subscript(value=copy.deepcopy(g), slice=const(i),
+                key = copy.deepcopy(keys[int(position)]) if keys else const(int(position))
+                element = gast.Subscript(value=copy.deepcopy(g), slice=key,
                                          ctx=gast.Load())
                 out.extend(rev.accumulate(name, element, stmt))
         return out

@@ -11,8 +11,8 @@ itself, which is the primitive (or its vjp with the roles swapped):
 (A helper's own parameters `g` and `ans` are written `g_` and `ans_` here: `g` and `ans`
 are the rule's, the adjoint and the value of the helper's result.)
 
-Arguments that a helper reads only for their shape (or that are piecewise constant in
-it, as the choice of max) get exactly zero (0.0). A helper that is not linear in an
+Arguments that a helper reads only for their shape, integer indexes and counts, and
+arguments it is piecewise constant in (the choice of max) get exactly zero (0.0). A helper that is not linear in an
 argument with no rule here (prod_grad in x, say) gets None: a third derivative through it
 is refused, naming it. Helpers not listed have no rule: a gradient through them is refused.
 
@@ -20,8 +20,8 @@ is refused, naming it. Helpers not listed have no rule: a gradient through them 
 """
 import numpy as np
 
-from ..runtime import (add_trees, as_float, balanced_eq, cast_grad, choose_grad,
-                       cumsum_grad, dot_grad_left, dot_grad_right, float_dtype, hsplit_axis,
+from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad,
+                       cumsum_grad, dot_grad_left, dot_grad_right, float_dtype, hsplit_axis, index_part,
                        inner_grad_a, inner_grad_b, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
                        median_grad, nan_count, not_a_view, prod_grad, reduced_axes,
                        reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
@@ -65,6 +65,16 @@ def mT_(g, ans, x):
 @vjp(add_trees, name="add_trees")
 def add_trees_(g, ans, a, b):
     return g, g
+
+
+@vjp(add_at, name="add_at")
+def add_at_(g, ans, dx, index, g_):
+    return g, 0.0, index_part(g, index, g_)
+
+
+@vjp(index_part, name="index_part")
+def index_part_(g, ans, g_, index, like):
+    return add_at(zeros_tree(g_), index, g), 0.0, 0.0
 
 
 @vjp(transpose_grad, name="transpose_grad")
@@ -141,14 +151,14 @@ def cumsum_grad_(g, ans, g_, a, axis=None):
 
 @vjp(take_grad, name="take_grad")
 def take_grad_(g, ans, g_, a, indices, axis=None, mode="raise"):
-    return np.take(g, indices, axis, mode=mode), 0.0, None
+    return np.take(g, indices, axis, mode=mode), 0.0, 0.0
 
 
 @vjp(tile_grad, name="tile_grad")
 def tile_grad_(g, ans, g_, A, reps):
-    return np.tile(g, reps), 0.0, None
+    return np.tile(g, reps), 0.0, 0.0
 
 
 @vjp(repeat_grad, name="repeat_grad")
 def repeat_grad_(g, ans, g_, a, repeats, axis=None):
-    return np.repeat(g, repeats, axis), 0.0, None
+    return np.repeat(g, repeats, axis), 0.0, 0.0

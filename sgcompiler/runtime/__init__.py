@@ -9,8 +9,8 @@ treats every function of this package alike (`is_helper`).
 """
 from __future__ import annotations
 
-from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, float_dtype, mT,
-                   not_a_view, reduced_axes, reduced_size, scalar_result, stop_gradient,
+from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, balanced_eq, float_dtype,
+                   index_part, mT, not_a_view, reduced_axes, reduced_size, scalar_result, stop_gradient,
                    unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce,
                    zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,

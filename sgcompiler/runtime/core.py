@@ -106,12 +106,17 @@ def zeros_tree(x):
     """A zero adjoint for a container: a list (or dict) of 0.0 with the same keys.
 
     Elements stay plain 0.0 until something is added to them, so nothing is allocated
-    for parts of a parameter tree that get no gradient."""
+    for parts of a parameter tree that get no gradient; a container inside gets zeros of
+    its own keys (the backward of a function returning nested tuples indexes them)."""
     if isinstance(x, dict):
-        return dict.fromkeys(x, 0.0)
+        return {k: _zero_part(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [0.0] * len(x)
-    return np.zeros_like(x, dtype=np.result_type(x, float))
+        return [_zero_part(v) for v in x]
+    return np.zeros_like(x, dtype=float_dtype(x))
+
+
+def _zero_part(x):
+    return zeros_tree(x) if isinstance(x, (dict, list, tuple)) else 0.0
 
 
 def add_at(dx, index, g):
@@ -121,6 +126,15 @@ def add_at(dx, index, g):
     else:
         np.add.at(dx, index, g)
     return dx
+
+
+def index_part(g, index, like):
+    """g[index], shaped like `like` (summed where `like` was broadcast into it): the
+    adjoint of add_at's value."""
+    part = g[index]
+    if isinstance(g, (list, dict)) or isinstance(part, (list, dict, tuple)):
+        return part
+    return unbroadcast(part, like)
 
 
 def _is_zero(a):
@@ -170,6 +184,9 @@ def mT(x):
 
 
 
+
+# helpers whose result is a tree when their first argument is (analysis/shapes.py)
+TREE_HELPERS = (zeros_tree, add_trees, add_at)
 
 # runtime helper -> the position of the argument it reads only the shape of
 SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
