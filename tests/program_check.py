@@ -24,12 +24,14 @@ import collections
 import hashlib
 import linecache
 import traceback
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
 import sgcompiler
 from program_grammar import HELPERS, N
+from sgcompiler.backend.loader import function_from_text
 
 STEPS = (1e-6, 1e-5)
 RTOL, ATOL = 1e-5, 1e-6        # atol is relative to the scale of the values involved
@@ -209,6 +211,51 @@ def check_program(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
     return Outcome("ok" if checked else "skipped", "", skips)
 
 
+SECOND = """def f_d1(x, y):
+    _gx, _gy = _grad(x, y)
+    return np.sum(_gx * _vx) + np.sum(_gy * _vy)
+"""
+
+
+def check_program_second_order(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
+    """Grad of grad: the gradient of s(x, y) = <grad f(x, y), v> (sgcompiler compiling
+    its own gradient code again), against central differences of s, where s runs the
+    first-order code with its stopped values replayed (stop_gradient is a constant at
+    every order)."""
+    freezer = Freezer()
+    f = load(source, sgcompiler.stop_gradient, "program")
+    plain = sgcompiler.grad(f, wrt=(0, 1)).as_function(
+        scalars=frozenset({"y"}) if y_float else frozenset())
+    # the same first-order code, looking stop_gradient up in a namespace of its own
+    replaying = types.FunctionType(plain.__code__, {**plain.__globals__,
+                                                    "stop_gradient": freezer},
+                                   plain.__name__, plain.__defaults__, plain.__closure__)
+    skips, checked = [], 0
+    for seed in seeds:
+        x, y = point(seed, y_float)
+        rng = np.random.default_rng(seed + 100)
+        directions = {"np": np, "_vx": rng.normal(size=N),
+                      "_vy": float(rng.normal()) if y_float else rng.normal(size=N)}
+        s = function_from_text(SECOND, "f_d1", {**directions, "_grad": plain}, "fuzz")
+        reference = function_from_text(SECOND, "f_d1", {**directions, "_grad": replaying},
+                                       "fuzz")
+        try:
+            problem = check_point(sgcompiler.value_and_grad(s, wrt=(0, 1)), reference,
+                                  freezer, x, y)
+        except NotSmooth as exc:
+            skips.append(str(exc))
+            continue
+        except sgcompiler.SGCompilerError as exc:
+            return Outcome("refused", str(exc), skips)
+        except Exception:
+            return Outcome("failed", "compiler or generated code raised:\n"
+                           + traceback.format_exc(limit=-6), skips)
+        if problem:
+            return Outcome("failed", "second order: " + problem, skips)
+        checked += 1
+    return Outcome("ok" if checked else "skipped", "", skips)
+
+
 def main(argv=None):
     import argparse
     import json
@@ -224,7 +271,10 @@ def main(argv=None):
     parser.add_argument("--out", default="/tmp/sgcompiler-fuzz")
     parser.add_argument("--avoid", nargs="*", default=[], choices=sorted(AVOIDABLE),
                         help="leave out constructs that trigger known bugs")
+    parser.add_argument("--order", type=int, default=1, choices=(1, 2),
+                        help="2: check grad of grad (check_program_second_order)")
     args = parser.parse_args(argv)
+    check = check_program if args.order == 1 else check_program_second_order
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts, skip_reasons, refusals = collections.Counter(), collections.Counter(), []
@@ -232,7 +282,7 @@ def main(argv=None):
     for seed in range(args.start, args.start + args.count):
         source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid)
         try:
-            outcome = check_program(source, y_float)
+            outcome = check(source, y_float)
         except Exception:
             outcome = Outcome("failed", "checking raised:\n" + traceback.format_exc())
         counts[outcome.status] += 1

@@ -10,6 +10,9 @@ order code keeps to the language the front end accepts once these four things ar
                                     h = _tape[_tape_n]
     add_at(dt, 1, v)          ->    dt = add_at(dt, 1, v)
     dt[1] = add_trees(dt[1], v)  -> dt = add_at(dt, 1, v)
+    dx[i] += v                ->    dx = add_at(dx, i, v)      (and np.add.at(dx, i, v))
+    dv = dl[len(l) - 1]       ->    dv = dl[l_n - 1]           (the adjoint of l.append(v))
+    l.pop()                         l_n = l_n - 1
 
 (The last one matters most: a call for its effect carries no gradient, so the adjoint it
 adds would be lost the next time round.)
@@ -37,6 +40,7 @@ def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
         if isinstance(node, gast.Call):
             node.keywords = [k for k in node.keywords if k.arg != "out"]
     _index_tapes(tree, namer)
+    _count_lists(tree, namer)
     return tree
 
 
@@ -51,6 +55,15 @@ def _plain(stmt, linker):
     added = _added_at(stmt, linker)
     if added is not None:
         return [gast.copy_location(added, stmt)]
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and \
+            isinstance(stmt.target, gast.Subscript) and \
+            isinstance(stmt.target.value, gast.Name):
+        return [gast.copy_location(_add_at(linker, stmt.target.value.id, stmt.target.slice,
+                                           stmt.value), stmt)]
+    if isinstance(stmt, gast.Expr) and _is_ufunc_add_at(stmt.value) and \
+            isinstance(stmt.value.args[0], gast.Name):
+        dx, index, value = stmt.value.args
+        return [gast.copy_location(_add_at(linker, dx.id, index, value), stmt)]
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
         node = gast.Assign(targets=[store(stmt.target.id)],
                            value=gast.BinOp(left=load(stmt.target.id), op=stmt.op,
@@ -75,10 +88,35 @@ def _added_at(stmt, linker):
             old.value.id == target.value.id and
             gast.dump(old.slice) == gast.dump(target.slice)):
         return None
-    name = target.value.id
+    return _add_at(linker, target.value.id, target.slice, value)
+
+
+def _add_at(linker, name, index, value):
+    """`name = add_at(name, index, value)`"""
+    if isinstance(index, gast.Slice) or isinstance(index, gast.Tuple) and any(
+            isinstance(e, gast.Slice) for e in index.elts):
+        index = _index_value(index)
     return gast.Assign(targets=[store(name)], value=gast.Call(
         func=load(linker.name_for("add_at", runtime.add_at)),
-        args=[load(name), target.slice, value], keywords=[]), type_comment=None)
+        args=[load(name), index, value], keywords=[]), type_comment=None)
+
+
+def _index_value(index):
+    """An index as a value: `1:3` -> slice(1, 3, None); tuples element by element."""
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
+    if isinstance(index, gast.Slice):
+        parts = [p if p is not None else gast.Constant(value=None, kind=None)
+                 for p in (index.lower, index.upper, index.step)]
+        return gast.Call(func=load("slice"), args=parts, keywords=[])
+    return index
+
+
+def _is_ufunc_add_at(node) -> bool:
+    """`np.add.at(...)` (three arguments)."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr == "at" and isinstance(node.func.value, gast.Attribute) and \
+        node.func.value.attr == "add" and len(node.args) == 3
 
 
 def _pop_of(stmt):
@@ -133,3 +171,54 @@ def gradient_only(tree: gast.FunctionDef, linker) -> None:
         func=load(linker.name_for("scalar_result", runtime.scalar_result)), args=[value],
         keywords=[]))
     tree.body[-1:] = [check, gast.Return(value=gradient)]
+
+
+def _popped_list(stmt):
+    """The list `stmt` pops for its effect (`l.pop()`), or None."""
+    if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+            not stmt.value.args and isinstance(stmt.value.func, gast.Attribute) and \
+            stmt.value.func.attr == "pop" and isinstance(stmt.value.func.value, gast.Name):
+        return stmt.value.func.value.id
+    return None
+
+
+def _count_lists(tree, namer):
+    """`l.pop()` undoing `l.append(v)` in the adjoint sweep -> a count of its own, `l_n`,
+    which the reads `len(l)` after it use: the list itself is left whole."""
+    counts = {}
+    for top in list(tree.body):
+        for name in dict.fromkeys(_popped_list(s) for s in nodes(top) if _popped_list(s)):
+            if name not in counts:
+                counts[name] = namer.fresh(f"{name}_n")
+                start = gast.Assign(targets=[store(counts[name])], value=gast.Call(
+                    func=load("len"), args=[load(name)], keywords=[]), type_comment=None)
+                at = tree.body.index(top)
+                tree.body.insert(at, start)
+                for later in tree.body[at + 1:]:
+                    _count_reads(later, name, counts[name])
+    for block in blocks(tree):
+        block[:] = [_counted(stmt, counts) for stmt in block]
+
+
+def _count_reads(stmt, name, count):
+    """`len(name)` -> `count` in `stmt`."""
+    def is_len(value):
+        return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+            value.func.id == "len" and len(value.args) == 1 and \
+            isinstance(value.args[0], gast.Name) and value.args[0].id == name
+    for node in nodes(stmt):
+        for field, value in list(gast.iter_fields(node)):
+            if is_len(value):
+                setattr(node, field, load(count))
+            elif isinstance(value, list):
+                value[:] = [load(count) if is_len(v) else v for v in value]
+
+
+def _counted(stmt, counts):
+    name = _popped_list(stmt)
+    if name is None or name not in counts:
+        return stmt
+    node = gast.Assign(targets=[store(counts[name])], value=gast.BinOp(
+        left=load(counts[name]), op=gast.Sub(), right=gast.Constant(value=1, kind=None)),
+        type_comment=None)
+    return gast.copy_location(node, stmt)

@@ -88,6 +88,11 @@ def _sweeps(norm, resolution, act, shapes, pieces, plan, piece=False):
     return sweep, forward, backward
 
 
+def _reads(body, name) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+               for stmt in body for n in gast.walk(stmt))
+
+
 def _seed(norm, piece):
     """The adjoint of the result: 1.0 for a gradient, the backward's argument for a piece."""
     return load(norm.namer.adjoint(norm.returned)) if piece else const(1.0)
@@ -169,7 +174,10 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
                     n.id = kept
                 also_saved.add(n.id)
     # primal values, counters, saved call values, and the old values statements overwrite
-    slots = {n for k, n in sweep.names.items() if k[0] == "slot"}
+    # (and the trip counts of the loops the adjoint sweep replays: a loop that only
+    # restores values, with no adjoint code, still runs that many times)
+    slots = {n for k, n in sweep.names.items() if k[0] == "slot" or
+             k[0] == "trips" and _reads(backward, n)}
     saved_names = sorted(set(sweep.needed) | also_saved | slots)
     body = norm.body
     top = set(norm.params) | {target_of(s) for s in body

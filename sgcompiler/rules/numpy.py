@@ -265,7 +265,7 @@ def maximum(g, ans, x1, x2):
 
 @vjp(np.where, elementwise=True)
 def where(g, ans, condition, x, y):
-    return None, unbroadcast(np.where(condition, g, 0.0), x), \
+    return 0.0, unbroadcast(np.where(condition, g, 0.0), x), \
         unbroadcast(np.where(condition, 0.0, g), y)
 
 
