@@ -93,12 +93,14 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
            rules.version(), rereadable)
-    compiled = _CACHE.get(key)
+    # the entry keeps the globals alive: their id in the key cannot be another dict's
+    # (equal code objects of two texts exec'd alike would share an entry otherwise)
+    compiled, _ = _CACHE.get(key, (None, None))
     if compiled is None:
         compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
         if len(_CACHE) >= _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
-        _CACHE[key] = compiled
+        _CACHE[key] = compiled, fn.__globals__
     return compiled
 
 

@@ -23,7 +23,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, Phase, event, given, settings, strategies as st
 
-from program_check import check_program
+from program_check import check_program, check_program_second_order
 from program_grammar import Choices, write_program
 
 EXAMPLES = int(os.environ.get("SGCOMPILER_FUZZ_EXAMPLES", "0"))
@@ -50,5 +50,25 @@ def test_gradient_of_random_program_matches_finite_differences(program):
     if outcome.status == "refused":
         pytest.fail(f"sgcompiler refused a program the grammar means to be supported:\n"
                     f"{source}\n{outcome.detail}")
+    assert outcome.status != "failed", \
+        f"y is a {'float' if y_float else 'array'}\n{source}\n{outcome.detail}"
+
+
+@settings(max_examples=EXAMPLES or 40, derandomize=DEFAULT_RUN, deadline=None,
+          database=None, print_blob=not DEFAULT_RUN,
+          phases=(Phase.explicit, Phase.generate) if DEFAULT_RUN else tuple(Phase),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_grad_of_grad_of_random_program_matches_finite_differences(program):
+    """Grad of grad: sgcompiler compiles the gradient it generated for the program again;
+    checked against finite differences of that gradient (check_program_second_order).
+    A refusal is counted, not failed: second derivatives of a few helpers (prod_grad in
+    its x) have no rule yet, and that is an error the compiler raises, never a wrong
+    value."""
+    source, y_float = program
+    outcome = check_program_second_order(source, y_float)
+    event(f"program {outcome.status}")
+    if outcome.status == "refused":
+        event(f"refused: {outcome.detail.splitlines()[0][-80:]}")
     assert outcome.status != "failed", \
         f"y is a {'float' if y_float else 'array'}\n{source}\n{outcome.detail}"

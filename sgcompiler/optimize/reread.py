@@ -6,8 +6,8 @@ order code keeps to the language the front end accepts once these four things ar
     del z                           (dropped: freeing memory is no value)
     dx += t                   ->    dx = dx + t
     np.exp(z, out=z)          ->    np.exp(z)
-    h = _tape.pop()           ->    _tape_n = _tape_n - 1
-                                    h = _tape[_tape_n]
+    h = _tape.pop()           ->    _tape_n = _tape_n - 1      (_tape_n: one up per
+                                    h = _tape[_tape_n]          append, len(_tape) at first)
     add_at(dt, 1, v)          ->    dt = add_at(dt, 1, v)
     dt[1] = add_trees(dt[1], v)  -> dt = add_at(dt, 1, v)
     dx[i] += v                ->    dx = add_at(dx, i, v)      (and np.add.at(dx, i, v))
@@ -18,8 +18,7 @@ order code keeps to the language the front end accepts once these four things ar
 adds would be lost the next time round.)
 
 A tape is then a list that the primal sweep appends to and the adjoint sweep reads from the
-end (its length is taken once, before the first read), which the front end differentiates
-like any list. The arithmetic is the same, statement for statement.
+end, counting, which the front end differentiates like any list. The arithmetic is the same, statement for statement.
 """
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
     for node in nodes(tree):
         if isinstance(node, gast.Call):
             node.keywords = [k for k in node.keywords if k.arg != "out"]
-    _index_tapes(tree, namer)
-    _count_lists(tree, namer)
+    _count_lists(tree, namer, linker)
     return tree
 
 
@@ -129,37 +127,6 @@ def _pop_of(stmt):
     return None
 
 
-def _index_tapes(tree, namer):
-    """`h = T.pop()` -> `T_n = T_n - 1; h = T[T_n]`, with `T_n = len(T)` before the
-    top-level statement holding T's first pop (every push comes before every pop)."""
-    positions = {}
-    for k, top in enumerate(list(tree.body)):
-        found = [s for s in nodes(top) if _pop_of(s) is not None]
-        for tape in dict.fromkeys(_pop_of(s) for s in found):
-            if tape not in positions:
-                positions[tape] = namer.fresh(f"{tape}_n")
-                start = gast.Assign(targets=[store(positions[tape])], value=gast.Call(
-                    func=load("len"), args=[load(tape)], keywords=[]), type_comment=None)
-                tree.body.insert(tree.body.index(top), start)
-    if not positions:
-        return
-    for block in blocks(tree):
-        block[:] = [new for stmt in block for new in _indexed(stmt, positions)]
-
-
-def _indexed(stmt, positions):
-    tape = _pop_of(stmt)
-    if tape is None:
-        return [stmt]
-    n = positions[tape]
-    step = gast.Assign(targets=[store(n)], value=gast.BinOp(
-        left=load(n), op=gast.Sub(), right=gast.Constant(value=1, kind=None)),
-        type_comment=None)
-    read = gast.Assign(targets=stmt.targets, value=gast.Subscript(
-        value=load(tape), slice=load(n), ctx=gast.Load()), type_comment=None)
-    return [gast.copy_location(step, stmt), gast.copy_location(read, stmt)]
-
-
 def gradient_only(tree: gast.FunctionDef, linker) -> None:
     """`return (result, dx)` -> `scalar_result(result); return dx`: the gradient alone,
     for code that returns the value only so that its caller can check it is a scalar."""
@@ -182,22 +149,20 @@ def _popped_list(stmt):
     return None
 
 
-def _count_lists(tree, namer):
+def _count_lists(tree, namer, linker):
     """`l.pop()` undoing `l.append(v)` in the adjoint sweep -> a count of its own, `l_n`,
-    which the reads `len(l)` after it use: the list itself is left whole."""
-    counts = {}
-    for top in list(tree.body):
-        for name in dict.fromkeys(_popped_list(s) for s in nodes(top) if _popped_list(s)):
-            if name not in counts:
-                counts[name] = namer.fresh(f"{name}_n")
-                start = gast.Assign(targets=[store(counts[name])], value=gast.Call(
-                    func=load("len"), args=[load(name)], keywords=[]), type_comment=None)
-                at = tree.body.index(top)
-                tree.body.insert(at, start)
-                for later in tree.body[at + 1:]:
-                    _count_reads(later, name, counts[name])
+    kept beside the list wherever it changes (set where l is, one up per append, one
+    down per pop), which every read `len(l)` uses: the list itself is left whole."""
+    popped = dict.fromkeys(_popped_list(s) or _pop_of(s) for s in nodes(tree)
+                           if _popped_list(s) or _pop_of(s))
+    counts = {name: namer.fresh(f"{name}_n") for name in popped}
+    if not counts:
+        return
+    for name, count in counts.items():      # (before the counts' own len(l) is written)
+        for stmt in tree.body:
+            _count_reads(stmt, name, count)
     for block in blocks(tree):
-        block[:] = [_counted(stmt, counts) for stmt in block]
+        block[:] = [new for stmt in block for new in _counted(stmt, counts, linker)]
 
 
 def _count_reads(stmt, name, count):
@@ -214,11 +179,33 @@ def _count_reads(stmt, name, count):
                 value[:] = [load(count) if is_len(v) else v for v in value]
 
 
-def _counted(stmt, counts):
+def _counted(stmt, counts, linker):
+    """`stmt`, and what keeps the counts: l_n = len(l) after l = ..., l_n = l_n + 1 after
+    l.append(v); l.pop() becomes l_n = l_n - 1."""
+    def step(count, op):
+        return gast.copy_location(gast.Assign(targets=[store(count)], value=gast.BinOp(
+            left=load(count), op=op, right=gast.Constant(value=1, kind=None)),
+            type_comment=None), stmt)
     name = _popped_list(stmt)
-    if name is None or name not in counts:
-        return stmt
-    node = gast.Assign(targets=[store(counts[name])], value=gast.BinOp(
-        left=load(counts[name]), op=gast.Sub(), right=gast.Constant(value=1, kind=None)),
-        type_comment=None)
-    return gast.copy_location(node, stmt)
+    if name in counts:
+        return [step(counts[name], gast.Sub())]
+    name = _pop_of(stmt)
+    if name in counts:       # h = l.pop() -> l_n = l_n - 1; h = l[l_n]
+        read = gast.Assign(targets=stmt.targets, value=gast.Subscript(
+            value=load(name), slice=load(counts[name]), ctx=gast.Load()), type_comment=None)
+        return [step(counts[name], gast.Sub()), gast.copy_location(read, stmt)]
+    if isinstance(stmt, gast.Assign):      # l = ..., or (l, m) = _saved
+        target = stmt.targets[0]
+        names = [target] if isinstance(target, gast.Name) else \
+            target.elts if isinstance(target, gast.Tuple) else []
+        length = linker.name_for("length", runtime.length)   # (0 for a list not yet made)
+        return [stmt] + [gast.copy_location(gast.Assign(
+            targets=[store(counts[n.id])], value=gast.Call(func=load(length), args=[
+                load(n.id)], keywords=[]), type_comment=None), stmt)
+            for n in names if isinstance(n, gast.Name) and n.id in counts]
+    call = stmt.value if isinstance(stmt, gast.Expr) else None
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+            call.func.attr == "append" and isinstance(call.func.value, gast.Name) and \
+            call.func.value.id in counts:
+        return [stmt, step(counts[call.func.value.id], gast.Add())]
+    return [stmt]

@@ -9,7 +9,8 @@ itself, which is the primitive (or its vjp with the roles swapped):
     unbroadcast(g_, x)         sums g_ down  ->    d g_ = g broadcast back: unbroadcast(g, g_)
 
 (A helper's own parameters `g` and `ans` are written `g_` and `ans_` here: `g` and `ans`
-are the rule's, the adjoint and the value of the helper's result.)
+are the rule's, the adjoint and the value of the helper's result. A product's `g` may be
+a plain 0.0, the zero part of a tree's adjoint: `unreduce(g, x)` gives it x's shape.)
 
 Arguments that a helper reads only for their shape, integer indexes and counts, and
 arguments it is piecewise constant in (the choice of max) get exactly zero (0.0). A helper that is not linear in an
@@ -22,9 +23,9 @@ import numpy as np
 
 from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad,
                        cumsum_grad, dot_grad_left, dot_grad_right, float_dtype, hsplit_axis, index_part,
-                       inner_grad_a, inner_grad_b, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
+                       inner_grad_a, inner_grad_b, length, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
                        median_grad, nan_count, not_a_view, prod_grad, reduced_axes,
-                       reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
+                       reduce_like, reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
                        tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
                        unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce, zeros_tree)
 from .registry import nondifferentiable, vjp
@@ -34,7 +35,7 @@ from .registry import nondifferentiable, vjp
 # shapes, counts, checks and masks: integers, bools, zeros, or piecewise constant
 nondifferentiable(reduced_size, reduced_axes, float_dtype, balanced_eq, zeros_tree,
                   scalar_result, not_a_view, nan_count, tensordot_axes, hsplit_axis,
-                  linspace_fractions)
+                  linspace_fractions, length)
 
 
 @vjp(unbroadcast, name="unbroadcast")
@@ -44,7 +45,12 @@ def unbroadcast_(g, ans, g_, x):
 
 @vjp(unreduce, name="unreduce")
 def unreduce_(g, ans, g_, x, axis=None, keepdims=False):
-    return unbroadcast(np.sum(g, axis=axis, keepdims=keepdims), g_), 0.0
+    return reduce_like(g, g_, axis, keepdims), 0.0
+
+
+@vjp(reduce_like, name="reduce_like")
+def reduce_like_(g, ans, g_, h, axis=None, keepdims=False):
+    return unreduce(g, g_, axis, keepdims), 0.0
 
 
 @vjp(unbroadcast_each, name="unbroadcast_each")
@@ -89,42 +95,44 @@ def cast_grad_(g, ans, g_, x, dtype):
 
 @vjp(matmul_grad_left, name="matmul_grad_left")
 def matmul_grad_left_(g, ans, g_, x, y):
-    return np.matmul(g, y), 0.0, matmul_grad_right(g_, g, y)
+    return np.matmul(unreduce(g, x), y), 0.0, matmul_grad_right(g_, unreduce(g, x), y)
 
 
 @vjp(matmul_grad_right, name="matmul_grad_right")
 def matmul_grad_right_(g, ans, g_, x, y):
-    return np.matmul(x, g), matmul_grad_left(g_, x, g), 0.0
+    return np.matmul(x, unreduce(g, y)), matmul_grad_left(g_, x, unreduce(g, y)), 0.0
 
 
 @vjp(dot_grad_left, name="dot_grad_left")
 def dot_grad_left_(g, ans, g_, x, y):
-    return np.dot(g, y), 0.0, dot_grad_right(g_, g, y)
+    return np.dot(unreduce(g, x), y), 0.0, dot_grad_right(g_, unreduce(g, x), y)
 
 
 @vjp(dot_grad_right, name="dot_grad_right")
 def dot_grad_right_(g, ans, g_, x, y):
-    return np.dot(x, g), dot_grad_left(g_, x, g), 0.0
+    return np.dot(x, unreduce(g, y)), dot_grad_left(g_, x, unreduce(g, y)), 0.0
 
 
 @vjp(inner_grad_a, name="inner_grad_a")
 def inner_grad_a_(g, ans, g_, a, b):
-    return np.inner(g, b), 0.0, inner_grad_b(g_, g, b)
+    return np.inner(unreduce(g, a), b), 0.0, inner_grad_b(g_, unreduce(g, a), b)
 
 
 @vjp(inner_grad_b, name="inner_grad_b")
 def inner_grad_b_(g, ans, g_, a, b):
-    return np.inner(a, g), inner_grad_a(g_, a, g), 0.0
+    return np.inner(a, unreduce(g, b)), inner_grad_a(g_, a, unreduce(g, b)), 0.0
 
 
 @vjp(tensordot_grad_a, name="tensordot_grad_a")
 def tensordot_grad_a_(g, ans, g_, a, b, axes=2):
-    return np.tensordot(g, b, axes), 0.0, tensordot_grad_b(g_, g, b, axes)
+    return (np.tensordot(unreduce(g, a), b, axes), 0.0,
+            tensordot_grad_b(g_, unreduce(g, a), b, axes))
 
 
 @vjp(tensordot_grad_b, name="tensordot_grad_b")
 def tensordot_grad_b_(g, ans, g_, a, b, axes=2):
-    return np.tensordot(a, g, axes), tensordot_grad_a(g_, a, g, axes), 0.0
+    return (np.tensordot(a, unreduce(g, b), axes),
+            tensordot_grad_a(g_, a, unreduce(g, b), axes), 0.0)
 
 
 @vjp(choose_grad, name="choose_grad")

@@ -67,6 +67,15 @@ def unreduce(g, x, axis=None, keepdims=False):
     return np.broadcast_to(g, shape)
 
 
+def reduce_like(g, h, axis=None, keepdims=False):
+    """The adjoint of unreduce(h, x, axis, keepdims): `g` (x's shape) summed back to the
+    shape of `h` (which may be x's shape already, the reduction's, or a number)."""
+    if axis is not None and not keepdims and np.ndim(h):
+        expanded = np.expand_dims(h, reduced_axes(axis, np.ndim(g)))
+        return np.reshape(unbroadcast(g, expanded), np.shape(h))
+    return unbroadcast(g, h)
+
+
 def reduced_size(x, axis=None):
     """How many elements of `x` a reduction over `axis` combines into one (1 for none:
     the mean of an empty array is nan, and its gradient, an empty array, divides by this
@@ -126,6 +135,11 @@ def add_at(dx, index, g):
     else:
         np.add.at(dx, index, g)
     return dx
+
+
+def length(items) -> int:
+    """len(items), and 0 for None (a list that code read again has not made yet)."""
+    return 0 if items is None else len(items)
 
 
 def index_part(g, index, like):
