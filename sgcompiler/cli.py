@@ -3,6 +3,7 @@
     sgcompiler samples/stable_softmax.py:softmax_loss_stable [--wrt x,w] [--stage grad]
     sgcompiler mypackage.model:loss
     sgcompiler model.py:loss --shapes W=784x256,b=256,X=128x784,lam=float
+    sgcompiler model.py:loss --order 2       # grad of grad: the gradient of sum(grad f)
 
 The file or module is imported, so its top-level code runs (as `python -c "import model"`
 would run it). Without --shapes the code is for arguments of any shape; with it, for those
@@ -25,7 +26,10 @@ import sys
 import sysconfig
 import traceback
 
-from .api import dtype_refusal, wrt_names
+import numpy as np
+
+from .api import dtype_refusal, grad, wrt_names
+from .backend.loader import function_from_text
 from .errors import SGCompilerError
 from .pipeline import STAGES, compile_gradient, dump_stage
 
@@ -69,6 +73,10 @@ def _print_stage(args) -> None:
     fn = load_target(args.target)
     wrt = parse_wrt(fn, args.wrt)
     scalars, arrays = parse_shapes(fn, args.shapes, wrt)
+    if args.order < 1:
+        raise UsageError(f"--order must be 1 or more, got {args.order}")
+    for _ in range(args.order - 1):
+        fn = summed_gradient(fn, wrt, scalars)
     note = None
     if args.stage == "grad":
         note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
@@ -76,6 +84,22 @@ def _print_stage(args) -> None:
     sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
     if note:
         _say(note)
+
+
+def summed_gradient(fn, wrt, scalars):
+    """s(args) = the sum of every element of grad(fn, wrt)(args), as a function with
+    source (its gradient is what --order 2 prints: the Hessian times ones, for an array;
+    grad of grad itself, for a number)."""
+    params = list(inspect.signature(fn).parameters)
+    several = len(wrt) > 1
+    inner = grad(fn, wrt=wrt if several else wrt[0]).as_function(frozenset(scalars))
+    terms = " + ".join(f"np.sum(_g[{k}])" for k in range(len(wrt))) if several \
+        else "np.sum(_g)"
+    name = f"{fn.__name__}_grad_sum"
+    text = (f"def {name}({', '.join(params)}):\n    _g = _grad({', '.join(params)})\n"
+            f"    return {terms}\n")
+    return function_from_text(text, name, {"np": np, "_grad": inner, "__name__": __name__},
+                              "cli")
 
 
 def _parser():
@@ -95,6 +119,11 @@ def _parser():
                         help="print what one step of the pipeline made instead of the "
                              "final code; the steps, in the order they run: "
                              + ", ".join(STAGES))
+    parser.add_argument("--order", type=int, default=1,
+                        help="2 or more: the code of grad of grad (the gradient of the sum "
+                             "of the elements of the gradient, which is f's second "
+                             "derivative for a number and the Hessian times ones for an "
+                             "array), made by compiling the generated gradient again")
     parser.add_argument("--shapes", default=None,
                         help="the code for arguments of these shapes, as grad(f) compiles "
                              "it for a call: NAME=2x3 (a float64 array), NAME=2x3:float32, "

@@ -403,3 +403,12 @@ def test_same_text_in_another_namespace_is_compiled_for_it():
         assert grad(s)(1.0) == scale
         del f, s
         gc.collect()
+
+
+def test_cli_order_2_prints_grad_of_grad(capsys):
+    from sgcompiler import cli
+    target = f"{__file__}:cubic_sin"
+    assert cli.main([target, "--order", "2", "--shapes", "x=float"]) == 0
+    out = capsys.readouterr().out
+    assert "def cubic_sin_grad_sum_grad(x):" in out and "def cubic_sin_grad_forward" in out
+    assert cli.main([target, "--order", "0"]) == 1
