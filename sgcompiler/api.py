@@ -59,7 +59,7 @@ class GradientFunction:
         self._positions = tuple(self._params.index(w) for w in self.wrt)
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
-        self._compiled = {}      # argument types -> generated function
+        self._compiled = {}      # argument types -> (function, returns value, plain, check)
         self._version = rules.version()     # of the rules the functions were compiled with
         self._last = (frozenset(), frozenset(), with_value, ())
         self._shaped = 0         # how many sets of argument shapes have code of their own
@@ -100,6 +100,11 @@ class GradientFunction:
         # floats and float arrays of the types, shapes and dtypes of an earlier call passed
         # its checks (parameter trees are checked on every call: their leaves may differ)
         found = None if kwargs else self._compiled.get(kinds)
+        if found is not None and not found[3]():
+            # a name the code was compiled from refers to something else now (a helper
+            # redefined, np.exp patched, a closure's function rebound): compile again
+            self._compiled.clear()
+            found = None
         values = self._wrt_values(args, kwargs)
         if found is None or not found[2]:
             plain = True
@@ -107,9 +112,9 @@ class GradientFunction:
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value)
                     plain = False
-            found = found or self._compiled.get(kinds) or self._specialise(args, kinds,
-                                                                           plain)
-        function, returns_value, plain = found
+            found = found or self._valid(self._compiled.get(kinds)) or \
+                self._specialise(args, kinds, plain)
+        function, returns_value, plain, _ = found
         if returns_value:
             result, grads = function(*args, **kwargs)
             if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
@@ -148,8 +153,16 @@ class GradientFunction:
         compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value,
                                     arrays)
         self._last = (scalars, trees, self.with_value, arrays)
-        self._compiled[kinds] = compiled.bind(self.primal), compiled.returns_value, plain
+        self._compiled[kinds] = (compiled.bind(self.primal), compiled.returns_value, plain,
+                                 compiled.checker(self.primal))
         return self._compiled[kinds]
+
+    def _valid(self, found):
+        """`found` (an entry of `_compiled`) if its code is still right, else None."""
+        if found is not None and not found[3]():
+            self._compiled.clear()
+            return None
+        return found
 
     @staticmethod
     def _has_trees(values):

@@ -12,8 +12,10 @@ helpers and writes into arrays that die (passes/buffers.py).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import types
+import weakref
 from dataclasses import dataclass
 
 import gast
@@ -21,6 +23,7 @@ import numpy
 
 from . import rules
 from .codegen import to_source
+from .depends import LOCK, Depends, function_reads, note, recording
 from .loader import bind, compile_source
 from .passes.activity import activity
 from .passes.check import check
@@ -44,10 +47,15 @@ class Compiled:
     extra: dict           # names inlined rules use -> objects
     wrt: tuple[str, ...]
     returns_value: bool = True   # the function returns (value, gradient), else gradient
+    depends: Depends = Depends(())   # what the names it was compiled from referred to
 
     def bind(self, fn):
         """The gradient function for `fn` (same code object, its own closure cells)."""
         return bind(self.code, fn, self.extra)
+
+    def checker(self, fn):
+        """() -> whether the function `bind(fn)` made is still right (see depends.py)."""
+        return self.depends.checker(fn, function_reads(fn))
 
 
 _CACHE: dict = {}
@@ -75,13 +83,20 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
            rules.version())
-    compiled = _CACHE.get(key)
-    if compiled is None:
-        compiled = _compile(fn, wrt, scalars, trees, value, arrays)
+    with LOCK:      # one compilation at a time: a piece is published before it is done
+        compiled = _CACHE.get(key)
+        # the code is right for `fn` only while its names mean what they meant
+        if compiled is not None and compiled.depends.holds_for(fn):
+            compiled.depends.replay(fn)
+            return compiled
+        with recording() as seen:
+            compiled = _compile(fn, wrt, scalars, trees, value, arrays)
+        compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
+        _CACHE.pop(key, None)
         if len(_CACHE) >= _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
         _CACHE[key] = compiled
-    return compiled
+        return compiled
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
@@ -120,9 +135,11 @@ class Piece:
     backward_cell: object
     source: str = ""
     pieces: tuple = ()
+    depends: Depends | None = None      # None while it is being compiled
 
 
-_PIECES: dict = {}
+# user function -> {(active, arrays, trees, ...): Piece}; a function that is gone has none
+_PIECES = weakref.WeakKeyDictionary()
 
 
 _PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of its own for
@@ -136,25 +153,38 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) ->
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
-    if arrays and sum(1 for k in _PIECES if k[0] is fn.__code__ and k[2]) >= _PIECE_SHAPES:
-        arrays = ()         # (a recursion whose shapes change on every call, say)
-    key = (fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version())
-    found = _PIECES.get(key)
-    if found is not None:
-        return found
-    name = fn.__name__
-    if arrays:      # a name of its own, the same in every process: its code differs
-        digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
-                                   ).encode()).hexdigest()[:4]
-        name = f"{name}_{digest}"
-    made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(), types.CellType())
-    _PIECES[key] = made
-    try:
-        _compile_piece(fn, active, made, arrays, trees)
-    except BaseException:
-        del _PIECES[key]
-        raise
-    return made
+    with LOCK:
+        # pieces are bound to `fn` (its closure cells and defaults): one set per function
+        mine = _PIECES.get(fn)
+        if mine is None:
+            mine = _PIECES[fn] = {}
+        if arrays and sum(1 for k in mine if k[1]) >= _PIECE_SHAPES:
+            arrays = ()         # (a recursion whose shapes change on every call, say)
+        key = (active, arrays, trees, id(fn.__globals__), rules.version())
+        found = mine.get(key)
+        if found is not None and found.depends is None:
+            return found        # being compiled: a recursive call, on this thread
+        if found is not None and found.depends.holds_for(fn):
+            found.depends.replay(fn)
+            return found
+        name = fn.__name__
+        if arrays:      # a name of its own, the same in every process: its code differs
+            digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
+                                       ).encode()).hexdigest()[:4]
+            name = f"{name}_{digest}"
+        made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(),
+                     types.CellType())
+        mine[key] = made
+        try:
+            with recording() as seen:
+                for read in function_reads(fn):     # its code and defaults are bound in
+                    note(*read)
+                _compile_piece(fn, active, made, arrays, trees)
+        except BaseException:
+            del mine[key]
+            raise
+        made.depends = Depends.of(seen, fn)
+        return made
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):

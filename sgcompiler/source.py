@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from .depends import note_name
 from .errors import SGCompilerError
 
 
@@ -41,7 +42,9 @@ class FunctionSource:
         return self.lines[lineno - 1].strip()
 
     def lookup(self, name: str):
-        """What `name` refers to from inside the function: (found, value)."""
+        """What `name` refers to from inside the function: (found, value). The read is
+        recorded: code compiled from what it finds is valid while it finds the same."""
+        note_name(self.globals, self.closure, name)
         if name in self.closure:
             try:
                 return True, self.closure[name].cell_contents

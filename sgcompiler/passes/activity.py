@@ -24,6 +24,7 @@ from ..errors import describe, errors_at
 from .memory import IfEnd, exclusive, linear_paths, own_reads
 from .resolve import local_names
 from .normalize import Normalized
+from ..depends import Depends, cached, recording
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
                   assignments, describe_stmt, is_append, target_of)
 
@@ -268,7 +269,7 @@ def _call_edges(flows):
     return out
 
 
-_RETURNED: dict = {}
+_RETURNED = cached()     # (code, globals) -> parameters its result may be
 
 
 def returned_params(fn, depth=0) -> frozenset:
@@ -278,11 +279,20 @@ def returned_params(fn, depth=0) -> frozenset:
     if code is None:
         return frozenset()
     params = frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    if code in _RETURNED:
-        return _RETURNED[code]
+    key = (code, id(fn.__globals__))
+    found = _RETURNED.get(key, fn)      # (what fn's callees are may have changed since)
+    if found is not None:
+        return found
     if depth > 8:
         return params
-    _RETURNED[code] = params            # a recursive call, while this one is worked out
+    _RETURNED.put(key, params)          # a recursive call, while this one is worked out
+    with recording() as seen:
+        result = _returned_params(fn, params, depth)
+    _RETURNED.put(key, result, Depends.of(seen, fn))
+    return result
+
+
+def _returned_params(fn, params, depth):
     from ..errors import SGCompilerError
     from ..source import parse_function
     from .normalize import normalize
@@ -312,8 +322,7 @@ def returned_params(fn, depth=0) -> frozenset:
         if name not in reached:
             reached.add(name)
             todo.extend(links.get(name, ()))
-    _RETURNED[code] = params & reached
-    return _RETURNED[code]
+    return params & reached
 
 
 def _fixed_point(seed: set, edges) -> set:

@@ -15,6 +15,7 @@ import copy
 import gast
 import numpy as np
 
+from ..depends import unrecorded
 from .shapes import SCALAR, Shapes, class_shape, concrete_class
 from .sizes import UNKNOWN, axes_of, constant
 
@@ -32,7 +33,8 @@ class Linker:
     def name_for(self, preferred: str, obj) -> str:
         if id(obj) in self._by_id:
             return self._by_id[id(obj)]
-        found, existing = self.fn.lookup(preferred)
+        with unrecorded():      # not a dependency: the code takes obj from its closure
+            found, existing = self.fn.lookup(preferred)
         if (found and existing is obj) or (not found and preferred not in self.names):
             name = preferred
             self.namer.reserve([name])

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ..depends import Depends, cached, recording
 from .activity import assignments
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
                   describe_stmt, target_of)
@@ -309,7 +310,7 @@ def _is_int_expr(rhs, ints, resolution):
     return False
 
 
-_KEYED: dict = {}
+_KEYED = cached()       # (code, globals) -> parameters used as dicts
 
 
 def keyed_params(fn, depth=0) -> frozenset:
@@ -318,9 +319,18 @@ def keyed_params(fn, depth=0) -> frozenset:
     code = getattr(fn, "__code__", None)
     if code is None or depth > 8:
         return frozenset()
-    if code in _KEYED:
-        return _KEYED[code]
-    _KEYED[code] = frozenset()          # a recursive call sees "none yet"
+    key = (code, id(fn.__globals__))
+    found = _KEYED.get(key, fn)         # (what fn's callees are may have changed since)
+    if found is not None:
+        return found
+    _KEYED.put(key, frozenset())        # a recursive call sees "none yet"
+    with recording() as seen:
+        result = _keyed_params(fn, code, depth)
+    _KEYED.put(key, result, Depends.of(seen, fn))
+    return result
+
+
+def _keyed_params(fn, code, depth):
     from ..errors import SGCompilerError
     from ..source import parse_function
     try:
@@ -348,5 +358,4 @@ def keyed_params(fn, depth=0) -> frozenset:
                 for kw in node.keywords:
                     if kw.arg in inner and isinstance(kw.value, gast.Name):
                         keyed.add(kw.value.id)
-    _KEYED[code] = frozenset(keyed & params)
-    return _KEYED[code]
+    return frozenset(keyed & params)

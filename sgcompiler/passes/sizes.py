@@ -27,6 +27,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from ..depends import Depends, cached, recording
 from .ops import CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
 
 class _Weak:
@@ -207,8 +208,8 @@ def same(a, b) -> bool:
     return a[0] == b[0] and same_dtype(a[1], b[1])
 
 
-_RESULTS: dict = {}     # (code, argument shapes) -> (shape, dtype) of the result, or None
-_WORKING = object()
+_RESULTS = cached()     # (code, argument shapes) -> (shape, dtype) of the result, or None
+_WORKING, _ABSENT = object(), object()
 _DEPTH = [0]            # how deep in callees' callees the shapes are being worked out
 
 
@@ -230,13 +231,13 @@ def _call_result(op, atom, trees):
         return None
     from .. import rules
     key = (code, id(getattr(fn, "__globals__", None)), arrays, rules.version())
-    result = _RESULTS.get(key)
+    result = _RESULTS.get(key, fn, _ABSENT)     # (fn's callees may have changed since)
     if result is _WORKING:
         return None             # a recursive call: its result is not known yet
-    if key not in _RESULTS:
+    if result is _ABSENT:
         if _DEPTH[0] >= 4:
             return None         # calls within calls within calls: not followed further
-        _RESULTS[key] = _WORKING
+        _RESULTS.put(key, _WORKING)
         _DEPTH[0] += 1
         result = None
         try:
@@ -245,16 +246,17 @@ def _call_result(op, atom, trees):
             from .normalize import normalize
             from .resolve import resolve
             from .shapes import shapes
-            src = parse_function(fn)
-            resolution = resolve(src)
-            norm = normalize(src, resolution)
-            facts = shapes(norm, resolution, arrays={p: (s, d) for p, s, d in arrays})
-            result = facts.concrete.get(norm.returned)
+            with recording() as seen:
+                src = parse_function(fn)
+                resolution = resolve(src)
+                norm = normalize(src, resolution)
+                facts = shapes(norm, resolution, arrays={p: (s, d) for p, s, d in arrays})
+                result = facts.concrete.get(norm.returned)
         except SGCompilerError:
             result = None
         finally:
             _DEPTH[0] -= 1
-        _RESULTS[key] = result
+        _RESULTS.put(key, result, Depends.of(seen, fn))
     return result
 
 
