@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import sys
 
 import numpy as np
 
@@ -52,6 +53,7 @@ class GradientFunction:
                                   f"{type(fn).__name__} {fn!r}")
         self.primal = fn
         self.with_value = with_value
+        self._wrt_given = wrt
         self._signature = inspect.signature(fn)
         self._params = list(self._signature.parameters)
         self._tuple = isinstance(wrt, (tuple, list))
@@ -87,6 +89,17 @@ class GradientFunction:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
         return compile_gradient(self.primal, self.wrt, *self._last).source
+
+    def __reduce__(self):
+        """Pickled by reference to the primal and the options; the other process compiles
+        its own code (generated functions and their cells cannot be pickled)."""
+        module = sys.modules.get(self.primal.__module__)
+        found = module
+        for part in self.primal.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is self:       # `@grad def f`: the module's name f is this object
+            return self.primal.__qualname__
+        return _rebuild, (self.primal, self._wrt_given, self.with_value)
 
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
@@ -177,6 +190,11 @@ class GradientFunction:
             raise TypeError(f"{self.primal.__name__}(): {exc}") from None
         bound.apply_defaults()
         return [bound.arguments[w] for w in self.wrt]
+
+
+def _rebuild(fn, wrt, with_value):
+    """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
+    return GradientFunction(fn, wrt, with_value)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)

@@ -282,6 +282,11 @@ def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays
     to `compile_gradient`)."""
     if stage == "grad":
         return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
+    with LOCK:          # the callee summaries it fills are shared
+        return _dump(fn, wrt, stage)
+
+
+def _dump(fn, wrt, stage):
     src = parse_function(fn)
     check(src)
     resolution = resolve(src)
