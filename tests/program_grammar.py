@@ -65,8 +65,25 @@ def helper_scale(u, scale=2.0):
     return scale * np.tanh(u)
 
 
+def helper_soft(u):
+    return np.log1p(np.exp(u))
+
+
+def helper_star(*args):
+    """Forwards through *args: refused (precisely), never a silent zero gradient."""
+    return helper_tanh(args[0], args[1])
+
+
 HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper_rec,
-                                   helper_branch, helper_scale)}
+                                   helper_branch, helper_scale, helper_soft, helper_star)}
+
+# what the factory programs' names refer to, changed between calls of one gradient:
+# `make(act, k)` builds f (act and k are closure cells, k also a default of `inner`), and
+# `glob` is a module-level name rebound between two calls
+ACTS = (np.sin, np.tanh, helper_soft, np.sin)
+KS = (2.0, 0.5, 2.0, -1.5)
+GLOBS = (np.cos, helper_soft)
+STAR_REFUSAL = "collects arguments in *args"
 
 
 class Choices:
@@ -138,6 +155,7 @@ class _Writer:
         self.nesting = 0        # enclosing compound statements
         self.fixed = set()      # names whose kind a loop body must keep
         self.lists = 0
+        self.captured = False   # in a factory: act, inner and glob may be called
 
     # --- output ---
 
@@ -192,7 +210,9 @@ class _Writer:
         if depth <= 0:
             return self.leaf(ARRAY, bare)
         d = depth - 1
-        form = self.c.below(13)
+        form = self.c.below(15 if self.captured else 13)
+        if form >= 13:
+            return self.captured_call(ARRAY, d)
         if form == 0:
             return self.leaf(ARRAY, bare)
         if form == 1:
@@ -227,7 +247,9 @@ class _Writer:
         if depth <= 0:
             return self.leaf(SCALAR, bare)
         d = depth - 1
-        form = self.c.below(13)
+        form = self.c.below(15 if self.captured else 13)
+        if form >= 13:
+            return self.captured_call(SCALAR, d)
         if form == 0:
             return self.leaf(SCALAR, bare)
         if form == 1:
@@ -309,6 +331,16 @@ class _Writer:
             f"helper_loop({w}, {self.c.pick(['1', '2', '3'] + self.ints)})",
             f"helper_rec({w}, {self.c.pick(['0', '1', '2', '3'])})",
             f"helper_branch({u}, {v})", f"helper_pair({u}, {v})[0]"])
+
+    def captured_call(self, kind, d):
+        """A call of a name whose meaning changes between calls (factory programs)."""
+        e = self.value(kind, d)
+        form = self.c.below(6)
+        if form == 5:
+            left, right = self.kinds_for(kind)
+            return f"helper_star({self.value(left, d, True)}, {self.value(right, d, True)})"
+        return [f"act({e})", f"inner({e})", f"inner({e}, s=0.5)", f"glob({e})",
+                f"(k * act({e}))"][form]
 
     def cond(self, d):
         d = min(d, 1)
@@ -546,3 +578,21 @@ def write_program(choices: Choices, avoid=frozenset()) -> tuple[str, bool]:
         writer.statement()
     writer.emit(f"return {writer.result(choices.below(3))}")
     return "def f(x, y):\n" + "\n".join(writer.lines) + "\n", y_float
+
+
+def write_factory_program(choices: Choices) -> tuple[str, bool]:
+    """The source of `make(act, k)`, which returns a random `def f(x, y):` whose body may
+    call `act` and `inner` (closures over the factory's arguments; `inner` takes k as a
+    default) and `glob` (a module-level name), and whether y is a Python float."""
+    y_float = choices.maybe(25)
+    writer = _Writer(choices, SCALAR if y_float else ARRAY)
+    writer.captured = True
+    writer.level = 2
+    for _ in range(1 + choices.below(5)):
+        writer.statement()
+    writer.emit(f"return {writer.result(choices.below(3))}")
+    return ("def make(act, k):\n"
+            "    def inner(u, s=k):\n"
+            "        return act(u) * s\n\n"
+            "    def f(x, y):\n" + "\n".join(writer.lines) + "\n"
+            "    return f\n"), y_float
