@@ -22,18 +22,17 @@ import gast
 import numpy
 
 from . import rules
-from .codegen import to_source
-from .depends import LOCK, Depends, function_reads, note, recording
-from .loader import bind, compile_source
-from .passes.activity import activity
-from .passes.check import check
-from .passes.normalize import normalize
-from .passes.optimize import optimize, runtime_helpers
-from .passes.sizes import WEAK
-from .passes.resolve import local_names, resolve
-from .passes.reverse import reverse, reverse_piece
-from .passes.shapes import shapes
-from .source import parse_function
+from .backend.codegen import to_source
+from .backend.loader import bind, compile_source
+from .analysis.activity import activity
+from .analysis.shapes import shapes
+from .analysis.sizes import WEAK
+from .analysis.summaries import SUMMARIES
+from .frontend import front_end
+from .frontend.depends import LOCK, Depends, function_reads, note, recording
+from .frontend.resolve import local_names
+from .optimize.cleanup import optimize, runtime_helpers
+from .reverse.sweeps import reverse, reverse_piece
 
 STAGES = ("normalize", "activity", "grad")
 
@@ -47,6 +46,7 @@ class Compiled:
     extra: dict           # names inlined rules use -> objects
     wrt: tuple[str, ...]
     returns_value: bool = True   # the function returns (value, gradient), else gradient
+    result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
     depends: Depends = Depends(())   # what the names it was compiled from referred to
 
     def bind(self, fn):
@@ -100,13 +100,10 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars)
-    shape_facts = shapes(norm, resolution, scalars, trees, specialised)
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     value = value or not shape_facts.is_scalar(norm.returned)
     gradient = reverse(norm, resolution, act, shape_facts, wrt, piece, value)
     np_name = gradient.linker.name_for("np", numpy) if specialised else None
@@ -121,7 +118,8 @@ def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
     free = set(extra) | set(fn.__code__.co_freevars)
     code = compile_source(source, f"<sgcompiler {src.qualname}_grad>", free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
-    return Compiled(text, code[gradient.tree.name], extra, wrt, value)
+    return Compiled(text, code[gradient.tree.name], extra, wrt, value,
+                    shape_facts.shape(norm.returned))
 
 
 @dataclass
@@ -188,13 +186,10 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) ->
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, active, specialised)
-    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised)
+    act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
+    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
     trees = reverse_piece(norm, resolution, act, shape_facts, active, names, piece)
     np_name = trees.linker.name_for("np", numpy) if specialised else None
@@ -224,6 +219,11 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
     made.source = source
     made.pieces = tuple(trees.linker.pieces)
+
+
+def _front(fn):
+    front = front_end(fn)
+    return front.source, front.resolution, front.norm
 
 
 def _drop_unread_saved(forward, backward):
@@ -287,14 +287,11 @@ def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays
 
 
 def _dump(fn, wrt, stage):
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    _, resolution, norm = _front(fn)
     body = "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in norm.body)
     if stage == "normalize":
         return body + "\n"
-    act = activity(norm, resolution, wrt)
+    act = activity(norm, resolution, wrt, callees=SUMMARIES)
     return (f"varied: {', '.join(sorted(act.varied))}\n"
             f"useful: {', '.join(sorted(act.useful))}\n"
             f"active: {', '.join(sorted(act.active))}\n")

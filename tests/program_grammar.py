@@ -334,7 +334,7 @@ class _Writer:
 
     def captured_call(self, kind, d):
         """A call of a name whose meaning changes between calls (factory programs)."""
-        e = self.value(kind, d)
+        e = self.value(kind, d, True)       # act may be a user function: never a buffer
         form = self.c.below(6)
         if form == 5:
             left, right = self.kinds_for(kind)

@@ -6,7 +6,7 @@ import textwrap
 import gast
 import pytest
 
-from sgcompiler.passes.optimize import _propagate_copies
+from sgcompiler.optimize.cleanup import _propagate_copies
 
 
 def propagated(src, user_names=()):
@@ -61,8 +61,8 @@ def test_user_names_stay():
 
 # --- numbers nested into their one use, inside loops --------------------------------------------
 
-from sgcompiler.passes.nest import nest_single_uses  # noqa: E402
-from sgcompiler.passes.optimize import _pure_assign, _temporary, _while_condition  # noqa: E402
+from sgcompiler.optimize.nest import nest_single_uses  # noqa: E402
+from sgcompiler.optimize.cleanup import _pure_assign, _temporary, _while_condition  # noqa: E402
 
 
 def nested(src, numbers=("x", "y", "n")):
