@@ -6,8 +6,13 @@
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
 shapes and dtypes of array arguments, rules version), so each function is compiled once per
 way it is differentiated and kind of arguments (and again after a user registers a
-derivative rule). Code compiled for known shapes (passes/sizes.py) needs fewer run-time
-helpers and writes into arrays that die (passes/buffers.py).
+derivative rule). Code compiled for known shapes (analysis/sizes.py) needs fewer run-time
+helpers and writes into arrays that die (optimize/buffers.py).
+
+A cached gradient is used only while every name its compilation read still refers to the
+same object (frontend/depends.py: closure cells, globals, module attributes, callees' code
+and defaults); pieces of user functions are kept per function object, since they are bound
+to its cells and defaults. Compilation holds one re-entrant lock.
 """
 from __future__ import annotations
 

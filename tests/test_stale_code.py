@@ -170,3 +170,23 @@ def test_same_meaning_compiles_once(tmp_path, monkeypatch):
     assert len(calls) == 1
     assert_grad_matches(m.make_loss(np.cos, 2.0), (X,), wrt=[0])
     assert len(calls) == 2
+
+
+def test_bound_method_is_not_a_new_meaning_on_every_call(tmp_path, monkeypatch):
+    """`rng.normal` is a new bound method at each read: the same method of the same
+    object still means the same (no compiling again on every call)."""
+    m = load(tmp_path, "from sgcompiler import stop_gradient\n"
+                       "rng = np.random.default_rng(0)\n\n"
+                       "def loss(x):\n"
+                       "    return np.sum(np.sin(x) * stop_gradient(rng.uniform(size=3)))\n")
+    calls = []
+    compile_ = pipeline._compile
+    monkeypatch.setattr(pipeline, "_compile", lambda *a, **k: calls.append(1) or
+                        compile_(*a, **k))
+    g = grad(m.loss)
+    for _ in range(3):
+        state = m.rng.bit_generator.state
+        got = g(X)
+        m.rng.bit_generator.state = state
+        np.testing.assert_allclose(got, np.cos(X) * m.rng.uniform(size=3), rtol=1e-12)
+    assert len(calls) == 1

@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import threading
+import types
 
 MISSING = object()          # "the name was not there": a later definition changes the code
 CELL, ITEM, ATTR, OWN = "cell", "item", "attr", "own"
@@ -120,7 +121,7 @@ class Depends:
 
     def holds_for(self, fn) -> bool:
         """Every name still refers to what it did (as seen from `fn`)."""
-        return all(holder is not None and _get(kind, holder, key) is value
+        return all(holder is not None and _same(_get(kind, holder, key), value)
                    for kind, holder, key, value in self._absolute(fn))
 
     def replay(self, fn) -> None:
@@ -140,7 +141,7 @@ class Depends:
         tests, env = [], {}
         for i, (kind, holder, key, value) in enumerate(reads):
             env[f"h{i}"], env[f"v{i}"] = holder, value
-            tests.append(_test(kind, f"h{i}", key, f"v{i}", value is MISSING))
+            tests.append(_test(kind, f"h{i}", key, f"v{i}", value))
         body = " and ".join(tests) or "True"
         # (an empty cell, a name or attribute that is gone: the code no longer holds)
         # the objects are defaults of the check: local variables, the fastest to read
@@ -151,17 +152,31 @@ class Depends:
         return env["check"]
 
 
-def _test(kind, holder, key, value, missing) -> str:
+def _test(kind, holder, key, value, obj) -> str:
     """The fastest expression that tells whether one read still reads the same."""
     if kind == CELL:
         return f"{holder}.cell_contents is {value}"
     if kind == ITEM:
-        return f"{key!r} not in {holder}" if missing else f"{holder}[{key!r}] is {value}"
-    if missing:
+        return f"{key!r} not in {holder}" if obj is MISSING else \
+            f"{holder}[{key!r}] is {value}"
+    if obj is MISSING:
         return f"not hasattr({holder}, {key!r})"
+    same = "==" if _method(obj) else "is"
     if key.isidentifier() and not keyword.iskeyword(key):
-        return f"{holder}.{key} is {value}"
-    return f"getattr({holder}, {key!r}) is {value}"
+        return f"{holder}.{key} {same} {value}"
+    return f"getattr({holder}, {key!r}) {same} {value}"
+
+
+def _method(obj) -> bool:
+    """A method bound to an object: each attribute read makes a new one (rng.normal)."""
+    return isinstance(obj, (types.MethodType, types.BuiltinMethodType)) and \
+        not isinstance(getattr(obj, "__self__", None), types.ModuleType)
+
+
+def _same(now, then) -> bool:
+    """Whether a read reads what it read: the same object (a bound method: the same
+    function bound to the same object)."""
+    return now is then or (_method(then) and now == then)
 
 
 def function_reads(fn) -> tuple:
