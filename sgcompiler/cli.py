@@ -91,8 +91,10 @@ def _parser():
     parser.add_argument("--wrt", default=None,
                         help="comma-separated parameter names or positions (default: the "
                              "first parameter)")
-    parser.add_argument("--stage", choices=STAGES, default="grad",
-                        help="print an intermediate stage instead of the final code")
+    parser.add_argument("--stage", choices=STAGES, default="grad", metavar="STAGE",
+                        help="print what one step of the pipeline made instead of the "
+                             "final code; the steps, in the order they run: "
+                             + ", ".join(STAGES))
     parser.add_argument("--shapes", default=None,
                         help="the code for arguments of these shapes, as grad(f) compiles "
                              "it for a call: NAME=2x3 (a float64 array), NAME=2x3:float32, "

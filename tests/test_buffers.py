@@ -290,7 +290,7 @@ def _reused(source, arrays, monkeypatch):
     from sgcompiler.optimize import buffers
     monkeypatch.setattr(buffers, "_LARGE", 0)
     tree = gast.parse(source).body[0]
-    buffers.reuse_buffers(tree, arrays, "np", {})
+    buffers.reuse_buffers(buffers.code_shapes(tree, arrays, "np", {}))
     return stdast.unparse(gast.gast_to_ast(gast.Module(body=[tree], type_ignores=[])))
 
 

@@ -28,19 +28,24 @@ class FrontEnd:
     norm: Normalized            # its normal form (later passes may rewrite its body)
 
 
-def front_end(fn, checked: bool = True) -> FrontEnd:
+def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
     """Parse, check, resolve and normalize `fn`. `checked=False` skips the check, for an
     analysis that only reads a callee (a callee that is differentiated is checked when it
-    is compiled).
+    is compiled). `trace(stage, made)`, if given, sees what each step made.
 
     Raises:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
+    trace = trace or (lambda stage, made: None)
     src = parse_function(fn)
+    trace("parse", src)
     if checked:
         check(src)
     resolution = resolve(src)
-    return FrontEnd(src, resolution, normalize(src, resolution))
+    trace("resolve", resolution)
+    norm = normalize(src, resolution)
+    trace("normalize", norm)
+    return FrontEnd(src, resolution, norm)
 
 
 __all__ = ["FrontEnd", "front_end", "parse_function"]

@@ -24,9 +24,7 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .algebra import fold_algebra, quiet_reciprocals
 from ..ir.blocks import nodes
-from .factoring import factor_sums
 from ..ir.builders import load, store
 from ..analysis.sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape, same
 from ..runtime import SHAPE_ARGUMENT
@@ -44,9 +42,11 @@ _FLOAT_UFUNCS = frozenset(
 _REDUCTIONS = frozenset("sum mean max min prod".split())
 
 
-def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: dict,
-                  facts=None):
-    """Rewrite top-level statements of `tree` in place to write into dying operands.
+def code_shapes(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: dict,
+                facts=None):
+    """A maker of shape oracles for the generated code of `tree`: each call gives a fresh
+    one that follows shapes and dtypes through the statements of `tree.body` as they are
+    then (the rewrites of algebra.py and factoring.py ask it; reuse_buffers runs it).
 
     Args:
         arrays: parameter -> (shape, dtype) the code is specialised for.
@@ -56,17 +56,18 @@ def reuse_buffers(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: d
             primal (used for a variable assigned once, where the expression that
             computes it is not followed here: `d = x.shape[1] * math.pi`).
     """
-    if arrays:
-        writes = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name)
-                         and isinstance(n.ctx, gast.Store))
-        once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
-        # names never assigned here with known shapes: the Python-number arguments
-        arrays = {**{n: v for n, v in (facts or {}).items() if writes[n] == 0}, **arrays}
-        reciprocals = fold_algebra(tree.body, _Buffers(tree.body, arrays, np_name, helpers,
-                                                       once), np_name)
-        factor_sums(tree.body, _Buffers(tree.body, arrays, np_name, helpers, once), np_name)
-        _Buffers(tree.body, arrays, np_name, helpers, once).run()
-        quiet_reciprocals(tree.body, reciprocals, np_name)
+    writes = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name)
+                     and isinstance(n.ctx, gast.Store))
+    once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
+    # names never assigned here with known shapes: the Python-number arguments
+    arrays = {**{n: v for n, v in (facts or {}).items() if writes[n] == 0}, **arrays}
+    return lambda: _Buffers(tree.body, arrays, np_name, helpers, once)
+
+
+def reuse_buffers(shapes_now) -> None:
+    """Rewrite top-level statements in place to write into dying operands; `shapes_now`
+    is a code_shapes maker."""
+    shapes_now().run()
 
 
 class _Buffers:

@@ -23,40 +23,16 @@ from collections import Counter
 import gast
 
 from .. import runtime
-from .algebra import fill_numbers
-from .batching import batch_outer_products
 from ..ir.blocks import arithmetic, blocks, nodes
-from .buffers import reuse_buffers
-from .nest import nest_single_uses
+from ..ir.builders import COMMENT
 
 
-def optimize(tree: gast.FunctionDef, helpers: dict, user_names=frozenset(),
-             small=lambda name: False, arrays=None, np_name=None,
-             facts=None) -> gast.FunctionDef:
-    """Apply the tidy-ups to `tree` in place and return it. `helpers` maps the names of
-    runtime helpers in the generated code to the helper functions; `user_names` are the
-    user's own variable names (only generated names are folded away); `small(name)` says
-    that a name holds a number, not an array worth freeing early. With `arrays` (parameter
-    -> (shape, dtype) the code is specialised for) and `np_name` (numpy's name in the
-    code), operations write into operands that die there (buffers.py); `facts` are the
-    concrete shapes of the primal's variables."""
-    _coalesce_copies(tree, user_names)
-    _propagate_copies(tree, user_names)
+def tidy(tree, helpers):
+    """`dx + -d_t` is `dx - d_t`; a helper's default arguments are left out."""
     _Tidy(helpers).visit(tree)
-    if arrays:
-        fill_numbers(tree, helpers, np_name, facts)
-    _drop_dead(tree, helpers)
-    nest_single_uses(tree, _temporary, small, lambda stmt: _pure_assign(stmt, helpers))
-    _while_condition(tree)
-    if arrays:
-        reuse_buffers(tree, arrays, np_name, helpers, facts)
-        batch_outer_products(tree, np_name)
-    _drop_lonely_comments(tree)
-    _free_after_last_use(tree, small)
-    return tree
 
 
-def _while_condition(tree):
+def while_condition(tree):
     """`while True: if c: body else: break` (how `while c:` is lowered) is `while c: body`:
     the test runs at the top of every trip either way."""
     for node in nodes(tree):
@@ -70,16 +46,16 @@ def _while_condition(tree):
 
 def _is_comment(stmt) -> bool:
     return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and \
-        isinstance(stmt.value.value, str) and stmt.value.value.startswith("\x00#")
+        isinstance(stmt.value.value, str) and stmt.value.value.startswith(COMMENT)
 
 
-def _drop_lonely_comments(tree):
+def drop_lonely_comments(tree):
     """A `# line N` comment whose statements were all folded away goes too."""
     for block in blocks(tree):
         keep = []
         for i, stmt in enumerate(block):
             following = block[i + 1] if i + 1 < len(block) else None
-            if _is_comment(stmt) and stmt.value.value.startswith("\x00#line") and (
+            if _is_comment(stmt) and stmt.value.value.startswith(COMMENT + "line") and (
                     following is None or _is_comment(following) or
                     isinstance(following, gast.Return)):
                 continue
@@ -87,7 +63,7 @@ def _drop_lonely_comments(tree):
         _replace(block, keep)
 
 
-def _free_after_last_use(tree, small):
+def free_after_last_use(tree, small):
     """`del a, b` right after the statement that reads arrays a and b for the last time,
     so their memory goes back to the allocator while the rest runs (peak memory, and no
     page faults for the next large array). Top-level statements only, and only names
@@ -163,7 +139,7 @@ def _replace(block, keep):
     block[:] = keep or ([gast.Pass()] if block else [])
 
 
-def _coalesce_copies(tree, user_names):
+def coalesce_copies(tree, user_names):
     reads, writes = _counts(tree)
     renames = {}
     for block in blocks(tree):
@@ -199,7 +175,7 @@ def _foldable(before, stmt, reads, writes, user_names) -> bool:
             and writes[source] == 1 and reads[source] == 1 and writes[target] == 1)
 
 
-def _propagate_copies(tree, user_names):
+def propagate_copies(tree, user_names):
     """`a = b`, with a generated name a assigned only there and read only later in the same
     block, before anything rebinds b: read b instead, and drop the copy. `b = a` after
     `a = b` (nothing rebinding either in between) does nothing and goes too."""
@@ -221,7 +197,7 @@ def _propagate_copies(tree, user_names):
             elif _drop_copy_back(block, i, a, b):
                 reads[a] -= 1
                 writes[b] -= 1
-            elif _temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
+            elif is_temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
                     (writes[b] > 0 or b in params) and \
                     _replace_reads(block, i, a, b, reads[a]):
                 del block[i]
@@ -233,7 +209,7 @@ def _propagate_copies(tree, user_names):
             block.append(gast.Pass())
 
 
-def _temporary(name) -> bool:
+def is_temporary(name) -> bool:
     """A normalisation temporary (`_add`) or its adjoint (`d_add`), see naming.py: a name
     the reader loses nothing by not seeing."""
     return name.startswith(("_", "d_"))
@@ -296,7 +272,7 @@ def _load_count(stmt, name) -> int:
     return count
 
 
-def _drop_dead(tree, helpers):
+def drop_dead(tree, helpers):
     """Remove assignments whose value nobody reads (e.g. the loss value, when only the
     gradient is returned), as long as computing it has no effect beyond the value."""
     reads, _ = _counts(tree)
@@ -310,7 +286,7 @@ def _drop_dead(tree, helpers):
             for stmt in block:
                 known = pure.get(id(stmt))
                 if known is None or known[0] is not stmt:     # (ids of freed nodes recur)
-                    known = pure[id(stmt)] = (stmt, _pure_assign(stmt, helpers))
+                    known = pure[id(stmt)] = (stmt, pure_assign(stmt, helpers))
                 if known[1] and reads[stmt.targets[0].id] == 0:
                     for node in nodes(stmt.value):
                         if isinstance(node, gast.Name):
@@ -322,7 +298,7 @@ def _drop_dead(tree, helpers):
                 _replace(block, keep)
 
 
-def _pure_assign(stmt, helpers) -> bool:
+def pure_assign(stmt, helpers) -> bool:
     """`name = expression` built only of names, constants, arithmetic, comparisons,
     subscripts, attributes and calls of NumPy, `len`/`range` or runtime helpers."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1

@@ -37,7 +37,6 @@ from ..analysis.ops import (APPEND, CALL, SETITEM, describe_stmt, is_append, is_
                             target_of)
 from ..analysis.shapes import ARRAY, Shapes
 from .state import AdjointState
-from .tighten import tighten
 
 
 @dataclass(frozen=True)
@@ -49,24 +48,46 @@ class Gradient:
     wrt: tuple[str, ...]
 
 
-def _sweeps(norm, resolution, act, shapes, pieces, seed, piece=False):
-    """Run the reverser twice: once to learn which primal values the adjoint sweep reads,
-    then for real, saving exactly those values where they are overwritten (and, for a
-    piece, returning them from its forward function)."""
-    norm = tighten(norm, resolution, act, shapes)
+@dataclass(frozen=True)
+class SweepPlan:
+    """What the reverser's first run learns for its second: which primal values the
+    adjoint sweep reads (only those are saved where they are overwritten), the loops'
+    planned reverses, and the generated names and linked objects both runs share."""
+
+    linker: Linker
+    names: dict
+    reads: frozenset
+    loop_reverses: dict
+
+
+def plan_sweeps(norm: Normalized, resolution, act: Activity, shapes: Shapes, pieces,
+                piece: bool = False) -> SweepPlan:
+    """The reverser's first run: the adjoint sweep alone, to learn what it reads. A
+    function with no branch or loop and every variable assigned once overwrites
+    nothing, so it needs no first run (a piece always has one: it returns what it saves)."""
     linker = Linker(norm.fn, norm.namer)
-    names = {}       # generated names (loop counters, slots), the same in both passes
-    reads, loop_reverses = frozenset(), {}
-    if piece or not _straight_single_assignment(norm):    # else nothing is overwritten
-        first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {},
-                          pieces, seed)
-        first.adjoint_block(norm.body)
-        reads, loop_reverses = frozenset(first.reads), first.loop_reverses
-    sweep = _Reverser(norm, resolution, act, shapes, linker, reads, names, loop_reverses,
-                      pieces, seed)
+    names = {}       # generated names (loop counters, slots), the same in both runs
+    if not piece and _straight_single_assignment(norm):
+        return SweepPlan(linker, names, frozenset(), {})
+    first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {},
+                      pieces, _seed(norm, piece))
+    first.adjoint_block(norm.body)
+    return SweepPlan(linker, names, frozenset(first.reads), first.loop_reverses)
+
+
+def _sweeps(norm, resolution, act, shapes, pieces, plan, piece=False):
+    """The reverser's second run: the primal sweep, saving what `plan` says the adjoint
+    sweep reads where it is overwritten, then the adjoint sweep."""
+    sweep = _Reverser(norm, resolution, act, shapes, plan.linker, plan.reads, plan.names,
+                      plan.loop_reverses, pieces, _seed(norm, piece))
     forward = sweep.primal_block(norm.body, set(norm.params), in_loop=False)
     backward = sweep.adjoint_block(norm.body)
     return sweep, forward, backward
+
+
+def _seed(norm, piece):
+    """The adjoint of the result: 1.0 for a gradient, the backward's argument for a piece."""
+    return load(norm.namer.adjoint(norm.returned)) if piece else const(1.0)
 
 
 def _straight_single_assignment(norm) -> bool:
@@ -84,12 +105,13 @@ def _straight_single_assignment(norm) -> bool:
 
 
 def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
-            wrt: tuple[str, ...], pieces=None, value: bool = True) -> Gradient:
+            wrt: tuple[str, ...], plan: SweepPlan, pieces=None,
+            value: bool = True) -> Gradient:
     """Build `f_grad`, which returns `(result, gradient)` (a tuple of gradients if
-    `wrt` has several names), or with `value=False` the gradient alone.
-    `pieces(fn, active)` gives the forward and backward functions of a user function
-    called with active arguments."""
-    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, const(1.0))
+    `wrt` has several names), or with `value=False` the gradient alone. `plan` is the
+    first run's (plan_sweeps); `pieces(fn, active)` gives the forward and backward
+    functions of a user function called with active arguments."""
+    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, plan)
     linker = sweep.linker
     grads = [sweep.final_gradient(p) for p in wrt]
     gradient = grads[0] if len(grads) == 1 else gast.Tuple(elts=grads, ctx=gast.Load())
@@ -121,11 +143,13 @@ class PieceTrees:
 
 
 def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
-                  active: tuple[str, ...], names: tuple[str, str], pieces) -> PieceTrees:
+                  active: tuple[str, ...], names: tuple[str, str], plan: SweepPlan,
+                  pieces) -> PieceTrees:
     """Build `h_forward(params) -> (result, saved)` and `h_backward(dresult, saved) ->
-    (adjoint of each active parameter,)` for a function `h` called from generated code."""
-    seed = load(norm.namer.adjoint(norm.returned))
-    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, seed,
+    (adjoint of each active parameter,)` for a function `h` called from generated code;
+    `plan` is the first run's (plan_sweeps with piece=True)."""
+    seed = _seed(norm, piece=True)
+    sweep, forward, backward = _sweeps(norm, resolution, act, shapes, pieces, plan,
                                        piece=True)
     grads = [sweep.piece_gradient(p) for p in active]
     # a parameter with no gradient gets a zero of its structure, zeros_tree(t): the
@@ -144,7 +168,7 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     # primal values, counters, saved call values, and the old values statements overwrite
     slots = {n for k, n in sweep.names.items() if k[0] == "slot"}
     saved_names = sorted(set(sweep.needed) | also_saved | slots)
-    body = sweep.norm.body         # (tightened: the statements the sweeps saw)
+    body = norm.body
     top = set(norm.params) | {target_of(s) for s in body
                               if isinstance(s, gast.Assign)} | {
         sweep.names[(kind, id(s))] for s in body for kind in ("trips", "saved")
