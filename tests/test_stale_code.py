@@ -190,3 +190,18 @@ def test_bound_method_is_not_a_new_meaning_on_every_call(tmp_path, monkeypatch):
         m.rng.bit_generator.state = state
         np.testing.assert_allclose(got, np.cos(X) * m.rng.uniform(size=3), rtol=1e-12)
     assert len(calls) == 1
+
+
+def test_nested_recordings_each_keep_their_reads():
+    from sgcompiler.frontend import depends
+    cell = types.CellType(np.sin)
+    with depends.recording() as outer:
+        with depends.recording() as inner:      # (equal to outer while both are empty)
+            pass
+        depends.note(depends.CELL, cell, None, np.sin)
+    assert len(outer) == 1 and len(inner) == 0
+    check = depends.Depends.of(outer, test_nested_recordings_each_keep_their_reads).checker(
+        test_nested_recordings_each_keep_their_reads)
+    assert check()
+    cell.cell_contents = np.exp
+    assert not check()
