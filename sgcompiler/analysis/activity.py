@@ -24,7 +24,7 @@ from ..errors import describe, errors_at
 from .memory import IfEnd, exclusive, linear_paths, own_reads
 from ..frontend.resolve import local_names
 from ..frontend.normalize import Normalized
-from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
+from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, NO_RULE,
                   assignments, describe_stmt, is_append, target_of)
 
 
@@ -99,7 +99,7 @@ def _refuse_aliased_writes(norm, flows, active):
                                          f"'{target}' changes the caller's array; copy it "
                                          f"first ({target} = {target}.copy())"))
             continue
-        if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, UNKNOWN) or
+        if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, NO_RULE) or
                                   is_view(op, stmt)):
             problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
                                      "but may share memory with another value here; make "
@@ -286,7 +286,7 @@ def _fixed_point(seed: set, edges) -> set:
 def _refuse_blocked(fn, flows, varied, useful) -> None:
     # Where no gradient can flow (an unknown function, an attribute), follow the values as
     # if it could, so that a chain of such operations is refused, not silently cut.
-    passing = [(t, ins + [n for _, n in op.blocked] if op.kind == UNKNOWN else ins)
+    passing = [(t, ins + [n for _, n in op.blocked] if op.kind == NO_RULE else ins)
                for t, ins, op, _ in flows]
     varied = _fixed_point(set(varied), passing)
     useful = _fixed_point(set(useful), [(i, [t]) for t, ins in passing for i in ins])
@@ -300,7 +300,7 @@ def _refuse_blocked(fn, flows, varied, useful) -> None:
             reported.add(target)
             if name in reported:       # the operation that made `name` is reported already
                 continue
-            if op.kind == UNKNOWN:
+            if op.kind == NO_RULE:
                 what = op.why or f"there is no derivative rule for {op.what}"
             elif op.kind == RULE:
                 what = f"the derivative rule of {op.what} gives no gradient for its " \

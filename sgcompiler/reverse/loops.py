@@ -43,7 +43,7 @@ class LoopSweeps:
     def has_reverse(self, stmt):
         """Whether the adjoint sweep replays this loop: it has adjoint code, or it (or a
         loop inside it) overwrites a value the adjoint sweep reads."""
-        written = {target_of(s) for s in assignments(stmt.body)} | _loop_targets([stmt])
+        written = {target_of(s) for s in assignments(stmt.body)} | loop_targets([stmt])
         return self.loop_reverses.get(id(stmt), False) or bool(written & self.needed) or \
             any(self.has_reverse(inner) for inner in _inner_loops(stmt.body))
 
@@ -121,7 +121,7 @@ class LoopSweeps:
         touched = self.loop_adjoint_vars(stmt)
         written = {target_of(s) for s in assignments(self.loop_body(stmt))
                    if not is_setitem(s)} \
-            | _loop_targets([stmt])
+            | loop_targets([stmt])
         # Accumulators of values the loop does not rebind (weights, inputs, arrays it
         # writes into) get a buffer of their own before the loop, so the body can add into
         # it in place.
@@ -203,23 +203,7 @@ class LoopSweeps:
         return out
 
     def in_loop_depth(self, stmt):
-        return id(stmt) in self.nested_loops()
-
-    def nested_loops(self):
-        if not hasattr(self, "_nested"):
-            self._nested = set()
-
-            def walk(body, inside):
-                for s in body:
-                    if isinstance(s, LOOPS):
-                        if inside:
-                            self._nested.add(id(s))
-                        walk(s.body, True)
-                    elif isinstance(s, gast.If):
-                        walk(s.body, inside)
-                        walk(s.orelse, inside)
-            walk(self.norm.body, False)
-        return self._nested
+        return id(stmt) in self.nested
 
     def loop_adjoint_vars(self, stmt):
         """Variables whose adjoints the loop body may read or write."""
@@ -242,12 +226,12 @@ def _inner_loops(body):
             yield from _inner_loops(s.orelse)
 
 
-def _loop_targets(body):
+def loop_targets(body):
     out = set()
     for stmt in body:
         if isinstance(stmt, gast.For):
             out.add(stmt.target.id)
         for field in ("body", "orelse"):
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                out |= _loop_targets(getattr(stmt, field))
+                out |= loop_targets(getattr(stmt, field))
     return out
