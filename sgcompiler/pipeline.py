@@ -1,4 +1,5 @@
-"""The recipe: function -> generated gradient function. Every pass that runs, in order:
+"""The recipes: function -> generated gradient function (reverse mode), and function ->
+generated tangent function (forward mode, `compile_jvp`). Every pass that runs, in order:
 
     front end   parse, check, resolve, normalize                  (frontend/)
     analysis    activity, shapes (concrete shapes when specialised) (analysis/)
@@ -7,8 +8,15 @@
     optimize    the OPTIMIZATIONS below, in that order              (optimize/)
     back end    codegen, load                                      (backend/)
 
+Forward mode shares the front end, the analyses, the optimizations and the back end:
+
+    front end, activity, shapes                                      (as above)
+    forward     the tangent pass: each statement, then its tangent   (forward/)
+    optimize    the same OPTIMIZATIONS, codegen, load
+
 A user function called with active arguments gets a forward and a backward function of its
-own (a "piece"), made by the same recipe (`_compile_piece`). `dump_stage` prints the code
+own (a "piece"), made by the same recipe (`_compile_piece`); in forward mode, a tangent
+function of its own (`jvp_piece`). `dump_stage` prints the code
 after any of these steps (`sgcompiler FILE:f --stage NAME`).
 
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
@@ -46,6 +54,7 @@ from .optimize.factoring import factor_sums
 from .optimize.nest import nest_single_uses
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .forward.tangents import forward
 
 @dataclass(frozen=True)
 class Compiled:
@@ -330,9 +339,9 @@ def _pieces_of(linker):
 
 
 def _small(shape_facts, namer):
-    """name -> whether it holds a number (a scalar variable, or the adjoint of one)."""
-    adjoints = namer.adjoints()
-    return lambda name: shape_facts.is_scalar(adjoints.get(name, name))
+    """name -> whether it holds a number (a scalar variable, or its adjoint or tangent)."""
+    derived = {**namer.adjoints(), **namer.tangents()}
+    return lambda name: shape_facts.is_scalar(derived.get(name, name))
 
 
 # every step `dump_stage` can show, in the order they run ("grad": the final text,
@@ -341,11 +350,18 @@ STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "tighten", "pla
           *(name for name, _, _ in OPTIMIZATIONS), "codegen", "grad")
 
 
-def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=()) -> str:
-    """The text after one step of the recipe (a name in STAGES), for debugging: the code,
-    or what an analysis found. For arguments of any shape, or for the `scalars` and
-    `arrays` given as to `compile_gradient`; a step that does not run for them (an
-    optimization for known shapes) shows nothing."""
+FORWARD_STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "forward",
+                  *(name for name, _, _ in OPTIMIZATIONS), "codegen", "jvp")
+
+
+def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=(),
+               mode: str = "reverse") -> str:
+    """The text after one step of the recipe (a name in STAGES, or in FORWARD_STAGES for
+    mode="forward"), for debugging: the code, or what an analysis found. For arguments of
+    any shape, or for the `scalars` and `arrays` given as to `compile_gradient`; a step
+    that does not run for them (an optimization for known shapes) shows nothing."""
+    if mode == "forward":
+        return _dump_forward(fn, wrt, stage, scalars, arrays)
     if stage == "grad":
         return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
     if stage not in STAGES:
@@ -400,6 +416,127 @@ def _shapes_text(facts) -> str:
 def _plan_text(plan) -> str:
     return (f"the adjoint sweep reads: {', '.join(sorted(plan.reads)) or 'nothing saved'}\n"
             f"loops planned: {len(plan.loop_reverses)}\n")
+
+
+def _dump_forward(fn, wrt, stage, scalars, arrays):
+    if stage in ("jvp", "grad"):
+        return compile_jvp(fn, wrt, scalars, arrays=arrays).source
+    if stage not in FORWARD_STAGES:
+        raise ValueError(f"no stage {stage!r} in forward mode; the stages are "
+                         f"{', '.join(FORWARD_STAGES)}")
+    trace = _Trace(stage)
+    _compile_jvp(fn, wrt, scalars, frozenset(), arrays, trace)
+    return trace.text if trace.text is not None else \
+        f"# stage {stage} does not run for this function and these arguments\n"
+
+
+# --- forward mode -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompiledJvp:
+    """A compiled tangent function: f_jvp(<f's parameters>, <one tangent per wrt>)."""
+
+    source: str
+    code: object
+    extra: dict
+    wrt: tuple[str, ...]
+    tangent_params: dict        # wrt parameter -> its tangent parameter's name
+    own_source: str = ""        # this function's text alone (source adds its pieces')
+    pieces: tuple = ()          # the tangent pieces it calls
+
+    def bind(self, fn):
+        return bind(self.code, fn, self.extra)
+
+
+_JVP_CACHE: dict = {}
+
+
+def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
+                trees: frozenset = frozenset(), arrays: tuple = ()) -> CompiledJvp:
+    """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
+    `wrt`; the other arguments are as for `compile_gradient`.
+
+    Raises:
+        SGCompilerError: for anything that cannot be differentiated correctly.
+    """
+    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version())
+    compiled = _JVP_CACHE.get(key)
+    if compiled is None:
+        compiled = _compile_jvp(fn, wrt, scalars, trees, arrays)
+        if len(_JVP_CACHE) >= _CACHE_SIZE:
+            del _JVP_CACHE[next(iter(_JVP_CACHE))]
+        _JVP_CACHE[key] = compiled
+    return compiled
+
+
+def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
+                 named=None) -> CompiledJvp:
+    trace = trace or _Trace()
+    src, resolution, norm = _front(fn, trace)
+    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    trace("activity", act)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
+    trace("shapes", shape_facts)
+    code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
+                   name and norm.namer.fresh(name), named)
+    trace("forward", code.tree)
+    facts = dict(shape_facts.concrete)
+    facts.update({p: ((), WEAK) for p in scalars if p not in facts})
+    optimize(code.tree, _specialisation(code.linker, src, shape_facts, norm, specialised,
+                                        facts), trace)
+    shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
+    header = (f"tangent of {src.name} ({src.short_filename}:{src.firstlineno}) with respect "
+              f"to {', '.join(wrt)}{' for ' + shapes_text if arrays else ''}, generated by "
+              "sgcompiler")
+    source = to_source(code.tree, header)
+    trace("codegen", source)
+    extra = dict(code.linker.names)
+    compiled = compile_source(source, f"<sgcompiler {src.qualname}_jvp {id(code)}>",
+                              set(extra) | set(fn.__code__.co_freevars))
+    text = "\n\n".join([source] + [p.source for p in _pieces_of(code.linker)])
+    return CompiledJvp(text, compiled[code.tree.name], extra, tuple(wrt), code.tangent_params,
+                       source, tuple(code.linker.pieces))
+
+
+@dataclass
+class JvpPiece:
+    """The tangent function of a user function called with active arguments (the cell is
+    filled once compiled: a recursive call refers to it first)."""
+
+    name: str
+    cell: object
+    tangent_params: dict
+    source: str = ""
+    pieces: tuple = ()
+
+
+def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> JvpPiece:
+    """The (cached) tangent function of user function `fn` for `active` parameters.
+
+    Raises:
+        SGCompilerError: for anything in `fn` that cannot be differentiated.
+    """
+    key = ("jvp", fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version())
+    found = _PIECES.get(key)
+    if found is not None:
+        return found
+    name = fn.__name__
+    if arrays:
+        digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
+        name = f"{name}_{digest}"
+    made = JvpPiece(f"{name}_jvp", types.CellType(), {})
+    _PIECES[key] = made
+    try:
+        compiled = _compile_jvp(fn, active, frozenset(), trees, arrays, name=made.name,
+                                named=made.tangent_params)
+    except BaseException:
+        del _PIECES[key]
+        raise
+    made.cell.cell_contents = compiled.bind(fn)
+    made.source, made.pieces = compiled.own_source, compiled.pieces
+    return made
 
 
 _TEXTS = {"parse": lambda src: _tree_text(src.tree), "resolve": _resolution_text,
