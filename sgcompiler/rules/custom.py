@@ -174,6 +174,12 @@ def _check_signature(rule, fn) -> None:
                               f"{problem}; the function's signature is {rule.name}{sig}")
 
 
+def _reserved_spelling(rule_name: str, name: str) -> bool:
+    """A function's own parameter named `g` or `ans` (a runtime helper's, say) is written
+    `g_` or `ans_` in its rule: `g` and `ans` are the rule's first two parameters."""
+    return name in ("g", "ans") and rule_name == name + "_"
+
+
 def signature_problem(rule, sig: inspect.Signature) -> str | None:
     """Why `rule`'s parameters do not fit the signature `sig`, or None when they do."""
     fparams = list(sig.parameters.values())
@@ -187,7 +193,8 @@ def signature_problem(rule, sig: inspect.Signature) -> str | None:
         if param.kind == param.POSITIONAL_OR_KEYWORD:
             if i < len(positional):
                 target = positional[i]
-                if target.kind == target.POSITIONAL_OR_KEYWORD and target.name != param.name:
+                if target.kind == target.POSITIONAL_OR_KEYWORD and target.name != param.name \
+                        and not _reserved_spelling(param.name, target.name):
                     return (f"its parameter {i + 1} is '{param.name}' but the function's is "
                             f"'{target.name}' (use the function's names, in its order)")
             elif not variadic:
