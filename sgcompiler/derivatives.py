@@ -17,8 +17,7 @@ import numpy as np
 
 from .analysis.sizes import WEAK
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
-from .errors import SGCompilerError
-from .pipeline import compile_gradient, compile_jvp
+from .pipeline import compile_jvp
 
 
 def jvp(f, primals, tangents):
@@ -289,12 +288,7 @@ def hvp(f, x, v, *args):
 
 
 def _gradient_function(f, name, args):
-    """The generated gradient of f with respect to `name`, as a function the compiler can
-    read again (its source is in linecache)."""
-    params = _params(f)
-    scalars, trees, arrays = _kinds(params, args)
-    compiled = compile_gradient(f, (name,), scalars, trees, value=False, arrays=arrays)
-    if compiled.returns_value:
-        raise SGCompilerError(f"{f.__name__}: the Hessian needs a function that provably "
-                              "returns a scalar")
-    return compiled.bind(f)
+    """The generated gradient of f with respect to `name`, as code made for the compiler
+    to read again (GradientFunction.as_function)."""
+    scalars, trees, _ = _kinds(_params(f), args)
+    return grad(f, wrt=name).as_function(scalars, trees)

@@ -482,7 +482,10 @@ class CompiledJvp:
     pieces: tuple = ()          # the tangent pieces it calls
 
     def bind(self, fn):
-        return bind(self.code, fn, self.extra)
+        function = bind(self.code, fn, self.extra)
+        if fn.__defaults__:     # the tangents come after the defaults: None for them too
+            function.__defaults__ = fn.__defaults__ + (None,) * len(self.tangent_params)
+        return function
 
 
 _JVP_CACHE: dict = {}

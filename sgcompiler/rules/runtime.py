@@ -27,7 +27,7 @@ from ..runtime import (add_trees, as_float, balanced_eq, cast_grad, choose_grad,
                        reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
                        tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
                        unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce, zeros_tree)
-from .registry import nondifferentiable, vjp
+from .registry import linear, multilinear, nondifferentiable, vjp
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------
 
@@ -152,3 +152,18 @@ def tile_grad_(g, ans, g_, A, reps):
 @vjp(repeat_grad, name="repeat_grad")
 def repeat_grad_(g, ans, g_, a, repeats, axis=None):
     return np.repeat(g, repeats, axis), 0.0, None
+
+
+# --- tangent rules (forward mode) -----------------------------------------------------------
+#
+# Forward over reverse (hessian, hvp) reads generated gradient code, so these helpers need
+# tangents too. Each is linear in `g_` (it applies the adjoint of a linear map to it), and
+# the product gradients are also linear in the other factor: their tangents are the helper
+# itself applied to the tangents (registry.linear, registry.multilinear); arguments read
+# only for their shape (0.0 above) have no tangent.
+
+linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
+       cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
+       repeat_grad)
+multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
+            inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)
