@@ -146,11 +146,16 @@ class _Forward:
 
     def loop(self, stmt):
         if isinstance(stmt, gast.For):
-            targets = [n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)]
-            if any(self.active(t) for t in targets):
+            targets = [n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)
+                       and self.active(n.id)]
+            if targets and not _is_range(stmt.iter):
                 raise error_at(stmt, self.fn, "forward mode needs the loop to run over "
                                "indexes (for i in range(len(xs)): x = xs[i])")
-            new = gast.For(target=stmt.target, iter=stmt.iter, body=self.block(stmt.body),
+            # an index that has a tangent elsewhere (restored from a tape, in generated
+            # gradient code) gets none from range()
+            zeros = [self.assign(self.tname(t), const(0.0), stmt) for t in targets]
+            new = gast.For(target=stmt.target, iter=stmt.iter,
+                           body=zeros + self.block(stmt.body),
                            orelse=self.block(stmt.orelse), type_comment=None)
         else:
             new = gast.While(test=stmt.test, body=self.block(stmt.body),
@@ -241,6 +246,11 @@ class _Forward:
                                                ctx=gast.Store())], value=call,
                            type_comment=None)
         return gast.copy_location(node, stmt)
+
+
+def _is_range(node) -> bool:
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == "range"
 
 
 def _fresh(expr) -> bool:

@@ -9,7 +9,7 @@ from ..runtime.reductions import (average_grad_a, average_grad_weights, choose_g
                                   cumprod_grad, cumsum_grad, median_grad, nan_count, prod_grad)
 from ..runtime import reduced_size, unreduce
 from ..runtime.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
-from ..runtime.tangents import cumprod_tangent_of
+from ..runtime.tangents import choose_tangent, cumprod_tangent_of, cumulative_prod_tangent_of
 from .registry import jvp, linear, present, vjp
 
 
@@ -148,6 +148,11 @@ def cumulative_prod(g, ans, x, *, axis=None, dtype=None, out=None, include_initi
 linear(np.sum, np.mean, np.cumsum, *present(np, "cumulative_sum"))
 
 
+@jvp(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
+def max_tangent(t, ans, a, axis=None, out=None, keepdims=False):
+    return choose_tangent(t, ans, a, axis, keepdims)
+
+
 @jvp(np.nancumsum)
 def nancumsum_tangent(t, ans, a, axis=None, dtype=None, out=None):
     return np.cumsum(np.where(np.isnan(a), 0.0, t), axis)
@@ -174,3 +179,9 @@ def average_tangent(a_dot, ans, a, axis=None, weights=None, returned=False, *,
 def matrix_norm_tangent(t, ans, x, *, keepdims=False, ord="fro"):
     return np.sum(t * matrix_norm_grad(np.ones_like(ans), ans, x, ord, (-2, -1), keepdims),
                   axis=(-2, -1), keepdims=keepdims)
+
+
+@jvp(*present(np, "cumulative_prod"))
+def cumulative_prod_tangent(t, ans, x, *, axis=None, dtype=None, out=None,
+                            include_initial=False):
+    return cumulative_prod_tangent_of(t, x, axis, include_initial)

@@ -79,9 +79,8 @@ def _mT(x):
 def solve_tangent_a(t, ans, a, b):
     """Tangent of np.linalg.solve(a, b) for a: -solve(a, t @ x), x the solution (a
     vector b stays a vector: NumPy 2's rule for a 1-D b)."""
-    if np.ndim(b) == 1:
-        return -np.linalg.solve(a, (t @ ans[..., None])[..., 0]) if np.ndim(a) > 2 else \
-            -np.linalg.solve(a, t @ ans)
+    if np.ndim(b) == 1 and np.ndim(a) > 2:
+        return -np.linalg.solve(a, t @ ans[..., None])[..., 0]
     return -np.linalg.solve(a, t @ ans)
 
 
@@ -113,3 +112,12 @@ def eigh_tangent_of(t, ans, UPLO="L"):
     n = w.shape[-1]
     f = np.where(np.eye(n, dtype=bool), 0.0, 1.0 / np.where(np.eye(n, dtype=bool), 1.0, gaps))
     return w_dot, v @ (f * inner)
+
+
+def cumulative_prod_tangent_of(t, x, axis=None, include_initial=False):
+    """Tangent of np.cumulative_prod: cumprod's, with a zero first if include_initial."""
+    out = cumprod_tangent_of(t, x, axis)
+    if include_initial:
+        first = np.zeros_like(np.take(out, [0], axis=axis if axis is not None else 0))
+        out = np.concatenate([first, out], axis=axis if axis is not None else 0)
+    return out
