@@ -296,3 +296,11 @@ def test_a_user_tangent_rule():
 def test_tangent_shape_mismatch_is_a_type_error():
     with pytest.raises(TypeError, match="tangent of 'x' has shape"):
         jvp(straight, (np.ones((4, 3)), np.ones(3)), (np.ones(3), None))
+
+
+def test_forward_benchmarks_run_and_check_their_results():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import forward
+    assert forward.main(["--smoke"]) == 0
