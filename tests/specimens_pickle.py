@@ -22,6 +22,10 @@ def power_loss(x, n):
     return power(x, n) + x
 
 
+def cubic(x):
+    return x * np.sin(x ** 2) + x ** 2
+
+
 @grad
 def decorated(x):
     return np.sum(np.sin(x) ** 2)

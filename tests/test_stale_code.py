@@ -205,3 +205,33 @@ def test_nested_recordings_each_keep_their_reads():
     assert check()
     cell.cell_contents = np.exp
     assert not check()
+
+
+def test_gradient_of_gradient_after_helper_redefined(tmp_path):
+    m = load(tmp_path, "def helper(x):\n    return np.sin(x)\n\n"
+                       "def f(x):\n    return helper(x) * x\n")
+    gg = grad(grad(m.f))
+    for later in ("def helper(x):\n    return np.exp(x)\n", None):
+        x = 0.7
+        expected = numeric_grad(grad(m.f), (x,), 0)
+        np.testing.assert_allclose(gg(x), expected, rtol=1e-6)
+        if later:
+            run_cell(tmp_path, m, later)
+
+
+def test_jvp_after_names_change_meaning(tmp_path):
+    m = load(tmp_path, "def helper(x):\n    return np.sin(x)\n\n"
+                       "def make(act):\n"
+                       "    def f(x):\n"
+                       "        return act(x) * helper(x)\n"
+                       "    return f\n")
+    v = np.array([1.0, -2.0, 0.5])
+    for act, later in ((np.sin, None), (np.exp, "def helper(x):\n    return np.cos(x)\n"),
+                       (np.exp, None)):
+        f = m.make(act)
+        _, out_dot = sgcompiler.jvp(f, (X,), (v,))
+        eps = 1e-6
+        np.testing.assert_allclose(out_dot, (f(X + eps * v) - f(X - eps * v)) / (2 * eps),
+                                   rtol=1e-6, atol=1e-8)
+        if later:
+            run_cell(tmp_path, m, later)

@@ -104,6 +104,15 @@ def test_pickle_round_trip_before_and_after_a_call(make):
     np.testing.assert_allclose(dx, expected(), rtol=1e-6, atol=1e-8)
 
 
+def test_pickle_gradient_of_gradient():
+    gg = grad(grad(P.cubic))
+    first = gg(0.7)
+    same = pickle.loads(pickle.dumps(gg))
+    assert same(0.7) == first
+    np.testing.assert_allclose(first, 6 * 0.7 * np.cos(0.7 ** 2) - 4 * 0.7 ** 3 * np.sin(0.7 ** 2)
+                               + 2.0, rtol=1e-9)
+
+
 def test_pickle_decorated_function():
     P.decorated(X)
     same = pickle.loads(pickle.dumps(P.decorated))

@@ -33,6 +33,8 @@ class FunctionSource:
     globals: dict = field(repr=False)
     closure: dict = field(repr=False)   # free variable name -> cell
     function: object = field(repr=False, default=None)
+    # names the front end binds itself (frontend/transforms.py: grad(g) inside f) -> objects
+    introduced: dict = field(repr=False, default_factory=dict)
 
     @property
     def short_filename(self) -> str:
@@ -45,7 +47,10 @@ class FunctionSource:
 
     def lookup(self, name: str):
         """What `name` refers to from inside the function: (found, value). The read is
-        recorded: code compiled from what it finds is valid while it finds the same."""
+        recorded: code compiled from what it finds is valid while it finds the same (a
+        name the compiler introduced is fixed: it was made from recorded reads)."""
+        if name in self.introduced:
+            return True, self.introduced[name]
         note_name(self.globals, self.closure, name)
         if name in self.closure:
             try:

@@ -144,8 +144,12 @@ class CodeShapes:
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                 self.env.get(node.value.id) is _SHAPE and isinstance(node.slice, gast.Constant):
             return (), WEAK     # x.shape[k]: a Python int
-        helper = self.helpers.get(getattr(node.func, "id", None)) \
-            if isinstance(node, gast.Call) else None
+        if isinstance(node, gast.Call):
+            return self._call_shape(node)
+        return None
+
+    def _call_shape(self, node):
+        helper = self.helpers.get(getattr(node.func, "id", None))
         if getattr(helper, "__name__", None) in ("unreduce", "unbroadcast") and \
                 len(node.args) >= 2:
             g, x = self.shape_of(node.args[0]), self.shape_of(node.args[1])
@@ -169,23 +173,26 @@ class CodeShapes:
         if name == "full" and len(node.args) == 2 and isinstance(node.args[0], gast.Tuple) \
                 and all(isinstance(n, gast.Constant) and type(n.value) is int
                         for n in node.args[0].elts):
-            # np.full((500,), 1.0 / 500[, dtype=np.float32]) as fill_numbers writes it
-            keywords = {k.arg: k.value for k in node.keywords}
-            fill = self.shape_of(node.args[1])
-            dtype = keywords.get("dtype")
-            if set(keywords) - {"dtype"} or fill is None or fill[0] != ():
-                return None
-            if dtype is None:
-                dtype = np.dtype(np.float64) if fill[1] is WEAK else fill[1]
-            elif isinstance(dtype, gast.Attribute) and isinstance(dtype.value, gast.Name) \
-                    and dtype.value.id == self.np:
-                dtype = np.dtype(dtype.attr)
-            else:
-                return None
-            return tuple(n.value for n in node.args[0].elts), dtype
+            return self._full_shape(node)
         if name == "outer" and len(node.args) == 2 and not node.keywords:
             found = [self.shape_of(a) for a in node.args]
             if any(f is None or len(f[0]) != 1 for f in found):
                 return None
             return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
         return None
+
+    def _full_shape(self, node):
+        """np.full((500,), 1.0 / 500[, dtype=np.float32]), as fill_numbers writes it."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        fill = self.shape_of(node.args[1])
+        dtype = keywords.get("dtype")
+        if set(keywords) - {"dtype"} or fill is None or fill[0] != ():
+            return None
+        if dtype is None:
+            dtype = np.dtype(np.float64) if fill[1] is WEAK else fill[1]
+        elif isinstance(dtype, gast.Attribute) and isinstance(dtype.value, gast.Name) \
+                and dtype.value.id == self.np:
+            dtype = np.dtype(dtype.attr)
+        else:
+            return None
+        return tuple(n.value for n in node.args[0].elts), dtype
