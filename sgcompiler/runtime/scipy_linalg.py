@@ -1,4 +1,5 @@
-"""Helpers that generated gradient code calls for SciPy functions (rules/scipy.py).
+"""Helpers that generated gradient code calls for scipy.linalg functions
+(rules/scipy_linalg.py).
 
 Imported only when the SciPy rules are loaded, that is, once the user's code has imported
 SciPy; sgcompiler itself never requires it.
@@ -13,32 +14,6 @@ from .linalg import fold, solve_grad_a, solve_grad_b
 
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
-
-
-def logsumexp_grad_a(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
-    """Gradient of scipy.special.logsumexp with respect to a: b * exp(a - ans)."""
-    _no_sign(return_sign)
-    weights = np.exp(a - unreduce(ans, a, axis, keepdims))
-    if b is not None:
-        weights = weights * b
-    return unbroadcast(unreduce(g, weights, axis, keepdims) * weights, a)
-
-
-def logsumexp_grad_b(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
-    """Gradient of scipy.special.logsumexp with respect to b: exp(a - ans) (None when
-    there is no b)."""
-    _no_sign(return_sign)
-    if b is None:
-        return None
-    weights = np.broadcast_to(np.exp(a - unreduce(ans, a, axis, keepdims)),
-                              np.broadcast_shapes(np.shape(a), np.shape(b)))
-    return unbroadcast(unreduce(g, weights, axis, keepdims) * weights, b)
-
-
-def _no_sign(return_sign):
-    if return_sign:
-        raise NotImplementedError("the gradient of logsumexp(..., return_sign=True) is not "
-                                  "supported")
 
 
 def _triangle(assume_a, lower):
