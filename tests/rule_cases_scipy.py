@@ -2,8 +2,8 @@
 import scipy.linalg
 import scipy.special as sp
 
-from rule_cases import (BROADCAST, REDUCE, SHAPES, case, normal, positive, spd, square,
-                        uniform, unit, value)
+from rule_cases import (BROADCAST, REDUCE, SHAPES, case, ints, nonzero, normal, positive, spd,
+                        square, uniform, unit, value)
 
 UNARY = [
     ("expit", normal), ("logit", lambda *s: uniform(0.1, 0.9, *s)), ("log_expit", normal),
@@ -57,3 +57,23 @@ case(scipy.linalg.eigvalsh, spd(3))
 case(scipy.linalg.eigvalsh, spd(3), id="upper", lower=False)
 case(scipy.linalg.expm, lambda r: 0.5 * r.normal(size=(3, 3)))
 case(scipy.linalg.sqrtm, spd(3))
+
+# Bessel functions: the order (first argument) gets no gradient and is not checked here
+for name, order, dom in [("jv", normal, normal), ("yv", normal, positive),
+                         ("iv", normal, normal), ("ive", normal, nonzero),
+                         ("kv", normal, positive), ("kve", normal, positive)]:
+    for s1, s2 in BROADCAST:
+        case(getattr(sp, name), order(*s1), dom(*s2), id=f"{s1}-{s2}")
+case(sp.yn, ints(0, 4, 2, 3), positive(2, 3))
+case(sp.yn, value(2), positive(4), id="scalar-order")
+for name, dom in [("j0", normal), ("j1", normal), ("y0", positive), ("y1", positive),
+                  ("rgamma", normal)]:
+    for shape in SHAPES:
+        case(getattr(sp, name), dom(*shape), id=str(shape))
+for name in ("gammainc", "gammaincc"):
+    for s1, s2 in BROADCAST:
+        case(getattr(sp, name), positive(*s1), positive(*s2), id=f"{s1}-{s2}")
+case(sp.betainc, positive(2, 3), positive(3), uniform(0.1, 0.9, 2, 3))
+case(sp.betainc, positive(), positive(4), uniform(0.1, 0.9, 4), id="broadcast")
+case(sp.zeta, uniform(1.5, 4.0, 2, 3), positive(2, 3))
+case(sp.zeta, value(3.0), positive(4), id="scalar-x")

@@ -8,11 +8,12 @@ import math
 
 import numpy as np
 import scipy.special
-from scipy.special import digamma, expit, i0, i0e, i1, i1e, polygamma, zeta
+from scipy.special import (betaln, digamma, expit, gammaln, i0, i0e, i1, i1e, iv, ive, j0, j1,
+                           jv, kv, kve, polygamma, xlog1py, xlogy, y0, y1, yn, yv, zeta)
 
 from ..runtime import unbroadcast
 from ..runtime.scipy_special import logsumexp_grad_a, logsumexp_grad_b
-from .registry import vjp
+from .registry import nondifferentiable, vjp
 
 
 def special(*names, **options):
@@ -107,7 +108,7 @@ def ndtri(g, ans, x):
 
 
 @special("gammaln", elementwise=True)
-def gammaln(g, ans, x):
+def gammaln_rule(g, ans, x):
     return g * digamma(x)
 
 
@@ -128,7 +129,7 @@ def polygamma_rule(g, ans, n, x):
 
 
 @special("betaln", elementwise=True)
-def betaln(g, ans, x1, x2):
+def betaln_rule(g, ans, x1, x2):
     return (unbroadcast(g * (digamma(x1) - digamma(x1 + x2)), x1),
             unbroadcast(g * (digamma(x2) - digamma(x1 + x2)), x2))
 
@@ -143,12 +144,12 @@ def beta(g, ans, x1, x2):
 
 
 @special("xlogy", elementwise=True)
-def xlogy(g, ans, x1, x2):
+def xlogy_rule(g, ans, x1, x2):
     return unbroadcast(g * np.log(x2), x1), unbroadcast(g * x1 / x2, x2)
 
 
 @special("xlog1py", elementwise=True)
-def xlog1py(g, ans, x1, x2):
+def xlog1py_rule(g, ans, x1, x2):
     return unbroadcast(g * np.log1p(x2), x1), unbroadcast(g * x1 / (1.0 + x2), x2)
 
 
@@ -201,3 +202,105 @@ def i0e_rule(g, ans, x):
 @special("i1e", elementwise=True, notes="x != 0")
 def i1e_rule(g, ans, x):
     return g * (i0e(x) - ans / x - np.sign(x) * ans)
+
+
+# Bessel functions of real order v: the derivative in z is a recurrence; in the order v it
+# has no closed form (an integral or a series), so v gets no gradient and is refused
+# where one must flow.
+_ORDER = "no gradient in the order v (it has no closed form)"
+
+
+@special("jv", elementwise=True, notes=_ORDER)
+def jv_rule(g, ans, v, z):
+    return None, unbroadcast(g * 0.5 * (jv(v - 1.0, z) - jv(v + 1.0, z)), z)
+
+
+@special("yv", elementwise=True, notes=_ORDER + "; z > 0")
+def yv_rule(g, ans, v, z):
+    return None, unbroadcast(g * 0.5 * (yv(v - 1.0, z) - yv(v + 1.0, z)), z)
+
+
+@special("yn", elementwise=True, notes="integer order n (no gradient); x > 0")
+def yn_rule(g, ans, n, x):
+    return None, unbroadcast(g * 0.5 * (yn(n - 1, x) - yn(n + 1, x)), x)
+
+
+@special("iv", elementwise=True, notes=_ORDER)
+def iv_rule(g, ans, v, z):
+    return None, unbroadcast(g * 0.5 * (iv(v - 1.0, z) + iv(v + 1.0, z)), z)
+
+
+@special("ive", elementwise=True, notes=_ORDER + "; z != 0")
+def ive_rule(g, ans, v, z):
+    return None, unbroadcast(g * (0.5 * (ive(v - 1.0, z) + ive(v + 1.0, z))
+                                  - np.sign(z) * ans), z)
+
+
+@special("kv", elementwise=True, notes=_ORDER + "; z > 0")
+def kv_rule(g, ans, v, z):
+    return None, unbroadcast(g * -0.5 * (kv(v - 1.0, z) + kv(v + 1.0, z)), z)
+
+
+@special("kve", elementwise=True, notes=_ORDER + "; z > 0")
+def kve_rule(g, ans, v, z):
+    return None, unbroadcast(g * (ans - 0.5 * (kve(v - 1.0, z) + kve(v + 1.0, z))), z)
+
+
+@special("j0", elementwise=True)
+def j0_rule(g, ans, x):
+    return -g * j1(x)
+
+
+@special("j1", elementwise=True)
+def j1_rule(g, ans, x):
+    return g * 0.5 * (j0(x) - jv(2.0, x))
+
+
+@special("y0", elementwise=True, notes="x > 0")
+def y0_rule(g, ans, x):
+    return -g * y1(x)
+
+
+@special("y1", elementwise=True, notes="x > 0")
+def y1_rule(g, ans, x):
+    return g * 0.5 * (y0(x) - yv(2.0, x))
+
+
+# --- scipy.special: incomplete gamma and beta functions, zeta --------------------------------
+
+
+@special("gammainc", elementwise=True,
+         notes="no gradient in a (it has no closed form); x > 0")
+def gammainc_rule(g, ans, a, x):
+    return None, unbroadcast(g * np.exp((a - 1.0) * np.log(x) - x - gammaln(a)), x)
+
+
+@special("gammaincc", elementwise=True,
+         notes="no gradient in a (it has no closed form); x > 0")
+def gammaincc_rule(g, ans, a, x):
+    return None, unbroadcast(-g * np.exp((a - 1.0) * np.log(x) - x - gammaln(a)), x)
+
+
+@special("rgamma", elementwise=True, notes="x not a pole of gamma (0, -1, -2, ...)")
+def rgamma_rule(g, ans, x):
+    return -g * ans * digamma(x)
+
+
+@special("betainc", elementwise=True,
+         notes="no gradient in a or b (it has no closed form); 0 < x < 1")
+def betainc_rule(g, ans, a, b, x):
+    return (None, None,
+            unbroadcast(g * np.exp(xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b)),
+                        x))
+
+
+@special("zeta", elementwise=True,
+         notes="gradient in q (Hurwitz zeta); none in the exponent x (it has no closed "
+               "form); refused for Riemann's zeta(x) with no q")
+def zeta_rule(g, ans, x, q=None):
+    return None, unbroadcast(-g * x * zeta(x + 1.0, q), q)
+
+
+# the sign of gamma(x) is piecewise constant
+nondifferentiable(*[getattr(scipy.special, n) for n in ("gammasgn",)
+                    if hasattr(scipy.special, n)])
