@@ -1,6 +1,10 @@
 """The rule table's rows for SciPy functions (imported only when SciPy is installed)."""
+import numpy as np
 import scipy.linalg
 import scipy.special as sp
+import scipy.stats as stats
+
+from sgcompiler.rules import scipy_stats
 
 from rule_cases import (BROADCAST, REDUCE, SHAPES, case, ints, nonzero, normal, positive, spd,
                         square, uniform, unit, value)
@@ -77,3 +81,51 @@ case(sp.betainc, positive(2, 3), positive(3), uniform(0.1, 0.9, 2, 3))
 case(sp.betainc, positive(), positive(4), uniform(0.1, 0.9, 4), id="broadcast")
 case(sp.zeta, uniform(1.5, 4.0, 2, 3), positive(2, 3))
 case(sp.zeta, value(3.0), positive(4), id="scalar-x")
+
+# --- scipy.stats -----------------------------------------------------------------------------
+# x, loc and scale keep z = (x - loc) / scale inside the support: z > 0 for the one-sided
+# families, 0 < z < 1 for beta (x in (0.2, 0.6), loc in (-0.1, 0.1), scale in (1.5, 2))
+SUPPORT = {"expon": (0.2, 1.0), "chi2": (0.2, 1.0), "gamma": (0.2, 1.0),
+           "lognorm": (0.2, 1.0), "beta": (0.2, 0.6)}
+SHAPE_DOMAIN = {"df": lambda *s: uniform(1.5, 6.0, *s), "a": lambda *s: uniform(1.2, 3.0, *s),
+                "b": lambda *s: uniform(1.2, 3.0, *s), "s": lambda *s: uniform(0.5, 1.5, *s)}
+STATS_SHAPES = [((2, 3), (3,), (2, 1)), ((4,), (), ()), ((), (), ())]
+for family, shape_params in scipy_stats.FAMILIES.items():
+    lo, hi = SUPPORT.get(family, (-2.0, 2.0))
+    bounded = family in SUPPORT
+    loc = (lambda *s: uniform(-0.1, 0.1, *s)) if bounded else normal
+    scale = lambda *s: uniform(1.5, 2.0, *s)      # noqa: E731
+    for method in scipy_stats.METHODS:
+        prim = getattr(getattr(stats, family), method)
+        for sx, sp_, ss in STATS_SHAPES:
+            shapes = [SHAPE_DOMAIN[p](*sp_) for p in shape_params]
+            case(prim, uniform(lo, hi, *sx), *shapes, loc(*sp_), scale(*ss),
+                 id=f"{family}-{sx}-{sp_}-{ss}")
+        shapes = [SHAPE_DOMAIN[p](3) for p in shape_params]
+        case(prim, uniform(max(lo, 0.3), hi, 3), *shapes, id=f"{family}-defaults")
+
+for method in ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"):
+    prim = getattr(stats.poisson, method)
+    case(prim, ints(0, 6, 2, 3), uniform(0.5, 4.0, 3), id=f"poisson-{method}")
+    if method != "logpmf":      # (-inf between the integers)
+        case(prim, value(np.array([0.5, 2.5, 3.0, 7.0])), uniform(0.5, 4.0),
+             id=f"poisson-{method}-float-k")
+    case(prim, ints(1, 7, 4), uniform(0.5, 4.0, 4), id=f"poisson-{method}-loc", loc=1)
+
+
+def simplex(k, *n):
+    return lambda r: r.dirichlet(np.ones(k), size=n).T if n else r.dirichlet(np.ones(k))
+
+
+# x stays on the simplex (SciPy refuses other points): its gradient is checked in
+# tests/test_scipy_rules.py along directions inside it
+for prim in (stats.dirichlet.logpdf, stats.dirichlet.pdf):
+    case(prim, simplex(3), positive(3), fixed=(0,), id="dirichlet")
+    case(prim, simplex(4, 5), positive(4), fixed=(0,), id="dirichlet-points")
+
+for prim in (stats.multivariate_normal.logpdf, stats.multivariate_normal.pdf):
+    case(prim, normal(3), normal(3), spd(3), id="mvn")
+    case(prim, normal(4, 3), normal(3), spd(3), id="mvn-points")
+    case(prim, normal(2, 4, 3), normal(3), positive(3), id="mvn-diagonal")
+    case(prim, normal(5), value(None), positive(), id="mvn-1d-scalar-cov")
+    case(prim, normal(4, 2), normal(2), positive(), id="mvn-scalar-cov")
