@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from ..ir.builders import load, store
-from ..analysis.ops import assignments, target_of
+from ..analysis.ops import target_of
 from ..analysis.shapes import CONTAINER, EITHER
 
 

@@ -29,9 +29,8 @@ from ..analysis.activity import Activity, assignments
 from .adjoints import contributions
 from .calls import CallSweeps
 from .inline import Linker
-from ..ir.builders import comment, const, load, number, store
+from ..ir.builders import comment, const, load, store
 from .loops import LOOPS, LoopSweeps, loop_targets
-from ..analysis.memory import bound_before, reads_after_writes, stable_names
 from ..frontend.normalize import Normalized
 from ..analysis.ops import (APPEND, CALL, SETITEM, describe_stmt, is_append, is_setitem,
                             target_of)
