@@ -1,6 +1,7 @@
 """The rule table's rows for SciPy functions (imported only when SciPy is installed)."""
 import numpy as np
 import scipy.linalg
+import scipy.signal
 import scipy.special as sp
 import scipy.stats as stats
 
@@ -129,3 +130,41 @@ for prim in (stats.multivariate_normal.logpdf, stats.multivariate_normal.pdf):
     case(prim, normal(2, 4, 3), normal(3), positive(3), id="mvn-diagonal")
     case(prim, normal(5), value(None), positive(), id="mvn-1d-scalar-cov")
     case(prim, normal(4, 2), normal(2), positive(), id="mvn-scalar-cov")
+
+
+def banded(lower, upper, n):
+    """A diagonally dominant banded matrix in solve_banded's storage."""
+    def make(r):
+        ab = r.normal(size=(lower + upper + 1, n))
+        ab[upper] += 4.0
+        return ab
+    return make
+
+
+case(scipy.linalg.cho_factor, spd(3), unused=(1,))
+case(scipy.linalg.cho_factor, spd(4), unused=(1,), id="lower", lower=True)
+# cho_solve's and lu_solve's factor arguments are tuples: tests/test_scipy_rules.py checks
+# them through cho_factor and lu_factor
+case(scipy.linalg.cho_solve, lambda r: scipy.linalg.cho_factor(spd(3)(r)), normal(3))
+case(scipy.linalg.cho_solve, lambda r: scipy.linalg.cho_factor(spd(3)(r), lower=True),
+     normal(3, 2), id="lower")
+case(scipy.linalg.lu_factor, square(3), unused=(1,))
+case(scipy.linalg.lu_factor, lambda r: r.normal(size=(4, 4)), unused=(1,), id="pivots")
+case(scipy.linalg.lu_solve, lambda r: scipy.linalg.lu_factor(square(3)(r)), normal(3))
+case(scipy.linalg.lu_solve, lambda r: scipy.linalg.lu_factor(square(3)(r)), normal(3, 2),
+     id="trans", trans=1)
+case(scipy.linalg.solve_sylvester, square(3), square(2), normal(3, 2))
+case(scipy.linalg.solve_sylvester, square(3), square(3), normal(3, 3), id="square")
+case(scipy.linalg.solve_banded, value((1, 1)), banded(1, 1, 5), normal(5))
+case(scipy.linalg.solve_banded, value((2, 1)), banded(2, 1, 5), normal(5, 2), id="2-1")
+case(scipy.linalg.solve_banded, value((0, 2)), banded(0, 2, 4), normal(4), id="upper")
+case(scipy.linalg.block_diag, normal(2, 3), normal(1, 2))
+case(scipy.linalg.block_diag, normal(2, 2), normal(3), normal(), normal(2, 1), id="mixed")
+case(scipy.linalg.block_diag, normal(3, 2), id="one")
+
+for prim in (scipy.signal.convolve, scipy.signal.correlate):
+    for mode in ("full", "same", "valid"):
+        case(prim, normal(6), normal(3), id=f"1d-{mode}", mode=mode)
+        case(prim, normal(4, 5), normal(2, 3), id=f"2d-{mode}", mode=mode)
+        case(prim, normal(3), normal(5), id=f"smaller-first-{mode}", mode=mode)
+    case(prim, normal(7), normal(4), id="fft", method="fft")

@@ -13,6 +13,8 @@ from sgcompiler import SGCompilerError, grad
 from sgcompiler.rules import lookup
 
 scipy = pytest.importorskip("scipy")
+import scipy.linalg  # noqa: E402
+import scipy.signal  # noqa: E402
 import scipy.special as sp  # noqa: E402
 import scipy.stats as stats  # noqa: E402
 
@@ -130,6 +132,48 @@ def test_special_functions_through_the_compiler():
     with pytest.raises(SGCompilerError, match=r"scipy.special.iv gives no gradient for its "
                                               r"parameter 'v'"):
         grad(bessel_order, wrt=0)(1.0, np.array([1.0]))
+
+
+# --- scipy.linalg and scipy.signal, compiled ---------------------------------------------------
+
+
+def cholesky_solve(a, b):
+    factor = scipy.linalg.cho_factor(a)
+    return np.sum(scipy.linalg.cho_solve(factor, b) * b)
+
+
+def lu_solve_twice(a, b):
+    factors = scipy.linalg.lu_factor(a)
+    x = scipy.linalg.lu_solve(factors, b)
+    return np.sum(scipy.linalg.lu_solve(factors, x, trans=1) ** 2)
+
+
+def blocks_and_filters(a, b, k):
+    m = scipy.linalg.block_diag(a, b)
+    return np.sum(scipy.signal.convolve(m, k, mode="same") ** 2) + \
+        np.sum(scipy.signal.correlate(np.sum(m, axis=0), k[0], mode="valid"))
+
+
+def literal_tuple(a, b):
+    c, low = scipy.linalg.cho_factor(a)
+    return np.sum(scipy.linalg.cho_solve((c, low), b))
+
+
+def test_linalg_and_signal_through_the_compiler():
+    r = np.random.default_rng(5)
+    m = r.normal(size=(3, 3))
+    spd = m @ m.T + 3.0 * np.eye(3)
+    assert_grad_matches(cholesky_solve, [spd, r.normal(size=3)])
+    assert_grad_matches(lu_solve_twice, [r.normal(size=(3, 3)) + 3.0 * np.eye(3),
+                                         r.normal(size=(3, 2))])
+    assert_grad_matches(blocks_and_filters, [r.normal(size=(2, 2)), r.normal(size=(1, 3)),
+                                             r.normal(size=(2, 2))])
+
+
+def test_a_factor_tuple_written_in_the_call():
+    r = np.random.default_rng(6)
+    m = r.normal(size=(3, 3))
+    assert_grad_matches(literal_tuple, [m @ m.T + 3.0 * np.eye(3), r.normal(size=3)])
 
 
 # --- without SciPy -----------------------------------------------------------------------------
