@@ -134,6 +134,18 @@ def test_special_functions_through_the_compiler():
         grad(bessel_order, wrt=0)(1.0, np.array([1.0]))
 
 
+def signed_logsumexp(a, b):
+    value, sign = sp.logsumexp(a, axis=1, b=b, return_sign=True)
+    return np.sum(value * sign) + np.sum(value)
+
+
+def test_logsumexp_with_return_sign_and_negative_weights():
+    a = np.random.default_rng(7).normal(size=(2, 3))
+    b = np.array([[1.0, -2.0, 0.5], [1.0, 1.0, -0.2]])
+    assert (sp.logsumexp(a, axis=1, b=b, return_sign=True)[1] == [-1.0, 1.0]).all()
+    assert_grad_matches(signed_logsumexp, [a, b])
+
+
 # --- scipy.linalg and scipy.signal, compiled ---------------------------------------------------
 
 

@@ -45,7 +45,8 @@ def softplus(g, ans, x):
     return g * expit(x)
 
 
-@special("logsumexp", reduction=True, notes="a and b; not return_sign=True")
+@special("logsumexp", reduction=True,
+         notes="a and b; with return_sign=True the value gets its gradient, the sign none")
 def logsumexp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
     return (logsumexp_grad_a(g, ans, a, axis, b, keepdims, return_sign), None,
             logsumexp_grad_b(g, ans, a, axis, b, keepdims, return_sign))
