@@ -38,7 +38,8 @@ from .frontend import front_end
 from .frontend.resolve import local_names
 from .optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
 from .optimize.batching import batch_outer_products
-from .optimize.buffers import code_shapes, reuse_buffers
+from .optimize.buffers import reuse_buffers
+from .optimize.code_shapes import code_shapes
 from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
                                free_after_last_use, is_temporary, propagate_copies,
                                pure_assign, runtime_helpers, tidy, while_condition)

@@ -288,9 +288,10 @@ def _reused(source, arrays, monkeypatch):
     import gast
 
     from sgcompiler.optimize import buffers
+    from sgcompiler.optimize.code_shapes import code_shapes
     monkeypatch.setattr(buffers, "_LARGE", 0)
     tree = gast.parse(source).body[0]
-    buffers.reuse_buffers(buffers.code_shapes(tree, arrays, "np", {}))
+    buffers.reuse_buffers(code_shapes(tree, arrays, "np", {}))
     return stdast.unparse(gast.gast_to_ast(gast.Module(body=[tree], type_ignores=[])))
 
 

@@ -24,7 +24,7 @@ from ..errors import describe, errors_at
 from .memory import IfEnd, exclusive, linear_paths, own_reads
 from ..frontend.resolve import local_names
 from ..frontend.normalize import Normalized
-from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
+from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, NO_RULE,
                   assignments, describe_stmt, is_append, target_of)
 
 
@@ -99,7 +99,7 @@ def _refuse_aliased_writes(norm, flows, active):
                                          f"'{target}' changes the caller's array; copy it "
                                          f"first ({target} = {target}.copy())"))
             continue
-        if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, UNKNOWN) or
+        if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, NO_RULE) or
                                   is_view(op, stmt)):
             problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
                                      "but may share memory with another value here; make "
@@ -164,18 +164,54 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars, callees):
     instead. Refuse when such a name is read after the update, rather than differ."""
     if not norm.augmented:
         return
-    walk = linear_paths(norm.body)
-    order = [s for s, _ in walk]
-    paths = [p for _, p in walk]
-    positions, assigned_at, opened = {}, {}, {}
-    for i, s in enumerate(order):
-        positions.setdefault(id(s), []).append(i)
-        if isinstance(s, IfEnd):          # both branches assigned these
-            opened[i] = max(j for j in positions[id(s.stmt)] if j < i)   # where the if began
-            for name in s.assigns:
-                assigned_at.setdefault(name, []).append(i)
-        elif isinstance(s, gast.Assign) or is_append(s):
-            assigned_at.setdefault(target_of(s), []).append(i)
+    points = _Points(linear_paths(norm.body))
+    edges = _alias_edges(norm, flows, arrays, scalars, callees)
+    problems = []
+    for stmt_id, name in norm.augmented:
+        for at in points.positions.get(stmt_id, ()):
+            seen = _shared_reads(points, edges, name, at)
+            if seen:
+                user = norm.namer.user_name(name)
+                problems.append(describe(norm.fn, points.order[at], f"'+=' and the like "
+                                         f"change an array in place, and "
+                                         f"{_who(norm, seen)} refers to the same array; "
+                                         f"write {user} = {user} + ... (a new array) or "
+                                         "copy it first (.copy())"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+class _Points:
+    """The statements of a function in linear order (both branches of an if, a loop
+    body once), with where each name is assigned."""
+
+    def __init__(self, walk):
+        self.order = [s for s, _ in walk]
+        self.paths = [p for _, p in walk]
+        self.positions, self.assigned_at, self.opened = {}, {}, {}
+        for i, s in enumerate(self.order):
+            self.positions.setdefault(id(s), []).append(i)
+            if isinstance(s, IfEnd):          # both branches assigned these
+                # where the if began
+                self.opened[i] = max(j for j in self.positions[id(s.stmt)] if j < i)
+                for name in s.assigns:
+                    self.assigned_at.setdefault(name, []).append(i)
+            elif isinstance(s, gast.Assign) or is_append(s):
+                self.assigned_at.setdefault(target_of(s), []).append(i)
+
+    def rebound(self, name, start, stop) -> bool:
+        """name is certainly assigned after `start` on the way to `stop` (an assignment in
+        a branch that may not run does not count, and the end of an if whose branches
+        both assign it ends only links made before that if, not those its branches make)."""
+        paths = self.paths
+        return any(start < i < stop and paths[stop][:len(paths[i])] == paths[i]
+                   and not (i in self.opened and self.opened[i] < start)
+                   for i in self.assigned_at.get(name, ()))
+
+
+def _alias_edges(norm, flows, arrays, scalars, callees) -> list:
+    """(name, name it may share an array with, statement that links them): copies,
+    views, elements of arrays, and arguments a user function may return."""
     # a user function's result may be one of its arguments (helper(u) returns u when its
     # loop runs no trips)
     calls = _call_edges(flows, callees)
@@ -193,46 +229,32 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars, callees):
              and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)
              and id(stmt) not in elements]
     numbers = set(scalars) - bound          # Python numbers: nothing can share them
-    edges = [(a, b, stmt) for a, b, stmt in edges if b not in numbers]
-    edges += calls
+    return [(a, b, stmt) for a, b, stmt in edges if b not in numbers] + calls
 
-    def rebound(name, start, stop):
-        """name is certainly assigned after `start` on the way to `stop` (an assignment in
-        a branch that may not run does not count, and the end of an if whose branches
-        both assign it ends only links made before that if, not those its branches make)."""
-        return any(start < i < stop and paths[stop][:len(paths[i])] == paths[i]
-                   and not (i in opened and opened[i] < start)
-                   for i in assigned_at.get(name, ()))
 
-    problems = []
-    for stmt_id, name in norm.augmented:
-        for at in positions.get(stmt_id, ()):
-            # links made before the update, with neither name assigned again in between:
-            # a name may refer to itself or to what it was made from (a copy, a view, an
-            # element, a returned argument). Two names share an array when what they may
-            # refer to meets; `t = a if c else y` links t to both, but not a to y.
-            made_from = {}
-            for a, b, stmt in edges:
-                if any(pos < at and not rebound(a, pos, at) and not rebound(b, pos, at)
-                       and not exclusive(paths[pos], paths[at])
-                       for pos in positions.get(id(stmt), ())):
-                    made_from.setdefault(a, set()).add(b)
-                    made_from.setdefault(b, set())
-            mine = _reachable(name, made_from)
-            others = {n for n in made_from if n != name and _reachable(n, made_from) & mine}
-            for j in range(at + 1, len(order)):
-                later = order[j]
-                seen = {n for n in own_reads(later) & others if not rebound(n, at, j)}
-                if seen:
-                    user = norm.namer.user_name(name)
-                    problems.append(describe(norm.fn, order[at], f"'+=' and the like change "
-                                             f"an array in place, and {_who(norm, seen)} "
-                                             f"refers to the same array; write {user} = "
-                                             f"{user} + ... (a new array) or copy it first "
-                                             "(.copy())"))
-                    break
-    if problems:
-        raise errors_at(list(dict.fromkeys(problems)))
+def _shared_reads(points, edges, name, at) -> set:
+    """Names that refer to `name`'s array when the update at `at` changes it, read by
+    the first later statement that reads any (empty: none is)."""
+    # links made before the update, with neither name assigned again in between: a name
+    # may refer to itself or to what it was made from (a copy, a view, an element, a
+    # returned argument). Two names share an array when what they may refer to meets;
+    # `t = a if c else y` links t to both, but not a to y.
+    made_from = {}
+    for a, b, stmt in edges:
+        if any(pos < at and not points.rebound(a, pos, at) and
+               not points.rebound(b, pos, at) and
+               not exclusive(points.paths[pos], points.paths[at])
+               for pos in points.positions.get(id(stmt), ())):
+            made_from.setdefault(a, set()).add(b)
+            made_from.setdefault(b, set())
+    mine = _reachable(name, made_from)
+    others = {n for n in made_from if n != name and _reachable(n, made_from) & mine}
+    for j in range(at + 1, len(points.order)):
+        seen = {n for n in own_reads(points.order[j]) & others
+                if not points.rebound(n, at, j)}
+        if seen:
+            return seen
+    return set()
 
 
 def _who(norm, names) -> str:
@@ -286,7 +308,7 @@ def _fixed_point(seed: set, edges) -> set:
 def _refuse_blocked(fn, flows, varied, useful) -> None:
     # Where no gradient can flow (an unknown function, an attribute), follow the values as
     # if it could, so that a chain of such operations is refused, not silently cut.
-    passing = [(t, ins + [n for _, n in op.blocked] if op.kind == UNKNOWN else ins)
+    passing = [(t, ins + [n for _, n in op.blocked] if op.kind == NO_RULE else ins)
                for t, ins, op, _ in flows]
     varied = _fixed_point(set(varied), passing)
     useful = _fixed_point(set(useful), [(i, [t]) for t, ins in passing for i in ins])
@@ -300,7 +322,7 @@ def _refuse_blocked(fn, flows, varied, useful) -> None:
             reported.add(target)
             if name in reported:       # the operation that made `name` is reported already
                 continue
-            if op.kind == UNKNOWN:
+            if op.kind == NO_RULE:
                 what = f"there is no derivative rule for {op.what}"
             elif op.kind == RULE:
                 what = f"the derivative rule of {op.what} gives no gradient for its " \

@@ -23,8 +23,8 @@ from ..frontend.normalize import is_global_chain
 from ..frontend.resolve import ITERATION, METHOD, NONDIFF, OPAQUE, PRIMITIVE, STOP, USER
 
 COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, SETITEM, \
-    UNKNOWN = ("copy", "const", "rule", "stop", "nondiff", "index", "container", "append",
-               "call", "setitem", "unknown")
+    NO_RULE = ("copy", "const", "rule", "stop", "nondiff", "index", "container", "append",
+               "call", "setitem", "no rule")
 
 _BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
            gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
@@ -91,7 +91,7 @@ def describe_op(rhs, resolution, fn, node) -> Op:
                         type(rhs.op).__name__)
     if isinstance(rhs, gast.BoolOp):
         # `a or b` returns an operand: a differentiable value through it would be lost
-        return Op(UNKNOWN, blocked=_names_of(rhs.values), reads=reads,
+        return Op(NO_RULE, blocked=_names_of(rhs.values), reads=reads,
                   what="'and'/'or' (use np.where or an if statement)")
     if isinstance(rhs, (gast.Compare, gast.JoinedStr)):
         return Op(NONDIFFERENTIABLE, reads=reads)
@@ -101,7 +101,7 @@ def describe_op(rhs, resolution, fn, node) -> Op:
         if rhs.attr in _ATTRIBUTES:
             return _rule_op(fn, node, _ATTRIBUTES[rhs.attr], [rhs.value], {}, reads,
                             f".{rhs.attr}")
-        return Op(UNKNOWN, blocked=_names_of([rhs.value]), reads=reads,
+        return Op(NO_RULE, blocked=_names_of([rhs.value]), reads=reads,
                   what=f"the attribute .{rhs.attr}")
     if isinstance(rhs, gast.Subscript):
         return Op(INDEX, inputs=_names_of([rhs.value], "x"), reads=reads)
@@ -156,7 +156,7 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
         if callee.name in NONDIFF_METHODS:
             return Op(NONDIFFERENTIABLE, reads=reads)
         if target is None:
-            return Op(UNKNOWN, blocked=_names_of([receiver] + args + list(keywords.values())),
+            return Op(NO_RULE, blocked=_names_of([receiver] + args + list(keywords.values())),
                       reads=reads, what=f"the method .{callee.name}()")
         if callee.name in _PACKED and len(args) > 1:
             args = [gast.Tuple(elts=args, ctx=gast.Load())]
@@ -165,10 +165,10 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
         return _rule_op(fn, node, target, [receiver] + args, keywords, reads,
                         f".{callee.name}()")
     if callee.kind == OPAQUE:
-        return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
+        return Op(NO_RULE, blocked=_names_of(args + list(keywords.values())), reads=reads,
                   what=callee.name)
     if callee.kind == ITERATION:
-        return Op(UNKNOWN, blocked=_names_of(args), reads=reads,
+        return Op(NO_RULE, blocked=_names_of(args), reads=reads,
                   what=f"{callee.name}() outside a for statement")
     if callee.kind == USER:
         try:
@@ -187,7 +187,7 @@ def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
         return Op(NONDIFFERENTIABLE, reads=reads)
     rule = rules.lookup(primitive, rules.scope_of(fn))
     if rule is None:
-        return Op(UNKNOWN, blocked=_names_of(args + list(keywords.values())), reads=reads,
+        return Op(NO_RULE, blocked=_names_of(args + list(keywords.values())), reads=reads,
                   what=what)
     try:
         bound = rule.signature.bind(*args, **keywords).arguments

@@ -26,14 +26,14 @@ from .sizes import WEAK, concrete_shapes, unwritten_leaves
 
 SCALAR = "<scalar>"
 REDUCED = "<reduced "   # <reduced (axes)>class: a keepdims reduction of that class
-ARRAY, CONTAINER, UNKNOWN = "array", "container", "unknown"
+ARRAY, CONTAINER, EITHER = "array", "container", "either"
 
 
 @dataclass(frozen=True)
 class Shapes:
     classes: dict      # name -> SCALAR or representative name
     kinds: dict        # name -> ARRAY (a number or array), CONTAINER (list, tuple, dict)
-    #                    or UNKNOWN (either: an element of a container, a call's result)
+    #                    or EITHER (either: an element of a container, a call's result)
     ints: frozenset = frozenset()   # names that always hold Python ints (loop indexes)
     concrete: dict = field(default_factory=dict)   # name -> (shape, dtype), see sizes.py
     # (parameter, key, ...) -> (shape, dtype): arrays of parameter trees the function never
@@ -42,7 +42,7 @@ class Shapes:
 
     def kind(self, name) -> str:
         kind = self.kinds.get(name, ARRAY)
-        if kind == UNKNOWN and name in self.concrete:
+        if kind == EITHER and name in self.concrete:
             return ARRAY    # (a call's result whose shape is known: a number or an array)
         return kind
 
@@ -237,9 +237,9 @@ def _kinds(norm, statements, trees, callees):
             target = target_of(stmt)
             kind = _kind_of(op, kinds)
             if target in seen and kinds.get(target) != kind:
-                kind = UNKNOWN
+                kind = EITHER
             if target in norm.params and target not in seen:
-                kind = kind if kind == kinds[target] else UNKNOWN
+                kind = kind if kind == kinds[target] else EITHER
             seen.add(target)
             kinds[target] = kind
         if kinds == before:
@@ -252,12 +252,12 @@ def _kind_of(op, kinds):
     if op.kind in (BUILD, APPEND) or (op.kind == RULE and op.rule.multiple_results):
         return CONTAINER
     if op.kind == INDEX:
-        return ARRAY if kinds.get(op.inputs[0][1], ARRAY) == ARRAY else UNKNOWN \
+        return ARRAY if kinds.get(op.inputs[0][1], ARRAY) == ARRAY else EITHER \
             if op.inputs else ARRAY
     if op.kind in (COPY, STOPPED) and op.reads:
         return kinds.get(op.reads[0], ARRAY)
     if op.kind == CALL:
-        return UNKNOWN
+        return EITHER
     return ARRAY
 
 

@@ -68,9 +68,9 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None) -
     leaves = _tree_leaves(statements, params, assigned, counts)
     trees = unwritten_leaves(params, assigned)     # for callees they are passed to
     # tuples of constants (`axis=(0, 1)` becomes `_axis = (0, 1)` in normal form)
-    tuples = {target_of(stmt): constant(stmt.value, UNKNOWN) for stmt, _ in statements
+    tuples = {target_of(stmt): constant(stmt.value, NOT_CONSTANT) for stmt, _ in statements
               if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
-    tuples = {n: v for n, v in tuples.items() if v is not UNKNOWN}
+    tuples = {n: v for n, v in tuples.items() if v is not NOT_CONSTANT}
     bad = set()
     verify = False
     while True:
@@ -275,7 +275,7 @@ def axes_of(axis, ndim):
     array of `ndim` axes, or None."""
     if axis is None:
         return tuple(range(ndim))
-    if axis is UNKNOWN:
+    if axis is NOT_CONSTANT:
         return None
     axes = set()
     for a in (axis if isinstance(axis, tuple) else (axis,)):
@@ -300,7 +300,7 @@ def matmul_shape(left, right):
     return shape, dtype
 
 
-UNKNOWN = object()
+NOT_CONSTANT = object()     # what `constant` gives for a node that is not a constant
 
 
 def constant(node, default):
@@ -313,9 +313,9 @@ def constant(node, default):
             isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
         return -node.operand.value
     if isinstance(node, gast.Tuple):
-        items = tuple(constant(e, UNKNOWN) for e in node.elts)
-        return UNKNOWN if UNKNOWN in items else items
-    return UNKNOWN
+        items = tuple(constant(e, NOT_CONSTANT) for e in node.elts)
+        return NOT_CONSTANT if NOT_CONSTANT in items else items
+    return NOT_CONSTANT
 
 
 def _index(found, index, ints):
@@ -331,13 +331,13 @@ def _index(found, index, ints):
     for item in items:
         if isinstance(item, gast.Slice):
             bounds = [constant(b, None) for b in (item.lower, item.upper, item.step)]
-            if any(b is UNKNOWN or not (b is None or type(b) is int) for b in bounds):
+            if any(b is NOT_CONSTANT or not (b is None or type(b) is int) for b in bounds):
                 return None
             key.append(slice(*bounds))
         elif isinstance(item, gast.Name) and item.id in ints:
             key.append(0)       # any in-range int gives the same shape
         else:
-            value = constant(item, UNKNOWN)
+            value = constant(item, NOT_CONSTANT)
             if value is Ellipsis or value is None or type(value) is int:
                 key.append(value)
             else:

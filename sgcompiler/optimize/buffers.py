@@ -26,57 +26,27 @@ import numpy as np
 
 from ..ir.blocks import nodes
 from ..ir.builders import load, store
-from ..analysis.sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape, same
+from ..analysis.sizes import same
 from ..runtime import SHAPE_ARGUMENT
+from .code_shapes import _FLOAT_UFUNCS, _REDUCTIONS, CodeShapes, CodeShapesMaker
 
 _BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power"}
 _UNARY = {gast.USub: "negative"}
 _COMMUTES = (gast.Add, gast.Mult)
-# ufuncs of floats to floats of the same dtype, whose result has the broadcast shape
-_FLOAT_UFUNCS = frozenset(
-    "add subtract multiply divide true_divide power negative positive absolute fabs sqrt "
-    "cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos "
-    "arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh hypot maximum minimum fmax fmin "
-    "logaddexp logaddexp2 deg2rad rad2deg degrees radians sign copysign".split())
-_REDUCTIONS = frozenset("sum mean max min prod".split())
 
 
-def code_shapes(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: dict,
-                facts=None):
-    """A maker of shape oracles for the generated code of `tree`: each call gives a fresh
-    one that follows shapes and dtypes through the statements of `tree.body` as they are
-    then (the rewrites of algebra.py and factoring.py ask it; reuse_buffers runs it).
-
-    Args:
-        arrays: parameter -> (shape, dtype) the code is specialised for.
-        np_name: the name of the numpy module in the code.
-        helpers: names of runtime helpers in the code -> the helpers.
-        facts: name -> (shape, dtype) the shapes pass found for variables of the
-            primal (used for a variable assigned once, where the expression that
-            computes it is not followed here: `d = x.shape[1] * math.pi`).
-    """
-    writes = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name)
-                     and isinstance(n.ctx, gast.Store))
-    once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
-    # names never assigned here with known shapes: the Python-number arguments
-    arrays = {**{n: v for n, v in (facts or {}).items() if writes[n] == 0}, **arrays}
-    return lambda: _Buffers(tree.body, arrays, np_name, helpers, once)
+def reuse_buffers(shapes: CodeShapesMaker) -> None:
+    """Rewrite top-level statements in place to write into dying operands (`shapes`: what
+    code_shapes made for the function)."""
+    _Buffers(shapes.body, shapes.arrays, shapes.np_name, shapes.helpers, shapes.once).run()
 
 
-def reuse_buffers(shapes_now) -> None:
-    """Rewrite top-level statements in place to write into dying operands; `shapes_now`
-    is a code_shapes maker."""
-    shapes_now().run()
-
-
-class _Buffers:
+class _Buffers(CodeShapes):
     def __init__(self, body, arrays, np_name, helpers, facts):
-        self.body, self.np, self.helpers, self.facts = body, np_name, helpers, facts
-        self.env = dict(arrays)     # name -> (shape, dtype) of its current value
+        super().__init__(body, arrays, np_name, helpers, facts)
         self.owned = set()          # names whose array nobody else refers to
         self._seen = {}             # id(statement) -> (statement, reads, rebinds)
-        self._memo = {}             # id(expression) -> (expression, shape_of it)
 
     def run(self):
         i = 0
@@ -103,40 +73,6 @@ class _Buffers:
                         if isinstance(node.ctx, gast.Store):
                             self.env.pop(node.id, None)
                 self._unpacked(stmt)
-
-    def _unpacked(self, stmt):
-        """`a, b = _saved` (a backward function's saved values): names assigned only here
-        have the shapes the primal's facts give them (not owned: others hold them too)."""
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-                isinstance(stmt.targets[0], gast.Tuple):
-            for element in stmt.targets[0].elts:
-                if isinstance(element, gast.Name) and element.id in self.facts:
-                    self.env[element.id] = self.facts[element.id]
-
-    def track(self, stmt):
-        """Follow the shapes of what `stmt` assigns (and nothing else)."""
-        self.forget()
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-                isinstance(stmt.targets[0], gast.Name):
-            target = stmt.targets[0].id
-            result = self.shape_of(stmt.value) or self.facts.get(target)
-            if isinstance(stmt.value, gast.Attribute) and stmt.value.attr == "shape":
-                result = _SHAPE
-            if result is None:
-                self.env.pop(target, None)
-            else:
-                self.env[target] = result
-        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
-            before, value = self.env.get(stmt.target.id), self.shape_of(stmt.value)
-            total = broadcast([before, value]) if before is not None and value is not None \
-                else None
-            if total is None or total[0] != before[0]:
-                self.env.pop(stmt.target.id, None)
-        elif not isinstance(stmt, gast.Delete):
-            for node in nodes(stmt):
-                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                    self.env.pop(node.id, None)
-            self._unpacked(stmt)
 
     def _split(self, stmt, target):
         """`t = 1.0 / (2.0 * c)` as `t = 2.0 * c` then `t = np.divide(1.0, t, out=t)`,
@@ -339,92 +275,5 @@ class _Buffers:
         return isinstance(value, (gast.BinOp, gast.UnaryOp)) or \
             self._numpy_function(value) in _NEW_ARRAYS
 
-    def _numpy_function(self, node):
-        """`name` for a call np.name(...), else None."""
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                isinstance(node.func.value, gast.Name) and node.func.value.id == self.np:
-            return node.func.attr
-        return None
-
-    def shape_of(self, node):
-        """(shape, dtype) of a generated expression, or None (remembered while the
-        statement is worked on: `forget` when names change)."""
-        memo = self._memo.get(id(node))
-        if memo is not None and memo[0] is node:
-            return memo[1]
-        found = self._shape_of(node)
-        self._memo[id(node)] = (node, found)
-        return found
-
-    def forget(self):
-        self._memo = {}
-
-    def _shape_of(self, node):
-        if isinstance(node, gast.Name):
-            found = self.env.get(node.id)
-            return None if found is _SHAPE else found
-        if isinstance(node, gast.Constant):
-            number = isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-            return ((), WEAK) if number else None
-        if isinstance(node, gast.UnaryOp) and type(node.op) in (gast.USub, gast.UAdd):
-            return self.shape_of(node.operand)
-        if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
-            return broadcast([self.shape_of(node.left), self.shape_of(node.right)])
-        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
-            return matmul_shape(self.shape_of(node.left), self.shape_of(node.right))
-        if isinstance(node, gast.Attribute) and node.attr == "T":
-            found = self.shape_of(node.value)
-            return None if found is None or found is _SHAPE else (found[0][::-1], found[1])
-        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
-                self.env.get(node.value.id) is _SHAPE and isinstance(node.slice, gast.Constant):
-            return (), WEAK     # x.shape[k]: a Python int
-        helper = self.helpers.get(getattr(node.func, "id", None)) \
-            if isinstance(node, gast.Call) else None
-        if getattr(helper, "__name__", None) in ("unreduce", "unbroadcast") and \
-                len(node.args) >= 2:
-            g, x = self.shape_of(node.args[0]), self.shape_of(node.args[1])
-            if x is None or g is None:
-                return None
-            # x's shape; g's dtype, or x's precision for a Python number (as_float)
-            dtype = g[1] if g[1] is not WEAK else x[1]
-            return x[0], (dtype if isinstance(dtype, np.dtype) and dtype.kind == "f"
-                          else None)
-        name = self._numpy_function(node)
-        if name in _FLOAT_UFUNCS and len(node.args) == getattr(np, name).nin and \
-                all(k.arg == "out" for k in node.keywords):
-            return broadcast([self.shape_of(a) for a in node.args])
-        if name in _REDUCTIONS and len(node.args) == 1:
-            keywords = {k.arg: k.value for k in node.keywords}
-            if set(keywords) - {"axis", "keepdims"}:
-                return None
-            return reduce_shape(self.shape_of(node.args[0]),
-                                constant(keywords.get("axis"), None),
-                                constant(keywords.get("keepdims"), False))
-        if name == "full" and len(node.args) == 2 and isinstance(node.args[0], gast.Tuple) \
-                and all(isinstance(n, gast.Constant) and type(n.value) is int
-                        for n in node.args[0].elts):
-            # np.full((500,), 1.0 / 500[, dtype=np.float32]) as fill_numbers writes it
-            keywords = {k.arg: k.value for k in node.keywords}
-            fill = self.shape_of(node.args[1])
-            dtype = keywords.get("dtype")
-            if set(keywords) - {"dtype"} or fill is None or fill[0] != ():
-                return None
-            if dtype is None:
-                dtype = np.dtype(np.float64) if fill[1] is WEAK else fill[1]
-            elif isinstance(dtype, gast.Attribute) and isinstance(dtype.value, gast.Name) \
-                    and dtype.value.id == self.np:
-                dtype = np.dtype(dtype.attr)
-            else:
-                return None
-            return tuple(n.value for n in node.args[0].elts), dtype
-        if name == "outer" and len(node.args) == 2 and not node.keywords:
-            found = [self.shape_of(a) for a in node.args]
-            if any(f is None or len(f[0]) != 1 for f in found):
-                return None
-            return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
-        return None
-
-
 _NEW_ARRAYS = _FLOAT_UFUNCS | _REDUCTIONS | {"outer", "full"}
-_SHAPE = ("shape",)
 _LARGE = 64 * 1024      # bytes: arrays worth reusing even when not an operand     # what a name holds that was assigned x.shape

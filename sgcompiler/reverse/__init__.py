@@ -2,6 +2,7 @@
 adjoint sweep, built from the derivative rules.
 
     sweeps.py    the driver: both sweeps of a function, or a callee's forward/backward pair
+    context.py   SweepState: every field the sweeps and their helpers share, declared
     state.py     what is known about each adjoint at compile time (zero, fresh, a copy)
     adjoints.py  what one active statement contributes to its inputs' adjoints
     inline.py    a rule's expression inlined into generated code, and simplified

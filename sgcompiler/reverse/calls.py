@@ -10,14 +10,13 @@ pipeline.piece); `_h_saved` holds what the backward function needs.
 from __future__ import annotations
 
 import copy
-import functools
 
 import gast
 import numpy as np
 
 from ..ir.builders import load, store
-from ..analysis.ops import assignments, target_of
-from ..analysis.shapes import CONTAINER, UNKNOWN
+from ..analysis.ops import target_of
+from ..analysis.shapes import CONTAINER, EITHER
 
 
 class CallSweeps:
@@ -25,14 +24,6 @@ class CallSweeps:
 
     def call_is_active(self, target, op):
         return self.is_active(target) and any(self.is_active(n) for _, n in op.inputs)
-
-    @functools.cached_property
-    def call_results(self) -> set:
-        """Names only ever assigned a call's result (an array, as a rule)."""
-        found = {}
-        for stmt in assignments(self.norm.body):
-            found.setdefault(target_of(stmt), []).append(isinstance(stmt.value, gast.Call))
-        return {n for n, calls in found.items() if all(calls)}
 
     def call_piece(self, stmt, op):
         """(forward name, backward name, saved name, active params) of a call site."""
@@ -51,7 +42,7 @@ class CallSweeps:
         # is right for an array too, the other way round it is not
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
             self.shapes.kind(a.id) == CONTAINER or
-            self.shapes.kind(a.id) == UNKNOWN and a.id not in self.call_results))
+            self.shapes.kind(a.id) == EITHER and a.id not in self.call_results))
         piece = self.pieces(op.rule, active, arrays, trees)
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis.shapes import SCALAR, Shapes, class_shape, concrete_class
-from ..analysis.sizes import UNKNOWN, axes_of, constant
+from ..analysis.sizes import NOT_CONSTANT, axes_of, constant
 from ..ir.builders import const, factors_of, load, number, product_of
 
 
@@ -352,7 +352,7 @@ _PRODUCT_GRADS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot
 
 def _constant_axes(node, shape):
     """The sorted axes a constant `axis` argument names, for an array of `shape`."""
-    return None if shape is None else axes_of(constant(node, UNKNOWN), len(shape))
+    return None if shape is None else axes_of(constant(node, NOT_CONSTANT), len(shape))
 
 
 def _axis_node(axes):

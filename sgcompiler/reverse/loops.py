@@ -43,7 +43,7 @@ class LoopSweeps:
     def has_reverse(self, stmt):
         """Whether the adjoint sweep replays this loop: it has adjoint code, or it (or a
         loop inside it) overwrites a value the adjoint sweep reads."""
-        written = {target_of(s) for s in assignments(stmt.body)} | _loop_targets([stmt])
+        written = {target_of(s) for s in assignments(stmt.body)} | loop_targets([stmt])
         return self.loop_reverses.get(id(stmt), False) or bool(written & self.needed) or \
             any(self.has_reverse(inner) for inner in _inner_loops(stmt.body))
 
@@ -119,46 +119,13 @@ class LoopSweeps:
         before = dict(self.state), set(self.owned), set(self.maybe_scalar)
         live = {v for v, value in self.state.items() if value is not None}
         touched = self.loop_adjoint_vars(stmt)
-        written = {target_of(s) for s in assignments(self.loop_body(stmt))
-                   if not is_setitem(s)} \
-            | _loop_targets([stmt])
-        # Accumulators of values the loop does not rebind (weights, inputs, arrays it
-        # writes into) get a buffer of their own before the loop, so the body can add into
-        # it in place.
-        buffers = {v for v in touched - written if self.shapes.kind(v) == ARRAY
-                   and not self.shapes.is_scalar(v)}
-        # adjoints live across iterations must be variables at the top of every iteration
+        buffers = self._loop_buffers(stmt, touched)
+        # adjoints live across iterations must be variables at the top of every iteration;
+        # until the body's adjoint agrees with what its top assumed, try again
         while True:
-            entry_state, entry_owned = dict(self.state), set(self.owned)
-            entry_maybe = set(self.maybe_scalar)
-            materialize = []
-            for var in sorted(touched & live):
-                value = self.state.get(var)
-                dvar = self.dname(var)
-                keep = var in buffers and var in self.owned and isinstance(value, gast.Name) \
-                    and value.id == dvar and var not in self.maybe_scalar
-                if var in buffers and not keep and isinstance(value, gast.Name) \
-                        and value.id == dvar:
-                    # it may be shared, or a plain 0.0: give the loop an array of its own
-                    materialize.append(self.assign(dvar, gast.BinOp(
-                        left=load(dvar), op=gast.Add(),
-                        right=self.np_call("zeros_like", [load(var)])), stmt))
-                    self.reads.add(var)
-                    self.maybe_scalar.discard(var)
-                    keep = True
-                elif value is None and var in buffers:
-                    materialize.append(self.assign(dvar, self.np_call("zeros_like",
-                                                                      [load(var)]), stmt))
-                    self.reads.add(var)
-                elif value is None:
-                    materialize.append(self.assign(dvar, self.zero(var), stmt))
-                elif not (isinstance(value, gast.Name) and value.id == dvar):
-                    materialize.append(self.assign(dvar, self.materialize(var, value), stmt))
-                self.state[var] = load(dvar)
-                if var in buffers and (value is None or keep):
-                    self.owned.add(var)
-                else:
-                    self.owned.discard(var)
+            entry = dict(self.state), set(self.owned), set(self.maybe_scalar)
+            materialize = [s for var in sorted(touched & live)
+                           for s in self._enter_loop(var, buffers, stmt)]
             top_state, top_owned = dict(self.state), set(self.owned)
             self.comment_line = None
             self.depth += 1
@@ -171,24 +138,74 @@ class LoopSweeps:
                 break
             live |= grown
             buffers -= lost
-            self.state, self.owned = entry_state, entry_owned
-            self.maybe_scalar = entry_maybe
-        for var in sorted(touched & live):
-            value = self.state.get(var)
-            if not (isinstance(value, gast.Name) and gast.dump(value) == gast.dump(top_state[var])):
-                body.append(self.assign(self.dname(var), self.zero(var) if value is None
-                                        else self.materialize(var, value), stmt))
-            self.state[var] = top_state[var]
-            if var not in top_owned:
-                self.owned.discard(var)
-        for var in touched - live:
-            self.state.pop(var, None)
+            self.state, self.owned, self.maybe_scalar = entry
+        body += self._leave_loop(touched, live, top_state, top_owned, stmt)
         self.loop_reverses[id(stmt)] = bool(body) or self.loop_reverses.get(id(stmt), False)
         if not self.has_reverse(stmt):
             # no adjoint code and nothing to restore: the loop is not replayed, and the
             # adjoints stay as they were before it
             self.state, self.owned, self.maybe_scalar = before
             return []
+        return self._replayed(stmt, trips, iteration, body, materialize)
+
+    def _loop_buffers(self, stmt, touched) -> set:
+        """Accumulators of values the loop does not rebind (weights, inputs, arrays it
+        writes into): they get a buffer of their own before the loop, so the body can add
+        into it in place."""
+        written = {target_of(s) for s in assignments(self.loop_body(stmt))
+                   if not is_setitem(s)} | loop_targets([stmt])
+        return {v for v in touched - written if self.shapes.kind(v) == ARRAY
+                and not self.shapes.is_scalar(v)}
+
+    def _enter_loop(self, var, buffers, stmt) -> list:
+        """Make `var`'s adjoint a variable (`dvar`) at the top of the loop: the statements
+        that do so before it, if any."""
+        value = self.state.get(var)
+        dvar = self.dname(var)
+        out = []
+        keep = var in buffers and var in self.owned and isinstance(value, gast.Name) \
+            and value.id == dvar and var not in self.maybe_scalar
+        if var in buffers and not keep and isinstance(value, gast.Name) and value.id == dvar:
+            # it may be shared, or a plain 0.0: give the loop an array of its own
+            out.append(self.assign(dvar, gast.BinOp(
+                left=load(dvar), op=gast.Add(),
+                right=self.np_call("zeros_like", [load(var)])), stmt))
+            self.reads.add(var)
+            self.maybe_scalar.discard(var)
+            keep = True
+        elif value is None and var in buffers:
+            out.append(self.assign(dvar, self.np_call("zeros_like", [load(var)]), stmt))
+            self.reads.add(var)
+        elif value is None:
+            out.append(self.assign(dvar, self.zero(var), stmt))
+        elif not (isinstance(value, gast.Name) and value.id == dvar):
+            out.append(self.assign(dvar, self.materialize(var, value), stmt))
+        self.state[var] = load(dvar)
+        if var in buffers and (value is None or keep):
+            self.owned.add(var)
+        else:
+            self.owned.discard(var)
+        return out
+
+    def _leave_loop(self, touched, live, top_state, top_owned, stmt) -> list:
+        """The statements at the end of the body that put each live adjoint back into its
+        variable, as the top of the next trip expects it."""
+        out = []
+        for var in sorted(touched & live):
+            value = self.state.get(var)
+            if not (isinstance(value, gast.Name) and
+                    gast.dump(value) == gast.dump(top_state[var])):
+                out.append(self.assign(self.dname(var), self.zero(var) if value is None
+                                       else self.materialize(var, value), stmt))
+            self.state[var] = top_state[var]
+            if var not in top_owned:
+                self.owned.discard(var)
+        for var in touched - live:
+            self.state.pop(var, None)
+        return out
+
+    def _replayed(self, stmt, trips, iteration, body, materialize) -> list:
+        """`for _i in range(trips): body`, after what makes the adjoints variables."""
         self.reads.add(trips)
         var = self.loop_var(stmt)
         head = [self.pop(var, stmt)] if var is not None else []
@@ -203,23 +220,7 @@ class LoopSweeps:
         return out
 
     def in_loop_depth(self, stmt):
-        return id(stmt) in self.nested_loops()
-
-    def nested_loops(self):
-        if not hasattr(self, "_nested"):
-            self._nested = set()
-
-            def walk(body, inside):
-                for s in body:
-                    if isinstance(s, LOOPS):
-                        if inside:
-                            self._nested.add(id(s))
-                        walk(s.body, True)
-                    elif isinstance(s, gast.If):
-                        walk(s.body, inside)
-                        walk(s.orelse, inside)
-            walk(self.norm.body, False)
-        return self._nested
+        return id(stmt) in self.nested
 
     def loop_adjoint_vars(self, stmt):
         """Variables whose adjoints the loop body may read or write."""
@@ -242,12 +243,12 @@ def _inner_loops(body):
             yield from _inner_loops(s.orelse)
 
 
-def _loop_targets(body):
+def loop_targets(body):
     out = set()
     for stmt in body:
         if isinstance(stmt, gast.For):
             out.add(stmt.target.id)
         for field in ("body", "orelse"):
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                out |= _loop_targets(getattr(stmt, field))
+                out |= loop_targets(getattr(stmt, field))
     return out

@@ -29,13 +29,13 @@ from ..analysis.activity import Activity, assignments
 from .adjoints import contributions
 from .calls import CallSweeps
 from .inline import Linker
-from ..ir.builders import comment, const, load, number, store
-from .loops import LOOPS, LoopSweeps, _loop_targets
-from ..analysis.memory import bound_before, reads_after_writes, stable_names
+from ..ir.builders import comment, const, load, store
+from .loops import LOOPS, LoopSweeps, loop_targets
 from ..frontend.normalize import Normalized
 from ..analysis.ops import (APPEND, CALL, SETITEM, describe_stmt, is_append, is_setitem,
                             target_of)
 from ..analysis.shapes import ARRAY, Shapes
+from .context import SweepState, step_of
 from .state import AdjointState
 
 
@@ -197,33 +197,9 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     return PieceTrees(fwd, bwd, sweep.linker)
 
 
-class _Reverser(AdjointState, LoopSweeps, CallSweeps):
-    def __init__(self, norm, resolution, act, shapes, linker, needed, names, loop_reverses,
-                 pieces, seed):
-        self.norm, self.fn = norm, norm.fn
-        self.resolution, self.act, self.shapes = resolution, act, shapes
-        self.linker, self.namer = linker, norm.namer
-        self.needed = needed          # primal names the adjoint sweep reads
-        self.names = names
-        self.loop_reverses = loop_reverses   # id(loop) -> whether it has adjoint code
-        self.pieces = pieces
-        self.state = {norm.returned: seed}   # var -> its adjoint's value, if nonzero
-        self.owned = set()        # vars whose adjoint is an array this code allocated
-        self.reads = set()        # primal names the adjoint sweep reads
-        self.saved = {}           # id(statement) -> slot, or TAPE
-        self.inits = []           # names to set to None first (saved before defined)
-        self.uses_tape = False
-        self.primal_names = set(norm.params) | {target_of(s) for s in assignments(norm.body)} \
-            | _loop_targets(norm.body) | {n for k, n in names.items() if k[0] == "saved"}
-        self.comment_line = None
-        self.handoff = None
-        self.read_after_write = reads_after_writes(norm.body)
-        self.written_in_place = {target_of(s) for s in assignments(norm.body) if is_setitem(s)}
-        self.stable = stable_names(norm)
-        self.counters = whole_number_counters(norm)
-        self.bound = bound_before(norm.body, norm.params)
-        self.maybe_scalar = set()   # adjoints that may hold a plain 0.0 at run time
-        self.depth = 0              # how many branches and loops the adjoint sweep is in
+class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
+    """One run of the reverser: the fields of SweepState (context.py), the sweeps below,
+    and the helpers of state.py, loops.py and calls.py."""
 
     # --- names and small builders
 
@@ -305,9 +281,9 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         if is_setitem(stmt):
             return self.primal_setitem(stmt, target, in_loop)
         if target in self.needed and target in defined and not is_append(stmt):
-            if in_loop and target in self.counters and _step_of(stmt, target) is not None:
+            if in_loop and target in self.counters and step_of(stmt, target) is not None:
                 # n = n + 1.0 on a whole number is undone exactly: n = n - 1.0
-                self.saved[id(stmt)] = _Undo(_step_of(stmt, target))
+                self.saved[id(stmt)] = _Undo(step_of(stmt, target))
             elif in_loop:
                 self.saved[id(stmt)] = None
                 out.append(self.push(target, stmt))
@@ -332,7 +308,7 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         """Whether the adjoint sweep assigns `name` (restoring an older value of it)."""
         return any(target_of(s) == name and id(s) in self.saved
                    for s in assignments(self.norm.body)) or \
-            (name in _loop_targets(self.norm.body) and name in self.needed)
+            (name in loop_targets(self.norm.body) and name in self.needed)
 
     def primal_setitem(self, stmt, target, in_loop):
         """x[i] = v overwrites x[i]: keep the old element if the adjoint sweep reads x."""
@@ -489,42 +465,8 @@ class _Undo:
     step: float
 
 
-_COUNTER_LIMIT = 2 ** 20    # steps and starting values: far from 2 ** 53 after any run
-
-
-def _whole(node):
-    """The value of a constant whole number (int or integral float) of modest size."""
-    value = number(node)
-    if value is not None and float(value).is_integer() and abs(value) <= _COUNTER_LIMIT:
-        return value
-    return None
-
-
-def _step_of(stmt, target):
-    """k for `target = target + k` (or `- k`, as -k), k a constant whole number."""
-    value = stmt.value if isinstance(stmt, gast.Assign) else None
-    if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Sub)) and \
-            isinstance(value.left, gast.Name) and value.left.id == target:
-        step = _whole(value.right)
-        if step is not None:
-            return step if isinstance(value.op, gast.Add) else -step
-    return None
-
-
-def whole_number_counters(norm) -> set:
-    """The variables that only ever hold whole numbers of modest size: every
-    assignment is a constant whole number or adds one to the variable itself. Adding and
-    subtracting such numbers is exact (below 2 ** 53), so the adjoint sweep can undo
-    `n = n + 1.0` by `n = n - 1.0` instead of keeping each old value on the tape."""
-    found = {}
-    for stmt in assignments(norm.body):
-        target = target_of(stmt)
-        ok = isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-            isinstance(stmt.targets[0], gast.Name) and \
-            (_whole(stmt.value) is not None or _step_of(stmt, target) is not None)
-        found[target] = found.get(target, True) and ok
-    excluded = set(norm.params) | _loop_targets(norm.body)
-    return {n for n, ok in found.items() if ok and n not in excluded}
+def _param(name):
+    return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
 
 
 def _forward_order(value):
@@ -534,7 +476,3 @@ def _forward_order(value):
         value.keys.reverse()
         value.values.reverse()
     return value
-
-
-def _param(name):
-    return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
