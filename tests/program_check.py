@@ -236,6 +236,8 @@ def main(argv=None):
     parser.add_argument("--out", default="/tmp/sgcompiler-fuzz")
     parser.add_argument("--avoid", nargs="*", default=[], choices=sorted(AVOIDABLE),
                         help="leave out constructs that trigger known bugs")
+    parser.add_argument("--extended", action="store_true",
+                        help="draw the productions of program_grammar.EXTENDED too")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -243,7 +245,8 @@ def main(argv=None):
     settled = collections.Counter()
     started = time.time()
     for seed in range(args.start, args.start + args.count):
-        source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid)
+        source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid,
+                                        args.extended)
         try:
             outcome = check_program(source, y_float)
         except Exception:
@@ -257,6 +260,7 @@ def main(argv=None):
         if outcome.status == "refused":
             refusals.append(outcome.detail.splitlines()[0])
     summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,
+               "extended": args.extended,
                "counts": dict(counts),
                "skipped points": dict(skip_reasons),
                "references settled by": dict(settled), "seconds": round(time.time() - started)}
