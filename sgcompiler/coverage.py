@@ -26,6 +26,7 @@ SECTIONS = {
     "operator": "Python operators",
     "sgcompiler.rules.math": "Python's math module",
     "sgcompiler.rules.builtins": "Python builtins",
+    "sgcompiler.rules.runtime": "sgcompiler's runtime helpers (generated code differentiated again)",
 }
 
 HEADER = """\

@@ -15,13 +15,19 @@ from ..runtime.linalg import cholesky_grad, eigvalsh_grad
 from ..runtime.scipy import (expm_grad, inv_grad, logsumexp_grad_a, logsumexp_grad_b,
                              solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
                              solve_triangular_grad_b, sqrtm_grad)
-from .registry import vjp
+from .registry import jvp, vjp
 
 
 def special(*names, **options):
     """Register a rule for the scipy.special functions `names` that this SciPy has."""
     found = [getattr(scipy.special, n) for n in names if hasattr(scipy.special, n)]
     return vjp(*found, name=f"scipy.special.{names[0]}", **options)
+
+
+def tangent_of(*names, **options):
+    """Register a tangent rule for the scipy.special functions `names` this SciPy has."""
+    found = [getattr(scipy.special, n) for n in names if hasattr(scipy.special, n)]
+    return jvp(*found, name=f"scipy.special.{names[0]}", **options)
 
 
 def linalg(name, **options):
@@ -62,9 +68,19 @@ def softmax(g, ans, x, axis=None):
     return ans * (g - np.sum(g * ans, axis=axis, keepdims=True))
 
 
+@tangent_of("softmax")
+def softmax_tangent(t, ans, x, axis=None):
+    return ans * (t - np.sum(t * ans, axis=axis, keepdims=True))
+
+
 @special("log_softmax")
 def log_softmax(g, ans, x, axis=None):
     return g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)
+
+
+@tangent_of("log_softmax")
+def log_softmax_tangent(t, ans, x, axis=None):
+    return t - np.sum(np.exp(ans) * t, axis=axis, keepdims=True)
 
 
 # --- scipy.special: error function and normal distribution ---------------------------------------
