@@ -74,6 +74,7 @@ class Rule:
 _RULES: dict[int, Rule] = {}
 NONDIFFERENTIABLE: dict[int, object] = {}   # id -> the function (kept alive)
 _SCOPED: dict[str, dict[int, tuple]] = {}   # scope -> id -> (function, Rule or None)
+_BOUND: dict[tuple, object] = {}            # (id(obj), id(function)) -> obj.function
 _VERSION = [0]                              # bumped by every user registration
 # rule modules for optional packages: loaded when the package is first seen in sys.modules
 _OPTIONAL = {"scipy": "sgcompiler.rules.scipy"}
@@ -188,7 +189,7 @@ def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False,
     `sgcompiler.adjoint`.
     """
     def register(rule_fn):
-        for primitive in dict.fromkeys(primitives):     # aliases (np.abs, np.absolute) once
+        for primitive in dict.fromkeys(map(_keep_bound, primitives)):  # aliases once
             assert id(primitive) not in _RULES and id(primitive) not in NONDIFFERENTIABLE, \
                 f"two built-in rules for {primitive!r}"
             _RULES[id(primitive)] = parse_rule(rule_fn, primitive, elementwise=elementwise,
@@ -215,18 +216,31 @@ def present(module, *names) -> list:
 
 
 def key(obj):
-    """The object a rule is registered for. Bound methods of compiled classes (rng.normal
-    on a Generator) are new objects on every attribute read, so they are keyed by the
-    function they wrap (np.random.Generator.normal)."""
-    if isinstance(obj, types.MethodType) and not isinstance(obj.__func__, types.FunctionType):
-        return obj.__func__
+    """The object a rule is registered for. Bound methods are new objects on every
+    attribute read: those of compiled classes (rng.normal on a Generator) are keyed by the
+    function they wrap (np.random.Generator.normal), those of one object that has rules
+    (scipy.stats.norm.logpdf) by the first such method registered."""
+    if isinstance(obj, types.MethodType):
+        if not isinstance(obj.__func__, types.FunctionType):
+            return obj.__func__
+        return _BOUND.get((id(obj.__self__), id(obj.__func__)), obj)
     return obj
+
+
+def _keep_bound(primitive):
+    """Remember a bound method of a Python function (scipy.stats.norm.logpdf), so that
+    later reads of the same attribute find its rule; the object is kept alive with it."""
+    if isinstance(primitive, types.MethodType) and \
+            isinstance(primitive.__func__, types.FunctionType):
+        primitive = _BOUND.setdefault((id(primitive.__self__), id(primitive.__func__)),
+                                      primitive)
+    return primitive
 
 
 def builtin_entry(obj):
     """(obj, Rule) or (obj, None) for non-differentiable, from the built-in table, or None."""
+    _load_optional()           # first: it may register rules for bound methods (key)
     obj = key(obj)
-    _load_optional()
     rule = _RULES.get(id(obj))
     if rule is not None and rule.primitive is obj:
         return obj, rule
@@ -244,7 +258,7 @@ def scoped_entry(obj, scope: str):
 
 def register_scoped(obj, rule, scope: str) -> None:
     """Put a user's rule (or None: non-differentiable) for `obj` into `scope`."""
-    obj = key(obj)
+    obj = _keep_bound(key(obj))
     _SCOPED.setdefault(scope, {})[id(obj)] = (obj, rule)
     _VERSION[0] += 1
 
@@ -295,7 +309,7 @@ def _load_optional() -> None:
     if len(_LOADED_OPTIONAL) == len(_OPTIONAL):
         return
     for package, module in _OPTIONAL.items():
-        if package in sys.modules and package not in _LOADED_OPTIONAL:
+        if sys.modules.get(package) is not None and package not in _LOADED_OPTIONAL:
             _LOADED_OPTIONAL.add(package)
             importlib.import_module(module)
 

@@ -2,7 +2,8 @@
 
     core.py        unbroadcast, unreduce, trees, dtypes: what every rule family shares
     reductions.py  rules/reductions.py     shapes.py  rules/shapes.py
-    linalg.py      rules/linalg.py         scipy.py   rules/scipy.py (imported by it)
+    linalg.py      rules/linalg.py
+    scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
 
 Generated code names a helper by its own name (`unbroadcast(g, x)`); the optimize pass
