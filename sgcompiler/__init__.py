@@ -17,13 +17,15 @@ Functions without a built-in derivative rule get one from the user:
 
     sgcompiler.nondifferentiable(my_bucketize)   # its results are constants
 """
-from .api import grad, jacobian, value_and_grad
+from .api import grad, value_and_grad
 from .checks import check_grads
+from .derivatives import hessian, hvp, jacobian, jvp
 from .reverse_api import vjp
 from .errors import SGCompilerError
-from .rules.custom import adjoint, nondifferentiable
+from .rules.custom import adjoint, nondifferentiable, tangent
 from .runtime import stop_gradient
 
-__all__ = ["grad", "value_and_grad", "vjp", "jacobian", "check_grads", "stop_gradient", "adjoint", "nondifferentiable",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp",
+           "check_grads", "stop_gradient", "adjoint", "tangent", "nondifferentiable",
            "SGCompilerError"]
 __version__ = "0.1.0"

@@ -1,5 +1,5 @@
-"""The decorators users call: `grad`, `value_and_grad` and `jacobian` (and `vjp`, in
-reverse_api.py).
+"""The decorators users call: `grad` and `value_and_grad` (vjp is in reverse_api.py,
+jvp, jacobian, hessian and hvp in derivatives.py).
 
 They choose what to differentiate with respect to, compile on first use (cached), check the
 arguments and the scalar output, and give gradients the type and shape of their arguments.
@@ -9,14 +9,16 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import sys
 
 import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
 from .analysis.sizes import WEAK
+from .frontend.depends import recording
 from .pipeline import compile_gradient
-from .reverse_api import jacobian_rev, like_tree as _like_tree, pair, plain_function
+from .reverse_api import like_tree as _like_tree, pair
 
 
 def grad(fn=None, wrt=0, has_aux=False):
@@ -54,37 +56,6 @@ def value_and_grad(fn=None, wrt=0, has_aux=False):
 
 
 value_and_grad.sgcompiler_transform_maker = True
-
-
-def jacobian(fn, wrt=0, mode: str = "rev"):
-    """The Jacobian of `fn`, as a function with the same parameters.
-
-    Args:
-        fn: a Python function returning a float or a float array (or a gradient made by
-            `grad`: its Jacobian is the Hessian).
-        wrt: a parameter position or name, or a tuple of them (then a tuple of Jacobians).
-        mode: "rev" (one generated backward call per output element), "fwd" (one tangent
-            per input element) or "auto" (by the sizes).
-    Returns:
-        A function giving an array of shape `out.shape + x.shape` for each `x` in `wrt`.
-    Raises:
-        SGCompilerError: for code that cannot be differentiated.
-        ValueError: for an unknown mode.
-    """
-    if mode not in ("rev", "fwd", "auto"):
-        raise ValueError(f"jacobian: mode must be 'rev', 'fwd' or 'auto', got {mode!r}")
-    primal = plain_function(fn)
-    several = isinstance(wrt, (tuple, list))
-    names = wrt_names(primal, tuple(wrt) if several else (wrt,))
-
-    @functools.wraps(primal)
-    def jacobian_of(*args, **kwargs):
-        # "fwd" and "auto" belong to forward mode (jvp, another branch); until it lands
-        # they take the reverse mode, which gives the same Jacobian
-        found = jacobian_rev(primal, names, args, kwargs)
-        return found if several else found[0]
-    jacobian_of.__name__ = f"{primal.__name__}_jacobian"
-    return jacobian_of
 
 
 def wrt_names(fn, wrt) -> tuple[str, ...]:
@@ -150,6 +121,7 @@ class GradientFunction:
         self.with_value = with_value
         self.has_aux = has_aux
         self._aux_source = None     # the generated pair of a has_aux call
+        self._wrt_given = wrt
         self._signature = inspect.signature(fn)
         self._params = list(self._signature.parameters)
         self._tuple = isinstance(wrt, (tuple, list))
@@ -157,7 +129,7 @@ class GradientFunction:
         self._positions = tuple(self._params.index(w) for w in self.wrt)
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
-        self._compiled = {}      # argument types -> generated function
+        self._compiled = {}      # argument types -> (function, returns value, plain, check)
         self._version = rules.version()     # of the rules the functions were compiled with
         self._last = (frozenset(), frozenset(), with_value, ())
         self._shaped = 0         # how many sets of argument shapes have code of their own
@@ -196,6 +168,19 @@ class GradientFunction:
             return self.primal
         return self._inner.as_function(scalars, trees)
 
+    def __reduce__(self):
+        """Pickled by reference to the primal and the options; the other process compiles
+        its own code (generated functions and their cells cannot be pickled)."""
+        if self._inner is not None:     # grad of grad: the inner gradient, pickled too
+            return _rebuild, (self._inner, self._wrt_given, self.with_value, self.has_aux)
+        module = sys.modules.get(self.primal.__module__)
+        found = module
+        for part in self.primal.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is self:       # `@grad def f`: the module's name f is this object
+            return self.primal.__qualname__
+        return _rebuild, (self.primal, self._wrt_given, self.with_value, self.has_aux)
+
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
@@ -210,6 +195,11 @@ class GradientFunction:
         # floats and float arrays of the types, shapes and dtypes of an earlier call passed
         # its checks (parameter trees are checked on every call: their leaves may differ)
         found = None if kwargs else self._compiled.get(kinds)
+        if found is not None and not found[3]():
+            # a name the code was compiled from refers to something else now (a helper
+            # redefined, np.exp patched, a closure's function rebound): compile again
+            self._compiled.clear()
+            found = None
         values = self._wrt_values(args, kwargs)
         if found is None or not found[2]:
             plain = True
@@ -217,9 +207,9 @@ class GradientFunction:
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value)
                     plain = False
-            found = found or self._compiled.get(kinds) or self._specialise(args, kinds,
-                                                                           plain)
-        function, returns_value, plain = found
+            found = found or self._valid(self._compiled.get(kinds)) or \
+                self._specialise(args, kinds, plain)
+        function, returns_value, plain, _ = found
         if returns_value:
             result, grads = function(*args, **kwargs)
             if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
@@ -280,12 +270,21 @@ class GradientFunction:
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
             self._shaped += bool(arrays)
-        compiled = compile_gradient(self._primal_for(scalars, trees), self.wrt, scalars,
-                                    trees, self.with_value, arrays)
+        with recording() as seen:       # grad of grad: what the inner gradient's code read
+            primal = self._primal_for(scalars, trees)
+        inner = tuple(seen.values())
+        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
         self._last = (scalars, trees, self.with_value, arrays)
-        self._compiled[kinds] = (compiled.bind(self._primal_for(scalars, trees)),
-                                 compiled.returns_value, plain)
+        self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
+                                 compiled.checker(primal, inner))
         return self._compiled[kinds]
+
+    def _valid(self, found):
+        """`found` (an entry of `_compiled`) if its code is still right, else None."""
+        if found is not None and not found[3]():
+            self._compiled.clear()
+            return None
+        return found
 
     @staticmethod
     def _has_trees(values):
@@ -300,6 +299,11 @@ class GradientFunction:
             raise TypeError(f"{self.primal.__name__}(): {exc}") from None
         bound.apply_defaults()
         return [bound.arguments[w] for w in self.wrt]
+
+
+def _rebuild(fn, wrt, with_value, has_aux=False):
+    """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
+    return GradientFunction(fn, wrt, with_value, has_aux)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)

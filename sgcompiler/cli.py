@@ -4,6 +4,7 @@
     sgcompiler mypackage.model:loss
     sgcompiler model.py:loss --shapes W=784x256,b=256,X=128x784,lam=float
     sgcompiler model.py:loss --order 2       # grad of grad: the gradient of sum(grad f)
+    sgcompiler model.py:loss --mode forward      (the tangent function f_jvp, forward mode)
 
 The file or module is imported, so its top-level code runs (as `python -c "import model"`
 would run it). Without --shapes the code is for arguments of any shape; with it, for those
@@ -31,7 +32,7 @@ import numpy as np
 from .api import dtype_refusal, grad, wrt_names
 from .backend.loader import function_from_text
 from .errors import SGCompilerError
-from .pipeline import STAGES, compile_gradient, dump_stage
+from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
 
@@ -78,6 +79,12 @@ def _print_stage(args) -> None:
     for _ in range(args.order - 1):
         fn = summed_gradient(fn, wrt, scalars)
     note = None
+    if args.mode == "forward":
+        stage = "jvp" if args.stage == "grad" else args.stage
+        sys.stdout.write(dump_stage(fn, wrt, stage, scalars, arrays, mode="forward"))
+        return
+    if args.stage == "jvp":
+        raise UsageError("--stage jvp is forward mode's final code; add --mode forward")
     if args.stage == "grad":
         note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
                                                   arrays=arrays), arrays)
@@ -115,10 +122,16 @@ def _parser():
     parser.add_argument("--wrt", default=None,
                         help="comma-separated parameter names or positions (default: the "
                              "first parameter)")
-    parser.add_argument("--stage", choices=STAGES, default="grad", metavar="STAGE",
+    parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
+                        help="reverse: the gradient (default); forward: the tangent "
+                             "function f_jvp(<f's parameters>, <one tangent per --wrt>) "
+                             "returning (value, tangent)")
+    parser.add_argument("--stage", choices=tuple(dict.fromkeys(STAGES + FORWARD_STAGES)),
+                        default="grad", metavar="STAGE",
                         help="print what one step of the pipeline made instead of the "
                              "final code; the steps, in the order they run: "
-                             + ", ".join(STAGES))
+                             + ", ".join(STAGES) + "; with --mode forward: "
+                             + ", ".join(FORWARD_STAGES))
     parser.add_argument("--order", type=int, default=1,
                         help="2 or more: the code of grad of grad (the gradient of the sum "
                              "of the elements of the gradient, which is f's second "

@@ -1,4 +1,5 @@
-"""The recipe: function -> generated gradient function. Every pass that runs, in order:
+"""The recipes: function -> generated gradient function (reverse mode), and function ->
+generated tangent function (forward mode, `compile_jvp`). Every pass that runs, in order:
 
     front end   parse, check, resolve, normalize                  (frontend/)
     analysis    activity, shapes (concrete shapes when specialised) (analysis/)
@@ -7,8 +8,15 @@
     optimize    the OPTIMIZATIONS below, in that order              (optimize/)
     back end    codegen, load                                      (backend/)
 
+Forward mode shares the front end, the analyses, the optimizations and the back end:
+
+    front end, activity, shapes                                      (as above)
+    forward     the tangent pass: each statement, then its tangent   (forward/)
+    optimize    the same OPTIMIZATIONS, codegen, load
+
 A user function called with active arguments gets a forward and a backward function of its
-own (a "piece"), made by the same recipe (`_compile_piece`). `dump_stage` prints the code
+own (a "piece"), made by the same recipe (`_compile_piece`); in forward mode, a tangent
+function of its own (`jvp_piece`). `dump_stage` prints the code
 after any of these steps (`sgcompiler FILE:f --stage NAME`).
 
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
@@ -16,12 +24,19 @@ shapes and dtypes of array arguments, rules version), so each function is compil
 way it is differentiated and kind of arguments (and again after a user registers a
 derivative rule). Code compiled for known shapes (analysis/sizes.py) needs fewer run-time
 helpers and writes into arrays that die (optimize/buffers.py).
+
+A cached gradient is used only while every name its compilation read still refers to the
+same object (frontend/depends.py: closure cells, globals, module attributes, callees' code
+and defaults); pieces of user functions are kept per function object, since they are bound
+to its cells and defaults. Compilation holds one re-entrant lock.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import types
+import weakref
 from dataclasses import dataclass
 
 import gast
@@ -35,6 +50,7 @@ from .analysis.shapes import shapes
 from .analysis.sizes import WEAK
 from .analysis.summaries import SUMMARIES
 from .frontend import front_end
+from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.resolve import local_names
 from .optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
 from .optimize.batching import batch_outer_products
@@ -48,6 +64,7 @@ from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .forward.tangents import forward
 
 @dataclass(frozen=True)
 class Compiled:
@@ -59,10 +76,16 @@ class Compiled:
     wrt: tuple[str, ...]
     returns_value: bool = True   # the function returns (value, gradient), else gradient
     result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
+    depends: Depends = Depends(())   # what the names it was compiled from referred to
 
     def bind(self, fn):
         """The gradient function for `fn` (same code object, its own closure cells)."""
         return bind(self.code, fn, self.extra)
+
+    def checker(self, fn, extra=()):
+        """() -> whether the function `bind(fn)` made is still right (see depends.py),
+        and the reads `extra` (what `fn` itself was made from) still hold."""
+        return self.depends.checker(fn, function_reads(fn) + tuple(extra))
 
 
 _CACHE: dict = {}
@@ -93,15 +116,20 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
            rules.version(), rereadable)
-    # the entry keeps the globals alive: their id in the key cannot be another dict's
-    # (equal code objects of two texts exec'd alike would share an entry otherwise)
-    compiled, _ = _CACHE.get(key, (None, None))
-    if compiled is None:
-        compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
+    with LOCK:      # one compilation at a time: a piece is published before it is done
+        compiled = _CACHE.get(key)
+        # the code is right for `fn` only while its names mean what they meant
+        if compiled is not None and compiled.depends.holds_for(fn):
+            compiled.depends.replay(fn)
+            return compiled
+        with recording() as seen:
+            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
+        compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
+        _CACHE.pop(key, None)
         if len(_CACHE) >= _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
-        _CACHE[key] = compiled, fn.__globals__
-    return compiled
+        _CACHE[key] = compiled
+        return compiled
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
@@ -214,9 +242,11 @@ class Piece:
     backward_cell: object
     source: str = ""
     pieces: tuple = ()
+    depends: Depends | None = None      # None while it is being compiled
 
 
-_PIECES: dict = {}
+# user function -> {(active, arrays, trees, ...): Piece}; a function that is gone has none
+_PIECES = weakref.WeakKeyDictionary()
 
 
 def _filename(src, kind, text=None) -> str:
@@ -240,30 +270,42 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
-    if arrays and sum(1 for k in _PIECES if k[0] is fn.__code__ and k[2]) >= _PIECE_SHAPES:
-        arrays = ()         # (a recursion whose shapes change on every call, say)
-    if rereadable:
-        arrays = ()         # code for any shape (optimize/reread.py)
-    key = (fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version(),
-           rereadable)
-    found = _PIECES.get(key)
-    if found is not None:
-        return found
-    name = fn.__name__
-    if rereadable:
-        name = f"{name}_plain"
-    if arrays:      # a name of its own, the same in every process: its code differs
-        digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
-                                   ).encode()).hexdigest()[:4]
-        name = f"{name}_{digest}"
-    made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(), types.CellType())
-    _PIECES[key] = made
-    try:
-        _compile_piece(fn, active, made, arrays, trees, rereadable)
-    except BaseException:
-        del _PIECES[key]
-        raise
-    return made
+    with LOCK:
+        # pieces are bound to `fn` (its closure cells and defaults): one set per function
+        mine = _PIECES.get(fn)
+        if mine is None:
+            mine = _PIECES[fn] = {}
+        if arrays and sum(1 for k in mine if k[0] != "jvp" and k[1]) >= _PIECE_SHAPES:
+            arrays = ()         # (a recursion whose shapes change on every call, say)
+        if rereadable:
+            arrays = ()         # code for any shape (optimize/reread.py)
+        key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
+        found = mine.get(key)
+        if found is not None and found.depends is None:
+            return found        # being compiled: a recursive call, on this thread
+        if found is not None and found.depends.holds_for(fn):
+            found.depends.replay(fn)
+            return found
+        name = fn.__name__
+        if rereadable:
+            name = f"{name}_plain"
+        if arrays:      # a name of its own, the same in every process: its code differs
+            digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
+                                       ).encode()).hexdigest()[:4]
+            name = f"{name}_{digest}"
+        made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(),
+                     types.CellType())
+        mine[key] = made
+        try:
+            with recording() as seen:
+                for read in function_reads(fn):     # its code and defaults are bound in
+                    note(*read)
+                _compile_piece(fn, active, made, arrays, trees, rereadable)
+        except BaseException:
+            del mine[key]
+            raise
+        made.depends = Depends.of(seen, fn)
+        return made
 
 
 def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
@@ -369,9 +411,9 @@ def _pieces_of(linker):
 
 
 def _small(shape_facts, namer):
-    """name -> whether it holds a number (a scalar variable, or the adjoint of one)."""
-    adjoints = namer.adjoints()
-    return lambda name: shape_facts.is_scalar(adjoints.get(name, name))
+    """name -> whether it holds a number (a scalar variable, or its adjoint or tangent)."""
+    derived = {**namer.adjoints(), **namer.tangents()}
+    return lambda name: shape_facts.is_scalar(derived.get(name, name))
 
 
 # every step `dump_stage` can show, in the order they run ("grad": the final text,
@@ -380,17 +422,25 @@ STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "tighten", "pla
           *(name for name, _, _ in OPTIMIZATIONS), "codegen", "grad")
 
 
-def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=()) -> str:
-    """The text after one step of the recipe (a name in STAGES), for debugging: the code,
-    or what an analysis found. For arguments of any shape, or for the `scalars` and
-    `arrays` given as to `compile_gradient`; a step that does not run for them (an
-    optimization for known shapes) shows nothing."""
+FORWARD_STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "forward",
+                  *(name for name, _, _ in OPTIMIZATIONS), "codegen", "jvp")
+
+
+def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=(),
+               mode: str = "reverse") -> str:
+    """The text after one step of the recipe (a name in STAGES, or in FORWARD_STAGES for
+    mode="forward"), for debugging: the code, or what an analysis found. For arguments of
+    any shape, or for the `scalars` and `arrays` given as to `compile_gradient`; a step
+    that does not run for them (an optimization for known shapes) shows nothing."""
+    if mode == "forward":
+        return _dump_forward(fn, wrt, stage, scalars, arrays)
     if stage == "grad":
         return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
     if stage not in STAGES:
         raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGES)}")
     trace = _Trace(stage)
-    _compile(fn, wrt, scalars, frozenset(), False, arrays, trace)
+    with LOCK:          # one compilation at a time (the callee summaries are shared)
+        _compile(fn, wrt, scalars, frozenset(), False, arrays, trace)
     return trace.text if trace.text is not None else \
         f"# stage {stage} does not run for this function and these arguments\n"
 
@@ -439,6 +489,149 @@ def _shapes_text(facts) -> str:
 def _plan_text(plan) -> str:
     return (f"the adjoint sweep reads: {', '.join(sorted(plan.reads)) or 'nothing saved'}\n"
             f"loops planned: {len(plan.loop_reverses)}\n")
+
+
+def _dump_forward(fn, wrt, stage, scalars, arrays):
+    if stage in ("jvp", "grad"):
+        return compile_jvp(fn, wrt, scalars, arrays=arrays).source
+    if stage not in FORWARD_STAGES:
+        raise ValueError(f"no stage {stage!r} in forward mode; the stages are "
+                         f"{', '.join(FORWARD_STAGES)}")
+    trace = _Trace(stage)
+    _compile_jvp(fn, wrt, scalars, frozenset(), arrays, trace)
+    return trace.text if trace.text is not None else \
+        f"# stage {stage} does not run for this function and these arguments\n"
+
+
+# --- forward mode -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompiledJvp:
+    """A compiled tangent function: f_jvp(<f's parameters>, <one tangent per wrt>)."""
+
+    source: str
+    code: object
+    extra: dict
+    wrt: tuple[str, ...]
+    tangent_params: dict        # wrt parameter -> its tangent parameter's name
+    own_source: str = ""        # this function's text alone (source adds its pieces')
+    pieces: tuple = ()          # the tangent pieces it calls
+    depends: Depends = Depends(())   # what the names it was compiled from referred to
+
+    def bind(self, fn):
+        function = bind(self.code, fn, self.extra)
+        if fn.__defaults__:     # the tangents come after the defaults: None for them too
+            function.__defaults__ = fn.__defaults__ + (None,) * len(self.tangent_params)
+        return function
+
+
+_JVP_CACHE: dict = {}
+
+
+def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
+                trees: frozenset = frozenset(), arrays: tuple = ()) -> CompiledJvp:
+    """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
+    `wrt`; the other arguments are as for `compile_gradient`.
+
+    Raises:
+        SGCompilerError: for anything that cannot be differentiated correctly.
+    """
+    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version())
+    with LOCK:      # as compile_gradient: valid while its names mean the same
+        compiled = _JVP_CACHE.get(key)
+        if compiled is not None and compiled.depends.holds_for(fn):
+            compiled.depends.replay(fn)
+            return compiled
+        with recording() as seen:
+            compiled = _compile_jvp(fn, wrt, scalars, trees, arrays)
+        compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
+        _JVP_CACHE.pop(key, None)
+        if len(_JVP_CACHE) >= _CACHE_SIZE:
+            del _JVP_CACHE[next(iter(_JVP_CACHE))]
+        _JVP_CACHE[key] = compiled
+        return compiled
+
+
+def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
+                 named=None) -> CompiledJvp:
+    trace = trace or _Trace()
+    src, resolution, norm = _front(fn, trace)
+    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    trace("activity", act)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
+    trace("shapes", shape_facts)
+    code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
+                   name and norm.namer.fresh(name), named)
+    trace("forward", code.tree)
+    facts = dict(shape_facts.concrete)
+    facts.update({p: ((), WEAK) for p in scalars if p not in facts})
+    optimize(code.tree, _specialisation(code.linker, src, shape_facts, norm, specialised,
+                                        facts), trace)
+    shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
+    header = (f"tangent of {src.name} ({src.short_filename}:{src.firstlineno}) with respect "
+              f"to {', '.join(wrt)}{' for ' + shapes_text if arrays else ''}, generated by "
+              "sgcompiler")
+    source = to_source(code.tree, header)
+    trace("codegen", source)
+    extra = dict(code.linker.names)
+    compiled = compile_source(source, f"<sgcompiler {src.qualname}_jvp {id(code)}>",
+                              set(extra) | set(fn.__code__.co_freevars))
+    text = "\n\n".join([source] + [p.source for p in _pieces_of(code.linker)])
+    return CompiledJvp(text, compiled[code.tree.name], extra, tuple(wrt), code.tangent_params,
+                       source, tuple(code.linker.pieces))
+
+
+@dataclass
+class JvpPiece:
+    """The tangent function of a user function called with active arguments (the cell is
+    filled once compiled: a recursive call refers to it first)."""
+
+    name: str
+    cell: object
+    tangent_params: dict
+    source: str = ""
+    pieces: tuple = ()
+    depends: Depends | None = None      # None while it is being compiled
+
+
+def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> JvpPiece:
+    """The (cached) tangent function of user function `fn` for `active` parameters.
+
+    Raises:
+        SGCompilerError: for anything in `fn` that cannot be differentiated.
+    """
+    with LOCK:      # as piece: per function object, valid while its names mean the same
+        mine = _PIECES.get(fn)
+        if mine is None:
+            mine = _PIECES[fn] = {}
+        key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version())
+        found = mine.get(key)
+        if found is not None and found.depends is None:
+            return found        # being compiled: a recursive call, on this thread
+        if found is not None and found.depends.holds_for(fn):
+            found.depends.replay(fn)
+            return found
+        name = fn.__name__
+        if arrays:
+            digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
+            name = f"{name}_{digest}"
+        made = JvpPiece(f"{name}_jvp", types.CellType(), {})
+        mine[key] = made
+        try:
+            with recording() as seen:
+                for read in function_reads(fn):     # its code and defaults are bound in
+                    note(*read)
+                compiled = _compile_jvp(fn, active, frozenset(), trees, arrays,
+                                        name=made.name, named=made.tangent_params)
+        except BaseException:
+            del mine[key]
+            raise
+        made.cell.cell_contents = compiled.bind(fn)
+        made.source, made.pieces = compiled.own_source, compiled.pieces
+        made.depends = Depends.of(seen, fn)
+        return made
 
 
 _TEXTS = {"parse": lambda src: _tree_text(src.tree), "resolve": _resolution_text,

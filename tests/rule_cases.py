@@ -25,14 +25,16 @@ class Case:
     rtol: float = 1e-5
     eps: float = 1e-6
     unused: tuple = ()      # results that get no adjoint (g is 0.0 for them)
+    fixed: tuple = ()       # arguments not perturbed (x of a density on the simplex)
 
 
 CASES: list = []
 
 
-def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), **kw):
+def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), fixed=(), **kw):
     name = getattr(prim, "__name__", str(prim))
-    CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps, unused))
+    CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps, unused,
+                      fixed))
 
 
 # --- domains ------------------------------------------------------------------------------

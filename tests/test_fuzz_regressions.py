@@ -882,3 +882,21 @@ def test_trees_and_helpers(generic, monkeypatch):
     assert_tree_grad_matches(statement_after_a_helpers_loop, [ws, x], 0)
     assert_grad_matches(statement_after_a_helpers_loop, [np.stack(ws), x])
     assert_grad_matches(unused_reduced_part, [rng.normal(size=(2, 3))])
+
+
+# Issue 13, 1 (the extended grammar's array_literal and list_literal): the adjoint of a
+# list or tuple display sent element k's adjoint to the k-th *variable* among its
+# elements, so a constant before them shifted every one (np.array([0.5, x[1], y]) gave
+# x[1] the adjoint of 0.5).
+def array_literal(x, y):
+    return np.sum(np.array([0.5, x[1], y]) * x)
+
+
+def list_literal(x, y):
+    return [0.5, x[1], y][1] * x[0]
+
+
+def test_a_display_with_constants_before_its_variables():
+    x = np.array([0.3, -1.2, 0.7])
+    assert_grad_matches(array_literal, [x, 1.5])
+    assert_grad_matches(list_literal, [x, 1.5])

@@ -3,7 +3,7 @@ and custom.py for how users add their own (`sgcompiler.adjoint`).
 
     numpy.py       elementwise functions (ufuncs)       reductions.py   sums, norms, cumsum
     linalg.py      products and linear algebra          shapes.py       shapes, indexing
-    constants.py   functions without a gradient         scipy.py        scipy.special/linalg
+    constants.py   functions without a gradient         scipy.py        SciPy (scipy_*.py)
     math.py, builtins.py: Python's own (operators: numpy.py and linalg.py)
     runtime.py     the runtime helpers generated code calls (grad of grad reads that code)
 """

@@ -13,22 +13,25 @@ are the rule's, the adjoint and the value of the helper's result. A product's `g
 a plain 0.0, the zero part of a tree's adjoint: `unreduce(g, x)` gives it x's shape.)
 
 Arguments that a helper reads only for their shape, integer indexes and counts, and
-arguments it is piecewise constant in (the choice of max) get exactly zero (0.0). A helper that is not linear in an
-argument with no rule here (prod_grad in x, say) gets None: a third derivative through it
-is refused, naming it. Helpers not listed have no rule: a gradient through them is refused.
+arguments it is piecewise constant in (the choice of max) get exactly zero (0.0). An
+argument a helper is not linear in and that has no rule here (prod_grad's x) gets None:
+a derivative through it is refused, naming it. Helpers not listed have no rule: a
+gradient through them is refused.
 
 (The tangent rules of the same helpers, for forward mode, go in a section of their own.)
 """
 import numpy as np
 
 from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad,
-                       cumsum_grad, dot_grad_left, dot_grad_right, float_dtype, hsplit_axis, index_part,
-                       inner_grad_a, inner_grad_b, length, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
-                       median_grad, nan_count, not_a_view, prod_grad, reduced_axes,
-                       reduce_like, reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
-                       tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
-                       unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce, zeros_tree)
-from .registry import nondifferentiable, vjp
+                       cumsum_grad, dot_grad_left, dot_grad_right, float_dtype,
+                       hsplit_axis, index_part, inner_grad_a, inner_grad_b, length,
+                       linspace_fractions, matmul_grad_left, matmul_grad_right,
+                       median_grad, mT, nan_count, not_a_view, prod_grad, reduce_like,
+                       reduced_axes, reduced_size, repeat_grad, scalar_result, take_grad,
+                       tensordot_axes, tensordot_grad_a, tensordot_grad_b, tile_grad,
+                       transpose_grad, unbroadcast, unbroadcast_each, unbroadcast_sum,
+                       unreduce, zeros_tree)
+from .registry import linear, multilinear, nondifferentiable, vjp
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------
 
@@ -172,3 +175,18 @@ def tile_grad_(g, ans, g_, A, reps):
 @vjp(repeat_grad, name="repeat_grad")
 def repeat_grad_(g, ans, g_, a, repeats, axis=None):
     return np.repeat(g, repeats, axis), 0.0, 0.0
+
+
+# --- tangent rules (forward mode) -----------------------------------------------------------
+#
+# Forward over reverse (hessian, hvp) reads generated gradient code, so these helpers need
+# tangents too. Each is linear in `g_` (it applies the adjoint of a linear map to it), and
+# the product gradients are also linear in the other factor: their tangents are the helper
+# itself applied to the tangents (registry.linear, registry.multilinear); arguments read
+# only for their shape (0.0 above) have no tangent.
+
+linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
+       cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
+       repeat_grad, add_at, index_part, reduce_like)
+multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
+            inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)
