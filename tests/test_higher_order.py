@@ -412,3 +412,17 @@ def test_cli_order_2_prints_grad_of_grad(capsys):
     out = capsys.readouterr().out
     assert "def cubic_sin_grad_sum_grad(x):" in out and "def cubic_sin_grad_forward" in out
     assert cli.main([target, "--order", "0"]) == 1
+
+
+def lists_in_a_loop(x, y):
+    a = 0.0
+    for v in y:
+        items = [y for j in range(3)]
+        a = np.dot(x, sum(items) * 0.5) * v + a
+    return a
+
+
+def test_second_order_of_a_list_remade_on_every_trip():
+    # the list restored from the tape for an earlier trip kept the later list's count:
+    # an IndexError in the code read again
+    check_grads(lists_in_a_loop, (_X, _W), order=2)

@@ -191,9 +191,11 @@ def _counted(stmt, counts, linker):
         return [step(counts[name], gast.Sub())]
     name = _pop_of(stmt)
     if name in counts:       # h = l.pop() -> l_n = l_n - 1; h = l[l_n]
-        read = gast.Assign(targets=stmt.targets, value=gast.Subscript(
-            value=load(name), slice=load(counts[name]), ctx=gast.Load()), type_comment=None)
-        return [step(counts[name], gast.Sub()), gast.copy_location(read, stmt)]
+        read = gast.copy_location(gast.Assign(targets=stmt.targets, value=gast.Subscript(
+            value=load(name), slice=load(counts[name]), ctx=gast.Load()),
+            type_comment=None), stmt)
+        # (a list restored from the tape gets its own count, as any assignment gives one)
+        return [step(counts[name], gast.Sub())] + _counted(read, counts, linker)
     if isinstance(stmt, gast.Assign):      # l = ..., or (l, m) = _saved
         target = stmt.targets[0]
         names = [target] if isinstance(target, gast.Name) else \
