@@ -474,6 +474,7 @@ case(rt.reduce_like, normal(4, 3), normal(4, 1), value(1), value(True), id="keep
 case(rt.unbroadcast_each, normal(3), normal(2, 3), id="array")
 case(rt.as_float, normal(3), normal(3))
 case(rt.mT, normal(2, 3, 4))
+case(rt.copied, normal(2, 3))
 case(rt.add_trees, normal(3), normal(3))
 case(rt.transpose_grad, normal(2, 3, 4), value((1, 2, 0)))
 case(rt.transpose_grad, normal(2, 3), id="reverse")

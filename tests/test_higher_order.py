@@ -426,3 +426,19 @@ def test_second_order_of_a_list_remade_on_every_trip():
     # the list restored from the tape for an earlier trip kept the later list's count:
     # an IndexError in the code read again
     check_grads(lists_in_a_loop, (_X, _W), order=2)
+
+
+def written_into_in_a_loop(x):
+    t = 0.0
+    for k in range(2):
+        buf = x.copy()
+        for j in range(len(x)):
+            buf[1:] = (buf * 0.5)[:2]
+            t = t + buf[j] * buf[j]
+    return t
+
+
+def test_second_order_of_an_array_written_into_in_a_loop():
+    # the first-order code saves a reference to buf where it is rebound before any write;
+    # read again, that was refused ("buf is written in place, and this keeps a reference")
+    check_grads(written_into_in_a_loop, (_X,), order=2)

@@ -13,6 +13,9 @@ order code keeps to the language the front end accepts once these four things ar
     dx[i] += v                ->    dx = add_at(dx, i, v)      (and np.add.at(dx, i, v))
     dv = dl[len(l) - 1]       ->    dv = dl[l_n - 1]           (the adjoint of l.append(v))
     l.pop()                         l_n = l_n - 1
+    _tape.append(buf)         ->    _tape.append(copied(buf))  (buf is written into later:
+    _buf_old = buf            ->    _buf_old = copied(buf)      the front end refuses a
+    return (t, (buf, x))      ->    ... (copied(buf), x)        reference to it)
 
 (The last one matters most: a call for its effect carries no gradient, so the adjoint it
 adds would be lost the next time round.)
@@ -33,6 +36,7 @@ def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
     """Rewrite `tree` in place into code the front end reads (see the module docstring);
     `namer` gives the tapes' read positions fresh names, `linker` the names of the
     helpers the code calls. Returns `tree`."""
+    _copy_saved(tree, linker)
     for block in blocks(tree):
         block[:] = [new for stmt in block for new in _plain(stmt, linker)]
     for node in nodes(tree):
@@ -40,6 +44,50 @@ def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
             node.keywords = [k for k in node.keywords if k.arg != "out"]
     _count_lists(tree, namer, linker)
     return tree
+
+
+def _copy_saved(tree, linker):
+    """A saved reference to an array the code writes into (x[i] = v, x[i] += v) becomes a
+    copy. The generated code saves such a reference only where the array is rebound
+    before any write, which the front end cannot see; the copy says so plainly."""
+    written = {t.value.id for n in nodes(tree) if isinstance(n, (gast.Assign, gast.AugAssign))
+               for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
+               if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
+    if not written:
+        return
+
+    def copy_of(name):
+        return gast.Call(func=load(linker.name_for("copied", runtime.copied)),
+                         args=[load(name)], keywords=[])
+    for node in nodes(tree):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
+                isinstance(node.value, gast.Name) and node.value.id in written:
+            node.value = copy_of(node.value.id)
+        elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
+                isinstance(node.value.func, gast.Attribute) and \
+                node.value.func.attr == "append" and len(node.value.args) == 1 and \
+                isinstance(node.value.args[0], gast.Name) and \
+                node.value.args[0].id in written:
+            node.value.args[0] = copy_of(node.value.args[0].id)
+        elif isinstance(node, gast.Return) and node.value is not None:
+            _copy_returned(node, written, copy_of)
+
+
+def _copy_returned(ret, written, copy_of):
+    """`return (t, (buf, x))` -> `return (t, (copied(buf), x))`: the saved values a
+    forward function returns."""
+    todo = [ret.value]
+    if isinstance(ret.value, gast.Name) and ret.value.id in written:
+        ret.value = copy_of(ret.value.id)
+        return
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.Tuple, gast.List)):
+            for k, item in enumerate(node.elts):
+                if isinstance(item, gast.Name) and item.id in written:
+                    node.elts[k] = copy_of(item.id)
+                else:
+                    todo.append(item)
 
 
 def _plain(stmt, linker):

@@ -12,7 +12,7 @@ treats every function of this package alike (`is_helper`).
 from __future__ import annotations
 
 from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, balanced_eq,
-                   float_dtype, index_part, length, mT, not_a_view, reduce_like,
+                   copied, float_dtype, index_part, length, mT, not_a_view, reduce_like,
                    reduced_axes, reduced_size, scalar_result, stop_gradient, unbroadcast,
                    unbroadcast_each, unbroadcast_sum, unreduce, zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,

@@ -137,6 +137,12 @@ def add_at(dx, index, g):
     return dx
 
 
+def copied(value):
+    """A copy of an array (other values as they are): what code read again saves of an
+    array that it writes into later (the tape must not keep a reference to it)."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
 def length(items) -> int:
     """len(items), and 0 for None (a list that code read again has not made yet)."""
     return 0 if items is None else len(items)
