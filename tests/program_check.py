@@ -283,8 +283,11 @@ def check_program_second_order(source: str, y_float: bool, seeds=(0, 1)) -> Outc
     every order)."""
     freezer = Freezer()
     f = load(source, sgcompiler.stop_gradient, "program")
-    plain = sgcompiler.grad(f, wrt=(0, 1)).as_function(
-        scalars=frozenset({"y"}) if y_float else frozenset())
+    try:
+        plain = sgcompiler.grad(f, wrt=(0, 1)).as_function(
+            scalars=frozenset({"y"}) if y_float else frozenset())
+    except sgcompiler.SGCompilerError as exc:     # (refused at first order already)
+        return Outcome("refused", str(exc))
     # the same first-order code, looking stop_gradient up in a namespace of its own
     replaying = types.FunctionType(plain.__code__, {**plain.__globals__,
                                                     "stop_gradient": freezer},
