@@ -18,7 +18,7 @@ from .errors import SGCompilerError
 from .analysis.sizes import WEAK
 from .frontend.depends import recording
 from .pipeline import compile_gradient
-from .reverse_api import like_tree as _like_tree, pair
+from .reverse_api import like_tree as _like_tree, with_aux
 
 
 def grad(fn=None, wrt=0, has_aux=False):
@@ -154,6 +154,11 @@ class GradientFunction:
         Raises:
             SGCompilerError: for code that cannot be differentiated.
         """
+        if self.has_aux:
+            raise SGCompilerError(f"{self.primal.__name__}: a gradient made with "
+                                  "has_aux=True cannot be differentiated again or called "
+                                  "inside a differentiated function yet; use it without "
+                                  "has_aux there")
         primal = self._primal_for(scalars, trees)
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value,
                                     rereadable=True)
@@ -227,8 +232,8 @@ class GradientFunction:
         return (result, grads) if self.with_value else grads
 
     def _call_with_aux(self, args, kwargs):
-        """`fn` returns (loss, aux): its generated forward and backward pair, seeded
-        with 1 for the loss and zeros for aux."""
+        """`fn` returns (loss, aux): its generated forward and backward pair
+        (reverse_api.with_aux)."""
         values = self._wrt_values(args, kwargs)
         for name, value in zip(self.wrt, values):
             _check_tree(self.primal.__name__, name, value)
@@ -236,15 +241,8 @@ class GradientFunction:
         primal = self._primal_for(
             frozenset(p for p, t in types_.items() if t in (float, int)),
             frozenset(p for p, t in types_.items() if issubclass(t, (dict, list, tuple))))
-        forward, backward, made = pair(primal, self.wrt, args, kwargs)
-        self._aux_source = made.source
-        out, saved = forward(*args, **kwargs)
-        if not isinstance(out, tuple) or len(out) != 2:
-            raise TypeError(f"{self.primal.__name__} must return (loss, aux) with "
-                            f"has_aux=True, got {type(out).__name__}")
-        loss, aux = out
+        (loss, aux), grads, self._aux_source = with_aux(primal, self.wrt, args, kwargs)
         _check_scalar(self.primal.__name__, loss)
-        grads = backward((1.0, _zeros_like(aux)), saved)
         if self._single:
             grads = _like_tree(grads[0], values[0])
         else:
@@ -384,18 +382,6 @@ def _check_scalar(fname, result):
         raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
                         f"a value of shape {shape}; reduce it to a scalar (e.g. np.sum) "
                         "first")
-
-
-def _zeros_like(tree):
-    """A zero cotangent for `tree` (0.0 for what is not a float array)."""
-    if isinstance(tree, dict):
-        return {k: _zeros_like(v) for k, v in tree.items()}
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(_zeros_like(v) for v in tree) if not hasattr(tree, "_fields") \
-            else type(tree)(*(_zeros_like(v) for v in tree))
-    if isinstance(tree, np.ndarray) and tree.dtype.kind == "f":
-        return np.zeros_like(tree)
-    return 0.0
 
 
 def _leaves(tree):

@@ -62,16 +62,19 @@ def check_grads(f, args, order: int = 2, modes=("fwd", "rev"), eps: float = 1e-6
             for mode in modes:
                 worst = max((_error(scalar, args, i, mode, rng, eps, jvp, rtol, atol)
                              for _ in range(directions)), key=lambda e: e[0] - e[1])
-                error, tolerance, analytic, numeric = worst
-                if error > tolerance:
-                    raise AssertionError(
-                        f"check_grads({primal.__name__}): the order-{k} derivative ({mode} "
-                        f"mode) with respect to argument {i} ('{params[i]}') is wrong: "
-                        f"largest error {error:.3g} > {tolerance:.3g} (sgcompiler "
-                        f"{analytic:.10g}, finite differences {numeric:.10g})")
+                _judge(primal.__name__, k, mode, i, params[i], *worst)
         if k < order:
             scalar = _directional(scalar, params, positions, args, rng, k)
     return None
+
+
+def _judge(name, k, mode, i, param, error, tolerance, analytic, numeric):
+    if error > tolerance:
+        raise AssertionError(
+            f"check_grads({name}): the order-{k} derivative ({mode} mode) with respect to "
+            f"argument {i} ('{param}') is wrong: largest error {error:.3g} > "
+            f"{tolerance:.3g} (sgcompiler {analytic:.10g}, finite differences "
+            f"{numeric:.10g})")
 
 
 def _error(scalar, args, i, mode, rng, eps, jvp, rtol, atol):

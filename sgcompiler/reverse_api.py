@@ -5,7 +5,7 @@
 
 The pair is the one a call of `f` inside a differentiated function gets (pipeline.piece), so
 `out` may be any value (an array, a tuple, a dict, a parameter tree) and `f_vjp.source` is
-readable code. `grad(f, has_aux=True)` and `jacobian(f, mode="rev")` use it.
+readable code. `grad(f, has_aux=True)` (with_aux) and `jacobian(f, mode="rev")` use it.
 """
 from __future__ import annotations
 
@@ -73,6 +73,33 @@ def pair(fn, active, args, kwargs):
                       if isinstance(v, (dict, list, tuple)))
     made = piece(fn, active, arrays, trees)
     return made.forward_cell.cell_contents, made.backward_cell.cell_contents, made
+
+
+def with_aux(fn, wrt, args, kwargs):
+    """((loss, aux), gradients of loss for `wrt`, the generated code) for a function that
+    returns (loss, aux): its pair, seeded with 1 for the loss and zeros for aux.
+
+    Raises:
+        TypeError: when `fn` does not return a pair.
+    """
+    forward, backward, made = pair(fn, wrt, args, kwargs)
+    out, saved = forward(*args, **kwargs)
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TypeError(f"{fn.__name__} must return (loss, aux) with has_aux=True, got "
+                        f"{type(out).__name__}")
+    return out, backward((1.0, zeros_like_tree(out[1])), saved), made.source
+
+
+def zeros_like_tree(tree):
+    """A zero cotangent for `tree` (0.0 for what is not a float array)."""
+    if isinstance(tree, dict):
+        return {k: zeros_like_tree(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        items = [zeros_like_tree(v) for v in tree]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    if isinstance(tree, np.ndarray) and tree.dtype.kind == "f":
+        return np.zeros_like(tree)
+    return 0.0
 
 
 def jacobian_rev(fn, wrt, args, kwargs):

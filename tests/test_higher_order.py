@@ -442,3 +442,19 @@ def test_second_order_of_an_array_written_into_in_a_loop():
     # the first-order code saves a reference to buf where it is rebound before any write;
     # read again, that was refused ("buf is written in place, and this keeps a reference")
     check_grads(written_into_in_a_loop, (_X,), order=2)
+
+
+def first_component_of_a_gradient(x):
+    return grad(reductions)(x)[0] * 2.0
+
+
+def uses_a_gradient_with_aux(x, w):
+    g, aux = grad(loss_with_aux, has_aux=True)(x, w)
+    return np.sum(g)
+
+
+def test_grad_of_an_element_of_a_gradient_and_has_aux_inside_refused():
+    expected = numeric_grad(first_component_of_a_gradient, (_X,), 0)
+    assert np.allclose(grad(first_component_of_a_gradient)(_X), expected, atol=1e-7)
+    with pytest.raises(SGCompilerError, match="has_aux=True"):
+        grad(uses_a_gradient_with_aux)(_X, _W)
