@@ -36,23 +36,29 @@ def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
     """Rewrite `tree` in place into code the front end reads (see the module docstring);
     `namer` gives the tapes' read positions fresh names, `linker` the names of the
     helpers the code calls. Returns `tree`."""
-    _copy_saved(tree, linker)
+    written = _written_into(tree)
     for block in blocks(tree):
         block[:] = [new for stmt in block for new in _plain(stmt, linker)]
     for node in nodes(tree):
         if isinstance(node, gast.Call):
             node.keywords = [k for k in node.keywords if k.arg != "out"]
-    _count_lists(tree, namer, linker)
+    counts = _count_lists(tree, namer, linker)
+    _copy_saved(tree, linker, written, frozenset(counts.values()))
     return tree
 
 
-def _copy_saved(tree, linker):
-    """A saved reference to an array the code writes into (x[i] = v, x[i] += v) becomes a
-    copy. The generated code saves such a reference only where the array is rebound
-    before any write, which the front end cannot see; the copy says so plainly."""
-    written = {t.value.id for n in nodes(tree) if isinstance(n, (gast.Assign, gast.AugAssign))
-               for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
-               if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
+def _written_into(tree) -> set:
+    """The names of the arrays the code writes into (x[i] = v, x[i] += v)."""
+    return {t.value.id for n in nodes(tree) if isinstance(n, (gast.Assign, gast.AugAssign))
+            for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
+            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
+
+
+def _copy_saved(tree, linker, written, counts):
+    """A reference to an array the code writes into, saved (on a tape, in a slot, in a
+    forward's saved values) or restored from one, becomes a copy. The generated code
+    keeps such a reference only where the array is rebound before any write, which the
+    front end cannot see; the copy says so plainly."""
     if not written:
         return
 
@@ -61,8 +67,15 @@ def _copy_saved(tree, linker):
                          args=[load(name)], keywords=[])
     for node in nodes(tree):
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
-                isinstance(node.value, gast.Name) and node.value.id in written:
+                isinstance(node.value, gast.Name) and \
+                (node.value.id in written or node.targets[0].id in written):
             node.value = copy_of(node.value.id)
+        elif isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
+                node.targets[0].id in written and isinstance(node.value, gast.Subscript) \
+                and isinstance(node.value.slice, gast.Name) and \
+                node.value.slice.id in counts:        # restored from a tape: x = t[t_n]
+            node.value = gast.Call(func=load(linker.name_for("copied", runtime.copied)),
+                                   args=[node.value], keywords=[])
         elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
                 isinstance(node.value.func, gast.Attribute) and \
                 node.value.func.attr == "append" and len(node.value.args) == 1 and \
@@ -200,17 +213,19 @@ def _popped_list(stmt):
 def _count_lists(tree, namer, linker):
     """`l.pop()` undoing `l.append(v)` in the adjoint sweep -> a count of its own, `l_n`,
     kept beside the list wherever it changes (set where l is, one up per append, one
-    down per pop), which every read `len(l)` uses: the list itself is left whole."""
+    down per pop), which every read `len(l)` uses: the list itself is left whole.
+    Returns {list: its count's name}."""
     popped = dict.fromkeys(_popped_list(s) or _pop_of(s) for s in nodes(tree)
                            if _popped_list(s) or _pop_of(s))
     counts = {name: namer.fresh(f"{name}_n") for name in popped}
     if not counts:
-        return
+        return counts
     for name, count in counts.items():      # (before the counts' own len(l) is written)
         for stmt in tree.body:
             _count_reads(stmt, name, count)
     for block in blocks(tree):
         block[:] = [new for stmt in block for new in _counted(stmt, counts, linker)]
+    return counts
 
 
 def _count_reads(stmt, name, count):
