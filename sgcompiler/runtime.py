@@ -237,8 +237,16 @@ def not_a_view(value, array, where):
 def float_dtype(*xs):
     """The floating dtype a gradient of `xs` is computed in (float64 unless they are
     floats of another precision)."""
-    dtype = np.result_type(*xs)
+    dtype = np.result_type(*(_typed(x) for x in xs))
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _typed(x):
+    """What np.result_type takes for `x`: it reads a list or tuple as a dtype spec, so a
+    list of values ([1, a * a, 2]) stands for the result type of its elements."""
+    if isinstance(x, (list, tuple)):
+        return np.result_type(*(_typed(e) for e in x)) if x else np.dtype(np.float64)
+    return x
 
 
 def as_float(g, *xs):

@@ -53,9 +53,9 @@ def contributions(rev, stmt, op, target, g):
         return index_adjoint(rev, stmt, g)
     if op.kind == CONTAINER:
         out = []
-        for i, (_, name) in enumerate(op.inputs):
+        for position, name in op.inputs:     # (the constants in between have no input)
             if rev.is_active(name):
-                element = gast.Subscript(value=copy.deepcopy(g), slice=const(i),
+                element = gast.Subscript(value=copy.deepcopy(g), slice=const(int(position)),
                                          ctx=gast.Load())
                 out.extend(rev.accumulate(name, element, stmt))
         return out

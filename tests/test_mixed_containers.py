@@ -1,0 +1,152 @@
+"""Lists, tuples and np.array([...]) built from a mix of constants and active values.
+
+Each element's adjoint must be read at the element's own position: a constant before an
+active element once shifted every later adjoint by one (`np.array([1.0, a])` gave a the
+adjoint of the constant). And a list of Python numbers as a reduction's operand once
+reached np.result_type, which reads a list as a dtype spec (TypeError "Field elements
+must be 2- or 3-tuples").
+"""
+import numpy as np
+import pytest
+
+from gradcheck import assert_grad_matches
+
+W3 = np.array([1.0, 10.0, 100.0])
+W4 = np.arange(1.0, 5.0)
+W22 = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+def constant_first(a):
+    v = np.array([1.0, a])
+    return np.sum(v * v)
+
+
+def list_read_before(a):
+    x = [1.0, a, 3.0]
+    return x[0] * x[1]
+
+
+def array_between_constants(x):
+    return np.sum(np.array([0.5, x, 0.7]) * W3)
+
+
+def ints_around_active(a):
+    b = [1, a * a, 2]
+    return np.sum(b)
+
+
+def comprehension_sum(a):
+    return np.sum([i * 3 for i in a])
+
+
+def nested_mixed(a, b):
+    return np.sum(np.array([[a, 1.0], [2.0, b]]) ** 2 * W22)
+
+
+def nested_constant_row(a):
+    v = np.array([[1.0, 2.0], [a, 3.0]])
+    return np.sum(v * W22)
+
+
+def tuple_mixed(a):
+    t = (1.0, a, 2.0)
+    return t[1] * t[2] + t[0]
+
+
+def stack_of_numbers(a):
+    return np.sum(np.stack([1.0, a, 2.0]) * W3)
+
+
+def stack_mixed_rows(x):
+    return np.sum(np.stack([np.ones(3), x, x * 2]) * np.arange(9.0).reshape(3, 3))
+
+
+def concatenate_mixed(x):
+    return np.sum(np.concatenate([np.ones(2), x, [3.0]]) * np.arange(6.0))
+
+
+def concatenate_singletons(a):
+    return np.sum(np.concatenate([[1.0], [a], [2.0]]) * W3)
+
+
+def two_actives_two_constants(a):
+    v = np.array([1.0, a, a * a, 2.0])
+    return np.sum(v * W4)
+
+
+def elements_of_an_array(x):
+    v = np.array([x[0], 1.0, x[1]])
+    return np.sum(v * W3)
+
+
+def list_then_array(a):
+    x = [1.0, 2.0, a]
+    return x[2] * x[1] + np.sum(np.array(x) * W3)
+
+
+def same_value_twice(a):
+    v = [2.0, a, 3.0, a]
+    return np.sum(np.array(v) * W4)
+
+
+def vstack_mixed(a):
+    return np.sum(np.vstack([[1.0, 2.0], [a, 3.0]]) * W22)
+
+
+def stack_of_arrays_and_list(x):
+    return np.sum(np.stack([np.zeros(2), x, [1.0, x[0]]]) * np.arange(6.0).reshape(3, 2))
+
+
+def hstack_numbers(a, b):
+    return np.sum(np.hstack([0.5, a, 2.0, b]) ** 2 * W4)
+
+
+def tuple_unpacked(a):
+    p, q, r = 1.0, a, 2.0
+    return p * q * r + q
+
+
+def array_of_tuple(a):
+    return np.sum(np.array((1.0, a, a ** 2)) * W3)
+
+
+def list_of_lists_indexed(a):
+    m = [[1.0, a], [a * 2, 4.0]]
+    return m[0][1] * m[1][0] + m[1][1] * m[0][1]
+
+
+def python_sum_of_list(a):
+    return sum([1.0, a, 2.0 * a])
+
+
+ROWS = [
+    (constant_first, lambda r: [0.7]),
+    (list_read_before, lambda r: [0.7]),
+    (array_between_constants, lambda r: [0.3]),
+    (ints_around_active, lambda r: [0.7]),
+    (comprehension_sum, lambda r: [r.normal(size=3)]),
+    (nested_mixed, lambda r: [0.3, 0.4]),
+    (nested_constant_row, lambda r: [0.3]),
+    (tuple_mixed, lambda r: [0.7]),
+    (stack_of_numbers, lambda r: [0.3]),
+    (stack_mixed_rows, lambda r: [r.normal(size=3)]),
+    (concatenate_mixed, lambda r: [r.normal(size=3)]),
+    (concatenate_singletons, lambda r: [0.3]),
+    (two_actives_two_constants, lambda r: [0.3]),
+    (elements_of_an_array, lambda r: [r.normal(size=2)]),
+    (list_then_array, lambda r: [0.3]),
+    (same_value_twice, lambda r: [0.3]),
+    (vstack_mixed, lambda r: [0.3]),
+    (stack_of_arrays_and_list, lambda r: [r.normal(size=2)]),
+    (hstack_numbers, lambda r: [0.3, -0.6]),
+    (tuple_unpacked, lambda r: [0.3]),
+    (array_of_tuple, lambda r: [0.3]),
+    (list_of_lists_indexed, lambda r: [0.3]),
+    (python_sum_of_list, lambda r: [0.3]),
+]
+
+
+@pytest.mark.parametrize("f, make", ROWS, ids=[r[0].__name__ for r in ROWS])
+def test_matches_finite_differences(f, make):
+    args = make(np.random.default_rng(1))
+    assert_grad_matches(f, args)
