@@ -207,6 +207,19 @@ def add_at(dx, index, g):
     return dx
 
 
+def written_part(g, index):
+    """g[index] for the value v of `x[index] = v` (x's adjoint g): a new array, with zeros
+    where another element of v was written to the same place after it (an index with
+    duplicates; NumPy keeps one write). Which write is kept is found by doing the same
+    assignment with the elements' positions as values."""
+    part = np.array(g[index])
+    order = np.arange(part.size).reshape(part.shape)
+    written = np.full(np.shape(g), -1, dtype=np.intp)
+    written[index] = order
+    part[written[index] != order] = 0
+    return part
+
+
 def _is_zero(a):
     return type(a) is float and a == 0.0
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from ..errors import describe, errors_at
+from .blocks import statement_lists
 from .memory import IfEnd, exclusive, linear_paths, own_reads
-from .resolve import local_names
+from .resolve import METHOD, local_names
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
                   assignments, describe_stmt, is_append, target_of)
@@ -56,6 +58,7 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     varied = _fixed_point(set(wrt), [(t, ins) for t, ins, _, _ in flows])
     useful = _fixed_point({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins])
     active = frozenset(varied & useful)
+    _refuse_in_place_calls(norm, resolution, varied)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_aliased_writes(norm, flows, active)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars)
@@ -327,6 +330,61 @@ def _fixed_point(seed: set, edges) -> set:
                 reached.add(target)
                 changed = True
     return reached
+
+
+# NumPy functions that write into an argument (and return None)
+_IN_PLACE = tuple(getattr(np, n) for n in ("copyto", "put", "place", "putmask",
+                                           "fill_diagonal", "put_along_axis") if hasattr(np, n))
+# methods that change the list, dict or array they are called on
+_MUTATING_METHODS = {"pop", "extend", "insert", "remove", "reverse", "sort", "clear",
+                     "update", "setdefault", "popitem", "fill", "put", "resize", "itemset",
+                     "partition", "setfield", "__setitem__", "__iadd__"}
+
+
+def _writer(call, resolution, discarded):
+    """How messages name a call that changes one of its arguments (or its receiver) in
+    place, or None: the analysis only follows assignments, so such a change is unseen."""
+    callee = resolution.callee(call.func)
+    name = callee.name or "the call"
+    obj = callee.obj
+    if any(k.arg == "out" for k in call.keywords):
+        return f"{name}(..., out=...)"
+    if callee.kind == METHOD:
+        mutates = callee.name in _MUTATING_METHODS or (discarded and callee.name != "append")
+        return f"the method .{callee.name}()" if mutates else None
+    if isinstance(obj, np.ufunc) and len(call.args) > obj.nin:
+        return f"{name} with an output argument"
+    if isinstance(getattr(obj, "__self__", None), np.ufunc) and \
+            getattr(obj, "__name__", "") == "at":
+        return name
+    return name if any(obj is f for f in _IN_PLACE) else None
+
+
+def _refuse_in_place_calls(norm, resolution, varied) -> None:
+    """Refuse `np.add.at(y, i, x)`, `y.fill(v)`, `np.sin(x, out=y)`, `L.extend(...)` on
+    a varied value (or with one): their gradient would be silently wrong."""
+    problems = []
+    for body in statement_lists(norm.body):
+        for stmt in body:
+            if isinstance(stmt, gast.Expr) and is_append(stmt):
+                continue
+            call = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
+            if not isinstance(call, gast.Call):
+                continue
+            what = _writer(call, resolution, isinstance(stmt, gast.Expr))
+            names = [n.id for n in gast.walk(call) if isinstance(n, gast.Name)
+                     and n.id in varied]
+            if what and names:
+                # (name a variable of the user's, not a temporary of the normal form)
+                own = [n for n in names if not n.startswith("_")]
+                which = f"'{own[0]}'" if own else "a value that"
+                problems.append(describe(norm.fn, stmt, (
+                    f"{what} changes a value in place, and {which} depends on the "
+                    "differentiated argument; sgcompiler follows only assignments, so "
+                    "compute a new value instead (y = y + v, y[i] = v, y = np.sort(y), "
+                    "L = L + [v])")))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
 
 
 def _refuse_blocked(fn, flows, varied, useful) -> None:

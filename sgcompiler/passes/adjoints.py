@@ -75,13 +75,18 @@ def setitem_adjoint(rev, stmt, op, g):
     out = writable_adjoint(rev, var, stmt)      # (it may be a plain 0.0 or shared)
     values = [name for param, name in op.inputs if param == "v"]
     part = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Load())
+    fancy = rev.shapes.kind(var) != CONTAINER_KIND and not is_basic_index(index,
+                                                                          rev.shapes.ints)
+    if fancy:       # may hold duplicates: only the element NumPy kept gets the adjoint
+        part = rev.helper_call("written_part", [load(dvar), index_value(index)])
     if values and rev.is_active(values[0]):
         value = values[0]
         if rev.shapes.is_scalar(value):     # a number broadcast into the slice
             grad = rev.np_call("sum", [part])
         else:
             grad = gast.Call(func=load(rev.linker.name_for("unbroadcast", _unbroadcast())),
-                             args=[rev.np_call("copy", [part]), load(value)], keywords=[])
+                             args=[part if fancy else rev.np_call("copy", [part]),
+                                   load(value)], keywords=[])
             rev.reads.add(value)
         out.extend(rev.accumulate(value, grad, stmt))
     target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
