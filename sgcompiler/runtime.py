@@ -198,6 +198,13 @@ def zeros_tree(x):
     return np.zeros_like(x, dtype=np.result_type(x, float))
 
 
+def item_adjoint(g, index, x):
+    """g[index], the adjoint of the element x (a container) of a list or tuple whose
+    adjoint is g: zeros of x's structure where g, or its element, is a plain 0.0."""
+    item = g if _is_zero(g) else g[index]
+    return zeros_tree(x) if _is_zero(item) else item
+
+
 def add_at(dx, index, g):
     """dx[index] += g for an adjoint that is an array or a container (list, dict)."""
     if isinstance(dx, (list, dict)):

@@ -115,6 +115,18 @@ def list_of_lists_indexed(a):
     return m[0][1] * m[1][0] + m[1][1] * m[0][1]
 
 
+# found by the wide fuzzer: an inner list that gets no adjoint was a plain 0.0 in its
+# parent's adjoint, and reading its element raised "'float' object is not subscriptable"
+def nested_list_read_once(a, b):
+    t1 = [[a], [b]][1][0]
+    return t1 * 2.0
+
+
+def nested_list_constants(a, b):
+    t0 = [[b, 0, 3, a], [a, 0, 1.0, 0]][0][3]
+    return np.sin(t0) + [[a, b * a], [0.5, 0]][1][0]
+
+
 def python_sum_of_list(a):
     return sum([1.0, a, 2.0 * a])
 
@@ -143,6 +155,8 @@ ROWS = [
     (array_of_tuple, lambda r: [0.3]),
     (list_of_lists_indexed, lambda r: [0.3]),
     (python_sum_of_list, lambda r: [0.3]),
+    (nested_list_read_once, lambda r: [0.3, 0.4]),
+    (nested_list_constants, lambda r: [0.3, 0.4]),
 ]
 
 

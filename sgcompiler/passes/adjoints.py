@@ -54,10 +54,17 @@ def contributions(rev, stmt, op, target, g):
     if op.kind == CONTAINER:
         out = []
         for position, name in op.inputs:     # (the constants in between have no input)
-            if rev.is_active(name):
+            if not rev.is_active(name):
+                continue
+            if rev.shapes.kind(name) == CONTAINER_KIND:
+                # a nested list: its adjoint may be a plain 0.0 standing for all of it
+                element = rev.helper_call("item_adjoint", [copy.deepcopy(g),
+                                                           const(int(position)), load(name)])
+                rev.reads.add(name)
+            else:
                 element = gast.Subscript(value=copy.deepcopy(g), slice=const(int(position)),
                                          ctx=gast.Load())
-                out.extend(rev.accumulate(name, element, stmt))
+            out.extend(rev.accumulate(name, element, stmt))
         return out
     if op.kind == APPEND:
         return append_adjoint(rev, stmt, op, g)
