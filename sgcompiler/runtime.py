@@ -199,10 +199,13 @@ def zeros_tree(x):
 
 
 def item_adjoint(g, index, x):
-    """g[index], the adjoint of the element x (a container) of a list or tuple whose
-    adjoint is g: zeros of x's structure where g, or its element, is a plain 0.0."""
+    """g[index], the adjoint of the element x (an array or a container) of a list or tuple
+    whose adjoint is g: zeros of x's shape and structure where g, or its element, is a
+    plain 0.0 (which the derivative rules that need x's shape cannot take)."""
     item = g if _is_zero(g) else g[index]
-    return zeros_tree(x) if _is_zero(item) else item
+    if _is_zero(item) and isinstance(x, (list, tuple, dict, np.ndarray)):
+        return zeros_tree(x)
+    return item
 
 
 def add_at(dx, index, g):

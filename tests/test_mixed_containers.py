@@ -164,3 +164,138 @@ ROWS = [
 def test_matches_finite_differences(f, make):
     args = make(np.random.default_rng(1))
     assert_grad_matches(f, args)
+
+
+# Found by the random-program fuzzer: an element of a list that gets no adjoint is a plain
+# 0.0 in the list's adjoint, and the rules that need the element's shape failed on it
+# (hstack_grad: "object of type 'float' has no len()"; reshape: "cannot reshape array of
+# size 1"; matmul: "does not have enough dimensions").
+M23 = np.arange(6.0).reshape(2, 3)
+
+
+def appended_hstack(x):
+    values = []
+    for i in range(3):
+        values.append(np.hstack([x[0], 0.5, x[1]]))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_hstack(x):
+    values = [np.hstack([x[0], 0.5, x[1]]), np.hstack([(x * 2.0)[0], 0.5, (x * 2.0)[1]]), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_concatenate(x):
+    values = []
+    for i in range(3):
+        values.append(np.concatenate([x, x[:1]]))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_concatenate(x):
+    values = [np.concatenate([x, x[:1]]), np.concatenate([(x * 2.0), (x * 2.0)[:1]]), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_stack(x):
+    values = []
+    for i in range(3):
+        values.append(np.stack([x, x * 2]))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_stack(x):
+    values = [np.stack([x, x * 2]), np.stack([(x * 2.0), (x * 2.0) * 2]), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_reshape(x):
+    values = []
+    for i in range(3):
+        values.append(np.reshape(x, (3, 1)))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_reshape(x):
+    values = [np.reshape(x, (3, 1)), np.reshape((x * 2.0), (3, 1)), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_matmul(x):
+    values = []
+    for i in range(3):
+        values.append(M23 @ x)
+    return np.sum(values[-1] ** 2)
+
+
+def literal_matmul(x):
+    values = [M23 @ x, M23 @ (x * 2.0), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_outer(x):
+    values = []
+    for i in range(3):
+        values.append(np.outer(x, x))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_outer(x):
+    values = [np.outer(x, x), np.outer((x * 2.0), (x * 2.0)), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_cumsum(x):
+    values = []
+    for i in range(3):
+        values.append(np.cumsum(x))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_cumsum(x):
+    values = [np.cumsum(x), np.cumsum((x * 2.0)), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_einsum(x):
+    values = []
+    for i in range(3):
+        values.append(np.einsum("ij->j", np.outer(x, x)))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_einsum(x):
+    values = [np.einsum("ij->j", np.outer(x, x)), np.einsum("ij->j", np.outer((x * 2.0), (x * 2.0))), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_swapaxes(x):
+    values = []
+    for i in range(3):
+        values.append(np.swapaxes(np.outer(x, x), 0, 1))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_swapaxes(x):
+    values = [np.swapaxes(np.outer(x, x), 0, 1), np.swapaxes(np.outer((x * 2.0), (x * 2.0)), 0, 1), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+def appended_linspace(x):
+    values = []
+    for i in range(3):
+        values.append(np.linspace(x[0], x[1], 3))
+    return np.sum(values[-1] ** 2)
+
+
+def literal_linspace(x):
+    values = [np.linspace(x[0], x[1], 3), np.linspace((x * 2.0)[0], (x * 2.0)[1], 3), 1.0]
+    return np.sum(values[1] * 3.0)
+
+
+UNUSED_ELEMENT = [appended_hstack, literal_hstack, appended_concatenate, literal_concatenate, appended_stack, literal_stack, appended_reshape, literal_reshape, appended_matmul, literal_matmul, appended_outer, literal_outer, appended_cumsum, literal_cumsum, appended_einsum, literal_einsum, appended_swapaxes, literal_swapaxes, appended_linspace, literal_linspace]
+
+
+@pytest.mark.parametrize("f", UNUSED_ELEMENT, ids=[f.__name__ for f in UNUSED_ELEMENT])
+def test_element_without_adjoint(f):
+    assert_grad_matches(f, [np.array([0.3, -0.5, 0.8])])

@@ -56,8 +56,9 @@ def contributions(rev, stmt, op, target, g):
         for position, name in op.inputs:     # (the constants in between have no input)
             if not rev.is_active(name):
                 continue
-            if rev.shapes.kind(name) == CONTAINER_KIND:
-                # a nested list: its adjoint may be a plain 0.0 standing for all of it
+            if not rev.shapes.is_scalar(name):
+                # an inner list or an array: its adjoint may be a plain 0.0 standing for
+                # all of it, which rules that need its shape cannot take
                 element = rev.helper_call("item_adjoint", [copy.deepcopy(g),
                                                            const(int(position)), load(name)])
                 rev.reads.add(name)
@@ -141,7 +142,11 @@ def append_adjoint(rev, stmt, op, g):
     lst = stmt.value.func.value.id
     last = gast.BinOp(left=gast.Call(func=load("len"), args=[load(lst)], keywords=[]),
                       op=gast.Sub(), right=const(1))
-    element = gast.Subscript(value=copy.deepcopy(g), slice=last, ctx=gast.Load())
+    if rev.shapes.is_scalar(values[0]):
+        element = gast.Subscript(value=copy.deepcopy(g), slice=last, ctx=gast.Load())
+    else:   # (as in a list literal: a plain 0.0 becomes zeros of the element's shape)
+        item = gast.Subscript(value=load(lst), slice=copy.deepcopy(last), ctx=gast.Load())
+        element = rev.helper_call("item_adjoint", [copy.deepcopy(g), last, item])
     rev.reads.add(lst)
     return rev.accumulate(values[0], element, stmt)
 
