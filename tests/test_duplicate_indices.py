@@ -132,7 +132,28 @@ def take_duplicates(x):
     return np.sum(np.take(x, IDX) * np.arange(1.0, 4.0))
 
 
-ROWS = [write_duplicates, add_duplicates, write_list_index, write_into_copy, add_into_copy,
+# found by the wide fuzzer: `t[idx] = t` added t's adjoint at idx into t's own adjoint
+# and then zeroed it there, so the value written lost its adjoint
+def write_itself_duplicates(x):
+    t = x * 1.0
+    t[[1, 3, -4, 0]] = t
+    return np.sum(t * W4)
+
+
+def write_itself_permuted(x):
+    t = x * 1.0
+    t[[1, 2, 3, 0]] = t
+    return np.sum(t * W4)
+
+
+def write_itself_reversed(x):
+    t = x * 1.0
+    t[::-1] = t
+    return np.sum(t * W4)
+
+
+ROWS = [write_itself_duplicates, write_itself_permuted, write_itself_reversed,
+        write_duplicates, add_duplicates, write_list_index, write_into_copy, add_into_copy,
         subtract_duplicates, multiply_duplicates, number_into_duplicates, number_into_three,
         rows_duplicated, column_duplicates, pairs_duplicated, negative_alias, write_then_add,
         write_in_loop, boolean_mask, read_duplicates, read_rows_duplicated, take_duplicates]

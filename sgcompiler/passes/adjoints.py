@@ -96,11 +96,22 @@ def setitem_adjoint(rev, stmt, op, g):
                              args=[part if fancy else rev.np_call("copy", [part]),
                                    load(value)], keywords=[])
             rev.reads.add(value)
+        if value == var:
+            # x[i] = x: read x's adjoint at i before it is zeroed, add it back after
+            part_name = rev.namer.temp(f"{dvar}_part")
+            out.append(rev.assign(part_name, grad, stmt))
+            return out + [_zeroed(dvar, index, stmt)] + \
+                rev.accumulate(value, load(part_name), stmt)
         out.extend(rev.accumulate(value, grad, stmt))
+    return out + [_zeroed(dvar, index, stmt)]
+
+
+def _zeroed(dvar, index, stmt):
+    """dx[index] = 0.0: the elements a write overwrote get no adjoint."""
     target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
     zero = gast.Assign(targets=[target], value=const(0.0), type_comment=None)
     zero.lineno = stmt.lineno
-    return out + [zero]
+    return zero
 
 
 def _unbroadcast():
