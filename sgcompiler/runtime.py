@@ -198,10 +198,10 @@ def zeros_tree(x):
     return np.zeros_like(x, dtype=np.result_type(x, float))
 
 
-def item_adjoint(g, index, x):
-    """g[index], the adjoint of the element x (an array or a container) of a list or tuple
-    whose adjoint is g: zeros of x's shape and structure where g, or its element, is a
-    plain 0.0 (which the derivative rules that need x's shape cannot take)."""
+def item_adjoint(g, index, x=None):
+    """g[index], the adjoint of the element x (an array or a container; None for a number)
+    of a list or tuple whose adjoint is g: zeros of x's shape and structure where g, or its
+    element, is a plain 0.0 (which the derivative rules that need x's shape cannot take)."""
     item = g if _is_zero(g) else g[index]
     if _is_zero(item) and isinstance(x, (list, tuple, dict, np.ndarray)):
         return zeros_tree(x)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from gradcheck import assert_grad_matches
-from sgcompiler import SGCompilerError, grad
+from sgcompiler import SGCompilerError, grad, stop_gradient
 
 IDX = np.array([0, 0, 1])
 W4 = np.arange(1.0, 5.0)
@@ -284,3 +284,22 @@ def in_place_on_constants(x):
 
 def test_in_place_on_constants_is_accepted():
     assert_grad_matches(in_place_on_constants, [X])
+
+
+# Found by the wide fuzzer (a wrong value from value_and_grad): a view kept through
+# stop_gradient of an array that is then written into was not refused when the array
+# itself is not read again (only the view is): its gradient missed the write.
+def stopped_view_then_write(b, w):
+    t0 = np.absolute(b)
+    t1 = stop_gradient(t0.ravel())
+    t0[0] = w[0]
+    return np.sum(t1) * np.sum(w)
+
+
+def test_stopped_view_of_a_written_array_is_refused():
+    lines, first = inspect.getsourcelines(stopped_view_then_write)
+    line = first + next(i for i, s in enumerate(lines) if "t1 = stop_gradient" in s)
+    with pytest.raises(SGCompilerError) as info:
+        grad(stopped_view_then_write, wrt=1)(X[:3], X[1:])
+    assert f"test_duplicate_indices.py:{line}" in str(info.value)
+    assert "'t0' is written in place" in str(info.value)

@@ -299,3 +299,47 @@ UNUSED_ELEMENT = [appended_hstack, literal_hstack, appended_concatenate, literal
 @pytest.mark.parametrize("f", UNUSED_ELEMENT, ids=[f.__name__ for f in UNUSED_ELEMENT])
 def test_element_without_adjoint(f):
     assert_grad_matches(f, [np.array([0.3, -0.5, 0.8])])
+
+
+# Found by the random-program fuzzer: a loop that rebinds an array resets its adjoint to a
+# plain 0.0 for the trip before, and the next trip's adjoint read an element of it
+# (np.array of a list: "'float' object is not subscriptable") or split it (np.stack:
+# "axis 0 is out of bounds for array of dimension 0").
+def array_of_list_in_while(x, y):
+    buf = x * 1.0
+    n = 0
+    while n < 2:
+        n += 1
+        buf = np.array([y[-1], 1.0, y[0]])
+    return np.sum(np.sin(buf))
+
+
+def array_of_list_in_for(x, y):
+    buf = x * 1.0
+    for i in range(2):
+        buf = np.array([y[-1], 1.0, y[0] * x[i]])
+    return np.sum(np.sin(buf))
+
+
+def stack_in_for(x, y):
+    buf = x * 1.0
+    for i in range(3):
+        buf = np.stack([y, x * i])
+    return np.sum(np.sin(buf))
+
+
+def list_in_for(x, y):
+    total = 0.0
+    for i in range(3):
+        pair = [y[0] * i, 2.0, x[1]]
+        total = total + pair[0] * pair[2]
+    return total
+
+
+LOOPS = [array_of_list_in_while, array_of_list_in_for, stack_in_for, list_in_for]
+
+
+@pytest.mark.parametrize("f", LOOPS, ids=[f.__name__ for f in LOOPS])
+def test_list_rebuilt_in_a_loop(f):
+    rng = np.random.default_rng(3)
+    assert_grad_matches(f, [rng.normal(size=3), rng.normal(size=3)])

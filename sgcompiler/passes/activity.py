@@ -60,7 +60,7 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     active = frozenset(varied & useful)
     _refuse_in_place_calls(norm, resolution, varied)
     _refuse_blocked(fn, flows, varied, useful)
-    _refuse_aliased_writes(norm, flows, active)
+    _refuse_aliased_writes(norm, flows, varied)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars)
     return Activity(frozenset(varied), frozenset(useful), active)
 
@@ -80,11 +80,12 @@ def _view(op, stmt) -> bool:
     return op.kind == RULE and op.rule.name in _VIEWS
 
 
-def _refuse_aliased_writes(norm, flows, active):
+def _refuse_aliased_writes(norm, flows, varied):
     """x[i] = v is differentiated as a write into x alone; refuse when another variable
     may hold the same memory (an argument, a copy, a view), since its adjoint would
-    miss the write."""
-    written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in active}
+    miss the write. (Varied, not only active, writes: x itself may be unused after the
+    write and the view read, as in `t = stop_gradient(x.ravel()); x[0] = w`.)"""
+    written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in varied}
     if not written:
         return
     reads = {}

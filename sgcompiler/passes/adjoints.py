@@ -56,12 +56,15 @@ def contributions(rev, stmt, op, target, g):
         for position, name in op.inputs:     # (the constants in between have no input)
             if not rev.is_active(name):
                 continue
-            if not rev.shapes.is_scalar(name):
+            if not rev.shapes.is_scalar(name) and target in rev.partial_adjoints:
                 # an inner list or an array: its adjoint may be a plain 0.0 standing for
                 # all of it, which rules that need its shape cannot take
                 element = rev.helper_call("item_adjoint", [copy.deepcopy(g),
                                                            const(int(position)), load(name)])
                 rev.reads.add(name)
+            elif target in rev.maybe_scalar:    # g itself may be a plain 0.0
+                element = rev.helper_call("item_adjoint", [copy.deepcopy(g),
+                                                           const(int(position))])
             else:
                 element = gast.Subscript(value=copy.deepcopy(g), slice=const(int(position)),
                                          ctx=gast.Load())
@@ -153,7 +156,7 @@ def append_adjoint(rev, stmt, op, g):
     lst = stmt.value.func.value.id
     last = gast.BinOp(left=gast.Call(func=load("len"), args=[load(lst)], keywords=[]),
                       op=gast.Sub(), right=const(1))
-    if rev.shapes.is_scalar(values[0]):
+    if rev.shapes.is_scalar(values[0]) or lst not in rev.partial_adjoints:
         element = gast.Subscript(value=copy.deepcopy(g), slice=last, ctx=gast.Load())
     else:   # (as in a list literal: a plain 0.0 becomes zeros of the element's shape)
         item = gast.Subscript(value=load(lst), slice=copy.deepcopy(last), ctx=gast.Load())

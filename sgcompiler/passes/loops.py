@@ -128,9 +128,11 @@ class LoopSweeps:
         buffers = {v for v in touched - written if self.shapes.kind(v) == ARRAY
                    and not self.shapes.is_scalar(v)}
         # adjoints live across iterations must be variables at the top of every iteration
+        ends_zero = set()     # adjoints an iteration leaves as a plain 0.0 for the next
         while True:
             entry_state, entry_owned = dict(self.state), set(self.owned)
             entry_maybe = set(self.maybe_scalar)
+            self.maybe_scalar |= ends_zero
             materialize = []
             for var in sorted(touched & live):
                 value = self.state.get(var)
@@ -167,10 +169,13 @@ class LoopSweeps:
             grown = {v for v in touched if self.state.get(v) is not None} - live
             lost = {v for v in top_owned & touched if v not in self.owned or
                     gast.dump(self.state.get(v) or const(0)) != gast.dump(top_state[v])}
-            if not grown and not (lost & buffers):
+            zeroed = {v for v in touched & live if self.state.get(v) is None and
+                      self.shapes.kind(v) == ARRAY} - ends_zero
+            if not grown and not (lost & buffers) and not zeroed:
                 break
             live |= grown
             buffers -= lost
+            ends_zero |= zeroed
             self.state, self.owned = entry_state, entry_owned
             self.maybe_scalar = entry_maybe
         for var in sorted(touched & live):

@@ -18,6 +18,7 @@ trips and the adjoint loop runs as many times.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
 
 import gast
@@ -32,8 +33,8 @@ from .inline import Linker, const, load, number, store
 from .loops import LOOPS, LoopSweeps, _loop_targets
 from .memory import bound_before, reads_after_writes, stable_names
 from .normalize import Normalized
-from .ops import APPEND, CALL, SETITEM, describe_stmt, is_append, is_setitem, target_of
-from .shapes import ARRAY, Shapes
+from .ops import APPEND, CALL, RULE, SETITEM, describe_stmt, is_append, is_setitem, target_of
+from .shapes import ARRAY, CONTAINER, Shapes
 from .state import AdjointState
 from .tighten import tighten
 
@@ -102,6 +103,12 @@ def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
         # the adjoint sweep puts back older values of it: keep the result aside
         returned = norm.namer.fresh("result")
         forward.append(sweep.assign(returned, load(norm.returned)))
+    if shapes.kind(norm.returned) == CONTAINER:
+        # a tuple or list has no gradient: the caller sees the result and refuses it with
+        # the TypeError of any non-scalar result (api._check_scalar)
+        backward = [comment(f"{norm.fn.name} returns a tuple or list, not a scalar: no "
+                            "gradient")]
+        gradient, value = const(None), True
     ret = gast.Return(value=gast.Tuple(elts=[load(returned), gradient], ctx=gast.Load())
                       if value else gradient)
     body = sweep.prologue() + [comment("forward")] + forward
@@ -204,6 +211,17 @@ class _Reverser(AdjointState, LoopSweeps, CallSweeps):
         self.bound = bound_before(norm.body, norm.params)
         self.maybe_scalar = set()   # adjoints that may hold a plain 0.0 at run time
         self.depth = 0              # how many branches and loops the adjoint sweep is in
+
+    @functools.cached_property
+    def partial_adjoints(self):
+        """Lists whose adjoint may hold a plain 0.0 for an element at run time: those read
+        other than whole by a derivative rule (an element read, a copy, a call)."""
+        out = {self.norm.returned}
+        for stmt in assignments(self.norm.body):
+            op = describe_stmt(stmt, self.resolution, self.fn)
+            if op.kind != RULE:
+                out.update(name for _, name in op.inputs)
+        return frozenset(out)
 
     # --- names and small builders
 
