@@ -303,3 +303,33 @@ def test_stopped_view_of_a_written_array_is_refused():
         grad(stopped_view_then_write, wrt=1)(X[:3], X[1:])
     assert f"test_duplicate_indices.py:{line}" in str(info.value)
     assert "'t0' is written in place" in str(info.value)
+
+
+# The same program, with x[0] = constant: the element write counted as rebinding t0, so the
+# link between t0 and its view t1 was forgotten, `t0 -= w` (in place, seen through t1) was
+# taken as a new value, and value_and_grad returned a wrong value and gradient.
+def view_then_constant_write_then_update(b, w):
+    t0 = np.absolute(b)
+    t1 = t0.ravel()
+    t0[0] = b[1]
+    t0 -= w
+    return np.sum(t1) * np.sum(w)
+
+
+def stopped_view_then_constant_write_then_update(b, w):
+    t0 = np.absolute(b)
+    t1 = stop_gradient(t0.ravel())
+    t0[0] = b[1]
+    t0 -= w
+    return np.sum(t1) * np.sum(w)
+
+
+@pytest.mark.parametrize("f", [view_then_constant_write_then_update,
+                               stopped_view_then_constant_write_then_update])
+def test_update_seen_through_a_view_after_a_write_is_refused(f):
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(i for i, s in enumerate(lines) if "t0 -= w" in s)
+    with pytest.raises(SGCompilerError) as info:
+        grad(f, wrt=1)(X[:3], X[1:])
+    assert f"test_duplicate_indices.py:{line}" in str(info.value)
+    assert "refers to the same array" in str(info.value)

@@ -27,7 +27,7 @@ from .memory import IfEnd, exclusive, linear_paths, own_reads
 from .resolve import METHOD, local_names
 from .normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, UNKNOWN,
-                  assignments, describe_stmt, is_append, target_of)
+                  assignments, describe_stmt, is_append, is_setitem, target_of)
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,8 @@ def _refuse_shared_augmented(norm, flows, arrays, scalars=frozenset()):
             opened[i] = max(j for j in positions[id(s.stmt)] if j < i)   # where the if began
             for name in s.assigns:
                 assigned_at.setdefault(name, []).append(i)
-        elif isinstance(s, gast.Assign) or is_append(s):
+        elif isinstance(s, gast.Assign) and not is_setitem(s) or is_append(s):
+            # (x[i] = v writes into x: the name still refers to the array a view shares)
             assigned_at.setdefault(target_of(s), []).append(i)
     # a user function's result may be one of its arguments (helper(u) returns u when its
     # loop runs no trips)
