@@ -5,10 +5,10 @@ array of shape (3,) and y is such an array or a Python float. The body is built 
 assignments (names reused and overwritten), arithmetic, NumPy elementwise calls on safe
 domains, reductions, indexing, augmented assignment, conditional expressions, if/elif/else
 on data, for and while loops (with break/continue), lists built by append or a
-comprehension, lists, tuples and np.array / np.stack / np.concatenate / np.hstack of a mix
-of constants and values (nested too), writes into a copied array (through indices with
-duplicates too), stop_gradient, and calls of the helper functions below; it returns a
-scalar.
+comprehension, writes into a copied array, stop_gradient, and calls of the helper functions
+below; it returns a scalar. The extended grammar (EXTENDED) adds lists, tuples and
+np.array / np.stack / np.concatenate / np.hstack of a mix of constants and values (nested
+too), writes through indices with duplicates, *args, closures and lambdas.
 
 Every decision goes through `Choices.below(n)`, so the same grammar is driven by hypothesis
 (tests/test_random_programs.py, which shrinks a failure to a small program) or by
@@ -67,8 +67,24 @@ def helper_scale(u, scale=2.0):
     return scale * np.tanh(u)
 
 
+def helper_star(*args):
+    """Forwards *args to another helper (issue 13, 3: a zero gradient through *args)."""
+    return helper_tanh(args[0], *args[1:])
+
+
+def make_helper(act, scale):
+    """A factory: the helper it returns is a closure over a function and a float."""
+    def scaled(u):
+        return scale * act(u)
+    return scaled
+
+
+helper_closure = make_helper(np.sin, 1.5)
+helper_lambda = lambda u: u * np.tanh(u)     # noqa: E731  (a lambda, on purpose)
+
 HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper_rec,
-                                   helper_branch, helper_scale)}
+                                   helper_branch, helper_scale, helper_star)}
+HELPERS.update(helper_closure=helper_closure, helper_lambda=helper_lambda)
 
 
 class Choices:
@@ -125,13 +141,20 @@ def _fresh(node) -> bool:
 # leave them out to look for new bugs: program_check.py --avoid NAME ...
 AVOIDABLE = {
     "early_return": "return inside if/loops (inplace_after_return_in_loop)",
+    "star_args": "a helper that forwards *args: a zero gradient (issue 13, 3)",
+    "lambda": "a module-level lambda helper: refused ('lambdas cannot be differentiated "
+              "directly'), with no file or line",
 }
+# The productions that only the extended grammar draws (write_program(extended=True)):
+# the fixed regression set keeps the grammar it was drawn from.
+EXTENDED = ("array_literal", "list_literal", "star_args", "closure", "lambda")
 
 
 class _Writer:
-    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset()):
+    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset(), extended=False):
         self.c = choices
         self.avoid = avoid
+        self.extended = extended
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
         self.lines = []
@@ -190,11 +213,36 @@ class _Writer:
             return SCALAR, SCALAR
         return self.c.pick([(ARRAY, ARRAY), (ARRAY, SCALAR), (SCALAR, ARRAY)])
 
+    def new_form(self, kind, d):
+        """One of the EXTENDED productions, or None when it is avoided."""
+        name = self.c.pick(EXTENDED)
+        if name in self.avoid:
+            return None
+        if name in ("array_literal", "list_literal") and self.c.maybe(50):
+            # nested lists, tuples, ints, np.stack / np.concatenate / np.hstack of them
+            return self.built_array(d) if kind == ARRAY else self.built_scalar(d)
+        if name in ("array_literal", "list_literal"):
+            items = ", ".join(self.element(d) for _ in range(N))
+            literal = f"np.array([{items}])" if name == "array_literal" else f"[{items}]"
+            if kind == ARRAY:
+                return literal if name == "array_literal" else f"np.asarray({literal})"
+            return f"{literal}[{self.c.pick(['0', '1', '2', '-1'] + self.ints)}]"
+        if name == "star_args":
+            left, right = self.kinds_for(kind)
+            return f"helper_star({self.value(left, d, True)}, {self.value(right, d, True)})"
+        return f"helper_{name}({self.value(kind, d, True)})"
+
+    def element(self, d):
+        """A scalar for a list or array literal: a constant as often as an expression."""
+        return self.c.pick(CONSTANTS) if self.c.maybe(50) else self.scalar(d, True)
+
     def array(self, depth, bare=False):
         if depth <= 0:
             return self.leaf(ARRAY, bare)
         d = depth - 1
-        form = self.c.below(13)
+        form = self.c.below(15 if self.extended else 13)
+        if form >= 13:
+            return self.new_form(ARRAY, d) or self.leaf(ARRAY, bare)
         if form == 0:
             return self.leaf(ARRAY, bare)
         if form == 1:
@@ -222,19 +270,17 @@ class _Writer:
         if form == 11:
             index = self.c.pick(["[::-1]", "[[2, 0, 1]]", "[[0, 0, 1]]"])
             return f"({self.array(d, True)}){index}"     # a view: never of a buffer
-        if self.c.maybe(60):
-            return self.c.pick([f"np.abs({self.array(d)})",
-                                f"np.clip({self.array(d)}, -0.5, 0.8)"])
-        return self.built_array(d)
+        return self.c.pick([f"np.abs({self.array(d)})",
+                            f"np.clip({self.array(d)}, -0.5, 0.8)"])
 
-    def element(self, d):
+    def number_item(self, d):
         """A number for a list literal: a constant (int or float) as often as not."""
         if self.c.maybe(50):
             return self.scalar(d, True)
         return self.c.pick(list(CONSTANTS) + ["1", "-2"])
 
     def elements(self, d, n=N):
-        items = [self.element(d) for _ in range(n)]
+        items = [self.number_item(d) for _ in range(n)]
         if all(e in ("1", "-2") for e in items):
             items[0] = "0.5"        # an int array would refuse `a += 0.5` at run time
         return ", ".join(items)
@@ -257,18 +303,20 @@ class _Writer:
             parts.insert(self.c.below(3), self.array(d, True))
             return f"np.sum(np.stack([{', '.join(parts)}]), axis=0)"
         if form == 5:
-            first = self.c.pick(["[0.5]", f"[{self.element(d)}]"])
+            first = self.c.pick(["[0.5]", f"[{self.number_item(d)}]"])
             return f"np.concatenate([{first}, ({self.array(d)})[1:]])"
         if form == 6:
             return f"np.hstack([{self.elements(d)}])"
-        return f"np.array([{self.element(d)}, {self.element(d)}, {self.element(d)}]) * " \
-               f"np.array([{self.element(0)}, 1.0, {self.element(0)}])"
+        return f"np.array([{self.elements(d)}]) * " \
+               f"np.array([{self.number_item(0)}, 1.0, {self.number_item(0)}])"
 
     def scalar(self, depth, bare=False):
         if depth <= 0:
             return self.leaf(SCALAR, bare)
         d = depth - 1
-        form = self.c.below(13)
+        form = self.c.below(15 if self.extended else 13)
+        if form >= 13:
+            return self.new_form(SCALAR, d) or self.leaf(SCALAR, bare)
         if form == 0:
             return self.leaf(SCALAR, bare)
         if form == 1:
@@ -293,8 +341,6 @@ class _Writer:
             a = self.array(d)
             return self.c.pick([f"np.dot({a}, {self.array(d)})", f"({a} @ {self.array(d)})",
                                 f"float({self.scalar(d)})"])
-        if self.c.maybe(35):
-            return self.built_scalar(d)
         f = self.c.pick(["max", "min", "abs"])
         if f == "abs":
             return f"abs({self.scalar(d)})"
@@ -462,7 +508,7 @@ class _Writer:
             return self.fill_buffer(d)
         name = self.c.pick(buffers)
         index = self.c.pick(["0", "2", "-1", "1"] + self.ints)
-        form = self.c.below(6)
+        form = self.c.below(6 if self.extended else 4)     # (4, 5: duplicate indices)
         if form == 3:
             self.emit(f"{name}[1:] = ({self.array(d, True)})[:2]")
         elif form == 4:     # duplicate indices: NumPy keeps one write, += adds once
@@ -606,11 +652,12 @@ def ast_names(text: str) -> set:
     return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
 
 
-def write_program(choices: Choices, avoid=frozenset()) -> tuple[str, bool]:
+def write_program(choices: Choices, avoid=frozenset(), extended=False) -> tuple[str, bool]:
     """The source of a random `def f(x, y):` and whether y is a Python float; `avoid`
-    names constructs (keys of AVOIDABLE) to leave out."""
+    names constructs (keys of AVOIDABLE) to leave out; `extended` adds the EXTENDED
+    productions (the fixed set is drawn without them, so it stays what it was)."""
     y_float = choices.maybe(25)
-    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid))
+    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid), extended)
     for _ in range(1 + choices.below(6)):
         writer.statement()
     writer.emit(f"return {writer.result(choices.below(3))}")

@@ -6,10 +6,10 @@ float c, but with a wider grammar: np.mean/max/min/prod/sum with int, negative a
 axes and keepdims (function and method forms), np.broadcast_to, reshape/ravel/.T,
 basic slicing, np.where with a comparison, np.maximum/np.minimum, abs, np.clip,
 np.log1p(np.exp(.)), -a * b, a / -b, augmented assignment, np.dot/@/.dot with 1-d and 2-d,
-np.outer, np.concatenate/np.stack, the float parameter, stop_gradient of a subexpression,
-lists, tuples and np.array of a mix of constants and values (nested too), np.stack and
-np.concatenate of constant and computed arrays, and writes (`=`, `+=`, `-=`, `*=`) through
-an index that names one row twice.
+np.outer, np.concatenate/np.stack, the float parameter, stop_gradient of a subexpression;
+with --extended also lists, tuples and np.array of a mix of constants and values (nested
+too), np.stack and np.concatenate of constant and computed arrays, and writes (`=`, `+=`,
+`-=`, `*=`) through an index that names one row twice.
 
 The generator runs each statement on the values at the test point, so it knows every
 shape, and it redraws a statement whose max/min/abs/maximum/where/clip operands come within
@@ -43,10 +43,10 @@ import traceback
 
 import numpy as np
 
-from gradcheck import numeric_grad
+from gradcheck import numeric_grad, settled_reference
 import sgcompiler
 from sgcompiler import SGCompilerError, api
-from sgcompiler.passes import buffers
+from sgcompiler.optimize import buffers
 
 PARAMS = {"x": (4, 3), "w": (3,), "b": (4, 1), "s": (1, 3), "c": ()}
 NAMES = list(PARAMS)
@@ -136,8 +136,9 @@ WITH_C = ["c * {a}", "{a} + c", "{a} * np.sin(c)", "c ** 2 - {a}", "({a} - c) / 
 
 
 class Generator:
-    def __init__(self, rng: random.Random, args):
+    def __init__(self, rng: random.Random, args, extended=False):
         self.rng = rng
+        self.extended = extended    # also list literals and writes through duplicates
         self.env = {"np": np, "stop_gradient": lambda v: v}
         for n, a in zip(NAMES, args):
             self.env[n] = np.copy(a) if isinstance(a, np.ndarray) else a
@@ -193,10 +194,12 @@ class Generator:
 
     def expr(self, depth):
         r = self.rng
-        kind = r.choices(
-            ["binary", "maxmin", "unary", "withc", "reduce", "broadcast_to", "reshape",
-             "index", "where", "dot", "outer", "join", "stop", "abs", "clip", "literal"],
-            weights=[16, 6, 10, 6, 14, 3, 7, 8, 5, 7, 2, 4, 4, 2, 2, 5])[0]
+        kinds = ["binary", "maxmin", "unary", "withc", "reduce", "broadcast_to", "reshape",
+                 "index", "where", "dot", "outer", "join", "stop", "abs", "clip"]
+        weights = [16, 6, 10, 6, 14, 3, 7, 8, 5, 7, 2, 4, 4, 2, 2]
+        if self.extended:
+            kinds, weights = kinds + ["literal"], weights + [5]
+        kind = r.choices(kinds, weights=weights)[0]
         return getattr(self, "e_" + kind)(depth)
 
     def e_binary(self, depth):
@@ -487,7 +490,7 @@ class Generator:
             return self.augment(r.choice(self.fresh_candidates()))
         if p < 0.16 and self.temps:
             return self.augment(r.choice(self.temps))        # maybe a view: Python mutates
-        if p < 0.22 and self.fresh_candidates():
+        if self.extended and p < 0.22 and self.fresh_candidates():
             return self.duplicate_write(r.choice(self.fresh_candidates()))
         depth = r.choice([1, 1, 2, 2, 3])
         src, v = self.expr(depth)
@@ -580,10 +583,15 @@ def make_args(seed):
     return args
 
 
-def make_program(seed):
+def make_program(seed, extended=None):
+    """The program of `seed`; `extended` (default: --extended) adds the productions of
+    lists of constants and values and of writes through duplicate indices."""
     args = make_args(seed)
-    gen = Generator(random.Random(seed), args)
+    gen = Generator(random.Random(seed), args, EXTENDED[0] if extended is None else extended)
     return gen.program(), args
+
+
+EXTENDED = [False]
 
 
 # ---------------------------------------------------------------- checking
@@ -688,16 +696,24 @@ def wrt_positions(wrt):
     return [wrt if isinstance(wrt, int) else NAMES.index(wrt)], False
 
 
-def check(source, args, variants=VARIANTS, wrt_seed=0):
-    """{variant: ("ok"|"refused"|"finding"|"unstable", detail)}"""
+def check(source, args, variants=VARIANTS, wrt_seed=0, oracle=None):
+    """{variant: ("ok"|"refused"|"finding"|"unstable", detail)}
+
+    "unstable": finite differences could not settle a reference for some parameter (see
+    gradcheck.settled_reference), so that parameter was not checked. `oracle`, a Counter
+    when given, counts how each parameter's reference was settled."""
     ref = Reference(source, args)
     expected = {}
 
     def exp(i):
         if i not in expected:
-            g1 = ref.grad(i, 1e-6)
-            g2 = ref.grad(i, 1e-5)
-            expected[i] = (g1, close(g1, g2, rtol=1e-3, atol=1e-5))
+            e, how = settled_reference(
+                lambda eps: ref.grad(i, eps),
+                lambda g1, g2: close(g1, g2, rtol=1e-3, atol=1e-5),
+                lambda g1, g2: close(g1, g2))
+            expected[i] = (e, how != "unstable")
+            if oracle is not None:
+                oracle[how] += 1
         return expected[i]
 
     results = {}
@@ -826,7 +842,10 @@ def main():
     p.add_argument("--show", action="store_true")
     p.add_argument("--minutes", type=float, default=1e9)
     p.add_argument("--reduce", help="variant: reduce the program of --seed that fails in it")
+    p.add_argument("--extended", action="store_true",
+                   help="also list literals and writes through duplicate indices")
     opts = p.parse_args()
+    EXTENDED[0] = opts.extended
     if opts.seed is not None:
         source, args = make_program(opts.seed)
         print(source)
@@ -845,6 +864,7 @@ def main():
     os.makedirs(opts.out, exist_ok=True)
     counts = collections.Counter()
     refusals = collections.Counter()
+    oracle = collections.Counter()
     findings = collections.defaultdict(list)
     start = time.time()
     done = 0
@@ -854,7 +874,7 @@ def main():
             break
         source, args = make_program(seed)
         try:
-            res = check(source, args, wrt_seed=seed)
+            res = check(source, args, wrt_seed=seed, oracle=oracle)
         except Exception as exc:      # the reference itself failed: a generator problem
             counts["reference failed"] += 1
             print(f"seed {seed}: reference failed {exc!r}", flush=True)
@@ -877,6 +897,7 @@ def main():
     print(f"\n{done} programs in {time.time() - start:.0f}s")
     for v in VARIANTS:
         print(v, {s: counts[(v, s)] for s in ("ok", "unstable", "refused", "finding")})
+    print("references settled by finite differences:", dict(oracle))
     print("\nrefusals:")
     for (v, m), n in sorted(refusals.items(), key=lambda t: -t[1]):
         print(f"  {n:5d} {v:2s} {m}")

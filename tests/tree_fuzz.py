@@ -5,8 +5,9 @@ Each program is a module with 1-3 helpers and a loss `f(params, x, y)`: `params`
 nested dict/list/tuple of arrays and Python floats; helpers take the tree, a subtree
 (`params["l1"]`, `params["layers"]`, a layer tuple) and arrays, read leaves, loop over
 layers, call other helpers, return tuples, use stop_gradient on an argument, elementwise
-ops, tanh/exp/log1p(exp), matmul, reductions with axis, broadcasting; the loss also builds
-lists, tuples and np.array / np.stack from a mix of constants and leaves (nested too),
+ops, tanh/exp/log1p(exp), matmul, reductions with axis, broadcasting; with --extended the
+loss also builds lists, tuples and np.array / np.stack from a mix of constants and leaves
+(nested too),
 passes such a list to a helper, and writes rows of a hidden array through an index with
 duplicates (`=` and `+=`). Hidden arrays are
 (N, D); a second argument set has other N, D (and Din), same structure.
@@ -38,10 +39,10 @@ import traceback
 
 import numpy as np
 
-from gradcheck import leaves, replace_leaf
+from gradcheck import leaves, replace_leaf, settled_reference
 import sgcompiler
 from sgcompiler import SGCompilerError, api
-from sgcompiler.passes import buffers
+from sgcompiler.optimize import buffers
 
 ORIGINAL_LARGE = buffers._LARGE
 ORIGINAL_MAX_SHAPES = api.MAX_SHAPES
@@ -53,8 +54,9 @@ ACTS = ["np.tanh({h})", "np.log1p(np.exp({h}))", "np.exp(-{h} * {h})", "{h} * {h
 class Gen:
     """Builds the tree schema, the helpers and the loss, as source text."""
 
-    def __init__(self, rng: random.Random, avoid=False):
+    def __init__(self, rng: random.Random, avoid=False, extended=False):
         self.r = rng
+        self.extended = extended    # also list literals and writes through duplicates
         self.avoid = avoid       # steer clear of the crashes already found
         self.helpers = []        # source of helper functions
         self.n = 0
@@ -334,7 +336,8 @@ class Gen:
             blk, a, tup = twice
             calls.append(f"h2 = {blk}({a}, h)" + ("[0]" if tup else ""))
             calls.append("h = h + 0.5 * h2")
-        calls += self.mixed_lines(sc)
+        if self.extended:
+            calls += self.mixed_lines(sc)
         r.shuffle(calls) if False else None
         body = ["    " + first]
         if calls and r.random() < 0.35 and not (self.avoid and any(c.startswith("for") for c in calls)):
@@ -388,11 +391,14 @@ def make_args(sc, seed, dims):
 
 
 AVOID = [False]
+EXTENDED = [False]
 
 
-def make_program(seed):
+def make_program(seed, extended=None):
+    """The program of `seed` and two argument sets; `extended` (default: --extended) adds
+    the loss lines of Gen.mixed_lines."""
     rng = random.Random(seed)
-    gen = Gen(rng, AVOID[0])
+    gen = Gen(rng, AVOID[0], EXTENDED[0] if extended is None else extended)
     src, sc = gen.program()
     dims_a = (rng.randint(2, 4), rng.randint(1, 3), rng.randint(2, 4))
     while True:
@@ -506,15 +512,20 @@ class Checker:
         self.ref = Reference(source, args)
         self.args = args
         self.cache = {}
+        self.oracle = collections.Counter()
         if not np.isfinite(self.ref.value) or abs(self.ref.value) > 1e6:
             raise ValueError("bad value")
 
     def expected(self, i):
+        """(finite-difference gradient wrt args[i], whether it can be trusted); see
+        gradcheck.settled_reference. self.oracle counts how each one was settled."""
         if i not in self.cache:
-            g1 = self.ref.grad_leafwise(i, 1e-6)
-            g2 = self.ref.grad_leafwise(i, 1e-5)
-            stable = all(close(g1[p], g2[p], rtol=1e-3, atol=1e-5) for p in g1)
-            self.cache[i] = (g1, stable)
+            e, how = settled_reference(
+                lambda eps: self.ref.grad_leafwise(i, eps),
+                lambda g1, g2: all(close(g1[p], g2[p], rtol=1e-3, atol=1e-5) for p in g1),
+                lambda g1, g2: all(close(g1[p], g2[p]) for p in g1))
+            self.cache[i] = (e, how != "unstable")
+            self.oracle[how] += 1
         return self.cache[i]
 
     def compare(self, g, i, label):
@@ -576,7 +587,9 @@ def run_variant(variant, source, chk_a, chk_b):
         buffers._LARGE = ORIGINAL_LARGE
 
 
-def check(source, args_a, args_b, variants=VARIANTS):
+def check(source, args_a, args_b, variants=VARIANTS, oracle=None):
+    """{variant: ("ok"|"refused"|"finding"|"unstable", detail)}; `oracle`, a Counter when
+    given, counts how each finite-difference reference was settled."""
     chk_a, chk_b = Checker(source, args_a), Checker(source, args_b)
     results = {}
     for variant in variants:
@@ -592,6 +605,9 @@ def check(source, args_a, args_b, variants=VARIANTS):
             where = tb[-1]
             results[variant] = ("finding", f"exception {type(exc).__name__}: {exc} "
                                 f"[at {os.path.basename(where.filename)}:{where.lineno}]")
+    if oracle is not None:
+        oracle.update(chk_a.oracle)
+        oracle.update(chk_b.oracle)
     return results
 
 
@@ -623,8 +639,11 @@ def main():
     p.add_argument("--show", action="store_true")
     p.add_argument("--minutes", type=float, default=1e9)
     p.add_argument("--avoid", action="store_true", help="steer clear of the known crashes")
+    p.add_argument("--extended", action="store_true",
+                   help="also list literals and writes through duplicate indices")
     opts = p.parse_args()
     AVOID[0] = opts.avoid
+    EXTENDED[0] = opts.extended
     if opts.seed is not None:
         src, a, b = make_program(opts.seed)
         print(src)
@@ -636,6 +655,7 @@ def main():
         return
     counts = collections.Counter()
     refusals = collections.Counter()
+    oracle = collections.Counter()
     findings = collections.defaultdict(list)
     start, done = time.time(), 0
     for seed in range(opts.start, opts.start + opts.count):
@@ -643,8 +663,8 @@ def main():
             break
         src, a, b = make_program(seed)
         try:
-            res = check(src, a, b)
-        except Exception as exc:
+            res = check(src, a, b, oracle=oracle)
+        except Exception:
             counts["reference failed"] += 1
             continue
         done += 1
@@ -660,6 +680,7 @@ def main():
     print(f"\n{done} programs in {time.time() - start:.0f} s")
     for k in sorted(counts, key=str):
         print(k, counts[k])
+    print("references settled by finite differences:", dict(oracle))
     print("\nrefusals:")
     for m, c in refusals.most_common():
         print(f"  {c:5d}  {m}")
