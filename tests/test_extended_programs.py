@@ -31,7 +31,9 @@ def test_extended_random_program(seed):
     source, y_float = write_program(Choices(random.Random(10 ** 6 + seed).randrange),
                                     sorted(OPEN_BUGS), extended=True)
     outcome = check_program(source, y_float)
-    assert outcome.status in ("ok", "skipped"), f"{outcome.status}\n{source}\n{outcome.detail}"
+    # (a helper that forwards *args is refused where a gradient must flow: as expected)
+    assert outcome.status in ("ok", "skipped", "refused as expected"), \
+        f"{outcome.status}\n{source}\n{outcome.detail}"
 
 
 @pytest.mark.parametrize("seed", range(20))
