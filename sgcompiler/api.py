@@ -8,16 +8,19 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
+import warnings
 
 import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
 from .analysis.sizes import WEAK
+from .explain import ZeroGradientWarning, explain, zero_gradients
 from .pipeline import compile_gradient
 
 
-def grad(fn=None, wrt=0):
+def grad(fn=None, wrt=0, warn_zero=None):
     """The gradient of a scalar function `fn`, as a function with the same parameters.
 
     Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`.
@@ -25,25 +28,28 @@ def grad(fn=None, wrt=0):
     Args:
         fn: a Python function that returns a scalar.
         wrt: a parameter position or name, or a tuple of them (then the gradient is a tuple).
+        warn_zero: warn (ZeroGradientWarning, once) when a gradient it returns is
+            structurally zero, with the reason; None: when SGCOMPILER_WARN_ZERO=1 is set.
     Returns:
-        A `GradientFunction`; `.source` is the generated code, `.primal` the original.
+        A `GradientFunction`; `.source` is the generated code, `.primal` the original,
+        `.explain()` why the gradient is what it is.
     Raises:
         SGCompilerError: (when first called or when `.source` is read) for code that
             cannot be differentiated.
     """
     if fn is None:
-        return functools.partial(grad, wrt=wrt)
-    return GradientFunction(fn, wrt, with_value=False)
+        return functools.partial(grad, wrt=wrt, warn_zero=warn_zero)
+    return GradientFunction(fn, wrt, with_value=False, warn_zero=warn_zero)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
 
 
-def value_and_grad(fn=None, wrt=0):
+def value_and_grad(fn=None, wrt=0, warn_zero=None):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once."""
     if fn is None:
-        return functools.partial(value_and_grad, wrt=wrt)
-    return GradientFunction(fn, wrt, with_value=True)
+        return functools.partial(value_and_grad, wrt=wrt, warn_zero=warn_zero)
+    return GradientFunction(fn, wrt, with_value=True, warn_zero=warn_zero)
 
 
 value_and_grad.sgcompiler_transform_maker = True
@@ -101,7 +107,7 @@ class GradientFunction:
 
     sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
 
-    def __init__(self, fn, wrt, with_value: bool):
+    def __init__(self, fn, wrt, with_value: bool, warn_zero=None):
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
@@ -121,6 +127,9 @@ class GradientFunction:
         self._version = rules.version()     # of the rules the functions were compiled with
         self._last = (frozenset(), frozenset(), with_value, ())
         self._shaped = 0         # how many sets of argument shapes have code of their own
+        if warn_zero is None:
+            warn_zero = os.environ.get("SGCOMPILER_WARN_ZERO", "") not in ("", "0")
+        self._warn_zero = bool(warn_zero)     # until it has warned
         functools.update_wrapper(self, fn)
         self.__name__ = f"{fn.__name__}_grad"
 
@@ -130,6 +139,33 @@ class GradientFunction:
         call, for arguments that are arrays."""
         return compile_gradient(self._primal_for(*self._last[:2]), self.wrt,
                                 *self._last).source
+
+    def explain(self, format: str = "text"):
+        """Why the gradient is what it is: what each stop_gradient cut, which arguments
+        get a structurally zero gradient and why, likely mistakes, the tape per loop
+        iteration; for the arguments of the last call (before any call: arrays).
+
+        Args:
+            format: "text" (what `sgcompiler explain` prints) or "data" (an
+                `explain.Explanation` of plain dataclasses; `.as_dict()`).
+        Raises:
+            SGCompilerError: for code that cannot be differentiated.
+        """
+        if format not in ("text", "data"):
+            raise ValueError(f"format must be 'text' or 'data', not {format!r}")
+        scalars, trees, _, arrays = self._last
+        found = explain(self._primal_for(scalars, trees), self.wrt, scalars, arrays, trees)
+        return found.text if format == "text" else found
+
+    def _warn_if_zero(self, scalars, trees, arrays):
+        """Warn once for each wrt argument whose gradient is structurally zero."""
+        self._warn_zero = False
+        for zero in zero_gradients(self._primal_for(scalars, trees), self.wrt, scalars,
+                                   arrays):
+            warnings.warn(f"{self.primal.__name__}: the gradient with respect to "
+                          f"'{zero.param}' is structurally zero: {zero.message} (see "
+                          f"grad({self.primal.__name__}).explain())", ZeroGradientWarning,
+                          stacklevel=4)
 
     def as_function(self, scalars: frozenset = frozenset(), trees: frozenset = frozenset()):
         """The generated gradient as a plain Python function, for any shape, whose code
@@ -214,6 +250,8 @@ class GradientFunction:
         compiled = compile_gradient(self._primal_for(scalars, trees), self.wrt, scalars,
                                     trees, self.with_value, arrays)
         self._last = (scalars, trees, self.with_value, arrays)
+        if self._warn_zero:
+            self._warn_if_zero(scalars, trees, arrays)
         self._compiled[kinds] = (compiled.bind(self._primal_for(scalars, trees)),
                                  compiled.returns_value, plain)
         return self._compiled[kinds]

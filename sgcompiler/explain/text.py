@@ -1,0 +1,63 @@
+"""An explanation as text, printed from its facts (report.py, tape.py)."""
+from __future__ import annotations
+
+
+def explanation_text(report, tape) -> str:
+    """The text `sgcompiler explain` prints and `grad(f).explain()` returns."""
+    out = []
+    _function(report, out, top=True)
+    out.append("")
+    out.append("tape (what the primal sweep saves for the adjoint sweep):")
+    if not tape:
+        out.append("  nothing is saved per loop iteration")
+    for loop in tape:
+        n = len(loop.saved)
+        out.append(f"  the loop at line {loop.line} saves {n} value{'s' * (n != 1)} per "
+                   "iteration:")
+        lines = {}
+        for saved in loop.saved:
+            lines.setdefault(saved.line, []).append(saved.name)
+        for line, names in lines.items():
+            out.append(f"    line {line}: {', '.join(names)}")
+    return "\n".join(out) + "\n"
+
+
+def _function(report, out, top):
+    title = "gradient of" if top else "differentiated through:"
+    out.append(f"{title} {report.name} ({report.where}) with respect to "
+               f"{', '.join(report.wrt)}")
+    if not top and not (report.stops or report.zeros or report.flat):
+        out[-1] += ": nothing cut, every argument gets a gradient"
+    elif not report.stops:
+        out.append("  no stop_gradient")
+    for stop in report.stops:
+        out.append(f"  line {stop.line.number}: {stop.expression}")
+        out.extend(f"    {line}" for line in _stop_lines(stop))
+    for zero in report.zeros:
+        out.append(f"  zero gradient: {zero.message}")
+        out.extend(f"    line {line.number}: {line.text}" for line in zero.chain)
+    for flat in report.flat:
+        out.append(f"  likely mistake, line {flat.line.number}: {flat.line.text}")
+        out.append(f"    {flat.message}")
+    if not report.zeros and not report.flat and (top or report.stops):
+        out.append(f"  every wrt argument gets a gradient; no active value goes through a "
+                   "piecewise-constant operation")
+    for helper in report.helpers:
+        inner = []
+        _function(helper, inner, top=False)
+        out.extend("  " + line for line in inner)
+
+
+def _stop_lines(stop) -> list:
+    if not stop.statements:
+        return ["cuts nothing: no gradient would flow through it anyway"]
+    n = stop.statements
+    lines = ", ".join(str(line) for line in stop.lines)
+    said = [f"makes {n} statement{'s' * (n != 1)} inactive (line{'s' * (len(stop.lines) > 1)}"
+            f" {lines}): no adjoint code is generated for {'them' if n > 1 else 'it'}"]
+    if stop.variables:
+        names = ", ".join(f"{name} (line {line})" for name, line in stop.variables)
+        said.append(f"variables without an adjoint: {names}")
+    for name, line in stop.calls:
+        said.append(f"the call to {name} (line {line}) is not differentiated")
+    return said
