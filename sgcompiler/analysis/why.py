@@ -31,6 +31,7 @@ class StopCut:
     target: str             # the name its result is bound to
     cut: tuple              # indexes in flows of the statements it made inactive
     calls: tuple            # indexes of the user-function calls among them
+    names: tuple            # every name it made inactive (parameters too), sorted
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ def stop_cuts(act: Activity) -> tuple:
         lost = (varied & useful) - act.active
         cut = tuple(j for j, f in enumerate(act.flows) if f.target in lost and j != k)
         calls = tuple(j for j in cut if act.flows[j].kind == CALL)
-        found.append(StopCut(k, flow.line, flow.target, cut, calls))
+        found.append(StopCut(k, flow.line, flow.target, cut, calls,
+                             tuple(sorted(lost - {flow.target}))))
     return tuple(found)
 
 

@@ -36,6 +36,7 @@ class StopReport:
     statements: int             # how many statements it made inactive
     lines: tuple                # their line numbers, each once
     variables: tuple            # (variable, line): the user's variables that lost adjoints
+                                # (line None: a parameter)
     calls: tuple                # (function, line): calls no longer differentiated
 
 
@@ -129,8 +130,9 @@ def _stop_reports(act, resolution, names) -> tuple:
     out = []
     for cut in stop_cuts(act):
         flows = [act.flows[j] for j in cut.cut]
-        variables = tuple(dict.fromkeys((names.user(f.target), f.line) for f in flows
-                                        if names.is_users(f.target)))
+        params = tuple((p, None) for p in cut.names if p in act.wrt)
+        variables = params + tuple(dict.fromkeys((names.user(f.target), f.line) for f in flows
+                                                 if names.is_users(f.target)))
         calls = tuple((act.flows[j].what, act.flows[j].line) for j in cut.calls)
         text = expressions.get(cut.line, [])
         expression = text.pop(0) if text else "stop_gradient(...)"
@@ -224,13 +226,17 @@ def _flat_report(act, k, names) -> FlatReport:
     flow = act.flows[k]
     reads = tuple(dict.fromkeys(names.user(r) for r in flow.reads if r in act.varied))
     x = reads[0]
-    if flow.what.startswith("np.") or flow.what in ("round", "int"):
+    operation = flow.what
+    if flow.what == "x.astype()":
+        operation = "an integer cast"
+        ste = f"{x} + stop_gradient({x}.astype(int) - {x})"
+    elif flow.what.startswith("np.") or flow.what in ("round", "int"):
         ste = f"{x} + stop_gradient({flow.what}({x}) - {x})"
     else:
         ste = f"{x} + stop_gradient(<the {flow.what.removeprefix('a ')}> - {x}), or a " \
               "smooth surrogate (a sigmoid for a step)"
-    message = f"{flow.what} of {', '.join(reads)} is piecewise constant: its derivative is " \
+    message = f"{operation} of {', '.join(reads)} is piecewise constant: its derivative is " \
               "zero almost everywhere, so no gradient flows back through it. If one " \
               f"should, use the straight-through estimator {ste}; if not, wrap it in " \
               "stop_gradient to say so"
-    return FlatReport(names.line(flow.line), flow.what, reads, message)
+    return FlatReport(names.line(flow.line), operation, reads, message)

@@ -1,6 +1,10 @@
 """An explanation as text, printed from its facts (report.py, tape.py)."""
 from __future__ import annotations
 
+import textwrap
+
+WIDTH = 92
+
 
 def explanation_text(report, tape) -> str:
     """The text `sgcompiler explain` prints and `grad(f).explain()` returns."""
@@ -32,31 +36,39 @@ def _function(report, out, top):
         out.append("  no stop_gradient")
     for stop in report.stops:
         out.append(f"  line {stop.line.number}: {stop.expression}")
-        out.extend(f"    {line}" for line in _stop_lines(stop))
+        for line in _stop_lines(stop):
+            out.extend(_wrap(line, "    ", "      "))
     for zero in report.zeros:
-        out.append(f"  zero gradient: {zero.message}")
+        out.extend(_wrap(f"zero gradient: {zero.message}", "  ", " " * 17))
         out.extend(f"    line {line.number}: {line.text}" for line in zero.chain)
     for flat in report.flat:
         out.append(f"  likely mistake, line {flat.line.number}: {flat.line.text}")
-        out.append(f"    {flat.message}")
+        out.extend(_wrap(flat.message, "    ", "    "))
     if not report.zeros and not report.flat and (top or report.stops):
-        out.append(f"  every wrt argument gets a gradient; no active value goes through a "
-                   "piecewise-constant operation")
+        out.extend(_wrap("every wrt argument gets a gradient; no active value goes through a "
+                         "piecewise-constant operation", "  ", "    "))
     for helper in report.helpers:
         inner = []
         _function(helper, inner, top=False)
         out.extend("  " + line for line in inner)
 
 
+def _wrap(text, first, rest) -> list:
+    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False)
+
+
 def _stop_lines(stop) -> list:
-    if not stop.statements:
+    if not stop.statements and not stop.variables:
         return ["cuts nothing: no gradient would flow through it anyway"]
     n = stop.statements
     lines = ", ".join(str(line) for line in stop.lines)
     said = [f"makes {n} statement{'s' * (n != 1)} inactive (line{'s' * (len(stop.lines) > 1)}"
-            f" {lines}): no adjoint code is generated for {'them' if n > 1 else 'it'}"]
+            f" {lines}): no adjoint code is generated for {'them' if n > 1 else 'it'}"
+            if n else "makes no statement inactive"]
     if stop.variables:
-        names = ", ".join(f"{name} (line {line})" for name, line in stop.variables)
+        names = ", ".join(f"{name} (line {line})" if line else f"{name} (an argument)"
+                          for name, line in stop.variables)
         said.append(f"variables without an adjoint: {names}")
     for name, line in stop.calls:
         said.append(f"the call to {name} (line {line}) is not differentiated")
