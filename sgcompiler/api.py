@@ -9,6 +9,7 @@ import functools
 import inspect
 import numbers
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -17,6 +18,7 @@ from . import rules
 from .errors import SGCompilerError
 from .analysis.sizes import WEAK
 from .explain import ZeroGradientWarning, explain, zero_gradients
+from .frontend.depends import recording
 from .pipeline import compile_gradient
 
 
@@ -116,6 +118,7 @@ class GradientFunction:
                                   f"{type(fn).__name__} {fn!r}")
         self.primal = fn
         self.with_value = with_value
+        self._wrt_given = wrt
         self._signature = inspect.signature(fn)
         self._params = list(self._signature.parameters)
         self._tuple = isinstance(wrt, (tuple, list))
@@ -123,10 +126,11 @@ class GradientFunction:
         self._positions = tuple(self._params.index(w) for w in self.wrt)
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
-        self._compiled = {}      # argument types -> generated function
+        self._compiled = {}      # argument types -> (function, returns value, plain, check)
         self._version = rules.version()     # of the rules the functions were compiled with
         self._last = (frozenset(), frozenset(), with_value, ())
         self._shaped = 0         # how many sets of argument shapes have code of their own
+        self._warn_given = warn_zero
         if warn_zero is None:
             warn_zero = os.environ.get("SGCOMPILER_WARN_ZERO", "") not in ("", "0")
         self._warn_zero = bool(warn_zero)     # until it has warned
@@ -157,11 +161,10 @@ class GradientFunction:
         found = explain(self._primal_for(scalars, trees), self.wrt, scalars, arrays, trees)
         return found.text if format == "text" else found
 
-    def _warn_if_zero(self, scalars, trees, arrays):
+    def _warn_if_zero(self, primal, scalars, arrays):
         """Warn once for each wrt argument whose gradient is structurally zero."""
         self._warn_zero = False
-        for zero in zero_gradients(self._primal_for(scalars, trees), self.wrt, scalars,
-                                   arrays):
+        for zero in zero_gradients(primal, self.wrt, scalars, arrays):
             warnings.warn(f"{self.primal.__name__}: the gradient with respect to "
                           f"'{zero.param}' is structurally zero: {zero.message} (see "
                           f"grad({self.primal.__name__}).explain())", ZeroGradientWarning,
@@ -190,6 +193,20 @@ class GradientFunction:
             return self.primal
         return self._inner.as_function(scalars, trees)
 
+    def __reduce__(self):
+        """Pickled by reference to the primal and the options; the other process compiles
+        its own code (generated functions and their cells cannot be pickled)."""
+        if self._inner is not None:     # grad of grad: the inner gradient, pickled too
+            return _rebuild, (self._inner, self._wrt_given, self.with_value,
+                              self._warn_given)
+        module = sys.modules.get(self.primal.__module__)
+        found = module
+        for part in self.primal.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is self:       # `@grad def f`: the module's name f is this object
+            return self.primal.__qualname__
+        return _rebuild, (self.primal, self._wrt_given, self.with_value, self._warn_given)
+
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
@@ -202,6 +219,11 @@ class GradientFunction:
         # floats and float arrays of the types, shapes and dtypes of an earlier call passed
         # its checks (parameter trees are checked on every call: their leaves may differ)
         found = None if kwargs else self._compiled.get(kinds)
+        if found is not None and not found[3]():
+            # a name the code was compiled from refers to something else now (a helper
+            # redefined, np.exp patched, a closure's function rebound): compile again
+            self._compiled.clear()
+            found = None
         values = self._wrt_values(args, kwargs)
         if found is None or not found[2]:
             plain = True
@@ -209,9 +231,9 @@ class GradientFunction:
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value)
                     plain = False
-            found = found or self._compiled.get(kinds) or self._specialise(args, kinds,
-                                                                           plain)
-        function, returns_value, plain = found
+            found = found or self._valid(self._compiled.get(kinds)) or \
+                self._specialise(args, kinds, plain)
+        function, returns_value, plain, _ = found
         if returns_value:
             result, grads = function(*args, **kwargs)
             if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
@@ -247,14 +269,23 @@ class GradientFunction:
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
             self._shaped += bool(arrays)
-        compiled = compile_gradient(self._primal_for(scalars, trees), self.wrt, scalars,
-                                    trees, self.with_value, arrays)
+        with recording() as seen:       # grad of grad: what the inner gradient's code read
+            primal = self._primal_for(scalars, trees)
+        inner = tuple(seen.values())
+        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
         self._last = (scalars, trees, self.with_value, arrays)
         if self._warn_zero:
-            self._warn_if_zero(scalars, trees, arrays)
-        self._compiled[kinds] = (compiled.bind(self._primal_for(scalars, trees)),
-                                 compiled.returns_value, plain)
+            self._warn_if_zero(primal, scalars, arrays)
+        self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
+                                 compiled.checker(primal, inner))
         return self._compiled[kinds]
+
+    def _valid(self, found):
+        """`found` (an entry of `_compiled`) if its code is still right, else None."""
+        if found is not None and not found[3]():
+            self._compiled.clear()
+            return None
+        return found
 
     @staticmethod
     def _has_trees(values):
@@ -269,6 +300,11 @@ class GradientFunction:
             raise TypeError(f"{self.primal.__name__}(): {exc}") from None
         bound.apply_defaults()
         return [bound.arguments[w] for w in self.wrt]
+
+
+def _rebuild(fn, wrt, with_value, warn_zero=None):
+    """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
+    return GradientFunction(fn, wrt, with_value, warn_zero)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)

@@ -342,3 +342,10 @@ def test_cli_explain_as_a_subprocess():
     assert out.returncode == 0, out.stderr
     assert out.stdout == explain(em_gmm.em_objective, em_gmm.PARAMS).text
     assert "the call to responsibilities" in out.stdout
+
+
+def test_warn_zero_survives_pickling():
+    import pickle
+    g = pickle.loads(pickle.dumps(grad(s.only_in_stop, wrt=(0, 1), warn_zero=True)))
+    with pytest.warns(ZeroGradientWarning):
+        g(vec(1), vec(2))
