@@ -349,3 +349,20 @@ def test_warn_zero_survives_pickling():
     g = pickle.loads(pickle.dumps(grad(s.only_in_stop, wrt=(0, 1), warn_zero=True)))
     with pytest.warns(ZeroGradientWarning):
         g(vec(1), vec(2))
+
+
+SAMPLES = [(stable_softmax.softmax_loss_stable, ("x",)), (em_gmm.em_objective, em_gmm.PARAMS),
+           (rbm.cd_loss, rbm.PARAMS), (adversarial_training.adversarial_loss, ("params",))]
+
+
+@pytest.mark.parametrize("fn, wrt", [(r[0], r[1]) for r in ROWS] + SAMPLES,
+                         ids=[r[0].__name__ for r in ROWS] + [f.__name__ for f, _ in SAMPLES])
+def test_what_a_stop_cut_has_no_adjoint_in_the_generated_code(fn, wrt):
+    """The facts are the compiler's: no variable a stop_gradient cut gets an adjoint, and
+    no user function whose call it cut gets a backward function."""
+    source = grad(fn, wrt=tuple(wrt)).source
+    for stop in explain(fn, wrt).function.stops:
+        for name, _ in stop.variables:
+            assert f" d{name} = " not in source and f" d{name} += " not in source, name
+        for name, _ in stop.calls:
+            assert f"{name}_backward" not in source, name

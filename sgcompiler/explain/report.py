@@ -38,6 +38,7 @@ class StopReport:
     variables: tuple            # (variable, line): the user's variables that lost adjoints
                                 # (line None: a parameter)
     calls: tuple                # (function, line): calls no longer differentiated
+    varied: tuple               # the names it reads that depend on a wrt argument
 
 
 @dataclass(frozen=True)
@@ -136,8 +137,11 @@ def _stop_reports(act, resolution, names) -> tuple:
         calls = tuple((act.flows[j].what, act.flows[j].line) for j in cut.calls)
         text = expressions.get(cut.line, [])
         expression = text.pop(0) if text else "stop_gradient(...)"
+        varied = tuple(dict.fromkeys(names.user(r) for r in act.flows[cut.index].reads
+                                     if r in act.varied))
         out.append(StopReport(names.line(cut.line), expression, len(flows),
-                              tuple(dict.fromkeys(f.line for f in flows)), variables, calls))
+                              tuple(dict.fromkeys(f.line for f in flows)), variables, calls,
+                              varied))
     return tuple(out)
 
 

@@ -22,17 +22,23 @@ def explanation_text(report, tape) -> str:
         for saved in loop.saved:
             lines.setdefault(saved.line, []).append(saved.name)
         for line, names in lines.items():
-            out.append(f"    line {line}: {', '.join(names)}")
+            mine = [n for n in names if not n.startswith("_")]
+            made = [n for n in names if n.startswith("_")]
+            if made:
+                mine.append(f"{len(made)} temporar{'ies' if len(made) > 1 else 'y'} of that "
+                            f"line ({', '.join(made)})")
+            out.append(f"    line {line}: {', '.join(mine)}")
     return "\n".join(out) + "\n"
 
 
 def _function(report, out, top):
     title = "gradient of" if top else "differentiated through:"
-    out.append(f"{title} {report.name} ({report.where}) with respect to "
-               f"{', '.join(report.wrt)}")
-    if not top and not (report.stops or report.zeros or report.flat):
-        out[-1] += ": nothing cut, every argument gets a gradient"
-    elif not report.stops:
+    header = f"{title} {report.name} ({report.where}) with respect to {', '.join(report.wrt)}"
+    quiet = not top and not (report.stops or report.zeros or report.flat)
+    if quiet:
+        header += ": nothing cut, every argument gets a gradient"
+    out.extend(_wrap(header, "", "    "))
+    if not report.stops and not quiet:
         out.append("  no stop_gradient")
     for stop in report.stops:
         out.append(f"  line {stop.line.number}: {stop.expression}")
@@ -60,7 +66,11 @@ def _wrap(text, first, rest) -> list:
 
 def _stop_lines(stop) -> list:
     if not stop.statements and not stop.variables:
-        return ["cuts nothing: no gradient would flow through it anyway"]
+        if stop.varied:
+            verb = "gets" if len(stop.varied) == 1 else "get"
+            return [f"cuts nothing: {', '.join(stop.varied)} still {verb} a gradient through "
+                    "other uses"]
+        return ["cuts nothing: its argument does not depend on the wrt arguments"]
     n = stop.statements
     lines = ", ".join(str(line) for line in stop.lines)
     said = [f"makes {n} statement{'s' * (n != 1)} inactive (line{'s' * (len(stop.lines) > 1)}"
