@@ -317,13 +317,15 @@ def reach(seed: set, edges, by=None, where=None) -> set:
     while changed:
         changed = False
         for k, (target, sources) in enumerate(edges):
-            if target not in reached:
-                found = next((s for s in sources if s in reached), None)
-                if found is not None:
+            if target in reached:
+                continue
+            for source in sources:
+                if source in reached:
                     reached.add(target)
                     changed = True
                     if by is not None:
-                        by[target] = (found, k if where is None else where[k])
+                        by[target] = (source, k if where is None else where[k])
+                    break
     return reached
 
 
