@@ -16,10 +16,9 @@ import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
-from .analysis.sizes import WEAK
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
-from .pipeline import compile_gradient
+from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 
 
 def grad(fn=None, wrt=0, warn_zero=None):
@@ -128,7 +127,7 @@ class GradientFunction:
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> (function, returns value, plain, check)
         self._version = rules.version()     # of the rules the functions were compiled with
-        self._last = (frozenset(), frozenset(), with_value, ())
+        self._last = CallKind()      # what the code of the last call was compiled for
         self._shaped = 0         # how many sets of argument shapes have code of their own
         self._warn_given = warn_zero
         if warn_zero is None:
@@ -141,8 +140,10 @@ class GradientFunction:
     def source(self) -> str:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
-        return compile_gradient(self._primal_for(*self._last[:2]), self.wrt,
-                                *self._last).source
+        last = self._last
+        return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
+                                last.scalars, last.trees, self.with_value,
+                                last.arrays).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -157,8 +158,9 @@ class GradientFunction:
         """
         if format not in ("text", "data"):
             raise ValueError(f"format must be 'text' or 'data', not {format!r}")
-        scalars, trees, _, arrays = self._last
-        found = explain(self._primal_for(scalars, trees), self.wrt, scalars, arrays, trees)
+        last = self._last
+        found = explain(self._primal_for(last.scalars, last.trees), self.wrt, last.scalars,
+                        last.arrays, last.trees)
         return found.text if format == "text" else found
 
     def _warn_if_zero(self, primal, scalars, arrays):
@@ -264,7 +266,7 @@ class GradientFunction:
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
             arrays += tuple(((p,) + path, a.shape, a.dtype) if type(a) is np.ndarray
-                            else ((p,) + path, (), WEAK)      # a Python number
+                            else ((p,) + path, (), PYTHON_NUMBER)
                             for p, tree in zip(self._params, args) if type(tree) in _TREES
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
@@ -273,7 +275,7 @@ class GradientFunction:
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
-        self._last = (scalars, trees, self.with_value, arrays)
+        self._last = CallKind(scalars, trees, arrays)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
         self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
