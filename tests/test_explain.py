@@ -366,3 +366,28 @@ def test_what_a_stop_cut_has_no_adjoint_in_the_generated_code(fn, wrt):
             assert f" d{name} = " not in source and f" d{name} += " not in source, name
         for name, _ in stop.calls:
             assert f"{name}_backward" not in source, name
+
+
+# --- analysis/why.py on the activity analysis's own facts -----------------------------------
+
+def _activity(fn, wrt):
+    from sgcompiler.pipeline import analyse
+    return analyse(fn, wrt).activity
+
+
+def test_why_a_stop_cut_is_the_difference_the_stop_makes():
+    from sgcompiler.analysis.why import stop_cuts
+    act = _activity(s.stop_of_a_chain, ("x", "b"))
+    (cut,) = stop_cuts(act)
+    cut_names = {act.flows[j].target for j in cut.cut}
+    assert cut_names == {"m", "_add"} and not cut_names & act.active
+    assert cut.names == ("_add", "b", "m")
+
+
+def test_why_records_how_each_name_became_varied():
+    from sgcompiler.analysis.why import CUT, zero_gradient
+    act = _activity(s.through_argmax, ("x", "w"))
+    assert set(act.varied_by) | set(act.wrt) == set(act.varied)
+    zero = zero_gradient(act, "w")
+    assert zero.reason == CUT and act.flows[zero.cuts[0].index].what == "np.argmax"
+    assert zero_gradient(act, "x") is None
