@@ -2,7 +2,8 @@
 
     core.py        unbroadcast, unreduce, trees, dtypes: what every rule family shares
     reductions.py  rules/reductions.py     shapes.py  rules/shapes.py
-    linalg.py      rules/linalg.py
+    linalg.py      rules/linalg.py         decompositions.py  rules/decompositions.py
+    signal.py      rules/signal.py
     scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
 
@@ -34,6 +35,8 @@ from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_gr
                      norm_grad, pinv_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                      svdvals_grad, tensordot_axes, tensordot_grad_a, tensordot_grad_b,
                      trace_grad, vecdot_grad, vector_norm_grad)  # noqa: F401
+from .decompositions import (lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
+                             qr_tangent_of, svd_grad, svd_tangent_of)  # noqa: F401
 
 
 def is_helper(obj) -> bool:
