@@ -129,7 +129,8 @@ UNARY = [
     (np.arctanh, unit), (np.deg2rad, normal), (np.radians, normal), (np.rad2deg, normal),
     (np.degrees, normal), (np.sinc, nonzero), (np.abs, nonzero), (np.absolute, nonzero),
     (np.fabs, nonzero), (np.negative, normal), (np.positive, normal), (np.conjugate, normal),
-    (np.real, normal), (np.nan_to_num, normal), (operator.neg, normal), (operator.pos, normal),
+    (np.real, normal), (np.real_if_close, normal), (np.i0, normal), (np.nan_to_num, normal),
+    (operator.neg, normal), (operator.pos, normal),
 ]
 BINARY = [
     (operator.add, normal, normal), (operator.sub, normal, normal),
@@ -355,6 +356,10 @@ case(np.broadcast_to, normal(2, 1), value((4, 2, 3)), id="expand")
 case(np.swapaxes, normal(2, 3, 4), value(0), value(2))
 case(np.moveaxis, normal(2, 3, 4), value(0), value(-1))
 case(np.moveaxis, normal(2, 3, 4), value((0, 1)), value((2, 0)), id="many")
+case(np.rollaxis, normal(2, 3, 4), value(2))
+case(np.rollaxis, normal(2, 3, 4), value(0), value(3), id="to-end")
+case(np.rollaxis, normal(2, 3, 4, 5), value(-1), value(1), id="negative")
+case(np.rollaxis, normal(2, 3, 4), value(1), value(-1), id="negative-start")
 case(np.flip, normal(2, 3))
 case(np.flip, normal(2, 3), value(1), id="axis")
 case(np.fliplr, normal(2, 3))
@@ -407,6 +412,32 @@ case(np.extract, mask(3, 4), normal(3, 4))
 case(np.sort, normal(2, 5))
 case(np.sort, normal(3, 4), value(0), id="axis")
 case(np.sort, normal(3, 4), value(None), id="flat")
+case(np.partition, normal(7), value(3))
+case(np.partition, normal(3, 5), value(2), value(0), id="axis")
+case(np.partition, normal(4, 5), value((1, 3)), id="several-kth")
+case(np.partition, normal(3, 4), value(5), value(None), id="flat")
+# --- filters (rules/signal.py) ----------------------------------------------------------------
+for mode in ("full", "same", "valid"):
+    for m, n in ((5, 3), (3, 5), (4, 4), (2, 7), (1, 4)):
+        for prim in (np.convolve, np.correlate):
+            case(prim, normal(m), normal(n), value(mode), id=f"{mode}-{m}-{n}")
+case(np.convolve, normal(5), normal(3), id="default")
+case(np.correlate, normal(5), normal(3), id="default")
+case(np.gradient, normal(6))
+case(np.gradient, normal(2), id="two-points")
+case(np.gradient, normal(6), value(0.5), id="spacing")
+case(np.gradient, normal(6), value(np.array([0.0, 0.3, 1.0, 1.2, 2.0, 3.5])), id="coordinates")
+case(np.gradient, normal(6), id="edge-order-2", edge_order=2)
+case(np.gradient, normal(5), value(np.array([0.0, 0.5, 0.7, 1.5, 2.0])), id="coords-order-2",
+     edge_order=2)
+case(np.gradient, normal(3, 5), id="axis", axis=1)
+case(np.gradient, normal(4, 3), value(0.3), id="axis-0-order-2", axis=0, edge_order=2)
+case(np.gradient, normal(3, 4, 3), value(2.0), id="axis-negative", axis=-1)
+for prim in (np.fft.fftshift, np.fft.ifftshift):
+    case(prim, normal(5))
+    case(prim, normal(4, 5), id="2d")
+    case(prim, normal(4, 5), value(0), id="axis")
+    case(prim, normal(3, 4, 5), value((0, 2)), id="axes")
 case(np.bincount, value(np.array([0, 2, 2, 5])), positive(4))
 case(np.full, value((2, 3)), scalar())
 case(np.full, value((2, 3)), normal(3), id="array")

@@ -224,3 +224,30 @@ ROWS += [
     (least_squares, lambda r: [r.normal(size=(5, 3)), r.normal(size=(5,))]),
     (least_squares, lambda r: [r.normal(size=(5, 3)), r.normal(size=(5, 2))]),
 ]
+
+
+def filters(x, k):
+    c = np.convolve(x, k, mode="same")
+    d = np.correlate(x, k)
+    return np.sum(c ** 2) + np.sum(d ** 3) + np.sum(np.gradient(x, 0.5) * x)
+
+
+def gradient_axes(F):
+    """Several axes: np.gradient returns a tuple of arrays of F's shape."""
+    gy, gx = np.gradient(F, 0.5, 2.0)
+    both = np.gradient(F, axis=(0, 1), edge_order=2)
+    return np.sum(gy * gx) + np.sum(both[1] ** 2) + np.sum(np.fft.fftshift(F) * F)
+
+
+def reorders(x):
+    p = np.partition(x, 2)
+    r = np.rollaxis(np.reshape(x, (2, 3)), 1)
+    return p[0] * 3.0 + np.sum(p[3:] ** 2) + np.sum(r * r[:, :1]) + np.sum(np.i0(x)) \
+        + np.sum(np.real_if_close(x) ** 3) + np.sum(np.fft.ifftshift(x) * x)
+
+
+ROWS += [
+    (filters, lambda r: [r.normal(size=(6,)), r.normal(size=(3,))]),
+    (gradient_axes, lambda r: [r.normal(size=(4, 5))]),
+    (reorders, lambda r: [r.normal(size=(6,))]),
+]

@@ -99,7 +99,7 @@ def _display_name(primitive) -> str:
         return name
     if module.startswith("numpy"):
         sub = module.split(".")[1] if module.count(".") else ""
-        if sub in ("linalg", "random"):
+        if sub in ("linalg", "random", "fft"):
             return f"np.{sub}.{name}"
         if "." in name:      # a method of a NumPy class: np.random.Generator.normal
             return f"np.random.{name}" if "random" in module else f"np.{name}"
