@@ -102,6 +102,15 @@ def square(n, *batch):
     return lambda r: r.normal(size=batch + (n, n)) + 3.0 * np.eye(n)
 
 
+def real_spectrum(n, *batch):
+    """A nonsymmetric matrix with distinct real eigenvalues: P diag(d) P^-1."""
+    def make(r):
+        p = r.normal(size=batch + (n, n)) + 3.0 * np.eye(n)
+        d = np.linspace(-2.0, 2.0, n) + r.uniform(-0.2, 0.2, size=batch + (n,))
+        return p @ (d[..., :, None] * np.linalg.inv(p))
+    return make
+
+
 def spd(n, *batch):
     """A symmetric positive definite matrix."""
     def make(r):
@@ -212,7 +221,7 @@ case(np.average, normal(2, 3, 4), value((0, 2)), positive(2, 4), id="weights-axe
 case(np.average, normal(2, 3), value(1), positive(2, 3), id="weights-keepdims",
      keepdims=True)
 
-VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 3, 0.5, 0]
+VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 3, 0.5, 0, -1, -2]
 for ord in VECTOR_ORDS:
     case(np.linalg.norm, normal(4), id=f"vector-{ord}", ord=ord)
     case(np.linalg.norm, normal(2, 4), id=f"vector-axis-{ord}", ord=ord, axis=1)
@@ -282,6 +291,10 @@ for spec, *shapes in EINSUM:
     case(np.einsum, value(spec), *[normal(*s) for s in shapes], id=spec)
 case(np.einsum, value("ij,jk->ik"), normal(2, 3), normal(3, 4), id="optimize",
      optimize=True)
+case(np.einsum, value("...ij,jk,...kl->...il"), normal(2, 3, 4), normal(4, 5), normal(2, 5, 3),
+     id="optimize-greedy-ellipsis", optimize="greedy")
+case(np.einsum, value("ij,jk,kl->il"), normal(3, 4), normal(4, 5), normal(5, 3),
+     id="optimize-path", optimize=["einsum_path", (0, 1), (0, 1)])
 case(np.kron, normal(2, 3), normal(3, 2))
 case(np.kron, normal(2), normal(3, 2), id="ndim")
 for s1, s2, kw in [((3,), (3,), {}), ((4, 3), (3,), {}), ((3, 4), (4, 3), {"axisa": 0}),
@@ -508,6 +521,12 @@ case(np.linalg.qr, normal(5, 3), id="r", mode="r")
 case(np.linalg.qr, normal(3, 5), id="r-wide", mode="r")
 case(np.linalg.qr, normal(3, 4), value("complete"), id="complete-wide")
 case(np.linalg.qr, normal(5, 3), id="q-only", unused=(1,))
+case(np.linalg.eig, real_spectrum(3))
+case(np.linalg.eig, real_spectrum(4, 2), id="stacked")
+case(np.linalg.eig, real_spectrum(3), id="values", unused=(1,))
+case(np.linalg.eig, real_spectrum(3), id="vectors", unused=(0,))
+case(np.linalg.eigvals, real_spectrum(3))
+case(np.linalg.eigvals, real_spectrum(4, 2), id="stacked")
 case(np.linalg.lstsq, normal(5, 3), normal(5))
 case(np.linalg.lstsq, normal(5, 3), normal(5, 2), id="matrix-b")
 case(np.linalg.lstsq, square(3), normal(3), id="square")

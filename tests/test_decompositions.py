@@ -1,11 +1,12 @@
-"""np.linalg.svd, qr and lstsq through the compiler: what the rule table cannot show (the
+"""np.linalg.svd, qr, lstsq and eig through the compiler: what the rule table cannot show (the
 single result of compute_uv=False and mode='r', refusals, forward mode with several
 tangents). Their finite-difference rows are in rule_cases.py; end-to-end gradients in
 specimens_numpy.py."""
 import numpy as np
 import pytest
 
-from sgcompiler import SGCompilerError, grad, jvp
+from gradcheck import assert_grad_matches
+from sgcompiler import SGCompilerError, grad
 from test_forward import check_jvp
 
 R = np.random.default_rng(7)
@@ -79,3 +80,25 @@ def values_and_r(A):
 def test_forward_mode_of_the_single_results():
     A = R.normal(size=(3, 4))
     check_jvp(values_and_r, (A,), (R.normal(size=A.shape),))
+
+
+def real_spectrum(n):
+    p = R.normal(size=(n, n)) + 3.0 * np.eye(n)
+    return p @ (np.linspace(-2.0, 2.0, n)[:, None] * np.linalg.inv(p))
+
+
+def eigen_loss(A):
+    w, v = np.linalg.eig(A)
+    return np.sum(w ** 3) + np.sum(v[:, 0] ** 2 * A[0]) + np.sum(np.linalg.eigvals(A) * w)
+
+
+def test_eig_of_a_real_spectrum_matches_finite_differences():
+    A = real_spectrum(4)
+    assert_grad_matches(eigen_loss, [A])
+    check_jvp(eigen_loss, (A,), (R.normal(size=A.shape),))
+
+
+def test_eig_of_a_complex_spectrum_is_refused():
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])      # eigenvalues +-i
+    with pytest.raises(ValueError, match="complex eigenvalues"):
+        grad(eigen_loss)(rotation)

@@ -1,4 +1,6 @@
-"""Derivative rules of NumPy's matrix decompositions: svd, qr and lstsq. See registry.py.
+"""Derivative rules of NumPy's matrix decompositions: svd, qr, lstsq, and eig and eigvals
+of matrices whose eigenvalues are all real (complex ones are refused at run time). See
+registry.py.
 
 Their factors are unique only up to signs (and, for repeated singular values, rotations),
 and the columns of a full orthogonal factor beyond min(m, n) are an arbitrary completion:
@@ -7,8 +9,10 @@ loss that reads those extra columns. The helpers are in runtime/decompositions.p
 """
 import numpy as np
 
-from ..runtime.decompositions import (lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
-                                      qr_tangent_of, svd_grad, svd_tangent_of)
+from ..runtime.decompositions import (eig_grad, eig_tangent_of, eigvals_grad,
+                                      eigvals_tangent_of, lstsq_grad_a, lstsq_grad_b,
+                                      lstsq_tangent_of, qr_grad, qr_tangent_of, svd_grad,
+                                      svd_tangent_of)
 from .registry import jvp, vjp
 
 
@@ -37,6 +41,19 @@ def lstsq(g, ans, a, b, rcond=None):
     return lstsq_grad_a(g, ans, a, b), lstsq_grad_b(g, ans, a, b), None
 
 
+@vjp(np.linalg.eig, multiple_results=True,
+     notes="real distinct eigenvalues (complex ones are refused when the gradient is "
+           "computed); the loss must not depend on the signs of the eigenvectors")
+def eig(g, ans, a):
+    return eig_grad(g, ans, a)
+
+
+@vjp(np.linalg.eigvals, notes="real distinct eigenvalues (complex ones are refused when "
+                               "the gradient is computed)")
+def eigvals(g, ans, a):
+    return eigvals_grad(g, a)
+
+
 # --- tangents (forward mode) ---------------------------------------------------------------
 
 
@@ -53,3 +70,13 @@ def qr_tangent(t, ans, a, mode="reduced"):
 @jvp(np.linalg.lstsq, multiple_results=True)
 def lstsq_tangent(a_dot, b_dot, ans, a, b, rcond=None):
     return lstsq_tangent_of(a_dot, b_dot, ans, a, b)
+
+
+@jvp(np.linalg.eig, multiple_results=True)
+def eig_tangent(t, ans, a):
+    return eig_tangent_of(t, ans, a)
+
+
+@jvp(np.linalg.eigvals)
+def eigvals_tangent(t, ans, a):
+    return eigvals_tangent_of(t, a)

@@ -35,7 +35,8 @@ from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_gr
                      norm_grad, pinv_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                      svdvals_grad, tensordot_axes, tensordot_grad_a, tensordot_grad_b,
                      trace_grad, vecdot_grad, vector_norm_grad)  # noqa: F401
-from .decompositions import (lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
+from .decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tangent_of,
+                             lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
                              qr_tangent_of, svd_grad, svd_tangent_of)  # noqa: F401
 from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,
                      gradient_grad)  # noqa: F401

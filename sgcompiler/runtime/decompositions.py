@@ -236,3 +236,62 @@ def lstsq_tangent_of(a_dot, b_dot, ans, a, b):
     u, _, vt = np.linalg.svd(a, full_matrices=False)
     ds = np.diagonal(u.T @ a_dot @ vt.T)
     return np.reshape(dx, np.shape(x)), dres, np.zeros(np.shape(rank)), ds
+
+
+# --- eig (real spectra) ---------------------------------------------------------------------
+
+
+def _real_spectrum(w, name):
+    if np.iscomplexobj(w):
+        raise ValueError(f"{name}: the matrix has complex eigenvalues; sgcompiler "
+                         "differentiates it only where every eigenvalue is real")
+
+
+def _eig_gaps_inverse(w):
+    """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
+    n = np.shape(w)[-1]
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    off = ~np.eye(n, dtype=bool)
+    return np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
+
+
+def eig_grad(g, ans, a):
+    """Gradient of (w, V) = np.linalg.eig(a), real distinct eigenvalues, unit columns of V:
+    V^-T M V^T with M = diag(gw) + F o (G - V^T V diag(G)), G = V^T gV."""
+    (gw, gv), (w, v) = g, ans
+    _real_spectrum(w, "np.linalg.eig")
+    n = np.shape(w)[-1]
+    m = np.zeros(np.shape(v), dtype=float_dtype(a))
+    if _given(gw):
+        m = m + np.expand_dims(as_float(gw, a), -2) * np.eye(n, dtype=m.dtype)
+    if _given(gv):
+        big_g = mT(v) @ gv
+        diag = np.expand_dims(np.diagonal(big_g, axis1=-2, axis2=-1), -2)
+        m = m + _eig_gaps_inverse(w) * (big_g - (mT(v) @ v) * diag)
+    return np.linalg.solve(mT(v), m @ mT(v))
+
+
+def eigvals_grad(g, a):
+    """Gradient of the eigenvalues of a (real, distinct): V^-T diag(g) V^T."""
+    w, v = np.linalg.eig(a)
+    _real_spectrum(w, "np.linalg.eigvals")
+    return np.linalg.solve(mT(v), np.expand_dims(as_float(g, a), -1) * mT(v))
+
+
+def eig_tangent_of(t, ans, a):
+    """Tangents of (w, V) = np.linalg.eig(a): P = V^-1 t V, dw = diag(P),
+    dV = V (C - I o (V^T V C)) with C = F o P (the columns of V keep unit length)."""
+    w, v = ans
+    _real_spectrum(w, "np.linalg.eig")
+    p = np.linalg.solve(v, t @ v)
+    c = _eig_gaps_inverse(w) * p
+    fix = np.diagonal(mT(v) @ v @ c, axis1=-2, axis2=-1)
+    return np.diagonal(p, axis1=-2, axis2=-1), v @ (c - np.expand_dims(fix, -2) *
+                                                     np.eye(np.shape(w)[-1]))
+
+
+def eigvals_tangent_of(t, a):
+    """Tangent of the eigenvalues of a: diag(V^-1 t V)."""
+    w, v = np.linalg.eig(a)
+    _real_spectrum(w, "np.linalg.eigvals")
+    return np.diagonal(np.linalg.solve(v, t @ v), axis1=-2, axis2=-1)
