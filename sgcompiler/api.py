@@ -9,19 +9,21 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
 import sys
+import warnings
 
 import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
-from .analysis.sizes import WEAK
+from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
-from .pipeline import compile_gradient
+from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 from .reverse_api import like_tree as _like_tree, with_aux
 
 
-def grad(fn=None, wrt=0, has_aux=False):
+def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
     """The gradient of a scalar function `fn`, as a function with the same parameters.
 
     Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`. `fn` may itself be a
@@ -33,26 +35,30 @@ def grad(fn=None, wrt=0, has_aux=False):
         wrt: a parameter position or name, or a tuple of them (then the gradient is a tuple).
         has_aux: `fn` returns `(loss, aux)`; the gradient is of `loss`, and the function
             returns `(gradient, aux)`.
+        warn_zero: warn (ZeroGradientWarning, once) when a gradient it returns is
+            structurally zero, with the reason; None: when SGCOMPILER_WARN_ZERO=1 is set.
     Returns:
-        A `GradientFunction`; `.source` is the generated code, `.primal` the original.
+        A `GradientFunction`; `.source` is the generated code, `.primal` the original,
+        `.explain()` why the gradient is what it is.
     Raises:
         SGCompilerError: (when first called or when `.source` is read) for code that
             cannot be differentiated.
     """
     if fn is None:
-        return functools.partial(grad, wrt=wrt, has_aux=has_aux)
-    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux)
+        return functools.partial(grad, wrt=wrt, has_aux=has_aux, warn_zero=warn_zero)
+    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux, warn_zero=warn_zero)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
 
 
-def value_and_grad(fn=None, wrt=0, has_aux=False):
+def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once.
     With `has_aux=True`, `fn` returns `(loss, aux)` and this `((loss, aux), gradient)`."""
     if fn is None:
-        return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux)
-    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux)
+        return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux,
+                                 warn_zero=warn_zero)
+    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux, warn_zero=warn_zero)
 
 
 value_and_grad.sgcompiler_transform_maker = True
@@ -110,7 +116,7 @@ class GradientFunction:
 
     sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
 
-    def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False):
+    def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False, warn_zero=None):
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
@@ -131,8 +137,12 @@ class GradientFunction:
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> (function, returns value, plain, check)
         self._version = rules.version()     # of the rules the functions were compiled with
-        self._last = (frozenset(), frozenset(), with_value, ())
+        self._last = CallKind()      # what the code of the last call was compiled for
         self._shaped = 0         # how many sets of argument shapes have code of their own
+        self._warn_given = warn_zero
+        if warn_zero is None:
+            warn_zero = os.environ.get("SGCOMPILER_WARN_ZERO", "") not in ("", "0")
+        self._warn_zero = bool(warn_zero)     # until it has warned
         functools.update_wrapper(self, fn)
         self.__name__ = f"{fn.__name__}_grad"
 
@@ -142,8 +152,37 @@ class GradientFunction:
         call, for arguments that are arrays."""
         if self._aux_source is not None:
             return self._aux_source
-        return compile_gradient(self._primal_for(*self._last[:2]), self.wrt,
-                                *self._last).source
+        last = self._last
+        return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
+                                last.scalars, last.trees, self.with_value,
+                                last.arrays).source
+
+    def explain(self, format: str = "text"):
+        """Why the gradient is what it is: what each stop_gradient cut, which arguments
+        get a structurally zero gradient and why, likely mistakes, the tape per loop
+        iteration; for the arguments of the last call (before any call: arrays).
+
+        Args:
+            format: "text" (what `sgcompiler explain` prints) or "data" (an
+                `explain.Explanation` of plain dataclasses; `.as_dict()`).
+        Raises:
+            SGCompilerError: for code that cannot be differentiated.
+        """
+        if format not in ("text", "data"):
+            raise ValueError(f"format must be 'text' or 'data', not {format!r}")
+        last = self._last
+        found = explain(self._primal_for(last.scalars, last.trees), self.wrt, last.scalars,
+                        last.arrays, last.trees)
+        return found.text if format == "text" else found
+
+    def _warn_if_zero(self, primal, scalars, arrays):
+        """Warn once for each wrt argument whose gradient is structurally zero."""
+        self._warn_zero = False
+        for zero in zero_gradients(primal, self.wrt, scalars, arrays):
+            warnings.warn(f"{self.primal.__name__}: the gradient with respect to "
+                          f"'{zero.param}' is structurally zero: {zero.message} (see "
+                          f"grad({self.primal.__name__}).explain())", ZeroGradientWarning,
+                          stacklevel=4)
 
     def as_function(self, scalars: frozenset = frozenset(), trees: frozenset = frozenset()):
         """The generated gradient as a plain Python function, for any shape, whose code
@@ -177,14 +216,16 @@ class GradientFunction:
         """Pickled by reference to the primal and the options; the other process compiles
         its own code (generated functions and their cells cannot be pickled)."""
         if self._inner is not None:     # grad of grad: the inner gradient, pickled too
-            return _rebuild, (self._inner, self._wrt_given, self.with_value, self.has_aux)
+            return _rebuild, (self._inner, self._wrt_given, self.with_value,
+                              self._warn_given, self.has_aux)
         module = sys.modules.get(self.primal.__module__)
         found = module
         for part in self.primal.__qualname__.split("."):
             found = getattr(found, part, None)
         if found is self:       # `@grad def f`: the module's name f is this object
             return self.primal.__qualname__
-        return _rebuild, (self.primal, self._wrt_given, self.with_value, self.has_aux)
+        return _rebuild, (self.primal, self._wrt_given, self.with_value, self._warn_given,
+                          self.has_aux)
 
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
@@ -263,7 +304,7 @@ class GradientFunction:
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
             arrays += tuple(((p,) + path, a.shape, a.dtype) if type(a) is np.ndarray
-                            else ((p,) + path, (), WEAK)      # a Python number
+                            else ((p,) + path, (), PYTHON_NUMBER)
                             for p, tree in zip(self._params, args) if type(tree) in _TREES
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
@@ -272,7 +313,9 @@ class GradientFunction:
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
-        self._last = (scalars, trees, self.with_value, arrays)
+        self._last = CallKind(scalars, trees, arrays)
+        if self._warn_zero:
+            self._warn_if_zero(primal, scalars, arrays)
         self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
                                  compiled.checker(primal, inner))
         return self._compiled[kinds]
@@ -299,9 +342,9 @@ class GradientFunction:
         return [bound.arguments[w] for w in self.wrt]
 
 
-def _rebuild(fn, wrt, with_value, has_aux=False):
+def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False):
     """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
-    return GradientFunction(fn, wrt, with_value, has_aux)
+    return GradientFunction(fn, wrt, with_value, has_aux, warn_zero)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)
@@ -377,11 +420,18 @@ def _check_argument(fname, name, value):
 
 
 def _check_scalar(fname, result):
-    if np.size(result) != 1 or isinstance(result, (tuple, list)):
-        shape = np.shape(result)
-        raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
-                        f"a value of shape {shape}; reduce it to a scalar (e.g. np.sum) "
-                        "first")
+    if isinstance(result, (tuple, list)):
+        # (np.shape fails on a tuple of values of different shapes)
+        shapes = ", ".join(str(np.shape(r)) if not isinstance(r, (tuple, list, dict))
+                           else type(r).__name__ for r in result)
+        what = f"a {type(result).__name__} of {len(result)} values of shapes ({shapes})"
+    elif isinstance(result, dict) or np.size(result) != 1:
+        what = f"a value of shape {np.shape(result)}" if not isinstance(result, dict) \
+            else "a dict"
+    else:
+        return
+    raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
+                    f"{what}; reduce it to a scalar (e.g. np.sum) first")
 
 
 def _leaves(tree):

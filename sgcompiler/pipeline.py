@@ -66,6 +66,18 @@ from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
 from .forward.tangents import forward
 
+PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of a tree)
+
+
+@dataclass(frozen=True)
+class CallKind:
+    """What a call's arguments tell the compiler (see compile_gradient's arguments)."""
+
+    scalars: frozenset = frozenset()    # parameters that are Python numbers
+    trees: frozenset = frozenset()      # parameters that are dicts, lists or tuples
+    arrays: tuple = ()                  # (parameter or tree path, shape, dtype)
+
+
 @dataclass(frozen=True)
 class Compiled:
     """A compiled gradient: its text and code, ready to bind to a function's closure."""
@@ -168,6 +180,38 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
     return Compiled(text, code[gradient.tree.name], extra, wrt, value,
                     shape_facts.shape(norm.returned))
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """What the front end and the activity analysis made of a function (for explain)."""
+
+    source: object          # frontend FunctionSource
+    resolution: object
+    norm: object            # the normal form
+    activity: object        # analysis.activity.Activity
+
+
+def analyse(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
+            arrays: tuple = ()) -> Analysed:
+    """The front end and the activity analysis, run as `compile_gradient` runs them.
+
+    Raises:
+        SGCompilerError: for anything that cannot be differentiated correctly.
+    """
+    src, resolution, norm = _front(fn)
+    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    return Analysed(src, resolution, norm, act)
+
+
+def gradient_tree(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
+                  arrays: tuple = (), trees: frozenset = frozenset()) -> gast.FunctionDef:
+    """The gradient's tree after the last optimization: the code codegen prints."""
+    kept = {}
+    _compile(fn, wrt, scalars, trees, False, arrays,
+             lambda stage, made: kept.__setitem__(stage, made))
+    return kept[OPTIMIZATIONS[-1][0]]
 
 
 @dataclass(frozen=True)

@@ -372,7 +372,7 @@ def pops(x):
 
 
 def test_a_method_called_for_its_effect_on_a_varied_value_is_refused():
-    with pytest.raises(SGCompilerError, match=r"pops \(test_higher_order.py:\d+\): calling \.pop\(\)"):
+    with pytest.raises(SGCompilerError, match=r"pops \(test_higher_order.py:\d+\): the method \.pop\(\)"):
         grad(pops)(np.ones(2))
 
 

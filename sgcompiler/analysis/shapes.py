@@ -249,16 +249,19 @@ def _kinds(norm, statements, trees, callees, resolution):
 
 def _tree_helper_kind(stmt, resolution, kinds):
     """The kind of what a runtime helper that builds adjoints of trees returns (in
-    generated code read again): an array for an array, else a container (code for a tree
-    is right for an array too, not the other way round); None for other statements."""
+    generated code read again): that of the argument TREE_HELPERS names, an array for an
+    array, else a container (code for a tree is right for an array too, not the other
+    way round); None for other statements."""
     call = stmt.value
     if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.args):
         return None
     callee = resolution.callees.get(call.func.id)
-    if callee is None or not any(callee.obj is h for h in TREE_HELPERS):
+    position = next((k for h, k in TREE_HELPERS if callee is not None and callee.obj is h),
+                    None)
+    if position is None:
         return None
-    first = call.args[0]
-    return ARRAY if isinstance(first, gast.Name) and kinds.get(first.id) == ARRAY \
+    like = call.args[position] if position < len(call.args) else None
+    return ARRAY if isinstance(like, gast.Name) and kinds.get(like.id) == ARRAY \
         else CONTAINER
 
 

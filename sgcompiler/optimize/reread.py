@@ -43,7 +43,7 @@ def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
         if isinstance(node, gast.Call):
             node.keywords = [k for k in node.keywords if k.arg != "out"]
     counts = _count_lists(tree, namer, linker)
-    _copy_saved(tree, linker, written, frozenset(counts.values()))
+    _copy_saved(tree, linker, written, frozenset(counts.values()), namer)
     return tree
 
 
@@ -54,7 +54,21 @@ def _written_into(tree) -> set:
             if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
 
 
-def _copy_saved(tree, linker, written, counts):
+def _copy_unpacked(stmt, written, namer, copy_of):
+    """(x, buf) = _saved -> (x, buf_saved) = _saved; buf = copied(buf_saved)"""
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Tuple)):
+        return [stmt]
+    out = [stmt]
+    for k, n in enumerate(stmt.targets[0].elts):
+        if isinstance(n, gast.Name) and n.id in written:
+            kept = namer.fresh(f"{n.id}_saved")
+            stmt.targets[0].elts[k] = store(kept)
+            out.append(gast.copy_location(gast.Assign(
+                targets=[store(n.id)], value=copy_of(kept), type_comment=None), stmt))
+    return out
+
+
+def _copy_saved(tree, linker, written, counts, namer):
     """A reference to an array the code writes into, saved (on a tape, in a slot, in a
     forward's saved values) or restored from one, becomes a copy. The generated code
     keeps such a reference only where the array is rebound before any write, which the
@@ -65,6 +79,9 @@ def _copy_saved(tree, linker, written, counts):
     def copy_of(name):
         return gast.Call(func=load(linker.name_for("copied", runtime.copied)),
                          args=[load(name)], keywords=[])
+    for block in blocks(tree):
+        block[:] = [new for stmt in block for new in _copy_unpacked(stmt, written, namer,
+                                                                    copy_of)]
     for node in nodes(tree):
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
                 isinstance(node.value, gast.Name) and \

@@ -22,7 +22,7 @@ gradient through them is refused.
 """
 import numpy as np
 
-from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad, copied,
+from ..runtime import (add_at, add_trees, item_adjoint, scatter_item, as_float, balanced_eq, cast_grad, choose_grad, copied,
                        cumsum_grad, dot_grad_left, dot_grad_right, float_dtype,
                        hsplit_axis, index_part, inner_grad_a, inner_grad_b, length,
                        linspace_fractions, matmul_grad_left, matmul_grad_right,
@@ -64,6 +64,16 @@ def unbroadcast_each_(g, ans, g_, items):
 @vjp(as_float, name="as_float")
 def as_float_(g, ans, g_, x1=None, x2=None, x3=None):
     return g, 0.0, 0.0, 0.0
+
+
+@vjp(item_adjoint, name="item_adjoint")
+def item_adjoint_(g, ans, g_, index, x=None):
+    return scatter_item(g, g_, index), 0.0, 0.0
+
+
+@vjp(scatter_item, name="scatter_item")
+def scatter_item_(g, ans, c, g_, index):
+    return item_adjoint(g, index, c), 0.0, 0.0
 
 
 @vjp(copied, name="copied")
@@ -192,6 +202,7 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
 
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
-       repeat_grad, add_at, index_part, reduce_like, copied)
+       repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
+       scatter_item)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)
