@@ -4,6 +4,7 @@
     sgcompiler mypackage.model:loss
     sgcompiler model.py:loss --shapes W=784x256,b=256,X=128x784,lam=float
     sgcompiler model.py:loss --mode forward      (the tangent function f_jvp, forward mode)
+    sgcompiler --version
 
 The file or module is imported, so its top-level code runs (as `python -c "import model"`
 would run it). Without --shapes the code is for arguments of any shape; with it, for those
@@ -26,6 +27,7 @@ import sys
 import sysconfig
 import traceback
 
+from . import __version__
 from .api import dtype_refusal, wrt_names
 from .errors import SGCompilerError
 from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
@@ -93,6 +95,7 @@ def _parser():
                     "code runs (keep a script's work under if __name__ == '__main__':).",
         epilog="Errors are one line on stderr with exit status 1 (70 for a bug in "
                "sgcompiler).")
+    parser.add_argument("--version", action="version", version=f"sgcompiler {__version__}")
     parser.add_argument("target", help="FILE.py:FUNCTION or package.module:FUNCTION "
                                        "(imported: its top-level code runs)")
     parser.add_argument("--wrt", default=None,
