@@ -101,6 +101,8 @@ class GradientFunction:
         # its checks (parameter trees are checked on every call: their leaves may differ)
         found = None if kwargs else self._compiled.get(kinds)
         values = self._wrt_values(args, kwargs)
+        if kwargs:
+            _refuse_subclasses(self.primal.__name__, kwargs.items())
         if found is None or not found[2]:
             plain = True
             for name, value in zip(self.wrt, values):
@@ -130,6 +132,7 @@ class GradientFunction:
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
+        _refuse_subclasses(self.primal.__name__, zip(self._params, args))
         types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, types_)
@@ -213,6 +216,29 @@ def _check_tree(fname, name, value):
             _check_tree(fname, f"{name}[{i}]", item)
     else:
         _check_argument(fname, name, value)
+
+
+def _refuse_subclasses(fname, named_values):
+    """Refuse arguments (wrt or not, in parameter trees too) that are ndarray subclasses:
+    generated code computes with plain-array semantics, which a masked array (its mask)
+    or np.matrix (`*` is a matrix product) do not have."""
+    for name, value in named_values:
+        for path, leaf in _tree_arrays(value, (name,)) if type(value) in _TREES else \
+                [((name,), value)]:
+            if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray:
+                where = path[0] + "".join(f"[{k!r}]" for k in path[1:])
+                t = type(leaf)
+                hint = next((h for c, h in _SUBCLASS_HINTS if isinstance(leaf, c)),
+                            "generated code would treat it as a plain array")
+                raise TypeError(f"{fname}: argument '{where}' is a {t.__module__}."
+                                f"{t.__qualname__} (an ndarray subclass); sgcompiler "
+                                f"differentiates plain arrays only: {hint}; pass "
+                                "np.asarray(...) of it")
+
+
+_SUBCLASS_HINTS = ((np.ma.MaskedArray, "its mask would be ignored (np.where(x.mask, 0.0, "
+                                       "x.data) gives its masked entries no weight)"),
+                   (np.matrix, "its `*` is a matrix product"))
 
 
 def _check_argument(fname, name, value):

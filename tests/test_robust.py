@@ -79,3 +79,40 @@ def test_a_header_names_an_odd_file_name_safely(tmp_path):
     g = grad(m.f)
     assert g(2.0) == 4.0
     assert "\u2028" not in g.source and "odd\\u2028name" in g.source.splitlines()[0]
+
+
+def _sq(x):
+    return np.sum(x * x)
+
+
+def _weighted(x, w):
+    return np.sum(x * w)
+
+
+class _Tagged(np.ndarray):
+    """An ndarray subclass that changes nothing."""
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass")
+@pytest.mark.parametrize("make, name", [
+    (lambda: np.ma.array([1.0, 5.0], mask=[0, 1]), "MaskedArray"),
+    (lambda: np.matrix([[1.0, 5.0]]), "matrix"),
+    (lambda: np.array([1.0, 5.0]).view(_Tagged), "_Tagged"),
+], ids=["masked", "matrix", "other"])
+def test_array_subclasses_are_refused_with_the_argument_named(make, name):
+    with pytest.raises(TypeError, match=rf"_sq: argument 'x' is a \S*{name} \(an ndarray "
+                                        "subclass\\); sgcompiler differentiates plain arrays"):
+        grad(_sq)(make())
+    # not only a wrt argument: a constant one, by keyword, or inside a parameter tree
+    with pytest.raises(TypeError, match=rf"argument 'w' is a \S*{name}"):
+        grad(_weighted)(np.ones(2), make())
+    with pytest.raises(TypeError, match=rf"argument 'w' is a \S*{name}"):
+        grad(_weighted)(np.ones(2), w=make())
+    with pytest.raises(TypeError, match=rf"argument 'x\['a'\]\[1\]' is a \S*{name}"):
+        grad(_tree_loss)({"a": [np.ones(2), make()]})
+    # the plain arrays still work, after a refusal as before it
+    assert np.allclose(grad(_sq)(np.array([1.0, 5.0])), [2.0, 10.0])
+
+
+def _tree_loss(x):
+    return np.sum(x["a"][0]) + np.sum(x["a"][1] ** 2)
