@@ -116,3 +116,71 @@ def test_array_subclasses_are_refused_with_the_argument_named(make, name):
 
 def _tree_loss(x):
     return np.sum(x["a"][0]) + np.sum(x["a"][1] ** 2)
+
+
+_SPREAD_CASES = [(fn, shape, axis, ddof, keepdims)
+                 for fn in ("std", "var", "nanstd", "nanvar")
+                 for shape, axis in (((), None), ((5,), None), ((5,), 0), ((3, 4), 1),
+                                     ((3, 4), (0, 1)), ((2, 1, 3), 1), ((2, 3, 2), -1))
+                 for ddof in (0, 1) for keepdims in (False, True)
+                 if not (ddof and np.prod([shape[a] for a in np.atleast_1d(axis)]
+                                          if axis is not None else shape) <= 1)]
+
+
+@pytest.fixture(scope="module")
+def spread_module(tmp_path_factory):
+    lines = ["import math", "import numpy as np", ""]
+    for k, (fn, shape, axis, ddof, keepdims) in enumerate(_SPREAD_CASES):
+        lines += [f"def f{k}(x, w):",
+                  f"    return np.sum(np.{fn}(x, axis={axis!r}, ddof={ddof}, "
+                  f"keepdims={keepdims}) * w)", ""]
+    lines += ["def std0(x):", "    return np.std(x)", "",
+              "def hypot0(x, y):", "    return np.hypot(x, y) + math.hypot(2.0 * x, y)", ""]
+    return _module(tmp_path_factory.mktemp("spread"), "spread_cases", "\n".join(lines))
+
+
+def _spread_args(k, x):
+    fn, shape, axis, ddof, keepdims = _SPREAD_CASES[k]
+    out = np.shape(getattr(np, fn)(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    return x, np.random.default_rng(k).uniform(0.5, 1.5, out)
+
+
+@pytest.mark.parametrize("k", range(len(_SPREAD_CASES)),
+                         ids=[f"{c[0]}-{c[1]}-axis{c[2]}-ddof{c[3]}-keep{c[4]}"
+                              for c in _SPREAD_CASES])
+def test_std_and_var_are_zero_where_the_spread_is_zero_and_right_elsewhere(spread_module, k):
+    f = getattr(spread_module, f"f{k}")
+    shape = _SPREAD_CASES[k][1]
+    # elsewhere: finite differences
+    x = np.random.default_rng(100 + k).normal(size=shape)
+    if shape == ():
+        x = float(x)
+    if np.size(x) > 1 or _SPREAD_CASES[k][2] is not None:
+        assert_grad_matches(f, _spread_args(k, x), wrt=(0, 1))
+    # a constant (0 spread along every reduced axis): 0, with no division by zero
+    constant = np.full(shape, 2.5) if shape else 2.5
+    args = _spread_args(k, constant)
+    with np.errstate(all="raise"):
+        g = grad(f)(*args)
+    assert np.shape(g) == np.shape(constant)
+    assert np.all(g == 0.0), g
+    # one-sided derivatives there are |v - mean(v)| * c >= 0 in every direction; central
+    # differences (and the subgradient of least norm) give 0
+    np.testing.assert_allclose(g, numeric_grad(f, args, 0), atol=1e-7)
+
+
+def test_std_of_a_number_and_hypot_at_zero(spread_module):
+    with np.errstate(all="raise"):
+        assert grad(spread_module.std0)(3.5) == 0.0
+        assert np.all(grad(spread_module.std0)(np.full((2, 3), -1.0)) == 0.0)
+        assert grad(spread_module.hypot0, wrt=(0, 1))(0.0, 0.0) == (0.0, 0.0)
+    x = np.array([0.0, 0.3, -1.0])
+    y = np.array([0.0, 0.4, 2.0])
+    g = grad(_hypot_sum, wrt=(0, 1))(x, y)
+    assert np.all(np.isfinite(g[0])) and g[0][0] == 0.0 and g[1][0] == 0.0
+    np.testing.assert_allclose(g[0][1:], numeric_grad(_hypot_sum, (x, y), 0)[1:], rtol=1e-6)
+    np.testing.assert_allclose(g[1][1:], numeric_grad(_hypot_sum, (x, y), 1)[1:], rtol=1e-6)
+
+
+def _hypot_sum(x, y):
+    return np.sum(np.hypot(x, y))

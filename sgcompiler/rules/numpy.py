@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..runtime import balanced_eq, unbroadcast
+from ..runtime import balanced_eq, divide_or_zero, unbroadcast
 from .registry import vjp
 
 # --- exponentials and logarithms -------------------------------------------------------------
@@ -128,9 +128,10 @@ def arctan2(g, ans, x1, x2):
             unbroadcast(-g * x1 / (x1 ** 2 + x2 ** 2), x2))
 
 
-@vjp(np.hypot, elementwise=True)
+@vjp(np.hypot, elementwise=True, notes="0 at (0, 0)")
 def hypot(g, ans, x1, x2):
-    return unbroadcast(g * x1 / ans, x1), unbroadcast(g * x2 / ans, x2)
+    return (unbroadcast(divide_or_zero(g * x1, ans), x1),
+            unbroadcast(divide_or_zero(g * x2, ans), x2))
 
 
 @vjp(np.sinh, elementwise=True)

@@ -6,7 +6,8 @@ of its input; the NaN-ignoring variants send nothing to the NaNs.
 import numpy as np
 
 from ..runtime import (average_grad_a, average_grad_weights, choose_grad, cumprod_grad,
-                       cumsum_grad, median_grad, nan_count, prod_grad, reduced_size, unreduce)
+                       cumsum_grad, divide_or_zero, median_grad, nan_count, prod_grad,
+                       reduced_size, unreduce)
 from ..runtime_linalg import matrix_norm_grad, norm_grad, vector_norm_grad
 from .registry import present, vjp
 
@@ -72,9 +73,9 @@ def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
             / (reduced_size(a, axis) - ddof))
 
 
-@vjp(np.std, reduction=True, notes="ddof; undefined where the std is 0")
+@vjp(np.std, reduction=True, notes="ddof; 0 where the std is 0")
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return (unreduce(g / ans, a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
+    return (unreduce(divide_or_zero(g, ans), a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
             / (reduced_size(a, axis) - ddof))
 
 
@@ -84,9 +85,9 @@ def nanvar(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
                     * (a - np.nanmean(a, axis=axis, keepdims=True)) / (nan_count(a, axis) - ddof))
 
 
-@vjp(np.nanstd, reduction=True, notes="ddof; zero at NaNs")
+@vjp(np.nanstd, reduction=True, notes="ddof; zero at NaNs and where the std is 0")
 def nanstd(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return np.where(np.isnan(a), 0.0, unreduce(g / ans, a, axis, keepdims)
+    return np.where(np.isnan(a), 0.0, unreduce(divide_or_zero(g, ans), a, axis, keepdims)
                     * (a - np.nanmean(a, axis=axis, keepdims=True)) / (nan_count(a, axis) - ddof))
 
 
