@@ -109,8 +109,20 @@ class GradientFunction:
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value)
                     plain = False
-            found = found or self._compiled.get(kinds) or self._specialise(args, kinds,
-                                                                           plain)
+            found = found or self._compiled.get(kinds)
+            if found is None:
+                found = self._specialise(args, kinds, plain)
+                if not found[1] and self._has_trees(args):
+                    self._primal_runs(kinds, args, kwargs)
+        try:
+            return self._run(found, values, args, kwargs)
+        except Exception as exc:
+            primal = self._primal_error(exc, args, kwargs)
+            if primal is None:
+                raise
+        raise primal from None
+
+    def _run(self, found, values, args, kwargs):
         function, returns_value, plain = found
         if returns_value:
             result, grads = function(*args, **kwargs)
@@ -127,6 +139,30 @@ class GradientFunction:
         if not plain and self._has_trees(values):
             grads = _unaliased(grads, args, kwargs)
         return (result, grads) if self.with_value else grads
+
+    def _primal_runs(self, kinds, args, kwargs):
+        """Run the primal once for arguments of a new kind with parameter trees, when the
+        gradient does not compute the value: a tree used as an array may raise in the
+        primal (`[1.0, 2.0] * 2.0`) where the gradient, which needs only other values,
+        would not; the user must see that error, not a gradient."""
+        try:
+            self.primal(*args, **kwargs)
+        except Exception:
+            del self._compiled[kinds]
+            raise
+
+    def _primal_error(self, exc, args, kwargs):
+        """When the gradient failed: the primal's own error for these arguments, if it
+        fails differently (the gradient may not compute the value, or fail later in the
+        same mistake: `{"a": 1.0} + 2.0`). None when the primal runs, or fails the same way
+        (then the generated line, which tracebacks show, is the better place)."""
+        try:
+            self.primal(*args, **kwargs)
+        except Exception as primal:
+            if type(primal) is type(exc) and str(primal) == str(exc):
+                return None
+            return primal
+        return None
 
     def _specialise(self, args, kinds, plain):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists

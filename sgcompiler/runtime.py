@@ -254,6 +254,14 @@ def mT(x):
     return np.swapaxes(x, -1, -2)
 
 
+def real_dtype(dtype) -> bool:
+    """Whether a cast to `dtype` has a gradient sgcompiler computes (not complex)."""
+    try:
+        return np.dtype(dtype).kind != "c"
+    except TypeError:
+        return True         # not a dtype: the cast itself fails
+
+
 def cast_grad(g, x, dtype):
     """Gradient of x.astype(dtype): `g` in x's dtype; zero for a cast to integers or bools,
     which are piecewise constant."""

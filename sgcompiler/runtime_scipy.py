@@ -13,6 +13,7 @@ from .runtime_linalg import fold, solve_grad_a, solve_grad_b
 
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
+ASSUME_A = _GENERAL + _SYMMETRIC        # what the rules handle (others refused when compiled)
 
 
 def logsumexp_grad_a(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):

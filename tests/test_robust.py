@@ -184,3 +184,141 @@ def test_std_of_a_number_and_hypot_at_zero(spread_module):
 
 def _hypot_sum(x, y):
     return np.sum(np.hypot(x, y))
+
+
+# --- the primal's own errors, and options refused when compiled, not when run -------------
+
+_OPTIONS = '''import numpy as np
+import scipy.linalg
+import scipy.special
+from sgcompiler import stop_gradient
+
+MODE = "linear_ramp"
+
+
+def pad_mode(x):
+    return np.sum(np.pad(x, 1, mode="linear_ramp") ** 2)
+
+
+def pad_global_mode(x):
+    return np.sum(np.pad(x, 1, mode=MODE) ** 2)
+
+
+def pad_local_mode(x, m):
+    return np.sum(np.pad(x, 1, mode=m) ** 2)
+
+
+def average_returned(x):
+    return np.sum(np.average(x, weights=x, returned=True)[0])
+
+
+def linspace_retstep(x):
+    return np.sum(np.linspace(x, 2.0 * x, 5, retstep=True)[0])
+
+
+def interp_period(x):
+    return np.sum(np.interp(x, np.array([0.0, 1.0]), np.array([1.0, 3.0]), period=2.0))
+
+
+def logsumexp_sign(x):
+    return scipy.special.logsumexp(x, return_sign=True)[0]
+
+
+def solve_banded_structure(x):
+    return np.sum(scipy.linalg.solve(np.diag(x) + 3.0, x, assume_a="banded"))
+
+
+def complex_cast(x):
+    return np.sum(np.abs(x.astype(np.complex128)))
+
+
+def pad_constant_input(x):
+    c = np.pad(np.ones(2), 1, mode="linear_ramp")
+    return np.sum(c) * np.sum(x ** 2)
+
+
+def pad_stopped(x):
+    return np.sum(stop_gradient(np.pad(x, 1, mode="linear_ramp"))) + np.sum(x ** 2)
+
+
+def cross_2(a, b):
+    c = np.cross(a, b)
+    return np.sum(c ** 2 + c)
+
+
+def cross_mixed(a, b):
+    return np.sum(np.cross(a, b) * np.array([1.0, -2.0, 0.5]))
+
+
+def cross_axis(a, b):
+    return np.sum(np.cross(a, b, axisa=0, axisb=0) ** 2)
+'''
+
+
+@pytest.fixture(scope="module")
+def options_module(tmp_path_factory):
+    pytest.importorskip("scipy")
+    return _module(tmp_path_factory.mktemp("options"), "option_cases", _OPTIONS)
+
+
+@pytest.mark.parametrize("name, option", [
+    ("pad_mode", "mode='linear_ramp'"), ("pad_global_mode", "mode='linear_ramp'"),
+    ("average_returned", "returned=True"),
+    ("linspace_retstep", "retstep=True"), ("interp_period", "period=2.0"),
+    ("logsumexp_sign", "return_sign=True"), ("solve_banded_structure", "assume_a='banded'"),
+    ("complex_cast", "dtype=<class 'numpy.complex128'>")])
+def test_an_unsupported_option_is_refused_when_compiled_with_its_line(options_module, name,
+                                                                      option):
+    f = getattr(options_module, name)
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(SGCompilerError) as info:
+        grad(f)(np.array([0.3, 0.6]))
+    message = str(info.value)
+    assert f"option_cases.py:{line}" in message and "is not supported" in message, message
+    assert option in message, message
+    with pytest.raises(SGCompilerError):       # also for the source, before any call
+        grad(f).source
+
+
+def test_an_unsupported_option_without_a_gradient_through_it_compiles(options_module):
+    x = np.array([0.3, -0.6])
+    assert_grad_matches(options_module.pad_constant_input, (x,), wrt=(0,))
+    assert np.allclose(grad(options_module.pad_stopped)(x), 2 * x)
+    # an option in a variable is known when the gradient runs (and checked then)
+    assert_grad_matches(options_module.pad_local_mode, (x, "edge"), wrt=(0,))
+    with pytest.raises(NotImplementedError, match="np.pad.mode='linear_ramp'. is not supp"):
+        grad(options_module.pad_local_mode)(x, "linear_ramp")
+
+
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors")
+@pytest.mark.parametrize("name, shapes", [
+    ("cross_2", ((2,), (2,))), ("cross_2", ((4, 2), (2,))), ("cross_mixed", ((2,), (3,))),
+    ("cross_mixed", ((3, 3), (3, 2))), ("cross_axis", ((2, 3), (3, 3)))])
+def test_cross_of_2_vectors(options_module, name, shapes):
+    rng = np.random.default_rng(len(shapes[0]) + 3 * shapes[1][-1])
+    args = tuple(rng.normal(size=s) for s in shapes)
+    assert_grad_matches(getattr(options_module, name), args, wrt=(0, 1))
+
+
+def _tree_sum(x, y):
+    return np.sum(x + y)
+
+
+def _tree_product(x, y):
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("f, x, y, wrt", [
+    (_tree_sum, {"a": 1.0}, 2.0, 0), (_tree_sum, {"a": 1.0}, 2.0, 1),
+    (_tree_product, [1.0, 2.0], 2.0, 0), (_tree_product, [1.0, 2.0], 2.0, 1),
+    (_tree_product, (1.0, 2.0), 3.0, 1)])
+def test_the_primal_s_own_error_reaches_the_user(f, x, y, wrt):
+    with pytest.raises(Exception) as expected:
+        f(x, y)
+    g = grad(f, wrt=wrt)
+    for _ in range(2):         # the second call reuses the compiled code
+        with pytest.raises(type(expected.value)) as info:
+            g(x, y)
+        assert str(info.value) == str(expected.value)
+    # the same gradient for arguments the primal takes
+    assert_grad_matches(f, (np.array([1.0, 2.0]), 2.0))

@@ -33,7 +33,7 @@ def nanmean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 
 @vjp(np.average, reduction=True, notes="a and weights (1-D along axis, or a's shape); "
-                                       "not returned=True")
+                                       "not returned=True", supported={"returned": (False,)})
 def average(g, ans, a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (average_grad_a(g, a, axis, weights, keepdims, returned), None,
             average_grad_weights(g, ans, a, axis, weights, keepdims, returned))

@@ -56,6 +56,9 @@ class Rule:
     notes: str = ""                        # caveats, for docs/numpy-coverage.md
     scope: str = BUILTIN                   # BUILTIN, GLOBAL or a module name
     text: str = field(repr=False, default="")   # the rule's source text
+    # parameter -> the literal values the rule handles (a tuple), or a test of a value
+    # known at compile time (a function): other values are refused at compile time
+    supported: dict = field(repr=False, default_factory=dict)
 
     def output_for(self, param: str):
         return self.outputs[self.params.index(param)]
@@ -115,7 +118,8 @@ def _is_literal(value) -> bool:
 
 
 def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
-               multiple_results=False, name=None, notes="", scope=BUILTIN) -> Rule:
+               multiple_results=False, name=None, notes="", scope=BUILTIN,
+               supported=None) -> Rule:
     """Read a rule function into a `Rule`.
 
     Raises:
@@ -169,7 +173,8 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
     return Rule(primitive=primitive, name=label, params=params, defaults=defaults,
                 outputs=outputs, namespace=namespace, elementwise=elementwise,
                 reduction=reduction, multiple_results=multiple_results, source=rule_fn,
-                signature=signature, notes=notes, scope=scope, text=text)
+                signature=signature, notes=notes, scope=scope, text=text,
+                supported=dict(supported or {}))
 
 
 def _is_docstring(stmt) -> bool:
@@ -178,14 +183,16 @@ def _is_docstring(stmt) -> bool:
 
 
 def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False, name=None,
-        notes=""):
+        notes="", supported=None):
     """Register the decorated function as the built-in derivative rule of `primitives`.
 
     `multiple_results`: the primitive returns a tuple; the rule's `g` is then a list with
     one adjoint per result (0.0 for results that received none). `name` is how messages
     and the coverage page name the primitive (default: its module and name), `notes` a
-    caveat for the coverage page. For sgcompiler's own rule modules only; users call
-    `sgcompiler.adjoint`.
+    caveat for the coverage page. `supported` maps a parameter to the literal values the
+    rule handles (a tuple) or to a test of its value (a function): a call with another
+    value that needs the gradient is refused at compile time. For sgcompiler's own rule
+    modules only; users call `sgcompiler.adjoint`.
     """
     def register(rule_fn):
         for primitive in dict.fromkeys(primitives):     # aliases (np.abs, np.absolute) once
@@ -194,7 +201,7 @@ def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False,
             _RULES[id(primitive)] = parse_rule(rule_fn, primitive, elementwise=elementwise,
                                                reduction=reduction,
                                                multiple_results=multiple_results, name=name,
-                                               notes=notes)
+                                               notes=notes, supported=supported)
         return rule_fn
     return register
 

@@ -12,7 +12,7 @@ from scipy.special import digamma, expit, i0, i0e, i1, i1e, polygamma, zeta
 
 from ..runtime import mT, unbroadcast
 from ..runtime_linalg import cholesky_grad, eigvalsh_grad
-from ..runtime_scipy import (expm_grad, inv_grad, logsumexp_grad_a, logsumexp_grad_b,
+from ..runtime_scipy import (ASSUME_A, expm_grad, inv_grad, logsumexp_grad_a, logsumexp_grad_b,
                              solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
                              solve_triangular_grad_b, sqrtm_grad)
 from .registry import vjp
@@ -51,7 +51,8 @@ def softplus(g, ans, x):
     return g * expit(x)
 
 
-@special("logsumexp", reduction=True, notes="a and b; not return_sign=True")
+@special("logsumexp", reduction=True, notes="a and b; not return_sign=True",
+         supported={"return_sign": (False,)})
 def logsumexp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
     return (logsumexp_grad_a(g, ans, a, axis, b, keepdims, return_sign), None,
             logsumexp_grad_b(g, ans, a, axis, b, keepdims, return_sign))
@@ -213,7 +214,8 @@ def i1e_rule(g, ans, x):
 # --- scipy.linalg ------------------------------------------------------------------------------------
 
 
-@linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite")
+@linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite",
+        supported={"assume_a": ASSUME_A})
 def inv(g, ans, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
     return inv_grad(g, ans, a, assume_a, lower)
 
@@ -223,7 +225,8 @@ def det(g, ans, a, overwrite_a=False, check_finite=True):
     return g * ans * mT(np.linalg.inv(a))
 
 
-@linalg("solve", notes="assume_a general, symmetric or positive definite")
+@linalg("solve", notes="assume_a general, symmetric or positive definite",
+        supported={"assume_a": ASSUME_A})
 def solve(g, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
           assume_a=None, transposed=False):
     return (solve_grad_matrix(g, ans, a, b, lower, assume_a, transposed),
