@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
+import sys
+import textwrap
+import threading
 import types
 from dataclasses import dataclass
 
@@ -21,6 +25,7 @@ import numpy
 
 from . import rules
 from .codegen import to_source
+from .errors import SGCompilerError
 from .loader import bind, compile_source
 from .passes.activity import activity
 from .passes.check import check
@@ -77,7 +82,7 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
            rules.version())
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = _compile(fn, wrt, scalars, trees, value, arrays)
+        compiled = deep(fn, _compile, fn, wrt, scalars, trees, value, arrays)
         if len(_CACHE) >= _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
         _CACHE[key] = compiled
@@ -107,6 +112,84 @@ def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
     code = compile_source(source, f"<sgcompiler {src.qualname}_grad>", free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
     return Compiled(text, code[gradient.tree.name], extra, wrt, value)
+
+
+_DEEP_LIMIT = 60_000            # frames: about 4 per level of nesting, so ~15000 levels
+_DEEP_STACK = 512 * 2 ** 20     # bytes of stack for the thread that compiles deep code
+_DEEP_LOCK = threading.Lock()
+_DEEP_RUNNING = [0, None]       # deep compilations running, the recursion limit before
+
+
+def deep(fn, work, *args):
+    """`work(*args)`; when it runs out of recursion (the passes walk expressions
+    recursively, and CPython compiles `x*x*...*x` 2000 terms long), once more on a thread
+    with a large stack under a higher recursion limit. Deeper than that is refused.
+
+    Raises:
+        SGCompilerError: for an expression nested too deeply even so.
+    """
+    if threading.current_thread().name == "sgcompiler-deep":
+        return work(*args)
+    try:
+        return work(*args)
+    except RecursionError:
+        pass
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = work(*args)
+        except BaseException as exc:        # (re-raised in the caller's thread)
+            outcome["error"] = exc
+    with _DEEP_LOCK:
+        if not _DEEP_RUNNING[0]:
+            _DEEP_RUNNING[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_DEEP_LIMIT, _DEEP_RUNNING[1]))
+        _DEEP_RUNNING[0] += 1
+        size = threading.stack_size(_DEEP_STACK)
+        try:
+            thread = threading.Thread(target=run, name="sgcompiler-deep")
+            thread.start()
+        finally:
+            threading.stack_size(size)
+    try:
+        thread.join()
+    finally:
+        with _DEEP_LOCK:
+            _DEEP_RUNNING[0] -= 1
+            if not _DEEP_RUNNING[0]:
+                sys.setrecursionlimit(_DEEP_RUNNING[1])
+    error = outcome.get("error")
+    if isinstance(error, RecursionError):
+        raise _too_deep(fn) from None
+    if error is not None:
+        raise error
+    return outcome["value"]
+
+
+def _too_deep(fn) -> SGCompilerError:
+    """An error at the most deeply nested expression of `fn` (found without recursion)."""
+    src = parse_source_text(fn)
+    deepest, line = 0, None
+    todo = [(node, 1) for node in ast.iter_child_nodes(src)] if src is not None else []
+    while todo:
+        node, depth = todo.pop()
+        if depth > deepest and hasattr(node, "lineno"):
+            deepest, line = depth, node.lineno
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    where = f"{fn.__code__.co_filename.rsplit('/', 1)[-1]}:" \
+            f"{fn.__code__.co_firstlineno + (line or 1) - 1}"
+    return SGCompilerError(f"{fn.__name__} ({where}): an expression nested {deepest} levels "
+                           "deep is too deep for sgcompiler; split it into several "
+                           "statements")
+
+
+def parse_source_text(fn):
+    """`fn`'s source as a stdlib ast Module (its first line is line 1), or None."""
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
 
 
 @dataclass
@@ -250,6 +333,10 @@ def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays
     """The text of one stage, for debugging: 'normalize', 'activity' or 'grad' (the code
     `grad` compiles, for arguments of any shape or for the `scalars` and `arrays` given as
     to `compile_gradient`)."""
+    return deep(fn, _dump_stage, fn, wrt, stage, scalars, arrays)
+
+
+def _dump_stage(fn, wrt, stage, scalars, arrays) -> str:
     if stage == "grad":
         return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
     src = parse_function(fn)

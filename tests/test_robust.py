@@ -322,3 +322,63 @@ def test_the_primal_s_own_error_reaches_the_user(f, x, y, wrt):
         assert str(info.value) == str(expected.value)
     # the same gradient for arguments the primal takes
     assert_grad_matches(f, (np.array([1.0, 2.0]), 2.0))
+
+
+# --- expressions nested as deeply as CPython compiles ---------------------------------------
+
+_DEEP = f'''import numpy as np
+
+
+def products(x):
+    return np.sum({" * ".join(["x"] * 300)})
+
+
+def calls(x):
+    return np.sum({"np.sin(" * 190}x{")" * 190})
+
+
+def negations(x):
+    return np.sum({"-" * 500}x * x)
+
+
+def negations_again(x):
+    return np.sum({"-" * 500}x * x)
+
+
+def shallow(x):
+    return np.sum(helper(x))
+
+
+def helper(x):
+    return {" + ".join(f"{k % 3 + 1}.0 * x" for k in range(260))}
+'''
+
+
+@pytest.fixture(scope="module")
+def deep_module(tmp_path_factory):
+    return _module(tmp_path_factory.mktemp("deep"), "deep_cases", _DEEP)
+
+
+@pytest.mark.parametrize("name", ["products", "calls", "negations", "shallow"])
+def test_deep_expressions_compile_and_their_gradients_are_right(deep_module, name):
+    f = getattr(deep_module, name)
+    limit = sys.getrecursionlimit()
+    x = 1.002 if name == "products" else 0.7
+    g = grad(f)(x)
+    np.testing.assert_allclose(g, numeric_grad(f, (x,), 0), rtol=1e-6)
+    assert_grad_matches(f, (np.array([0.998, -1.001]) if name == "products" else
+                            np.array([0.3, -0.6]),))
+    assert sys.getrecursionlimit() == limit
+
+
+def test_too_deep_for_the_compiler_is_refused_with_the_line(deep_module, monkeypatch):
+    from sgcompiler import pipeline
+    # (the limit is below the interpreter's, so this one is not raised)
+    monkeypatch.setattr(pipeline, "_DEEP_LIMIT", 300)
+    limit = sys.getrecursionlimit()
+    f = deep_module.negations_again
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(SGCompilerError, match=rf"negations_again \(deep_cases.py:{line}\): an "
+                                              r"expression nested \d+ levels deep is too deep"):
+        grad(f)(0.5)
+    assert sys.getrecursionlimit() == limit
