@@ -19,9 +19,9 @@ Functions without a built-in derivative rule get one from the user:
 """
 from .api import grad, value_and_grad
 from .errors import SGCompilerError
-from .rules.custom import adjoint, nondifferentiable
+from .rules.custom import adjoint, differentiate_module, nondifferentiable
 from .runtime import stop_gradient
 
 __all__ = ["grad", "value_and_grad", "stop_gradient", "adjoint", "nondifferentiable",
-           "SGCompilerError"]
+           "differentiate_module", "SGCompilerError"]
 __version__ = "0.1.0"

@@ -382,3 +382,106 @@ def test_too_deep_for_the_compiler_is_refused_with_the_line(deep_module, monkeyp
                                               r"expression nested \d+ levels deep is too deep"):
         grad(f)(0.5)
     assert sys.getrecursionlimit() == limit
+
+
+# --- library code is not differentiated through its source by accident ------------------
+
+_LIBRARY_CALLS = '''import colorsys
+
+import numpy as np
+import scipy.integrate
+import scipy.linalg
+import scipy.signal
+from scipy.signal import convolve
+
+
+def conv(x):
+    return np.sum(scipy.signal.convolve(x, np.ones(3)) ** 2)
+
+
+def conv_imported(x):
+    return np.sum(convolve(x, np.ones(3)) ** 2)
+
+
+def banded(x):
+    ab = np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]])
+    return np.sum(scipy.linalg.solve_banded((1, 1), ab, x))
+
+
+def sylvester(x):
+    return np.sum(scipy.linalg.solve_sylvester(np.eye(2), np.eye(2), x))
+
+
+def rhs(y, t):
+    return -y
+
+
+def ode(x):
+    return np.sum(scipy.integrate.odeint(rhs, x, np.array([0.0, 1.0])))
+
+
+def yiq(r):
+    y, i, q = colorsys.rgb_to_yiq(r, 0.2, 0.3)
+    return y * i + q * r
+
+
+def stopped(x):
+    from_library = scipy.signal.convolve(np.ones(3), np.ones(2))
+    return np.sum(x * from_library[:2])
+'''
+
+
+@pytest.fixture(scope="module")
+def library_module(tmp_path_factory):
+    pytest.importorskip("scipy")
+    return _module(tmp_path_factory.mktemp("library"), "library_calls", _LIBRARY_CALLS)
+
+
+@pytest.mark.parametrize("name, shown, x", [
+    ("conv", "scipy.signal.convolve", np.ones(3)),
+    ("conv_imported", "scipy.signal.convolve", np.ones(3)),
+    ("banded", "scipy.linalg.solve_banded", np.ones(3)),
+    ("sylvester", "scipy.linalg.solve_sylvester", np.ones((2, 2))),
+    ("ode", "scipy.integrate.odeint", np.ones(2)),
+    ("yiq", "colorsys.rgb_to_yiq", 0.5)])
+def test_a_library_function_without_a_rule_is_refused_not_read(library_module, name, shown,
+                                                                x):
+    f = getattr(library_module, name)
+    with pytest.raises(SGCompilerError) as info:
+        grad(f)(x)
+    message = str(info.value)
+    assert len(info.value.problems) == 1, message     # nothing about the library's insides
+    assert f"{name} (library_calls.py:" in message
+    assert f"there is no derivative rule for {shown} (library code is not differentiated " \
+           "through its source" in message, message
+    assert "sgcompiler.adjoint" in message and "sgcompiler.differentiate_module" in message
+
+
+def test_a_library_function_without_a_gradient_through_it_compiles(library_module):
+    assert_grad_matches(library_module.stopped, (np.array([0.3, -0.2]),))
+
+
+def test_differentiate_module_reads_a_library_s_source(library_module, monkeypatch):
+    from sgcompiler.rules import registry
+    monkeypatch.setattr(registry, "_SOURCE_MODULES", set())
+    with pytest.raises(SGCompilerError, match="colorsys.rgb_to_yiq"):
+        grad(library_module.yiq)(0.5)
+    sgcompiler.differentiate_module("colorsys")
+    assert_grad_matches(library_module.yiq, (0.5,))
+    with pytest.raises(TypeError, match="a module or a module name"):
+        sgcompiler.differentiate_module(3)
+
+
+def test_a_package_installed_in_site_packages_is_a_library(tmp_path, monkeypatch):
+    from sgcompiler.passes import resolve
+    installed = tmp_path / "site"
+    installed.mkdir()
+    monkeypatch.setitem(sys.modules, "fake_installed",
+                        _module(installed, "fake_installed", "def square(x):\n    return x * x\n"))
+    text = "import fake_installed\n\ndef f(x):\n    return fake_installed.square(x) * 3.0\n"
+    user = _module(tmp_path, "fake_user", text)
+    assert grad(user.f)(2.0) == 12.0            # not in site-packages: the user's own code
+    monkeypatch.setattr(resolve, "_library_roots", lambda: (str(installed) + "/",))
+    user = _module(tmp_path, "fake_user_2", text)
+    with pytest.raises(SGCompilerError, match="no derivative rule for fake_installed.square"):
+        grad(user.f)(2.0)

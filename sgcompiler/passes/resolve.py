@@ -14,6 +14,11 @@ same text means the same object everywhere in one function (locals cannot be cal
 """
 from __future__ import annotations
 
+import functools
+import os
+import site
+import sys
+import sysconfig
 import types
 from dataclasses import dataclass
 
@@ -96,8 +101,34 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
     if isinstance(obj, type) and obj.__module__ == "builtins":
         return None
     if isinstance(obj, types.FunctionType):
+        if is_library(obj) and not rules.registry.is_source_module(obj.__module__):
+            return None     # no rule: refused if a gradient must flow through it
         return Callee(USER, obj, name=text)
     return None
+
+
+def is_library(fn) -> bool:
+    """Whether `fn` is defined in the standard library or an installed package
+    (site-packages), not in the user's own code (any other file, or exec'd text)."""
+    filename = fn.__code__.co_filename
+    if filename.startswith("<"):
+        return filename.startswith("<frozen ")
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if module in sys.stdlib_module_names:
+        return True
+    path = os.path.realpath(filename)
+    return any(path.startswith(root) for root in _library_roots())
+
+
+@functools.lru_cache(maxsize=1)
+def _library_roots() -> tuple:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
+    roots.add(site.getusersitepackages())
+    roots.update(p for p in sys.path if os.path.basename(p) in ("site-packages",
+                                                               "dist-packages"))
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
 
 
 def resolve(fn: FunctionSource) -> Resolution:

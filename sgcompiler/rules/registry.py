@@ -256,6 +256,21 @@ def register_scoped(obj, rule, scope: str) -> None:
     _VERSION[0] += 1
 
 
+_SOURCE_MODULES: set = set()     # library modules whose functions are read as user code
+
+
+def add_source_module(name: str) -> None:
+    """Differentiate the functions of library module `name` (and its submodules) through
+    their source."""
+    _SOURCE_MODULES.add(name)
+    _VERSION[0] += 1
+
+
+def is_source_module(module: str | None) -> bool:
+    return bool(module) and any(module == m or module.startswith(m + ".")
+                                for m in _SOURCE_MODULES)
+
+
 def version() -> int:
     """A number that changes whenever a user registers a rule (part of the compile cache key)."""
     return _VERSION[0]
