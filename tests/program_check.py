@@ -79,7 +79,9 @@ def load(source: str, stop_gradient, tag: str):
     """`f` from `source`, findable by inspect.getsource (registered in linecache)."""
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     filename = f"<fuzz {tag} {digest}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    # the lines as a file's would be read (split at \n only, not at U+2028 as splitlines)
+    lines = [line + "\n" for line in source.split("\n")[:-1]]
+    linecache.cache[filename] = (len(source), None, lines, filename)
     namespace = {"np": np, "stop_gradient": stop_gradient, **HELPERS}
     exec(compile(source, filename, "exec"), namespace)
     return namespace["f"]
@@ -216,7 +218,7 @@ def main(argv=None):
     import random
     import time
 
-    from program_grammar import AVOIDABLE, Choices, write_program
+    from program_grammar import AVOIDABLE, EXTRAS, Choices, write_program
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -224,13 +226,17 @@ def main(argv=None):
     parser.add_argument("--out", default="/tmp/sgcompiler-fuzz")
     parser.add_argument("--avoid", nargs="*", default=[], choices=sorted(AVOIDABLE),
                         help="leave out constructs that trigger known bugs")
+    parser.add_argument("--extras", nargs="*", default=[], choices=sorted(EXTRAS),
+                        help="add productions: " + "; ".join(f"{k}: {v}"
+                                                             for k, v in EXTRAS.items()))
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts, skip_reasons, refusals = collections.Counter(), collections.Counter(), []
     started = time.time()
     for seed in range(args.start, args.start + args.count):
-        source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid)
+        source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid,
+                                        args.extras)
         try:
             outcome = check_program(source, y_float)
         except Exception:
@@ -243,6 +249,7 @@ def main(argv=None):
         if outcome.status == "refused":
             refusals.append(outcome.detail.splitlines()[0])
     summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,
+               "extras": args.extras,
                "counts": dict(counts),
                "skipped points": dict(skip_reasons), "seconds": round(time.time() - started)}
     (out / f"summary-{args.start}-{args.count}.json").write_text(json.dumps(summary, indent=1))

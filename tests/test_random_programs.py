@@ -16,6 +16,10 @@ programs each time and shrinking, set SGCOMPILER_FUZZ_EXAMPLES:
 For a long run that goes on past failures and saves each one, use
 `python3 tests/program_check.py --count N` (see its docstring).
 
+A second test draws 6 programs that may also hold the productions in
+program_grammar.EXTRAS (expressions nested hundreds of levels deep, comments holding line
+break characters); `program_check.py --extras deep odd_comments` runs them long.
+
 Every bug this test has found has a minimal reproducer in test_fuzz_regressions.py.
 """
 import os
@@ -24,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, given, settings, strategies as st
 
 from program_check import check_program
-from program_grammar import Choices, write_program
+from program_grammar import EXTRAS, Choices, write_program
 
 EXAMPLES = int(os.environ.get("SGCOMPILER_FUZZ_EXAMPLES", "0"))
 DEFAULT_RUN = not EXAMPLES
@@ -52,3 +56,27 @@ def test_gradient_of_random_program_matches_finite_differences(program):
                     f"{source}\n{outcome.detail}")
     assert outcome.status != "failed", \
         f"y is a {'float' if y_float else 'array'}\n{source}\n{outcome.detail}"
+
+
+@st.composite
+def programs_with_extras(draw):
+    """(source, y is a Python float) of a random program that may also hold deep
+    expressions and comments with line break characters (program_grammar.EXTRAS)."""
+    return write_program(Choices(lambda n: draw(st.integers(0, n - 1))),
+                         extras=tuple(EXTRAS))
+
+
+@settings(max_examples=EXAMPLES or 6, derandomize=DEFAULT_RUN, deadline=None,
+          database=None, print_blob=not DEFAULT_RUN,
+          phases=(Phase.explicit, Phase.generate) if DEFAULT_RUN else tuple(Phase),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs_with_extras())
+def test_gradient_of_random_program_with_deep_expressions_and_odd_comments(program):
+    source, y_float = program
+    outcome = check_program(source, y_float)
+    event(f"program {outcome.status}")
+    if outcome.status == "refused":
+        pytest.fail(f"sgcompiler refused a program the grammar means to be supported:\n"
+                    f"{source}\n{outcome.detail}")
+    assert outcome.status != "failed", \
+        f"y is a {'float' if y_float else 'array'}\n{ascii(source)}\n{outcome.detail}"
