@@ -13,7 +13,7 @@ import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
-from .passes.sizes import WEAK
+from .analysis.sizes import WEAK
 from .pipeline import compile_gradient
 
 
@@ -43,6 +43,53 @@ def value_and_grad(fn=None, wrt=0):
     return GradientFunction(fn, wrt, with_value=True)
 
 
+def wrt_names(fn, wrt) -> tuple[str, ...]:
+    """The names of the parameters of `fn` that `wrt` (a tuple of positions and names)
+    picks, in order; `grad` and the command line both use it.
+
+    Raises:
+        TypeError: for an item that is neither an int nor a str.
+        SGCompilerError: for a position out of range, a name that is not a parameter, or a
+            parameter picked twice.
+    """
+    name = fn.__name__
+    params = list(inspect.signature(fn).parameters)
+    names = []
+    for w in wrt:
+        if isinstance(w, bool) or not isinstance(w, (int, str)):
+            raise TypeError(f"wrt must be a parameter position or name (or a tuple of them), "
+                            f"got {w!r}")
+        if isinstance(w, int):
+            if not params:
+                raise SGCompilerError(f"{name}: wrt={w} but {name} has no parameters to "
+                                      "differentiate with respect to")
+            if not 0 <= w < len(params):
+                raise SGCompilerError(f"{name}: wrt={w} is not a parameter position of "
+                                      f"{name}, whose {len(params)} parameters "
+                                      f"({', '.join(params)}) are at positions 0 to "
+                                      f"{len(params) - 1}")
+            w = params[w]
+        elif w not in params:
+            raise SGCompilerError(f"{name}: wrt={w!r} is not a parameter of {name} "
+                                  f"({', '.join(params)})")
+        if w in names:
+            raise SGCompilerError(f"{name}: wrt={tuple(wrt)!r} picks parameter '{w}' twice; "
+                                  "name each parameter once")
+        names.append(w)
+    return tuple(names)
+
+
+def dtype_refusal(dtype) -> str | None:
+    """Why an array of `dtype` cannot be differentiated with respect to (None: it can);
+    `grad` and the command line's --shapes both use it."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return None
+    if dtype.kind == "c":
+        return "a complex array; complex gradients are not supported"
+    return f"an array of dtype {dtype}"
+
+
 class GradientFunction:
     """A compiled gradient of `primal`. Call it like `primal`."""
 
@@ -55,7 +102,7 @@ class GradientFunction:
         self._signature = inspect.signature(fn)
         self._params = list(self._signature.parameters)
         self._tuple = isinstance(wrt, (tuple, list))
-        self.wrt = tuple(self._param_name(w) for w in (wrt if self._tuple else (wrt,)))
+        self.wrt = wrt_names(fn, wrt if self._tuple else (wrt,))
         self._positions = tuple(self._params.index(w) for w in self.wrt)
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
@@ -65,22 +112,6 @@ class GradientFunction:
         self._shaped = 0         # how many sets of argument shapes have code of their own
         functools.update_wrapper(self, fn)
         self.__name__ = f"{fn.__name__}_grad"
-
-    def _param_name(self, w) -> str:
-        name = self.primal.__name__
-        if isinstance(w, bool) or not isinstance(w, (int, str)):
-            raise TypeError(f"wrt must be a parameter position or name (or a tuple of them), "
-                            f"got {w!r}")
-        if isinstance(w, int):
-            if not 0 <= w < len(self._params):
-                raise SGCompilerError(f"{name}: wrt={w} but {name} has only "
-                                      f"{len(self._params)} parameters "
-                                      f"({', '.join(self._params)})")
-            return self._params[w]
-        if w not in self._params:
-            raise SGCompilerError(f"{name}: wrt={w!r} is not a parameter of {name} "
-                                  f"({', '.join(self._params)})")
-        return w
 
     @property
     def source(self) -> str:
@@ -286,14 +317,12 @@ def _check_argument(fname, name, value):
                             f"int ({value}); pass a float such as {value}.0")
         return
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        kind = value.dtype.kind
-        if kind == "f":
+        refusal = dtype_refusal(value.dtype)
+        if refusal is None:
             return
-        if kind == "c":
-            raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a "
-                            "complex array; complex gradients are not supported")
-        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', an array "
-                        f"of dtype {value.dtype}; convert it with .astype(float)")
+        advice = "" if value.dtype.kind == "c" else "; convert it with .astype(float)"
+        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', "
+                        f"{refusal}{advice}")
     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
         raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a complex "
                         "number; complex gradients are not supported")

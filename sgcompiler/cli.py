@@ -4,8 +4,10 @@
     sgcompiler mypackage.model:loss
     sgcompiler model.py:loss --shapes W=784x256,b=256,X=128x784,lam=float
 
-Without --shapes the code is for arguments of any shape; with it, for those shapes (and
-dtypes: `x=3x4:float32`), as `grad(f)` compiles it for a call with such arguments.
+The file or module is imported, so its top-level code runs (as `python -c "import model"`
+would run it). Without --shapes the code is for arguments of any shape; with it, for those
+shapes (and dtypes: `x=3x4:float32`), as `grad(f)` compiles it for a call with such
+arguments.
 
 Errors are one line on stderr (file:line where there is one) and a non-zero exit; never a
 traceback.
@@ -14,12 +16,20 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.machinery
 import importlib.util
+import inspect
+import math
 import os
 import sys
+import sysconfig
+import traceback
 
+from .api import dtype_refusal, wrt_names
 from .errors import SGCompilerError
-from .pipeline import STAGES, dump_stage
+from .pipeline import STAGES, compile_gradient, dump_stage
+
+INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
 
 
 class UsageError(Exception):
@@ -27,30 +37,115 @@ class UsageError(Exception):
 
 
 def main(argv=None) -> int:
+    """Run the command line on `argv` (default: sys.argv[1:]) and return the exit status:
+    0, 1 for input that cannot be compiled, 2 for bad usage (argparse exits with it, as
+    for --help with 0), 70 for a bug in sgcompiler."""
+    args = _parser().parse_args(argv)
+    try:
+        _print_stage(args)
+    except (SGCompilerError, UsageError) as exc:
+        for line in str(exc).splitlines():
+            _say(line)
+        return 1
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except Exception as exc:    # one line, not a traceback
+        if os.environ.get("SGCOMPILER_TRACEBACK"):
+            raise
+        ours, theirs = _frames(exc.__traceback__)
+        if theirs:      # the user's code raised it (a module __getattr__, say)
+            _say(f"{theirs}: {_one_line(exc)} (raised by your code, which sgcompiler ran "
+                 f"at {ours})")
+            return 1
+        _say(f"internal error: {_one_line(exc)} (at {ours}); this is a bug in sgcompiler, "
+             "please report it with the function (set SGCOMPILER_TRACEBACK=1 for the "
+             "traceback)")
+        return INTERNAL_ERROR
+    return 0
+
+
+def _print_stage(args) -> None:
+    fn = load_target(args.target)
+    wrt = parse_wrt(fn, args.wrt)
+    scalars, arrays = parse_shapes(fn, args.shapes, wrt)
+    note = None
+    if args.stage == "grad":
+        note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
+                                                  arrays=arrays), arrays)
+    sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
+    if note:
+        _say(note)
+
+
+def _parser():
     parser = argparse.ArgumentParser(
         prog="sgcompiler",
-        description="Print the gradient code sgcompiler generates for a Python function.")
-    parser.add_argument("target", help="FILE.py:FUNCTION or package.module:FUNCTION")
+        description="Print the gradient code sgcompiler generates for a Python function. "
+                    "The file or module is imported to find the function, so its top-level "
+                    "code runs (keep a script's work under if __name__ == '__main__':).",
+        epilog="Errors are one line on stderr with exit status 1 (70 for a bug in "
+               "sgcompiler).")
+    parser.add_argument("target", help="FILE.py:FUNCTION or package.module:FUNCTION "
+                                       "(imported: its top-level code runs)")
     parser.add_argument("--wrt", default=None,
                         help="comma-separated parameter names or positions (default: the "
                              "first parameter)")
-    parser.add_argument("--stage", choices=STAGES, default="grad",
-                        help="print an intermediate stage instead of the final code")
+    parser.add_argument("--stage", choices=STAGES, default="grad", metavar="STAGE",
+                        help="print what one step of the pipeline made instead of the "
+                             "final code; the steps, in the order they run: "
+                             + ", ".join(STAGES))
     parser.add_argument("--shapes", default=None,
                         help="the code for arguments of these shapes, as grad(f) compiles "
                              "it for a call: NAME=2x3 (a float64 array), NAME=2x3:float32, "
-                             "NAME=float (a Python float), comma-separated")
-    args = parser.parse_args(argv)
-    try:
-        fn = load_target(args.target)
-        wrt = parse_wrt(fn, args.wrt)
-        scalars, arrays = parse_shapes(fn, args.shapes)
-        sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
-    except (SGCompilerError, UsageError) as exc:
-        for line in str(exc).splitlines():
-            print(f"sgcompiler: {line}", file=sys.stderr)
-        return 1
-    return 0
+                             "NAME=() (a 0-d array), NAME=float or NAME=int (a Python "
+                             "number), comma-separated")
+    return parser
+
+
+def _say(line: str) -> None:
+    print(f"sgcompiler: {line}", file=sys.stderr)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _frames(tb):
+    """(file:line of the innermost frame in sgcompiler, file:line of the innermost frame
+    of the user's code that it called, or None)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    libraries = {os.path.abspath(sysconfig.get_path(p)) for p in ("stdlib", "purelib",
+                                                                 "platlib")}
+    ours, theirs = "?", None
+    for frame, line in traceback.walk_tb(tb):
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if filename.startswith(package + os.sep):
+            ours = f"{os.path.relpath(filename, os.path.dirname(package))}:{line}"
+            theirs = None
+        elif not frame.f_code.co_filename.startswith("<") and \
+                not any(filename.startswith(lib + os.sep) for lib in libraries):
+            theirs = f"{frame.f_code.co_filename}:{line}"
+    return ours, theirs
+
+
+def _check_result(fn, compiled, arrays) -> str | None:
+    """Refuse a result the shapes prove is not a scalar; a note when it may not be one."""
+    if not compiled.returns_value:
+        return None     # a scalar by construction
+    name = fn.__name__
+    shape = compiled.result_shape
+    if shape is not None and math.prod(shape) != 1:     # grad takes any size-1 result
+        raise UsageError(f"{name} must return a scalar to be differentiated, but for these "
+                         f"--shapes it returns an array of shape {shape}; reduce it to a "
+                         "scalar (e.g. np.sum) first")
+    if shape is not None:
+        return None
+    return (f"note: {name}'s result is not known to be a scalar "
+            f"{'for these --shapes' if arrays else 'for arguments of any shape'}; the code "
+            f"returns (result, gradient), and grad({name}) raises TypeError when a call's "
+            "result is not a scalar")
 
 
 def load_target(target: str):
@@ -58,6 +153,10 @@ def load_target(target: str):
     if ":" not in target:
         raise UsageError(f"{target}: expected FILE.py:FUNCTION or module:FUNCTION")
     where, _, name = target.rpartition(":")
+    if not where or not name:
+        missing = "the file or module before ':'" if not where else "the function after ':'"
+        raise UsageError(f"{target}: expected FILE.py:FUNCTION or module:FUNCTION "
+                         f"({missing} is missing)")
     if where.endswith(".py") or os.sep in where or "/" in where:
         module = _load_file(where)
     else:
@@ -74,94 +173,130 @@ def load_target(target: str):
 
 
 def _load_file(path: str):
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory, not a Python file; give FILE.py:FUNCTION "
+                         "(or package.module:FUNCTION for a package)")
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
     name = "_sgcompiler_target_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
+    # the loader by hand: a file need not end in .py
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     directory = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, directory)
     try:
         spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise UsageError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except SystemExit:
-        pass
-    except Exception as exc:  # the user's module failed to import: say where, briefly
-        tb = exc.__traceback__
-        line = None
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == os.path.abspath(path) or \
-                    tb.tb_frame.f_code.co_filename == path:
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        where = f"{path}:{line}" if line else path
-        raise UsageError(f"{where}: importing the file failed: "
-                         f"{type(exc).__name__}: {exc}") from None
+    except BaseException as exc:
+        sys.modules.pop(name, None)
+        _import_failed(path, exc, path)
     finally:
         sys.path.remove(directory)
     return module
 
 
 def _import(name: str):
-    sys.path.insert(0, os.getcwd())
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise UsageError(f"{name}: neither a file ending in .py nor a module name; expected "
+                         "FILE.py:FUNCTION or package.module:FUNCTION")
+    directory = os.getcwd()
+    sys.path.insert(0, directory)
     try:
         return importlib.import_module(name)
-    except ImportError as exc:
-        raise UsageError(f"{name}: cannot import module ({exc})") from None
-    except SyntaxError as exc:
-        raise UsageError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
+            raise UsageError(f"{name}: cannot import module ({exc})") from None
+        _import_failed(name, exc, None)        # the module imports something missing
+    except BaseException as exc:
+        _import_failed(name, exc, None)
     finally:
-        sys.path.pop(0)
+        sys.path.remove(directory)
 
 
-def parse_shapes(fn, text):
-    """(Python-number parameters, ((parameter, shape, dtype), ...)) from --shapes."""
-    import inspect
+def _import_failed(what: str, exc: BaseException, path):
+    """Raise the one-line UsageError for a file or module `what` whose import raised `exc`
+    (a KeyboardInterrupt goes on)."""
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
+    if isinstance(exc, SyntaxError):
+        raise UsageError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
+    where = _user_frame(exc.__traceback__, path) or what
+    if isinstance(exc, SystemExit):
+        code = "" if exc.code is None else repr(exc.code)
+        raise UsageError(f"{where}: importing {what} called sys.exit({code}), so its "
+                         "functions are not all defined; sgcompiler imports (runs) the file, "
+                         "so put a script's work under if __name__ == '__main__':") from None
+    raise UsageError(f"{where}: importing {what} failed: {_one_line(exc)}") from None
 
+
+def _user_frame(tb, path):
+    """file:line of the innermost frame in file `path` (or, for a module, the innermost
+    frame that is neither sgcompiler's nor the import machinery's)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    found = None
+    for frame, line in traceback.walk_tb(tb):
+        filename = frame.f_code.co_filename
+        if path is not None:
+            if os.path.abspath(filename) == os.path.abspath(path):
+                found = f"{path}:{line}"
+        elif not filename.startswith("<") and \
+                not os.path.abspath(filename).startswith(package + os.sep):
+            found = f"{filename}:{line}"
+    return found
+
+
+def parse_shapes(fn, text, wrt=()):
+    """(Python-number parameters, ((parameter, shape, dtype), ...)) from --shapes; the
+    parameters in `wrt` must be floats or float arrays, as `grad` requires."""
     import numpy as np
     if text is None:
         return frozenset(), ()
     params = list(inspect.signature(fn).parameters)
-    scalars, arrays = set(), []
+    scalars, arrays, seen = set(), [], set()
+    expected = "expected NAME=2x3, NAME=2x3:float32, NAME=() or NAME=float"
     for item in text.split(","):
-        name, _, spec = item.strip().partition("=")
+        item = item.strip()
+        name, equals, spec = item.partition("=")
         name, spec = name.strip(), spec.strip()
+        if not equals or not name or not spec:
+            raise UsageError(f"--shapes {item}: {expected} (the "
+                             f"{'shape' if equals and name else 'NAME='} is missing)")
         if name not in params:
-            raise UsageError(f"--shapes {item.strip()}: {fn.__name__} has no parameter "
+            raise UsageError(f"--shapes {item}: {fn.__name__} has no parameter "
                              f"'{name}' (its parameters: {', '.join(params)})")
+        if name in seen:
+            raise UsageError(f"--shapes {item}: '{name}' is given twice")
+        seen.add(name)
         if spec in ("float", "int"):
+            if spec == "int" and name in wrt:
+                raise UsageError(f"--shapes {item}: {fn.__name__}: cannot differentiate "
+                                 f"with respect to '{name}', an int; use {name}=float")
             scalars.add(name)
             continue
         dims, _, dtype = spec.partition(":")
         try:
-            shape = tuple(int(d) for d in dims.split("x")) if dims not in ("", "()") else ()
+            shape = tuple(int(d) for d in dims.split("x")) if dims != "()" else ()
             dtype = np.dtype(dtype or "float64")
             if any(d < 0 for d in shape):
                 raise ValueError
         except (ValueError, TypeError):
-            raise UsageError(f"--shapes {item.strip()}: expected NAME=2x3, NAME=2x3:float32 "
-                             "or NAME=float") from None
+            raise UsageError(f"--shapes {item}: {expected}") from None
+        refusal = dtype_refusal(dtype) if name in wrt else None
+        if refusal is not None:
+            raise UsageError(f"--shapes {item}: {fn.__name__}: cannot differentiate with "
+                             f"respect to '{name}', {refusal}"
+                             + ("" if dtype.kind == "c" else
+                                f"; give it a float dtype ({name}={dims}:float32, or "
+                                f"{name}={dims} for float64)"))
         arrays.append((name, shape, dtype))
     return frozenset(scalars), tuple(arrays)
 
 
 def parse_wrt(fn, text) -> tuple[str, ...]:
-    import inspect
-    params = list(inspect.signature(fn).parameters)
-    if not params:
-        raise UsageError(f"{fn.__name__} has no parameters to differentiate with respect to")
-    if text is None:
-        return (params[0],)
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        if item.isdigit() and int(item) < len(params):
-            out.append(params[int(item)])
-        elif item in params:
-            out.append(item)
-        else:
-            raise UsageError(f"--wrt {item}: {fn.__name__} has no parameter '{item}' "
-                             f"(its parameters: {', '.join(params)})")
-    return tuple(out)
+    """The parameter names --wrt picks (positions or names, comma-separated), checked as
+    `grad(fn, wrt=...)` checks them."""
+    items = [0] if text is None else [
+        int(item) if item.lstrip("-").isdigit() else item
+        for item in (part.strip() for part in text.split(","))]
+    return wrt_names(fn, items)

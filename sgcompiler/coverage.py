@@ -12,17 +12,18 @@ import sys
 import numpy as np
 
 from . import rules
-from .passes.ops import _ATTRIBUTES, _METHODS
+from .analysis.ops import _ATTRIBUTES, _METHODS
 from .rules.registry import _display_name
 
-# rule module -> section title, in page order
+# rule module (or the primitive's own module, for Python's operators) -> section title,
+# in page order
 SECTIONS = {
     "sgcompiler.rules.numpy": "Elementwise functions (ufuncs)",
     "sgcompiler.rules.reductions": "Reductions, norms and cumulative functions",
     "sgcompiler.rules.linalg": "Products and linear algebra",
     "sgcompiler.rules.shapes": "Shapes, copies, indexing and constructors",
     "sgcompiler.rules.scipy": "SciPy (when SciPy is installed)",
-    "sgcompiler.rules.operators": "Python operators",
+    "operator": "Python operators",
     "sgcompiler.rules.math": "Python's math module",
     "sgcompiler.rules.builtins": "Python builtins",
 }
@@ -43,6 +44,12 @@ says so. Add a rule for it with `sgcompiler.adjoint` (see the README).
 "Gradient for" names the parameters (NumPy's names) that get a gradient; the others are
 indexes, shapes, flags or options. "zero" marks parameters whose gradient is exactly zero.
 """
+
+
+def _section(rule) -> str:
+    if rule.name.startswith("operator."):
+        return "operator"
+    return rule.source.__module__
 
 
 def versions() -> str:
@@ -118,7 +125,7 @@ def page() -> str:
     lines = [HEADER.format(versions=versions(), count=len(all_rules),
                            constants=len(constants))]
     for module, title in SECTIONS.items():
-        section = [r for r in all_rules if r.source.__module__ == module]
+        section = [r for r in all_rules if _section(r) == module]
         if not section:
             continue
         lines += [f"## {title}", "", "| Function | Gradient for | Notes |", "|---|---|---|"]

@@ -1,13 +1,21 @@
-"""The recipe: function -> generated gradient function. One call per pass, in order.
+"""The recipe: function -> generated gradient function. Every pass that runs, in order:
 
-    parse -> check -> resolve -> normalize -> activity -> shapes -> reverse -> optimize
-          -> codegen -> load
+    front end   parse, check, resolve, normalize                  (frontend/)
+    analysis    activity, shapes (concrete shapes when specialised) (analysis/)
+    reverse     tighten; plan (the reverser's first run: what the adjoint sweep reads);
+                sweeps (its second run: primal sweep saving that, then adjoint sweep)
+    optimize    the OPTIMIZATIONS below, in that order              (optimize/)
+    back end    codegen, load                                      (backend/)
+
+A user function called with active arguments gets a forward and a backward function of its
+own (a "piece"), made by the same recipe (`_compile_piece`). `dump_stage` prints the code
+after any of these steps (`sgcompiler FILE:f --stage NAME`).
 
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
 shapes and dtypes of array arguments, rules version), so each function is compiled once per
 way it is differentiated and kind of arguments (and again after a user registers a
-derivative rule). Code compiled for known shapes (passes/sizes.py) needs fewer run-time
-helpers and writes into arrays that die (passes/buffers.py).
+derivative rule). Code compiled for known shapes (analysis/sizes.py) needs fewer run-time
+helpers and writes into arrays that die (optimize/buffers.py).
 """
 from __future__ import annotations
 
@@ -24,21 +32,26 @@ import gast
 import numpy
 
 from . import rules
-from .codegen import to_source
+from .backend.codegen import to_source
+from .backend.loader import bind, compile_source
 from .errors import SGCompilerError
-from .loader import bind, compile_source
-from .passes.activity import activity
-from .passes.check import check
-from .passes.normalize import normalize
-from .passes.optimize import optimize, runtime_helpers
-from .passes.sizes import WEAK
-from .passes.resolve import local_names, resolve
-from .passes.reverse import reverse, reverse_piece
-from .passes.shapes import shapes
-from .source import parse_function
-
-STAGES = ("normalize", "activity", "grad")
-
+from .analysis.activity import activity
+from .analysis.shapes import shapes
+from .analysis.sizes import WEAK
+from .analysis.summaries import SUMMARIES
+from .frontend import front_end
+from .frontend.resolve import local_names
+from .optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
+from .optimize.batching import batch_outer_products
+from .optimize.buffers import reuse_buffers
+from .optimize.code_shapes import code_shapes
+from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
+                               free_after_last_use, is_temporary, propagate_copies,
+                               pure_assign, runtime_helpers, tidy, while_condition)
+from .optimize.factoring import factor_sums
+from .optimize.nest import nest_single_uses
+from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
+from .reverse.tighten import tighten
 
 @dataclass(frozen=True)
 class Compiled:
@@ -49,6 +62,7 @@ class Compiled:
     extra: dict           # names inlined rules use -> objects
     wrt: tuple[str, ...]
     returns_value: bool = True   # the function returns (value, gradient), else gradient
+    result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
 
     def bind(self, fn):
         """The gradient function for `fn` (same code object, its own closure cells)."""
@@ -89,29 +103,96 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     return compiled
 
 
-def _compile(fn, wrt, scalars, trees, value, arrays=()) -> Compiled:
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None) -> Compiled:
+    trace = trace or _Trace()
+    src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars)
-    shape_facts = shapes(norm, resolution, scalars, trees, specialised)
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    trace("activity", act)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
+    trace("shapes", shape_facts)
     value = value or not shape_facts.is_scalar(norm.returned)
-    gradient = reverse(norm, resolution, act, shape_facts, wrt, piece, value)
-    np_name = gradient.linker.name_for("np", numpy) if specialised else None
+    norm = tighten(norm, resolution, act, shape_facts)
+    trace("tighten", norm)
+    plan = plan_sweeps(norm, resolution, act, shape_facts, piece)
+    trace("plan", plan)
+    gradient = reverse(norm, resolution, act, shape_facts, wrt, plan, piece, value)
+    trace("reverse", gradient.tree)
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})   # Python numbers
-    optimize(gradient.tree, runtime_helpers(gradient.linker.names), local_names(src.tree),
-             _small(shape_facts, norm.namer), specialised, np_name, facts)
+    known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
+    optimize(gradient.tree, known, trace)
     header = (f"gradient of {src.name} ({src.short_filename}:{src.firstlineno}) "
               f"with respect to {', '.join(wrt)}, generated by sgcompiler")
     source = to_source(gradient.tree, header)
+    trace("codegen", source)
     extra = dict(gradient.linker.names)
     free = set(extra) | set(fn.__code__.co_freevars)
     code = compile_source(source, f"<sgcompiler {src.qualname}_grad>", free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
-    return Compiled(text, code[gradient.tree.name], extra, wrt, value)
+    return Compiled(text, code[gradient.tree.name], extra, wrt, value,
+                    shape_facts.shape(norm.returned))
+
+
+@dataclass(frozen=True)
+class Specialisation:
+    """What the optimizations know about the code they rewrite, worked out once."""
+
+    arrays: dict            # parameter -> (shape, dtype) the code is specialised for ({}: any)
+    facts: dict             # name -> (shape, dtype) the shapes pass found for the primal
+    np_name: str | None     # numpy's name in the generated code (when specialised)
+    small: object           # name -> whether it holds a number (nothing worth freeing)
+    helpers: dict           # names of runtime helpers in the code -> the helpers
+    user_names: frozenset   # the user's own names: never folded away
+
+
+def _specialisation(linker, src, shape_facts, norm, arrays, facts) -> Specialisation:
+    np_name = linker.name_for("np", numpy) if arrays else None
+    return Specialisation(arrays, facts, np_name, _small(shape_facts, norm.namer),
+                          runtime_helpers(linker.names), frozenset(local_names(src.tree)))
+
+
+def _fold_algebra(tree, known, run):
+    run["shapes"] = code_shapes(tree, known.arrays, known.np_name, known.helpers, known.facts)
+    run["reciprocals"] = fold_algebra(tree.body, run["shapes"](), known.np_name)
+
+
+# (name, step, only for code specialised for shapes): every optimization, in order. `run`
+# carries what one step leaves for a later one (the shape oracle, the reciprocals).
+OPTIMIZATIONS = (
+    ("coalesce-copies", lambda tree, k, run: coalesce_copies(tree, k.user_names), False),
+    ("propagate-copies", lambda tree, k, run: propagate_copies(tree, k.user_names), False),
+    ("tidy", lambda tree, k, run: tidy(tree, k.helpers), False),
+    ("fill-numbers", lambda tree, k, run: fill_numbers(tree, k.helpers, k.np_name, k.facts),
+     True),
+    ("drop-dead", lambda tree, k, run: drop_dead(tree, k.helpers), False),
+    ("nest", lambda tree, k, run: nest_single_uses(
+        tree, is_temporary, k.small, lambda stmt: pure_assign(stmt, k.helpers)), False),
+    ("while-condition", lambda tree, k, run: while_condition(tree), False),
+    ("fold-algebra", _fold_algebra, True),
+    ("factor-sums", lambda tree, k, run: factor_sums(tree.body, run["shapes"](), k.np_name),
+     True),
+    ("reuse-buffers", lambda tree, k, run: reuse_buffers(run["shapes"]), True),
+    ("quiet-reciprocals", lambda tree, k, run: quiet_reciprocals(
+        tree.body, run["reciprocals"], k.np_name), True),
+    ("batch-outer-products", lambda tree, k, run: batch_outer_products(tree, k.np_name),
+     True),
+    ("drop-lonely-comments", lambda tree, k, run: drop_lonely_comments(tree), False),
+    ("free-after-last-use", lambda tree, k, run: free_after_last_use(tree, k.small), False),
+)
+
+
+def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None) -> gast.FunctionDef:
+    """Run every optimization on `tree` in place (those for known shapes only when the
+    code is specialised) and return it."""
+    trace = trace or _Trace()
+    run = {}
+    for name, step, specialised_only in OPTIMIZATIONS:
+        if specialised_only and not known.arrays:
+            continue
+        step(tree, known, run)
+        trace(name, tree)
+    return tree
 
 
 _DEEP_LIMIT = 60_000            # frames: about 4 per level of nesting, so ~15000 levels
@@ -241,29 +322,29 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) ->
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, active, specialised)
-    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised)
+    act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
+    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
-    trees = reverse_piece(norm, resolution, act, shape_facts, active, names, piece)
+    norm = tighten(norm, resolution, act, shape_facts)
+    plan = plan_sweeps(norm, resolution, act, shape_facts, piece, piece=True)
+    trees = reverse_piece(norm, resolution, act, shape_facts, active, names, plan, piece)
     np_name = trees.linker.name_for("np", numpy) if specialised else None
-    helpers, user_names = runtime_helpers(trees.linker.names), local_names(src.tree)
-    # the forward function's parameters are the user function's: their shapes are known
+    helpers, user_names = runtime_helpers(trees.linker.names), frozenset(local_names(src.tree))
     # the backward first: its saved values have the primal's shapes, its seed the
     # result's; what it no longer reads, the forward need not save (or compute)
     seed = trees.backward.args.args[0].id
     facts = dict(shape_facts.concrete)
     if norm.returned in facts:
         facts[seed] = facts[norm.returned]
-    optimize(trees.backward, helpers, user_names, arrays={seed: facts[seed]} if specialised
-             and seed in facts else None, np_name=np_name, facts=facts)
+    seeded = {seed: facts[seed]} if specialised and seed in facts else {}
+    optimize(trees.backward, Specialisation(seeded, facts, np_name, _nothing_small, helpers,
+                                            user_names))
     _drop_unread_saved(trees.forward, trees.backward)
-    optimize(trees.forward, helpers, user_names, arrays=specialised, np_name=np_name,
-             facts=shape_facts.concrete)
+    # the forward function's parameters are the user function's: their shapes are known
+    optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
+                                           _nothing_small, helpers, user_names))
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {src.name} ({src.short_filename}:{src.firstlineno}) "
@@ -277,6 +358,15 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
     made.source = source
     made.pieces = tuple(trees.linker.pieces)
+
+
+def _nothing_small(name) -> bool:
+    return False
+
+
+def _front(fn, trace=None):
+    front = front_end(fn, trace=trace)
+    return front.source, front.resolution, front.norm
 
 
 def _drop_unread_saved(forward, backward):
@@ -329,24 +419,78 @@ def _small(shape_facts, namer):
     return lambda name: shape_facts.is_scalar(adjoints.get(name, name))
 
 
+# every step `dump_stage` can show, in the order they run ("grad": the final text,
+# with the pieces of the user functions it calls)
+STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "tighten", "plan", "reverse",
+          *(name for name, _, _ in OPTIMIZATIONS), "codegen", "grad")
+
+
 def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=()) -> str:
-    """The text of one stage, for debugging: 'normalize', 'activity' or 'grad' (the code
-    `grad` compiles, for arguments of any shape or for the `scalars` and `arrays` given as
-    to `compile_gradient`)."""
+    """The text after one step of the recipe (a name in STAGES), for debugging: the code,
+    or what an analysis found. For arguments of any shape, or for the `scalars` and
+    `arrays` given as to `compile_gradient`; a step that does not run for them (an
+    optimization for known shapes) shows nothing."""
     return deep(fn, _dump_stage, fn, wrt, stage, scalars, arrays)
 
 
 def _dump_stage(fn, wrt, stage, scalars, arrays) -> str:
     if stage == "grad":
         return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
-    src = parse_function(fn)
-    check(src)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
-    body = "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in norm.body)
-    if stage == "normalize":
-        return body + "\n"
-    act = activity(norm, resolution, wrt)
+    if stage not in STAGES:
+        raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGES)}")
+    trace = _Trace(stage)
+    _compile(fn, wrt, scalars, frozenset(), False, arrays, trace)
+    return trace.text if trace.text is not None else \
+        f"# stage {stage} does not run for this function and these arguments\n"
+
+
+class _Trace:
+    """Called by the steps with what each made; keeps the text of one stage (none: keeps
+    nothing, and makes no text)."""
+
+    def __init__(self, stage=None):
+        self.stage, self.text = stage, None
+
+    def __call__(self, stage, made):
+        if stage == self.stage:
+            self.text = _TEXTS.get(stage, _tree_text)(made)
+
+
+def _tree_text(tree) -> str:
+    """A function's code, comments included (without codegen's header line)."""
+    return to_source(tree, "").split("\n", 1)[1]
+
+
+def _body_text(body) -> str:
+    return "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in body) + "\n"
+
+
+def _resolution_text(resolution) -> str:
+    return "".join(f"{name}: {callee.kind}\n" for name, callee in
+                   sorted(resolution.callees.items()))
+
+
+def _activity_text(act) -> str:
     return (f"varied: {', '.join(sorted(act.varied))}\n"
             f"useful: {', '.join(sorted(act.useful))}\n"
             f"active: {', '.join(sorted(act.active))}\n")
+
+
+def _shapes_text(facts) -> str:
+    lines = []
+    for name in sorted(facts.classes):
+        found = facts.concrete.get(name)
+        shape = f"  {found[0]} {found[1]}" if found else ""
+        lines.append(f"{name}: {facts.kinds.get(name, '')} {facts.classes[name]}{shape}")
+    return "\n".join(lines) + "\n"
+
+
+def _plan_text(plan) -> str:
+    return (f"the adjoint sweep reads: {', '.join(sorted(plan.reads)) or 'nothing saved'}\n"
+            f"loops planned: {len(plan.loop_reverses)}\n")
+
+
+_TEXTS = {"parse": lambda src: _tree_text(src.tree), "resolve": _resolution_text,
+          "normalize": lambda norm: _body_text(norm.body), "activity": _activity_text,
+          "shapes": _shapes_text, "tighten": lambda norm: _body_text(norm.body),
+          "plan": _plan_text, "codegen": lambda text: text}

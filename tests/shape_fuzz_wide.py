@@ -43,7 +43,7 @@ import numpy as np
 from gradcheck import numeric_grad
 import sgcompiler
 from sgcompiler import SGCompilerError, api
-from sgcompiler.passes import buffers
+from sgcompiler.optimize import buffers
 
 PARAMS = {"x": (4, 3), "w": (3,), "b": (4, 1), "s": (1, 3), "c": ()}
 NAMES = list(PARAMS)

@@ -1,4 +1,4 @@
-"""Exact rewrites that let the gradient work in place (passes/algebra.py).
+"""Exact rewrites that let the gradient work in place (optimize/algebra.py).
 
 `_neg = -y` is folded into the products that read it (`-(y * z)`), and the derivative of
 `log1p(exp(u))`, `g / (1 + e) * e`, is computed as `g / (1 + 1/e)` inside the array of `e`.
@@ -39,7 +39,7 @@ logistic = logreg          # the benchmark's workload
 @pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4)])
 def test_softplus_is_computed_in_the_array_of_exp(shape, monkeypatch):
     from sgcompiler import pipeline
-    from sgcompiler.passes import buffers
+    from sgcompiler.optimize import buffers
     u = np.random.default_rng(1).normal(scale=3.0, size=shape)
     source = _check(softplus, (u,))         # small: one expression
     assert "np.reciprocal(_exp)" in source and "np.errstate" in source
@@ -191,8 +191,8 @@ class _Float64Arrays:
 ])
 def test_fold_algebra_keeps_the_value(body):
     import gast
-    from sgcompiler.codegen import to_source
-    from sgcompiler.passes.algebra import fold_algebra
+    from sgcompiler.backend.codegen import to_source
+    from sgcompiler.optimize.algebra import fold_algebra
 
     tree = gast.parse(body)
     fold_algebra(tree.body, _Float64Arrays(), "np")

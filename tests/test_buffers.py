@@ -1,4 +1,4 @@
-"""Writing into an operand that dies (passes/buffers.py): `np.exp(z, out=z)`.
+"""Writing into an operand that dies (optimize/buffers.py): `np.exp(z, out=z)`.
 
 Each case checks the gradient against finite differences and what the generated code
 does: where a write into a buffer is allowed (the operand is an array this code made, of
@@ -197,7 +197,7 @@ def test_an_operation_on_a_new_temporary_writes_into_it(monkeypatch):
     # e.g. d_add = 1.0 / (2.0 * c): the product is a new array, the quotient goes into it
     # (for arrays of 64 KiB and more; a small one keeps the expression whole)
     from sgcompiler import pipeline
-    from sgcompiler.passes import buffers
+    from sgcompiler.optimize import buffers
     rng = np.random.default_rng(8)
     args = rng.normal(size=5), rng.normal(size=5)
     source = _grad_and_source(reciprocal_root, *args, wrt=(0, 1))
@@ -287,10 +287,11 @@ def _reused(source, arrays, monkeypatch):
 
     import gast
 
-    from sgcompiler.passes import buffers
+    from sgcompiler.optimize import buffers
+    from sgcompiler.optimize.code_shapes import code_shapes
     monkeypatch.setattr(buffers, "_LARGE", 0)
     tree = gast.parse(source).body[0]
-    buffers.reuse_buffers(tree, arrays, "np", {})
+    buffers.reuse_buffers(code_shapes(tree, arrays, "np", {}))
     return stdast.unparse(gast.gast_to_ast(gast.Module(body=[tree], type_ignores=[])))
 
 

@@ -6,12 +6,12 @@ import textwrap
 import gast
 import pytest
 
-from sgcompiler.passes.optimize import _propagate_copies
+from sgcompiler.optimize.cleanup import propagate_copies
 
 
 def propagated(src, user_names=()):
     tree = gast.parse(textwrap.dedent(src)).body[0]
-    _propagate_copies(tree, frozenset(user_names))
+    propagate_copies(tree, frozenset(user_names))
     return ast.unparse(gast.gast_to_ast(tree)).split("\n", 1)[1]
 
 
@@ -61,15 +61,15 @@ def test_user_names_stay():
 
 # --- numbers nested into their one use, inside loops --------------------------------------------
 
-from sgcompiler.passes.nest import nest_single_uses  # noqa: E402
-from sgcompiler.passes.optimize import _pure_assign, _temporary, _while_condition  # noqa: E402
+from sgcompiler.optimize.nest import nest_single_uses  # noqa: E402
+from sgcompiler.optimize.cleanup import pure_assign, is_temporary, while_condition  # noqa: E402
 
 
 def nested(src, numbers=("x", "y", "n")):
     tree = gast.parse(textwrap.dedent(src)).body[0]
-    nest_single_uses(tree, _temporary, lambda name: name in numbers,
-                     lambda stmt: _pure_assign(stmt, {}))
-    _while_condition(tree)
+    nest_single_uses(tree, is_temporary, lambda name: name in numbers,
+                     lambda stmt: pure_assign(stmt, {}))
+    while_condition(tree)
     return ast.unparse(gast.gast_to_ast(tree)).split("\n", 1)[1]
 
 

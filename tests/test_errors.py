@@ -1,4 +1,5 @@
 """Every refused construct gets an SGCompilerError naming the function, file and line."""
+import importlib.util
 import inspect
 
 import numpy as np
@@ -79,8 +80,27 @@ def test_shadowed_stop_gradient_is_differentiated():
 def test_wrong_wrt():
     with pytest.raises(SGCompilerError, match="not a parameter"):
         grad(S.generator, wrt="nope")
-    with pytest.raises(SGCompilerError, match="has only 1 parameters"):
+    with pytest.raises(SGCompilerError, match="wrt=3 is not a parameter position"):
         grad(S.generator, wrt=3)
+    with pytest.raises(SGCompilerError, match="picks parameter 'x' twice"):
+        grad(S.generator, wrt=(0, "x"))
+    with pytest.raises(SGCompilerError, match="no parameters to differentiate"):
+        grad(lambda: 1.0)
+
+
+def test_file_that_is_not_valid_text_is_named(tmp_path):
+    # Python 3.11 imports a file with a latin-1 byte in a comment, but cannot show its source
+    path = tmp_path / "notutf8_module.py"
+    path.write_bytes(b"def f(x):\n    # caf\xe9\n    return x * x\n")
+    spec = importlib.util.spec_from_file_location("notutf8_module", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError:
+        pytest.skip("this Python refuses the file")
+    with pytest.raises(SGCompilerError, match=r"f \(notutf8_module.py:2\): the file is not "
+                                              r"valid utf-8 text \(byte 0xe9 on line 2\)"):
+        grad(module.f)(1.0)
 
 
 def test_source_not_available():

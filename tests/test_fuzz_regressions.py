@@ -746,10 +746,10 @@ def _reassigned(x):
 def test_refusal_messages_name_no_internal_variable():
     # a long random program was refused naming '_return_value', the compiler's own
     # variable for an early return; messages now name a user's variable or say what it is
-    from sgcompiler.passes.activity import _who
-    from sgcompiler.passes.normalize import normalize
-    from sgcompiler.passes.resolve import resolve
-    from sgcompiler.source import parse_function
+    from sgcompiler.analysis.activity import _who
+    from sgcompiler.frontend.normalize import normalize
+    from sgcompiler.frontend.resolve import resolve
+    from sgcompiler.frontend.source import parse_function
     src = parse_function(_reassigned)
     norm = normalize(src, resolve(src))
     assert norm.namer.user_name("a_1") == "a"       # the second a

@@ -5,7 +5,8 @@ import copy
 import gast
 import pytest
 
-from sgcompiler.passes.inline import _clone, inline, load
+from sgcompiler.ir.builders import load
+from sgcompiler.reverse.inline import _clone, inline
 from sgcompiler.rules.registry import all_rules
 
 
@@ -30,7 +31,7 @@ class _Fn:
 
 
 def _linker():
-    from sgcompiler.passes.inline import Linker
+    from sgcompiler.reverse.inline import Linker
     return Linker(_Fn(), _Namer())
 
 

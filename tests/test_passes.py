@@ -7,11 +7,11 @@ import gast
 import numpy as np
 import pytest
 
-from sgcompiler.passes.activity import activity
-from sgcompiler.passes.check import check
-from sgcompiler.passes.normalize import is_atom, normalize
-from sgcompiler.passes.resolve import resolve
-from sgcompiler.source import parse_function
+from sgcompiler.analysis.activity import activity
+from sgcompiler.frontend.check import check
+from sgcompiler.frontend.normalize import is_atom, normalize
+from sgcompiler.frontend.resolve import resolve
+from sgcompiler.frontend.source import parse_function
 from sgcompiler.pipeline import compile_gradient
 import sgcompiler
 

@@ -1,4 +1,4 @@
-"""Gradients specialised for their arguments' shapes (passes/sizes.py and what uses it).
+"""Gradients specialised for their arguments' shapes (analysis/sizes.py and what uses it).
 
 A gradient is compiled for the shapes and dtypes of the arrays of the call, so shape work
 that a hand-writer would not do is done at compile time: `unbroadcast` becomes the sum it
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from sgcompiler import api, grad, value_and_grad
-from sgcompiler.passes.normalize import normalize
-from sgcompiler.passes.resolve import resolve
-from sgcompiler.passes.shapes import shapes
-from sgcompiler.source import parse_function
+from sgcompiler.frontend.normalize import normalize
+from sgcompiler.frontend.resolve import resolve
+from sgcompiler.analysis.shapes import shapes
+from sgcompiler.frontend.source import parse_function
 
 from gradcheck import numeric_grad
 

@@ -10,9 +10,9 @@ import pytest
 
 from gradcheck import assert_grad_matches
 from sgcompiler import grad
-from sgcompiler.passes.activity import activity
-from sgcompiler.passes.shapes import shapes
-from sgcompiler.passes.tighten import tighten
+from sgcompiler.analysis.activity import activity
+from sgcompiler.analysis.shapes import shapes
+from sgcompiler.reverse.tighten import tighten
 from test_passes import normal
 
 

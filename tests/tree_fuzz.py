@@ -38,7 +38,7 @@ import numpy as np
 from gradcheck import leaves, replace_leaf
 import sgcompiler
 from sgcompiler import SGCompilerError, api
-from sgcompiler.passes import buffers
+from sgcompiler.optimize import buffers
 
 ORIGINAL_LARGE = buffers._LARGE
 ORIGINAL_MAX_SHAPES = api.MAX_SHAPES

@@ -4,21 +4,23 @@
 matrices. Matrix functions of symmetric input (cholesky, eigvalsh) read one triangle of
 their argument, and their gradients say so: they are zero on the triangle not read.
 """
+import operator
+
 import numpy as np
 
-from ..runtime import (dot_grad_left, dot_grad_right, matmul_grad_left, matmul_grad_right,
-                       mT)
-from ..runtime_linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, eigh_grad,
-                              eigvalsh_grad, einsum_grad, inner_grad_a, inner_grad_b, kron_grad,
-                              matrix_power_grad, multi_dot_grads, pinv_grad, slogdet_grad,
-                              solve_grad_a, solve_grad_b, svdvals_grad, tensordot_grad_a,
-                              tensordot_grad_b, trace_grad, vecdot_grad)
+from ..runtime import mT
+from ..runtime.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
+                              dot_grad_right, eigh_grad, eigvalsh_grad, einsum_grad,
+                              inner_grad_a, inner_grad_b, kron_grad, matmul_grad_left,
+                              matmul_grad_right, matrix_power_grad, multi_dot_grads, pinv_grad,
+                              slogdet_grad, solve_grad_a, solve_grad_b, svdvals_grad,
+                              tensordot_grad_a, tensordot_grad_b, trace_grad, vecdot_grad)
 from .registry import present, vjp
 
 # --- products ---------------------------------------------------------------------------------
 
 
-@vjp(np.matmul, *present(np.linalg, "matmul"))
+@vjp(np.matmul, operator.matmul, *present(np.linalg, "matmul"))
 def matmul(g, ans, x1, x2):
     return matmul_grad_left(g, x1, x2), matmul_grad_right(g, x1, x2)
 

@@ -1,10 +1,12 @@
-"""Derivative rules of NumPy's elementwise functions (ufuncs and friends). See registry.py.
+"""Derivative rules of NumPy's elementwise functions (ufuncs and friends), and of Python's
+arithmetic operators, which share them (`x * y` is `np.multiply(x, y)`). See registry.py.
 
 Constants are Python floats (`math.log(2.0)`, not `np.log(2.0)`), so a float32 gradient
 stays float32. Reductions are in reductions.py, linear algebra in linalg.py, shapes and
 indexing in shapes.py, and functions without a gradient in constants.py.
 """
 import math
+import operator
 
 import numpy as np
 
@@ -82,7 +84,7 @@ def reciprocal(g, ans, x):
     return -g * ans ** 2
 
 
-@vjp(np.power, np.float_power, elementwise=True,
+@vjp(np.power, np.float_power, operator.pow, elementwise=True,
      notes="the exponent's gradient uses log(x1); it is 0 where x1 == 0")
 def power(g, ans, x1, x2):
     return (unbroadcast(g * x2 * x1 ** (x2 - 1), x1),
@@ -187,11 +189,12 @@ def abs(g, ans, x):
     return g * np.sign(x)
 
 
-@vjp(np.negative, elementwise=True)
+@vjp(np.negative, operator.neg, elementwise=True)
 def negative(g, ans, x):
     return -g
 
 
+@vjp(operator.pos, elementwise=True)
 @vjp(np.positive, np.conjugate, elementwise=True, notes="real input")
 def positive(g, ans, x):
     return g
@@ -220,27 +223,27 @@ def nan_to_num(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
 # --- arithmetic -----------------------------------------------------------------------------
 
 
-@vjp(np.add, elementwise=True)
+@vjp(np.add, operator.add, elementwise=True)
 def add(g, ans, x1, x2):
     return unbroadcast(g, x1), unbroadcast(g, x2)
 
 
-@vjp(np.subtract, elementwise=True)
+@vjp(np.subtract, operator.sub, elementwise=True)
 def subtract(g, ans, x1, x2):
     return unbroadcast(g, x1), unbroadcast(-g, x2)
 
 
-@vjp(np.multiply, elementwise=True)
+@vjp(np.multiply, operator.mul, elementwise=True)
 def multiply(g, ans, x1, x2):
     return unbroadcast(g * x2, x1), unbroadcast(g * x1, x2)
 
 
-@vjp(np.divide, elementwise=True)
+@vjp(np.divide, operator.truediv, elementwise=True)
 def divide(g, ans, x1, x2):
     return unbroadcast(g / x2, x1), unbroadcast(-g * x1 / x2 ** 2, x2)
 
 
-@vjp(np.remainder, elementwise=True, notes="jumps where x1 / x2 is an integer")
+@vjp(np.remainder, operator.mod, elementwise=True, notes="jumps where x1 / x2 is an integer")
 def remainder(g, ans, x1, x2):
     return unbroadcast(g, x1), unbroadcast(-g * np.floor_divide(x1, x2), x2)
 

@@ -5,10 +5,11 @@ of its input; the NaN-ignoring variants send nothing to the NaNs.
 """
 import numpy as np
 
-from ..runtime import (average_grad_a, average_grad_weights, choose_grad, cumprod_grad,
-                       cumsum_grad, divide_or_zero, median_grad, nan_count, prod_grad,
-                       reduced_size, unreduce)
-from ..runtime_linalg import matrix_norm_grad, norm_grad, vector_norm_grad
+from ..runtime.reductions import (average_grad_a, average_grad_weights, choose_grad,
+                                  cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
+                                  nan_count, prod_grad)
+from ..runtime import reduced_size, unreduce
+from ..runtime.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
 from .registry import present, vjp
 
 

@@ -11,8 +11,8 @@ import scipy.special
 from scipy.special import digamma, expit, i0, i0e, i1, i1e, polygamma, zeta
 
 from ..runtime import mT, unbroadcast
-from ..runtime_linalg import cholesky_grad, eigvalsh_grad
-from ..runtime_scipy import (ASSUME_A, expm_grad, inv_grad, logsumexp_grad_a, logsumexp_grad_b,
+from ..runtime.linalg import cholesky_grad, eigvalsh_grad
+from ..runtime.scipy import (ASSUME_A, expm_grad, inv_grad, logsumexp_grad_a, logsumexp_grad_b,
                              solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
                              solve_triangular_grad_b, sqrtm_grad)
 from .registry import vjp

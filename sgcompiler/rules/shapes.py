@@ -3,17 +3,19 @@
 These functions move elements without changing them, so each gradient moves `g` back:
 the inverse movement (transpose, flip, roll), or a sum where an element was used more
 than once (tile, repeat, take). Array methods (`x.ravel()`, `x.astype(float)`) reach
-these rules through passes/ops.py.
+these rules through analysis/ops.py.
 """
 import numpy as np
 
-from ..runtime import astype, cast_grad, real_dtype, transpose_grad, unbroadcast
-from ..runtime_arrays import (COPYING_PAD_MODES, append_grad, column_stack_grad, delete_grad, diff_grad,
-                              dstack_grad, hsplit_axis, hstack_grad, interp_grad_fp,
-                              interp_grad_x, join_pieces, linspace_fractions, pad_grad,
-                              polyval_grad_p, polyval_grad_x, repeat_grad, select_default_grad,
-                              select_grads, sort_grad, split_like, take_along_axis_grad,
-                              take_grad, tile_grad, trapezoid_grad, unstack, vstack_grad)
+from ..runtime import unbroadcast
+from ..runtime.shapes import (COPYING_PAD_MODES, append_grad, astype, cast_grad,
+                              column_stack_grad, delete_grad, diff_grad, dstack_grad,
+                              hsplit_axis, hstack_grad, interp_grad_fp, interp_grad_x,
+                              join_pieces, linspace_fractions, pad_grad, polyval_grad_p,
+                              polyval_grad_x, real_dtype, repeat_grad,
+                              select_default_grad, select_grads, sort_grad, split_like,
+                              take_along_axis_grad, take_grad, tile_grad, transpose_grad,
+                              trapezoid_grad, unstack, vstack_grad)
 from .registry import present, vjp
 
 # --- shapes and axes --------------------------------------------------------------------------

@@ -1,0 +1,400 @@
+"""Activity analysis: which variables need an adjoint.
+
+A variable is *varied* if it depends differentiably on a `wrt` argument, and *useful* if the
+returned value depends differentiably on it. Only variables that are both (*active*) get
+adjoints. `stop_gradient(...)` and non-differentiable operations cut the dependence:
+
+    activity("z = x * 2; m = stop_gradient(z); y = m * x; return y", wrt={"x"})
+        varied = {x, z, y}      (m is a constant to the compiler)
+        useful = {y, m, x}
+        active = {x, y}         -> no adjoint statement for z or the stopped value
+
+The analysis is flow-insensitive over names (a fixed point over every statement, so loops
+and branches need nothing special); the normal form's versioned names keep it precise for
+straight-line code. It also refuses, with a location, an active value that reaches an
+operation with no derivative: an unknown function is an error, never a silent zero.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import describe, errors_at
+from .memory import IfEnd, exclusive, linear_paths, own_reads
+from ..frontend.resolve import local_names
+from ..frontend.normalize import Normalized
+from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, NO_RULE,
+                  assignments, describe_stmt, is_append, target_of)
+
+
+@dataclass(frozen=True)
+class Activity:
+    varied: frozenset
+    useful: frozenset
+    active: frozenset
+
+    def is_active(self, name: str) -> bool:
+        return name in self.active
+
+
+def activity(norm: Normalized, resolution, wrt, arrays=None,
+             scalars=frozenset(), callees=None) -> Activity:
+    """Compute the active variables of `norm` for differentiation with respect to `wrt`.
+    `arrays` (parameter -> (shape, dtype), when the code is specialised for them) tells
+    an element of an array parameter (a number, `x[0]` of a vector) from a view of it;
+    `scalars` are parameters known to be Python numbers (which share memory with nothing).
+    `callees` (summaries.Callees) tells which arguments a user function may return.
+
+    Raises:
+        SGCompilerError: when an active value flows into an operation without a derivative.
+    """
+    fn = norm.fn
+    flows = []          # (target, inputs, op, statement)
+    for stmt in assignments(norm.body):
+        op = describe_stmt(stmt, resolution, fn)
+        flows.append((target_of(stmt), [name for _, name in op.inputs], op, stmt))
+    varied = _fixed_point(set(wrt), [(t, ins) for t, ins, _, _ in flows])
+    useful = _fixed_point({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins])
+    active = frozenset(varied & useful)
+    _refuse_blocked(fn, flows, varied, useful)
+    _refuse_unsupported(fn, flows, varied, useful)
+    _refuse_aliased_writes(norm, flows, active)
+    _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
+    return Activity(frozenset(varied), frozenset(useful), active)
+
+
+# results that may share memory with an input (views, the input itself)
+_VIEWS = {"np.reshape", "np.transpose", "np.squeeze", "np.expand_dims", "np.asarray",
+          "np.ravel", "np.swapaxes", "np.moveaxis", "np.broadcast_to", "np.diagonal"}
+
+
+def is_view(op, stmt) -> bool:
+    """Whether the statement's result may be a view of an input (`x.ravel()`, `x.T`), not
+    a copy (`x.flatten()` shares ravel's derivative rule, but always copies)."""
+    value = stmt.value
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+            value.func.attr == "flatten":
+        return False
+    return op.kind == RULE and op.rule.name in _VIEWS
+
+
+def _refuse_aliased_writes(norm, flows, active):
+    """x[i] = v is differentiated as a write into x alone; refuse when another variable
+    may hold the same memory (an argument, a copy, a view), since its adjoint would
+    miss the write."""
+    written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in active}
+    if not written:
+        return
+    reads = {}
+    for _, _, op, _ in flows:
+        for name in op.reads:
+            reads[name] = reads.get(name, 0) + 1
+    problems = []
+    for target, inputs, op, stmt in flows:
+        if op.kind == COPY and _single_use_temporary(op.inputs[0][1], norm, reads):
+            continue       # `buf = _mul`: the new array of `buf = buf * 2.0`
+        if op.kind == SETITEM:
+            if target in norm.params:
+                problems.append(describe(norm.fn, stmt, f"writing into the argument "
+                                         f"'{target}' changes the caller's array; copy it "
+                                         f"first ({target} = {target}.copy())"))
+            continue
+        if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, NO_RULE) or
+                                  is_view(op, stmt)):
+            problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
+                                     "but may share memory with another value here; make "
+                                     "it a copy (.copy()) before writing into it"))
+        shared = [n for n in op.reads if n in written]
+        if shared and op.kind in (COPY, STOPPED, CONTAINER, APPEND, CALL) or \
+                shared and is_view(op, stmt):
+            problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
+                                     "and this keeps a reference to it; use "
+                                     f"{shared[0]}.copy() here"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _single_use_temporary(name, norm, reads) -> bool:
+    """A temporary the normal form made (not a user's name), read once: by this copy."""
+    return name not in local_names(norm.fn.tree) and reads.get(name) == 1
+
+
+def _loop_targets(body):
+    """(names bound by `for ... in range(...)` loops, names bound by other for loops)."""
+    ranges, other = set(), set()
+    for stmt in body:
+        if isinstance(stmt, gast.For):
+            over_range = isinstance(stmt.target, gast.Name) and \
+                isinstance(stmt.iter, gast.Call) and isinstance(stmt.iter.func, gast.Name) \
+                and stmt.iter.func.id == "range"
+            (ranges if over_range else other).update(
+                n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name))
+        for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+            if isinstance(inner, list):
+                more = _loop_targets(inner)
+                ranges |= more[0]
+                other |= more[1]
+    return ranges, other
+
+
+def _elements(flows, arrays, bound, counters) -> set:
+    """Ids of statements `v = x[i, j]` that read one element of array parameter x (never
+    `bound` in the function) by as many whole-number indices (constants, `counters`) as x
+    has axes: a NumPy number, which shares no memory with x."""
+    found = set()
+    for _, _, op, stmt in flows:
+        value = stmt.value
+        if op.kind != INDEX or not isinstance(value, gast.Subscript) or \
+                not isinstance(value.value, gast.Name):
+            continue
+        x = value.value.id
+        if x not in arrays or x in bound or arrays[x][1].kind not in "biufc":
+            continue        # (an element of an object array may be a list)
+        index = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        whole = all(isinstance(i, gast.Constant) and type(i.value) is int or
+                    isinstance(i, gast.Name) and i.id in counters for i in index)
+        if whole and len(index) == len(arrays[x][0]):
+            found.add(id(stmt))
+    return found
+
+
+def _refuse_shared_augmented(norm, flows, arrays, scalars, callees):
+    """`x += y` updates an array in place in Python, so another name for the same array
+    (b = x, a view x[...] or x.T) sees the change; the normal form makes a new value
+    instead. Refuse when such a name is read after the update, rather than differ."""
+    if not norm.augmented:
+        return
+    points = _Points(linear_paths(norm.body))
+    edges = _alias_edges(norm, flows, arrays, scalars, callees)
+    problems = []
+    for stmt_id, name in norm.augmented:
+        for at in points.positions.get(stmt_id, ()):
+            seen = _shared_reads(points, edges, name, at)
+            if seen:
+                user = norm.namer.user_name(name)
+                problems.append(describe(norm.fn, points.order[at], f"'+=' and the like "
+                                         f"change an array in place, and "
+                                         f"{_who(norm, seen)} refers to the same array; "
+                                         f"write {user} = {user} + ... (a new array) or "
+                                         "copy it first (.copy())"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+class _Points:
+    """The statements of a function in linear order (both branches of an if, a loop
+    body once), with where each name is assigned."""
+
+    def __init__(self, walk):
+        self.order = [s for s, _ in walk]
+        self.paths = [p for _, p in walk]
+        self.positions, self.assigned_at, self.opened = {}, {}, {}
+        for i, s in enumerate(self.order):
+            self.positions.setdefault(id(s), []).append(i)
+            if isinstance(s, IfEnd):          # both branches assigned these
+                # where the if began
+                self.opened[i] = max(j for j in self.positions[id(s.stmt)] if j < i)
+                for name in s.assigns:
+                    self.assigned_at.setdefault(name, []).append(i)
+            elif isinstance(s, gast.Assign) or is_append(s):
+                self.assigned_at.setdefault(target_of(s), []).append(i)
+
+    def rebound(self, name, start, stop) -> bool:
+        """name is certainly assigned after `start` on the way to `stop` (an assignment in
+        a branch that may not run does not count, and the end of an if whose branches
+        both assign it ends only links made before that if, not those its branches make)."""
+        paths = self.paths
+        return any(start < i < stop and paths[stop][:len(paths[i])] == paths[i]
+                   and not (i in self.opened and self.opened[i] < start)
+                   for i in self.assigned_at.get(name, ()))
+
+
+def _alias_edges(norm, flows, arrays, scalars, callees) -> list:
+    """(name, name it may share an array with, statement that links them): copies,
+    views, elements of arrays, and arguments a user function may return."""
+    # a user function's result may be one of its arguments (helper(u) returns u when its
+    # loop runs no trips)
+    calls = _call_edges(flows, callees)
+    # elements of a tuple or list (a call's results, a literal) are separate objects
+    separate = {t for t, _, op, _ in flows if op.kind in (CALL, CONTAINER) or
+                (op.kind == RULE and op.rule.multiple_results)} - {t for t, _, _ in calls}
+    assigned = {t for t, _, _, _ in flows}
+    ranges, other = _loop_targets(norm.body)
+    bound = assigned | ranges | other
+    elements = _elements(flows, arrays, bound, counters=ranges - other - assigned)
+    edges = [(t, op.inputs[0][1] if op.inputs else op.reads[0], stmt)
+             for t, _, op, stmt in flows
+             if (op.kind in (COPY, STOPPED, INDEX) or
+                 is_view(op, stmt)) and (op.inputs or op.reads)
+             and not (op.kind == INDEX and op.inputs and op.inputs[0][1] in separate)
+             and id(stmt) not in elements]
+    numbers = set(scalars) - bound          # Python numbers: nothing can share them
+    return [(a, b, stmt) for a, b, stmt in edges if b not in numbers] + calls
+
+
+def _shared_reads(points, edges, name, at) -> set:
+    """Names that refer to `name`'s array when the update at `at` changes it, read by
+    the first later statement that reads any (empty: none is)."""
+    # links made before the update, with neither name assigned again in between: a name
+    # may refer to itself or to what it was made from (a copy, a view, an element, a
+    # returned argument). Two names share an array when what they may refer to meets;
+    # `t = a if c else y` links t to both, but not a to y.
+    made_from = {}
+    for a, b, stmt in edges:
+        if any(pos < at and not points.rebound(a, pos, at) and
+               not points.rebound(b, pos, at) and
+               not exclusive(points.paths[pos], points.paths[at])
+               for pos in points.positions.get(id(stmt), ())):
+            made_from.setdefault(a, set()).add(b)
+            made_from.setdefault(b, set())
+    mine = _reachable(name, made_from)
+    others = {n for n in made_from if n != name and _reachable(n, made_from) & mine}
+    for j in range(at + 1, len(points.order)):
+        seen = {n for n in own_reads(points.order[j]) & others
+                if not points.rebound(n, at, j)}
+        if seen:
+            return seen
+    return set()
+
+
+def _who(norm, names) -> str:
+    """How a message names one of `names`: a variable of the user's if there is one."""
+    mine = local_names(norm.fn.tree) | set(norm.params)
+    users = sorted({norm.namer.user_name(n) for n in names} & mine)
+    if users:
+        return f"'{users[0]}'"
+    if any(n.startswith("_return_value") for n in names):
+        return "the value an earlier 'return' gave"
+    return "a value made from it"
+
+
+def _reachable(name, made_from) -> set:
+    """name and every name it may have been made from, directly or through others."""
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(made_from.get(n, ()))
+    return seen
+
+
+def _call_edges(flows, callees):
+    """(result, argument, statement) for each argument a user function may return."""
+    out = []
+    for target, _, op, stmt in flows:
+        if op.kind == CALL:
+            params = callees.returned_params(op.rule) if callees else all_params(op.rule)
+            for param in sorted(params):
+                atom = op.args.get(param)
+                if isinstance(atom, gast.Name):
+                    out.append((target, atom.id, stmt))
+    return out
+
+
+def _fixed_point(seed: set, edges) -> set:
+    """Names reachable from `seed` along edges (target, sources): target if any source."""
+    reached = set(seed)
+    changed = True
+    while changed:
+        changed = False
+        for target, sources in edges:
+            if target not in reached and any(s in reached for s in sources):
+                reached.add(target)
+                changed = True
+    return reached
+
+
+def _refuse_blocked(fn, flows, varied, useful) -> None:
+    # Where no gradient can flow (an unknown function, an attribute), follow the values as
+    # if it could, so that a chain of such operations is refused, not silently cut.
+    passing = [(t, ins + [n for _, n in op.blocked] if op.kind == NO_RULE else ins)
+               for t, ins, op, _ in flows]
+    varied = _fixed_point(set(varied), passing)
+    useful = _fixed_point(set(useful), [(i, [t]) for t, ins in passing for i in ins])
+    problems, reported = [], set()
+    for target, _, op, stmt in flows:
+        if target not in useful:
+            continue
+        for param, name in op.blocked:
+            if name not in varied:
+                continue
+            reported.add(target)
+            if name in reported:       # the operation that made `name` is reported already
+                continue
+            if op.kind == NO_RULE:
+                what = f"there is no derivative rule for {op.what}"
+            elif op.kind == RULE:
+                what = f"the derivative rule of {op.what} gives no gradient for its " \
+                       f"parameter '{param}'"
+            else:
+                what = f"{op.what} is not differentiable"
+            problems.append(describe(fn, stmt, f"'{name}' depends on the differentiated "
+                                               f"argument, but {what}; wrap it in "
+                                               "stop_gradient if no gradient should flow "
+                                               "there, or register a rule with "
+                                               "sgcompiler.adjoint"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _refuse_unsupported(fn, flows, varied, useful) -> None:
+    """A gradient through a rule called with an option its rule does not handle
+    (np.pad(mode="linear_ramp"), np.average(returned=True)) is refused here, with the
+    line, rather than raising in the generated code. (An option given as a variable is
+    known only at run time: the runtime helper checks it then.)"""
+    local = local_names(fn.tree)
+    problems = []
+    for target, ins, op, stmt in flows:
+        if op.kind != RULE or not op.rule.supported or target not in useful \
+                or not any(n in varied for n in ins):
+            continue
+        for param, allowed in op.rule.supported.items():
+            known, value = _literal(fn, op.args[param], local) if param in op.args \
+                else (True, op.rule.defaults.get(param))
+            if not known:
+                continue        # a variable (a parameter, say): checked when it runs
+            if callable(allowed):
+                if allowed(value):
+                    continue
+                shown = ""
+            elif any(value is a or type(value) is type(a) and value == a for a in allowed):
+                continue
+            else:
+                shown = f"; the supported values are {', '.join(map(repr, allowed))}"
+            text = repr(value)
+            problems.append(describe(fn, stmt, f"the gradient of {op.rule.name} with "
+                                               f"{param}={text} is not supported{shown}; "
+                                               "wrap the call in stop_gradient if no "
+                                               "gradient should flow through it"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _literal(fn, node, local):
+    """(True, value) for a constant, or a global name or attribute chain (np.complex64);
+    (False, None) for a value known only at run time."""
+    if isinstance(node, gast.Constant):
+        return True, node.value
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or node.id in local:
+        return False, None
+    found, value = fn.lookup(node.id)
+    for attr in reversed(parts):
+        value = getattr(value, attr, None)
+    return found, value
+
+
+def all_params(fn) -> frozenset:
+    """Every parameter of `fn` (what its result may be, when nothing else is known)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return frozenset()
+    return frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+__all__ = ["Activity", "activity", "all_params", "assignments", "is_view", "COPY", "INDEX"]

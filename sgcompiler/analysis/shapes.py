@@ -1,0 +1,315 @@
+"""Shape facts: which variables provably have the same shape, and which are scalars.
+
+Used to drop `unbroadcast` where no broadcasting can have happened, so the generated code
+reads `dx = dz * e` rather than `dx = unbroadcast(dz * e, x)`:
+
+    z = x - m        (m scalar)  ->  z has x's shape
+    e = np.exp(z)                ->  e has x's shape
+    t = np.sum(e)                ->  t is a scalar
+
+Each variable gets a class: SCALAR (shape ()), or a representative variable whose shape it
+provably shares. A variable assigned twice with different classes gets a class of its own.
+`scalars` names arguments known to be Python numbers (the caller specialises on them).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import gast
+
+from .activity import assignments
+from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
+                  describe_stmt, target_of)
+from .ops import CONTAINER as BUILD
+from .sizes import WEAK, concrete_shapes, unwritten_leaves
+
+SCALAR = "<scalar>"
+REDUCED = "<reduced "   # <reduced (axes)>class: a keepdims reduction of that class
+ARRAY, CONTAINER, EITHER = "array", "container", "either"
+
+
+@dataclass(frozen=True)
+class Shapes:
+    classes: dict      # name -> SCALAR or representative name
+    kinds: dict        # name -> ARRAY (a number or array), CONTAINER (list, tuple, dict)
+    #                    or EITHER (either: an element of a container, a call's result)
+    ints: frozenset = frozenset()   # names that always hold Python ints (loop indexes)
+    concrete: dict = field(default_factory=dict)   # name -> (shape, dtype), see sizes.py
+    # (parameter, key, ...) -> (shape, dtype): arrays of parameter trees the function never
+    # writes or rebinds (a call passes them on to the callee's code)
+    leaves: dict = field(default_factory=dict)
+
+    def kind(self, name) -> str:
+        kind = self.kinds.get(name, ARRAY)
+        if kind == EITHER and name in self.concrete:
+            return ARRAY    # (a call's result whose shape is known: a number or an array)
+        return kind
+
+    def of(self, name) -> str:
+        known = self.concrete.get(name)
+        if known is not None:
+            return SCALAR if known[0] == () else concrete_class(known[0])
+        return self.classes.get(name, name)
+
+    def shape(self, name):
+        """The concrete shape of `name` (a tuple), or None when it is not known."""
+        known = self.concrete.get(name)
+        return None if known is None else known[0]
+
+    def dtype(self, name):
+        """The floating dtype of `name` when it is certain, else None."""
+        known = self.concrete.get(name)
+        return None if known is None or known[1] is WEAK else known[1]
+
+    def same(self, a, b) -> bool:
+        return self.of(a) == self.of(b)
+
+    def is_scalar(self, name) -> bool:
+        return self.of(name) == SCALAR
+
+
+def concrete_class(shape) -> str:
+    """The shape class of every variable of this concrete shape."""
+    return f"<shape {tuple(shape)}>"
+
+
+def class_shape(cls):
+    """The concrete shape a class stands for, or None (a class of unknown shape)."""
+    if cls == SCALAR:
+        return ()
+    if isinstance(cls, str) and cls.startswith("<shape "):
+        return ast.literal_eval(cls[len("<shape "):-1])
+    return None
+
+
+def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None,
+           callees=None) -> Shapes:
+    """Shape classes and kinds of every variable of `norm`. `trees` names parameters
+    that are containers (parameter trees); `arrays` maps parameters to the (shape, dtype)
+    of the arrays the gradient is specialised for; `callees` (summaries.Callees) tells
+    what user functions return and which of their parameters are dicts."""
+    statements = [(stmt, describe_stmt(stmt, resolution, norm.fn))
+                  for stmt in assignments(norm.body)]
+    shape_names = frozenset(
+        target_of(stmt) for stmt, _ in statements if isinstance(stmt.value, gast.Attribute)
+        and stmt.value.attr == "shape")
+    classes = {p: (SCALAR if p in scalars else p) for p in norm.params}
+    counts = {}
+    for stmt, _ in statements:
+        counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
+    # a name assigned once follows its inputs; one assigned more often (or a parameter that
+    # is assigned) keeps one class only while every assignment agrees
+    multiple = {n for n, c in counts.items() if c > 1 or n in classes}
+    conflicted = set()
+    # Loops can carry a value around to an earlier statement, so repeat to a fixed point;
+    # it comes quickly, since a class only ever changes to "a class of its own".
+    while True:
+        before = dict(classes)
+        for stmt, op in statements:
+            target = target_of(stmt)
+            cls = _class_of(stmt, op, classes, shape_names)
+            cls = target if cls is None else cls
+            if target in conflicted or (target in multiple and target in before
+                                        and before[target] != cls):
+                conflicted.add(target)
+                classes[target] = target
+            else:
+                classes[target] = cls
+        if classes == before:
+            break
+    kinds = _kinds(norm, statements, trees, callees)
+    ints = _ints(norm.body, statements, resolution)
+    concrete = {}
+    if arrays:
+        known_scalars = {n for n, c in classes.items() if c == SCALAR}
+        concrete = concrete_shapes(statements, dict(arrays), known_scalars, ints,
+                                   callees.call_result if callees else None)
+        # only plain values, not containers (an item of one is known only as an array of
+        # a parameter tree)
+        concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
+    assigned = {target_of(stmt) for stmt, _ in statements}
+    leaves = unwritten_leaves(arrays or {}, assigned)
+    return Shapes(classes, kinds, ints, concrete, leaves)
+
+
+def _atom_class(node, classes):
+    if isinstance(node, gast.Constant):
+        return SCALAR if isinstance(node.value, (int, float, bool)) else None
+    if isinstance(node, gast.Name):
+        return classes.get(node.id, node.id)
+    return None
+
+
+def _class_of(stmt, op, classes, shape_names):
+    rhs = stmt.value
+    if op.kind == SETITEM:
+        return classes.get(op.inputs[0][1], op.inputs[0][1])
+    if op.kind in (COPY, STOPPED):
+        atom = rhs if op.kind == COPY else (rhs.args[0] if rhs.args else None)
+        return _atom_class(atom, classes) if atom is not None else None
+    if isinstance(rhs, gast.Constant):
+        return _atom_class(rhs, classes)
+    if _is_python_number(rhs, op, shape_names):
+        return SCALAR
+    if op.kind != RULE:
+        return None
+    rule = op.rule
+    if rule.elementwise:
+        return _broadcast([_atom_class(a, classes) for a in op.args.values()])
+    if rule.reduction:
+        axis = op.args.get("axis")
+        keepdims = op.args.get("keepdims")
+        no_axis = axis is None or (isinstance(axis, gast.Constant) and axis.value is None)
+        kept = isinstance(keepdims, gast.Constant) and keepdims.value
+        if no_axis and not kept:
+            return SCALAR
+        source = _atom_class(op.args.get(rule.params[0]), classes)
+        axes = _axes(axis)
+        if kept and source not in (None, SCALAR) and axes is not None:
+            # keepdims: the result broadcasts back against its input (sums along other
+            # axes do not broadcast against each other: each class names its axes)
+            return _reduced(axes, source)
+    if rule.name in ("float", "math.exp") or rule.name.startswith("math."):
+        return SCALAR
+    return None
+
+
+def _axes(axis):
+    """The axes a constant `axis` argument names, as a sorted tuple (None: not known)."""
+    if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
+        return ("all",)
+    if isinstance(axis, gast.Constant) and type(axis.value) is int:
+        return (axis.value,)
+    if isinstance(axis, gast.Tuple) and all(isinstance(e, gast.Constant) and
+                                           type(e.value) is int for e in axis.elts):
+        return tuple(sorted({e.value for e in axis.elts}))
+    return None
+
+
+def _reduced(axes, source):
+    """The class of a keepdims reduction along `axes` of an array of class `source`."""
+    if source.startswith(REDUCED):
+        before, source = _unreduced(source)
+        axes = ("all",) if "all" in before + axes else tuple(sorted(set(before + axes)))
+    return f"{REDUCED}{axes}>{source}"
+
+
+def _unreduced(c):
+    """(axes, source class) of a keepdims reduction's class."""
+    axes, source = c[len(REDUCED):].split(">", 1)
+    return ast.literal_eval(axes), source
+
+
+def _is_python_number(rhs, op, shape_names):
+    """len(x), int(...), x.shape[0]: Python numbers, whatever x is."""
+    if isinstance(rhs, gast.Call) and isinstance(rhs.func, gast.Name) and \
+            rhs.func.id in ("len", "int", "float") and op.kind in (NONDIFFERENTIABLE, RULE):
+        return True
+    return isinstance(rhs, gast.Subscript) and isinstance(rhs.value, gast.Name) and \
+        rhs.value.id in shape_names and isinstance(rhs.slice, gast.Constant)
+
+
+def _broadcast(classes):
+    """The class of an elementwise result, if all array operands share one class (a
+    class and its keepdims reductions count as one)."""
+    if any(c is None for c in classes):
+        return None
+    arrays = {c for c in classes if c != SCALAR}
+    full = {c for c in arrays if not c.startswith(REDUCED)}
+    if len(full) == 1 and all(_unreduced(c)[1] == next(iter(full)) for c in arrays - full):
+        return next(iter(full))
+    if not arrays:
+        return SCALAR
+    return arrays.pop() if len(arrays) == 1 else None
+
+
+def _kinds(norm, statements, trees, callees):
+    # a parameter used as a dict (params["W1"], params.items(), or passed on to a function
+    # that does so) is a container whatever the caller said
+    keyed = callees.keyed_params(norm.fn.function) if callees and \
+        norm.fn.function is not None else set()
+    kinds = {p: (CONTAINER if p in trees or p in keyed else ARRAY) for p in norm.params}
+    while True:
+        before = dict(kinds)
+        seen = set()
+        for stmt, op in statements:
+            target = target_of(stmt)
+            kind = _kind_of(op, kinds)
+            if target in seen and kinds.get(target) != kind:
+                kind = EITHER
+            if target in norm.params and target not in seen:
+                kind = kind if kind == kinds[target] else EITHER
+            seen.add(target)
+            kinds[target] = kind
+        if kinds == before:
+            return kinds
+
+
+def _kind_of(op, kinds):
+    if op.kind == SETITEM:
+        return kinds.get(op.inputs[0][1], ARRAY)
+    if op.kind in (BUILD, APPEND) or (op.kind == RULE and op.rule.multiple_results):
+        return CONTAINER
+    if op.kind == INDEX:
+        return ARRAY if kinds.get(op.inputs[0][1], ARRAY) == ARRAY else EITHER \
+            if op.inputs else ARRAY
+    if op.kind in (COPY, STOPPED) and op.reads:
+        return kinds.get(op.reads[0], ARRAY)
+    if op.kind == CALL:
+        return EITHER
+    return ARRAY
+
+
+def _ints(body, statements, resolution):
+    """Names that only ever hold Python ints: indexes of loops over range(), len(...),
+    and integer arithmetic on those (so x[i] can be written back with dx[i] += g)."""
+    ranges = {target_of(stmt) for stmt, op in statements if isinstance(stmt.value, gast.Call)
+              and _builtin(stmt.value, resolution, range)}
+    candidates = {}
+    for stmt, op in statements:
+        candidates.setdefault(target_of(stmt), []).append(stmt)
+    loops = _for_targets(body)
+    ints = {t for t, it in loops if (isinstance(it, gast.Name) and it.id in ranges) or
+            (isinstance(it, gast.Call) and _builtin(it, resolution, range))}
+    changed = True
+    while changed:
+        changed = False
+        for name, stmts in candidates.items():
+            if name in ints or name in {t for t, _ in loops}:
+                continue
+            if all(_is_int_expr(stmt.value, ints, resolution) for stmt in stmts):
+                ints.add(name)
+                changed = True
+    return frozenset(ints)
+
+
+def _for_targets(body):
+    out = []
+    for stmt in body:
+        if isinstance(stmt, gast.For):
+            out.append((stmt.target.id, stmt.iter))
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            out += _for_targets(stmt.body) + _for_targets(stmt.orelse)
+    return out
+
+
+def _builtin(call, resolution, obj):
+    callee = resolution.callees.get(getattr(call.func, "id", None))
+    return callee is not None and callee.obj is obj
+
+
+def _is_int_expr(rhs, ints, resolution):
+    def atom(a):
+        return (isinstance(a, gast.Constant) and type(a.value) is int) or \
+            (isinstance(a, gast.Name) and a.id in ints)
+    if atom(rhs):
+        return True
+    if isinstance(rhs, gast.BinOp) and isinstance(rhs.op, (gast.Add, gast.Sub, gast.Mult,
+                                                           gast.FloorDiv, gast.Mod)):
+        return atom(rhs.left) and atom(rhs.right)
+    if isinstance(rhs, gast.Call) and not rhs.keywords:
+        return _builtin(rhs, resolution, len) or _builtin(rhs, resolution, int)
+    return False
+
+

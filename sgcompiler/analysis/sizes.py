@@ -1,0 +1,353 @@
+"""Concrete shapes and dtypes, when the gradient is specialised for its arguments' shapes.
+
+A gradient is compiled for the shapes and dtypes of the array arguments of the call (like a
+JIT compiler specialises on them). From those, this pass works out the shape (and, where it
+is certain, the floating dtype) of every variable it can:
+
+    logits: (256, 1000) float64
+    _max = np.max(logits, axis=1, keepdims=True)    ->  (256, 1)    float64
+    z = logits - _max                               ->  (256, 1000) float64
+    _sum = np.sum(z)                                ->  ()          float64
+
+Only well-understood operations are followed: elementwise rules and arithmetic
+(broadcasting), the common reductions with constant `axis`/`keepdims`, matrix products of
+1-d and 2-d operands, `.T`, basic indexing with constants and loop indexes, copies,
+element writes, arrays read from parameter trees with constant keys (`params["W1"]`), and
+what a user function returns (worked out from its own code for the argument shapes, a few
+calls deep). Anything else (a list, fancy indexing, a tuple a function returns) gives
+"unknown", and so does a variable whose assignments disagree. The later passes then fall
+back to the shape classes of `shapes.py` and to run-time helpers (`unbroadcast`), so an
+unknown shape costs speed, never correctness.
+
+dtype: a floating dtype when every array operand has that same dtype (Python numbers are
+"weak" and do not change it, as in NumPy 2), otherwise None (unknown).
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from .ops import CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
+
+class _Weak:
+    def __repr__(self):
+        return "weak"
+
+
+WEAK = _Weak()          # the dtype of a Python number: it takes the dtype of arrays it meets
+# (dtypes are compared with same(), never with ==: np.dtype("float64") == None is True)
+_PENDING = object()    # an input not assigned yet in this sweep (a loop carries it around)
+
+_REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "np.prod",
+               "np.std", "np.var", "np.nansum", "np.nanmean", "np.nanmax", "np.nanmin",
+               "np.nanprod", "np.nanstd", "np.nanvar", "np.ptp"}
+_MATMUL = {"operator.matmul", "np.matmul", "np.dot"}
+
+
+def concrete_shapes(statements, params: dict, scalars, ints, call_result=None) -> dict:
+    """name -> (shape, dtype) for every variable whose shape is certain.
+
+    Args:
+        statements: (assignment, Op) pairs of the normal form, in source order.
+        params: parameter -> (shape, dtype) of the arguments it was specialised for
+            (a Python number: shape (), dtype WEAK); (parameter, key, ...) -> the same
+            for an array in a parameter tree (a dict, list or tuple).
+        scalars: names the shape classes know to be scalars (shape (), whatever computes
+            them: x.shape[0], len(x), a full reduction).
+        ints: names that always hold Python ints (loop indexes).
+        call_result: (user function, argument shapes) -> (shape, dtype) of its result,
+            or None (summaries.Callees.call_result); without it, unknown.
+    """
+    known = {p: v for p, v in params.items() if isinstance(p, str)}
+    for name in ints:
+        known[name] = ((), WEAK)
+    assigned = {target_of(stmt) for stmt, _ in statements}
+    counts = {}
+    for stmt, _ in statements:
+        counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
+    leaves = _tree_leaves(statements, params, assigned, counts)
+    trees = unwritten_leaves(params, assigned)     # for callees they are passed to
+    # tuples of constants (`axis=(0, 1)` becomes `_axis = (0, 1)` in normal form)
+    tuples = {target_of(stmt): constant(stmt.value, NOT_CONSTANT) for stmt, _ in statements
+              if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
+    tuples = {n: v for n, v in tuples.items() if v is not NOT_CONSTANT}
+    bad = set()
+    verify = False
+    while True:
+        changed = False
+        for stmt, op in statements:
+            target = target_of(stmt)
+            if target in bad or target in ints:
+                continue
+            found = leaves[target] if target in leaves else \
+                _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result)
+            if found is _PENDING and not verify:
+                continue
+            if target in scalars and (found is None or found is _PENDING):
+                found = ((), None)       # a scalar of a dtype not followed here
+            if found is _PENDING or found is None or \
+                    (target in known and known[target][0] != found[0]):
+                bad.add(target)
+                known.pop(target, None)
+                changed = True
+                continue
+            if target in known and not same_dtype(known[target][1], found[1]):
+                found = (found[0], None)     # assignments disagree on the dtype
+            if not same(known.get(target), found):
+                known[target] = found
+                changed = True
+        if not changed:
+            if verify:
+                return known
+            verify = True       # a last sweep in which "not assigned yet" means unknown
+
+
+def unwritten_leaves(params, assigned) -> dict:
+    """(parameter, key, ...) -> (shape, dtype) of the arrays (and numbers) of parameter
+    trees that the function never writes or rebinds."""
+    return {p: v for p, v in params.items() if isinstance(p, tuple) and p[0] not in assigned}
+
+
+def _tree_leaves(statements, params, assigned, counts) -> dict:
+    """name -> (shape, dtype) for `w = params["W1"]` (and params["layer"]["W"]): names
+    assigned once from an array of a parameter tree the function never writes or rebinds."""
+    arrays = {p: v for p, v in params.items() if isinstance(p, tuple)}
+    if not arrays:
+        return {}
+    prefixes = {path[:i] for path in arrays for i in range(1, len(path))}
+    containers = {path[0]: path[:1] for path in arrays if path[0] not in assigned}
+    out = {}
+    changed = True
+    while changed:
+        changed = False
+        for stmt, op in statements:
+            target, rhs = target_of(stmt), stmt.value
+            if op.kind != INDEX or counts.get(target) != 1 or target in containers or \
+                    target in out or not isinstance(rhs.value, gast.Name) or \
+                    rhs.value.id not in containers or not isinstance(rhs.slice, gast.Constant):
+                continue
+            key = rhs.slice.value
+            if not (isinstance(key, str) or (type(key) is int and key >= 0)):
+                continue
+            path = containers[rhs.value.id] + (key,)
+            if path in arrays:
+                out[target] = arrays[path]
+                changed = True
+            elif path in prefixes:
+                containers[target] = path
+                changed = True
+    return out
+
+
+def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result):
+    """(shape, dtype) of the statement's result, None if unknown, _PENDING if it depends
+    on a variable not evaluated yet."""
+    rhs = stmt.value
+
+    def atom(node):
+        if isinstance(node, gast.Constant):
+            if isinstance(node.value, (bool, int, float)):
+                return (), WEAK
+            return None
+        if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
+            return atom(node.operand)
+        if isinstance(node, gast.Name):
+            if node.id in known:
+                return known[node.id]
+            if node.id in bad or node.id not in assigned:
+                return None
+            return _PENDING
+        return None
+
+    if op.kind == SETITEM:
+        return atom(stmt.targets[0].value)
+    if op.kind == COPY:
+        return atom(rhs)
+    if op.kind == STOPPED:
+        return atom(rhs.args[0]) if len(rhs.args) == 1 and not rhs.keywords else None
+    if isinstance(rhs, gast.Constant):
+        return atom(rhs)
+    if op.kind == INDEX:
+        return _index(atom(rhs.value), rhs.slice, ints)
+    if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
+            len(rhs.comparators) == 1:
+        found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
+        return found if found in (None, _PENDING) else (found[0], None)
+    if op.kind == CALL:
+        return _call_result(op, atom, trees, call_result)
+    if op.kind != RULE:
+        return None
+    rule = op.rule
+    values = op.args
+    if rule.elementwise:
+        operands = [v for v in values.values()
+                    if not (isinstance(v, gast.Constant) and v.value is None)]
+        return broadcast([atom(v) for v in operands])
+    if rule.name in _REDUCTIONS:
+        return _reduction(rule, values, atom, tuples)
+    if rule.name in _MATMUL and len(values) == 2:
+        return matmul_shape(*(atom(v) for v in values.values()))
+    if rule.name == "np.transpose" and set(values) == {"a"}:
+        found = atom(values["a"])
+        return found if found in (None, _PENDING) else (found[0][::-1], found[1])
+    if rule.name.startswith("math.") or rule.name == "float":
+        return (), WEAK
+    return None
+
+
+def same_dtype(a, b) -> bool:
+    """a and b are the same dtype (np.dtype, WEAK or None for unknown)."""
+    if isinstance(a, np.dtype) and isinstance(b, np.dtype):
+        return a == b
+    return a is b
+
+
+def same(a, b) -> bool:
+    """Two (shape, dtype) facts (or None) are the same."""
+    if a is None or b is None:
+        return a is b
+    return a[0] == b[0] and same_dtype(a[1], b[1])
+
+
+def _call_result(op, atom, trees, call_result):
+    """(shape, dtype) of what a user function returns for arguments of the shapes known
+    here (`call_result`: summaries.Callees.call_result), or None. `trees`: the caller's
+    `unwritten_leaves`."""
+    found = {p: atom(a) for p, a in op.args.items() if isinstance(a, gast.Name)}
+    if any(f is _PENDING for f in found.values()):
+        return _PENDING
+    arrays = tuple((p, f[0], f[1]) for p, f in sorted(found.items())
+                   if f is not None and f[0] != () and isinstance(f[1], np.dtype))
+    arrays += tuple(sorted((((p,) + path[1:], v[0], v[1]) for p, a in op.args.items()
+                            if isinstance(a, gast.Name)
+                            for path, v in trees.items() if path[0] == a.id), key=repr))
+    if not arrays or call_result is None:
+        return None
+    return call_result(op.rule, arrays)
+
+
+def broadcast(found):
+    if any(f is None for f in found):
+        return None
+    if any(f is _PENDING for f in found):
+        return _PENDING
+    try:
+        shape = np.broadcast_shapes(*(s for s, _ in found))
+    except ValueError:
+        return None
+    strong = [d for _, d in found if d is not WEAK]
+    if not strong:
+        return shape, (WEAK if shape == () else None)
+    dtype = strong[0] if all(same_dtype(d, strong[0]) for d in strong) else None
+    if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "f"):
+        dtype = None
+    return shape, dtype
+
+
+def _reduction(rule, values, atom, tuples):
+    if set(values) - {rule.params[0], "axis", "keepdims"}:
+        return None         # ddof, where=, dtype=, out=: leave it to the run time
+    axis = values.get("axis")
+    axis = tuples[axis.id] if isinstance(axis, gast.Name) and axis.id in tuples \
+        else constant(axis, None)
+    return reduce_shape(atom(values.get(rule.params[0])), axis,
+                        constant(values.get("keepdims"), False))
+
+
+def reduce_shape(found, axis, keepdims):
+    """(shape, dtype) of a reduction over `axis` (None, an int or a tuple of ints) of an
+    operand of (shape, dtype) `found`."""
+    if found is None or found is _PENDING:
+        return found
+    shape, dtype = found
+    axes = axes_of(axis, len(shape))
+    if axes is None or not isinstance(keepdims, bool):
+        return None
+    if keepdims:
+        out = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    else:
+        out = tuple(n for i, n in enumerate(shape) if i not in axes)
+    return out, (None if dtype is WEAK else dtype)
+
+
+def axes_of(axis, ndim):
+    """The sorted axes a constant `axis` (None, an int or a tuple of ints) names for an
+    array of `ndim` axes, or None."""
+    if axis is None:
+        return tuple(range(ndim))
+    if axis is NOT_CONSTANT:
+        return None
+    axes = set()
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        if type(a) is not int or not -ndim <= a < ndim:
+            return None
+        axes.add(a % ndim)
+    return tuple(sorted(axes))
+
+
+def matmul_shape(left, right):
+    if left is None or right is None:
+        return None
+    if left is _PENDING or right is _PENDING:
+        return _PENDING
+    (a, da), (b, db) = left, right
+    if not (1 <= len(a) <= 2 and 1 <= len(b) <= 2):
+        return None
+    if a[-1] != b[0]:
+        return None
+    shape = a[:-1] + b[1:]
+    dtype = da if same_dtype(da, db) and isinstance(da, np.dtype) and da.kind == "f" else None
+    return shape, dtype
+
+
+NOT_CONSTANT = object()     # what `constant` gives for a node that is not a constant
+
+
+def constant(node, default):
+    """The value of a constant argument (an int, a tuple of ints, a bool or None)."""
+    if node is None:
+        return default
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, gast.Tuple):
+        items = tuple(constant(e, NOT_CONSTANT) for e in node.elts)
+        return NOT_CONSTANT if NOT_CONSTANT in items else items
+    return NOT_CONSTANT
+
+
+def _index(found, index, ints):
+    """The shape of a basic index of an array of known shape: ints (constants or loop
+    indexes), slices with constant bounds, None and Ellipsis."""
+    if found is None or found is _PENDING:
+        return found
+    shape, dtype = found
+    if shape == ():
+        return None
+    items = index.elts if isinstance(index, gast.Tuple) else [index]
+    key = []
+    for item in items:
+        if isinstance(item, gast.Slice):
+            bounds = [constant(b, None) for b in (item.lower, item.upper, item.step)]
+            if any(b is NOT_CONSTANT or not (b is None or type(b) is int) for b in bounds):
+                return None
+            key.append(slice(*bounds))
+        elif isinstance(item, gast.Name) and item.id in ints:
+            key.append(0)       # any in-range int gives the same shape
+        else:
+            value = constant(item, NOT_CONSTANT)
+            if value is Ellipsis or value is None or type(value) is int:
+                key.append(value)
+            else:
+                return None
+    key = tuple(key) if isinstance(index, gast.Tuple) else key[0]
+    try:
+        dummy = np.lib.stride_tricks.as_strided(np.zeros(1), shape=shape,
+                                                strides=(0,) * len(shape))
+        result = dummy[key]
+    except (IndexError, TypeError, ValueError):
+        return None
+    return np.shape(result), dtype
+

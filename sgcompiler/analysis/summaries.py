@@ -1,0 +1,139 @@
+"""What a caller needs to know about a user function it calls, worked out from the
+callee's own code, with one cache and one depth limit for all of it:
+
+    returned_params(fn)     parameters whose array the result may be (or view, or hold)
+    keyed_params(fn)        parameters used as dicts (so the caller's argument is a tree)
+    call_result(fn, arrays) (shape, dtype) of the result for arguments of known shapes
+
+Each summary runs the front end on the callee and one analysis on it (the analyses call
+back here for the callee's own callees). While a summary is being worked out, a recursive
+call sees a conservative answer; callees of callees are followed MAX_DEPTH deep at most,
+and a callee the front end cannot read gets the conservative answer too.
+
+The analyses receive a `Callees` as an argument (`SUMMARIES` is the shared one); without
+it they assume the least (a result may be any argument, no argument is a dict, a result's
+shape is unknown). That keeps the arrows one way: this module imports the analyses, never
+the other way round.
+"""
+from __future__ import annotations
+
+import gast
+
+from .. import rules
+from ..errors import SGCompilerError
+from ..frontend import front_end, parse_function
+from .activity import all_params, is_view
+from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, describe_stmt, \
+    target_of
+from .shapes import shapes
+
+MAX_DEPTH = 8           # callees of callees followed, at most
+
+
+class Callees:
+    """Summaries of user functions, cached by code object, globals, rules and arguments."""
+
+    def __init__(self):
+        self._cache: dict = {}
+        self._depth = 0
+
+    def returned_params(self, fn) -> frozenset:
+        """Parameters of `fn` whose array its result may be (or be a view of, or hold in
+        a tuple): `s = u; for ...: s = ...; return s` may return u itself."""
+        return self._summary("returned", fn, (), self._returned, all_params(fn))
+
+    def keyed_params(self, fn) -> frozenset:
+        """Parameters of `fn` that it uses as dicts: indexed with a string, iterated with
+        .items()/.keys()/.values(), or passed to a function that does so."""
+        return self._summary("keyed", fn, (), self._keyed, frozenset())
+
+    def call_result(self, fn, arrays: tuple):
+        """(shape, dtype) of what `fn` returns for arguments of the (parameter, shape,
+        dtype) `arrays`, or None when it is not certain."""
+        return self._summary("result", fn, arrays, self._result, None)
+
+    def _summary(self, kind, fn, arguments, work, conservative):
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return conservative
+        key = (kind, code, id(getattr(fn, "__globals__", None)), arguments, rules.version())
+        if key in self._cache:
+            return self._cache[key]
+        if self._depth >= MAX_DEPTH:
+            return conservative
+        self._cache[key] = conservative        # what a recursive call sees meanwhile
+        self._depth += 1
+        try:
+            found = work(fn, arguments)
+        except SGCompilerError:
+            found = conservative
+        finally:
+            self._depth -= 1
+        self._cache[key] = found
+        return found
+
+    def _returned(self, fn, _):
+        norm, resolution, src = _read(fn)
+        links = {}
+        for stmt in assignments(norm.body):
+            op = describe_stmt(stmt, resolution, src)
+            if op.kind in (COPY, STOPPED, INDEX, CONTAINER, APPEND) or is_view(op, stmt):
+                sources = [n for _, n in op.inputs] or list(op.reads[:1])
+            elif op.kind == CALL:
+                sources = [a.id for p, a in op.args.items() if isinstance(a, gast.Name)
+                           and p in self.returned_params(op.rule)]
+            else:
+                continue
+            links.setdefault(target_of(stmt), set()).update(sources)
+        reached, todo = set(), [norm.returned]
+        while todo:
+            name = todo.pop()
+            if name not in reached:
+                reached.add(name)
+                todo.extend(links.get(name, ()))
+        return all_params(fn) & reached
+
+    def _keyed(self, fn, _):
+        src = parse_function(fn)        # the source is enough: no need to normalize
+        keyed = set()
+        for node in gast.walk(src.tree):
+            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                    and isinstance(node.slice, gast.Constant) \
+                    and isinstance(node.slice.value, str):
+                keyed.add(node.value.id)
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                    and node.func.attr in ("items", "keys", "values") \
+                    and isinstance(node.func.value, gast.Name):
+                keyed.add(node.func.value.id)
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+                keyed |= self._keyed_arguments(src, node, fn)
+        code = fn.__code__
+        return frozenset(keyed & set(code.co_varnames[:code.co_argcount +
+                                                      code.co_kwonlyargcount]))
+
+    def _keyed_arguments(self, src, call, fn) -> set:
+        """The caller's names passed to a callee's keyed parameters."""
+        found, callee = src.lookup(call.func.id)
+        if not found or not hasattr(callee, "__code__") or callee is fn:
+            return set()
+        inner = self.keyed_params(callee)
+        names = callee.__code__.co_varnames[:callee.__code__.co_argcount]
+        out = {arg.id for name, arg in zip(names, call.args)
+               if name in inner and isinstance(arg, gast.Name)}
+        out |= {kw.value.id for kw in call.keywords
+                if kw.arg in inner and isinstance(kw.value, gast.Name)}
+        return out
+
+    def _result(self, fn, arrays):
+        norm, resolution, _ = _read(fn)
+        facts = shapes(norm, resolution, arrays={p: (s, d) for p, s, d in arrays},
+                       callees=self)
+        return facts.concrete.get(norm.returned)
+
+
+def _read(fn):
+    front = front_end(fn, checked=False)
+    return front.norm, front.resolution, front.source
+
+
+SUMMARIES = Callees()

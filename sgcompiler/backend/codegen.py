@@ -1,0 +1,72 @@
+"""Final tree -> source text, with the standard library's `ast.unparse`.
+
+(Not astunparse: version 1.6.3 on Python 3.11 prints `x[:, 0]` as `x[(:, 0)]`, a syntax
+error.) Comment markers left by the reverse pass become real `# ...` lines, and a first
+line says where the code came from; the loader relies on that line (see loader.py).
+"""
+from __future__ import annotations
+
+import ast
+
+import gast
+
+from ..ir.builders import COMMENT
+
+
+def to_source(tree, header: str) -> str:
+    """The text of `tree` (a function, or a module of functions), preceded by the one-line
+    comment `header`."""
+    node = gast.gast_to_ast(tree)
+    _prepare(node)
+    # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
+    # Python's tokenizer does not (unparse escapes them in strings, but not in docstrings)
+    lines = ast.unparse(node).split("\n")
+    out = [f"# {comment_text(header)}"]
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(("'\\x00#", '"\\x00#', '"""\\x00#')):
+            text = ast.literal_eval(stripped)[len(COMMENT):]
+            out.append(line[: len(line) - len(stripped)] + "# " + comment_text(text))
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def comment_text(text: str) -> str:
+    """`text` safe to put in a comment: a character that a tool may take as a line break
+    (\\r, \\x0c, \\x85, U+2028, ...) or that does not show (a bidirectional override) is
+    written as its escape, so a source line quoted in a comment can never become code, and
+    the text compiled is the text printed, line for line."""
+    return "".join(c if c.isprintable() or c == "\t" else
+                   c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _prepare(root):
+    """Make `root` printable, in one pass: a negative number constant becomes a negation
+    (-2.0 as a constant prints as `-2.0`, so `(-2.0) ** 2` would print as `-2.0 ** 2`, which
+    Python reads as -(2.0 ** 2)), and statements get the line numbers `ast.unparse` reads
+    (faster than `ast.fix_missing_locations` on every node)."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt) and not hasattr(node, "lineno"):
+            node.lineno = 0
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        value[k] = _positive(item)
+                        todo.append(value[k])
+            elif isinstance(value, ast.AST):
+                new = _positive(value)
+                if new is not value:
+                    setattr(node, field, new)
+                todo.append(new)
+
+
+def _positive(node):
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value))
+    return node

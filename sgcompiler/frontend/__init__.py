@@ -1,0 +1,51 @@
+"""The front end: a function object in, its normal form out.
+
+    source.py     function -> gast tree with real file names and line numbers
+    check.py      refuse what cannot be differentiated, all at once
+    resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
+    normalize.py  A-normal form: one primitive operation per assignment
+    lower.py      structured jumps (break, continue, return) in the normal form
+    iteration.py  normal forms of `for` over sequences, enumerate, zip, comprehensions
+
+`front_end(fn)` runs them in that order; it is the only place that does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .check import check
+from .normalize import Normalized, normalize
+from .resolve import Resolution, resolve
+from .source import FunctionSource, parse_function
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    """A function as every later stage reads it."""
+
+    source: FunctionSource
+    resolution: Resolution      # what each called name is
+    norm: Normalized            # its normal form (later passes may rewrite its body)
+
+
+def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
+    """Parse, check, resolve and normalize `fn`. `checked=False` skips the check, for an
+    analysis that only reads a callee (a callee that is differentiated is checked when it
+    is compiled). `trace(stage, made)`, if given, sees what each step made.
+
+    Raises:
+        SGCompilerError: for anything the front end cannot read or differentiate.
+    """
+    trace = trace or (lambda stage, made: None)
+    src = parse_function(fn)
+    trace("parse", src)
+    if checked:
+        check(src)
+    resolution = resolve(src)
+    trace("resolve", resolution)
+    norm = normalize(src, resolution)
+    trace("normalize", norm)
+    return FrontEnd(src, resolution, norm)
+
+
+__all__ = ["FrontEnd", "front_end", "parse_function"]

@@ -1,0 +1,198 @@
+"""Tell what every called name in a function refers to.
+
+Names are looked up where Python would look them up at run time (closure, globals,
+builtins) and classified by the object they refer to, not by their spelling:
+
+    np.exp(x)        -> Callee(PRIMITIVE, rule for np.exp)
+    sg(np.max(x))    -> Callee(STOP)        (when sg is sgcompiler.stop_gradient)
+    len(x)           -> Callee(NONDIFF)
+    x.sum(axis=0)    -> Callee(METHOD, 'sum')
+    scipy.special.gammaln(x) -> Callee(OPAQUE): an error if a gradient must flow through it
+
+The result maps each callee's source text to a `Callee`; it is keyed by text because the
+same text means the same object everywhere in one function (locals cannot be called).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import site
+import sys
+import sysconfig
+import types
+from dataclasses import dataclass
+
+import gast
+
+from .. import rules
+from ..errors import describe, errors_at
+from ..runtime import stop_gradient
+from .source import FunctionSource
+from ..ir.blocks import nodes
+
+PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
+    "primitive", "stop", "nondiff", "method", "user", "iteration", "opaque")
+# allowed as what a `for` loop iterates over (normalize rewrites them), nowhere else
+_ITERATION = (enumerate, zip, reversed)
+_LOOP_BUILTINS = frozenset({"len", "range", "min"})
+
+
+@dataclass(frozen=True)
+class Callee:
+    kind: str
+    obj: object = None
+    rule: object = None         # a rules.Rule for PRIMITIVE
+    name: str = ""              # the text of the callee, or the method's name
+
+
+@dataclass(frozen=True)
+class Resolution:
+    callees: dict               # callee text -> Callee
+    global_roots: frozenset     # names the function reads from its module, closure, builtins
+
+    def callee(self, func) -> Callee:
+        key = callee_key(func, self.global_roots)
+        if key not in self.callees and key.startswith("."):
+            return Callee(METHOD, name=key[1:])    # a method call normalize wrote
+        return self.callees[key]
+
+
+def callee_key(func, global_roots) -> str:
+    """The key of a call's `func`: its text, or '.name' for a method of a local value."""
+    if isinstance(func, gast.Attribute) and _root(func) not in global_roots:
+        return "." + func.attr
+    return _text(func)
+
+
+def _root(func):
+    """The name at the root of a Name/Attribute chain, or None if it is not a chain."""
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, gast.Name) else None
+
+
+def _text(node) -> str:
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+def local_names(tree) -> set:
+    """Parameters and every name the function assigns."""
+    names = {a.id for a in tree.args.args + tree.args.kwonlyargs
+             + tree.args.posonlyargs}
+    for node in nodes(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            names.add(node.id)
+    return names
+
+
+def classify(obj, text: str, module: str | None = None) -> Callee | None:
+    """A `Callee` for a function object, or None when nothing is known about it.
+    `module` is where the calling function is defined (rules registered there apply)."""
+    if obj is stop_gradient:
+        return Callee(STOP, obj, name=text)
+    if any(obj is f for f in _ITERATION):
+        return Callee(ITERATION, obj, name=text)
+    rule = rules.lookup(obj, module)
+    if rule is not None:
+        return Callee(PRIMITIVE, obj, rule, name=text)
+    if rules.is_nondifferentiable(obj, module):
+        return Callee(NONDIFF, obj, name=text)
+    if isinstance(obj, type) and obj.__module__ == "builtins":
+        return None
+    if isinstance(obj, types.FunctionType):
+        if is_library(obj) and not rules.registry.is_source_module(obj.__module__):
+            return None     # no rule: refused if a gradient must flow through it
+        return Callee(USER, obj, name=text)
+    return None
+
+
+def is_library(fn) -> bool:
+    """Whether `fn` is defined in the standard library or an installed package
+    (site-packages), not in the user's own code (any other file, or exec'd text)."""
+    filename = fn.__code__.co_filename
+    if filename.startswith("<"):
+        return filename.startswith("<frozen ")
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if module in sys.stdlib_module_names:
+        return True
+    path = os.path.realpath(filename)
+    return any(path.startswith(root) for root in _library_roots())
+
+
+@functools.lru_cache(maxsize=1)
+def _library_roots() -> tuple:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
+    roots.add(site.getusersitepackages())
+    roots.update(p for p in sys.path if os.path.basename(p) in ("site-packages",
+                                                               "dist-packages"))
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
+
+
+def resolve(fn: FunctionSource) -> Resolution:
+    """Classify every call in `fn`.
+
+    Raises:
+        SGCompilerError: listing every callee that is unknown or has no derivative rule.
+    """
+    local = local_names(fn.tree)
+    global_roots = frozenset(n.id for n in gast.walk(fn.tree)
+                             if isinstance(n, gast.Name) and n.id not in local)
+    callees, problems = {}, []
+    # builtins that normalize uses to rewrite loops over sequences
+    for name in _LOOP_BUILTINS - local:
+        found, obj = fn.lookup(name)
+        callee = classify(obj, name) if found else None
+        if callee is not None:
+            callees[name] = callee
+    global_roots |= _LOOP_BUILTINS - local
+    for node in gast.walk(fn.tree):
+        if not isinstance(node, gast.Call):
+            continue
+        key = callee_key(node.func, global_roots)
+        if key in callees:
+            continue
+        root = _root(node.func)
+        if isinstance(node.func, gast.Attribute) and root not in global_roots:
+            callees[key] = Callee(METHOD, name=node.func.attr)
+            continue
+        if root is None:
+            problems.append(describe(fn, node, f"cannot call the result of an expression "
+                                               f"({_text(node.func)}); assign the function "
+                                               "to a module-level name and call that"))
+            continue
+        if root in local:
+            problems.append(describe(fn, node, f"'{root}' is a local variable; calling a "
+                                               "local variable is not supported, call the "
+                                               "function by its module-level name"))
+            continue
+        obj, error = _evaluate(fn, node.func)
+        if error:
+            problems.append(describe(fn, node, error))
+            continue
+        # a function without a rule is fine while no gradient has to flow through it
+        # (e.g. under stop_gradient); activity analysis refuses it otherwise
+        callees[key] = classify(obj, key, rules.scope_of(fn)) or Callee(OPAQUE, obj, name=key)
+    if problems:
+        raise errors_at(sorted(set(problems), key=problems.index))
+    return Resolution(callees, global_roots)
+
+
+def _evaluate(fn, func):
+    """The object a Name/Attribute chain refers to: (obj, None) or (None, error text)."""
+    parts = []
+    node = func
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    found, obj = fn.lookup(node.id)
+    if not found:
+        return None, f"name '{node.id}' is not defined"
+    for attr in reversed(parts):
+        try:
+            obj = getattr(obj, attr)
+        except AttributeError:
+            return None, f"'{_text(func)}' does not exist ({attr} is not an attribute)"
+    return obj, None

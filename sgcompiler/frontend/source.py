@@ -1,0 +1,116 @@
+"""Function object -> parsed gast tree, with real file names and line numbers.
+
+The first stage of the pipeline. It also captures the namespace the function's names refer
+to (its globals, closure cells and builtins), which `resolve` uses to tell what each called
+name is.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import io
+import os
+import textwrap
+import tokenize
+from dataclasses import dataclass, field
+
+import gast
+
+from ..errors import SGCompilerError
+
+
+@dataclass(frozen=True)
+class FunctionSource:
+    """A user function as the compiler sees it."""
+
+    name: str
+    qualname: str
+    filename: str
+    firstlineno: int
+    lines: tuple[str, ...]          # the whole file, to quote source lines in messages
+    tree: gast.FunctionDef          # line numbers are the file's
+    globals: dict = field(repr=False)
+    closure: dict = field(repr=False)   # free variable name -> cell
+    function: object = field(repr=False, default=None)
+
+    @property
+    def short_filename(self) -> str:
+        return os.path.basename(self.filename)
+
+    def line_text(self, lineno: int | None) -> str:
+        if lineno is None or not 1 <= lineno <= len(self.lines):
+            return ""
+        return self.lines[lineno - 1].strip()
+
+    def lookup(self, name: str):
+        """What `name` refers to from inside the function: (found, value)."""
+        if name in self.closure:
+            try:
+                return True, self.closure[name].cell_contents
+            except ValueError:      # an empty cell: assigned later in the outer function
+                return False, None
+        if name in self.globals:
+            return True, self.globals[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+
+def _undecodable(fn) -> str | None:
+    """Why the file of `fn` cannot be read as text, if it cannot (Python 3.11 runs a file
+    with bytes in its comments that are not in its encoding, but cannot show its source)."""
+    filename = fn.__code__.co_filename
+    try:
+        with open(filename, "rb") as file:
+            data = file.read()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        return (f"{fn.__name__} ({os.path.basename(filename)}:{line}): the file is not valid "
+                f"{encoding} text (byte {data[exc.start]:#04x} on line {line}), so its source "
+                "cannot be read; save it as UTF-8, or declare its encoding on its first line "
+                "(# -*- coding: latin-1 -*-)")
+    except (OSError, SyntaxError, LookupError):
+        pass
+    return None
+
+
+def parse_function(fn) -> FunctionSource:
+    """Parse `fn`'s source into a gast FunctionDef whose line numbers are the file's.
+
+    Raises:
+        SGCompilerError: when the source cannot be found or `fn` is not a plain function.
+    """
+    if not inspect.isfunction(fn):
+        raise SGCompilerError(
+            f"sgcompiler differentiates Python functions; got {type(fn).__name__} {fn!r}")
+    name = fn.__name__
+    if name == "<lambda>":
+        raise SGCompilerError(
+            f"{fn.__qualname__}: lambdas cannot be differentiated directly; "
+            "define the function with def")
+    try:
+        lines, firstlineno = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    except (OSError, TypeError) as exc:
+        raise SGCompilerError(_undecodable(fn) or
+            f"{name}: its source code is not available ({exc}); sgcompiler reads the source, "
+            "so define the function in a file (not in an interactive prompt or exec)") from None
+    text = textwrap.dedent("".join(lines))
+    module = gast.parse(text)
+    tree = module.body[0]
+    if not isinstance(tree, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        raise SGCompilerError(f"{name} ({filename}:{firstlineno}): expected a def")
+    for node in gast.walk(tree):
+        if hasattr(node, "lineno") and node.lineno is not None:
+            node.lineno += firstlineno - 1
+            if getattr(node, "end_lineno", None) is not None:
+                node.end_lineno += firstlineno - 1
+    all_lines = tuple(inspect.linecache.getlines(filename)) or tuple(lines)
+    closure = {}
+    if fn.__closure__:
+        closure = dict(zip(fn.__code__.co_freevars, fn.__closure__))
+    return FunctionSource(name=name, qualname=fn.__qualname__, filename=filename,
+                          firstlineno=firstlineno, lines=all_lines, tree=tree,
+                          globals=fn.__globals__, closure=closure, function=fn)

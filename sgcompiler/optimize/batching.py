@@ -1,0 +1,198 @@
+"""Outer products summed over a loop become one matrix product after it.
+
+    for _ in range(_trips):                    _d_adds = []
+        ...                                    _hs = []
+        db += d_add                            for _ in range(_trips):
+        dW += np.outer(d_add, h)       ->          ...
+        ...                                        _d_adds.append(d_add)
+                                                   _hs.append(h)
+                                               if _d_adds:
+                                                   _d_adds = np.array(_d_adds)
+                                                   _hs = np.array(_hs)
+                                                   db += np.sum(_d_adds, axis=0)
+                                                   dW += _d_adds.T @ _hs
+
+The gradient of `W @ h` in a loop (an RNN) adds one outer product per step; a matrix
+product of the stacked vectors does the same sum in one BLAS call instead of two NumPy calls
+per step (which is how one writes an RNN's backward pass by hand for speed). Done only when
+it is certain to give the same sum: `dW` is read nowhere else in the loop, the vectors are
+never changed in place afterwards (no `+=`, no element write on them or on a name that may
+share them), and the code is specialised for known shapes (so each step's vectors have one
+shape). A vector stacked anyway also gives the sums of it (`db += d_add`: each trip's
+d_add has the one shape the outer product needs). Loops with `break` or `continue` are
+left alone (each trip must reach every append). The sums are taken in another order, so
+results may differ in the last bits.
+
+Only adjoint code has `dW += np.outer(a, b)`: the matrix-product rules give it for 1-d
+operands of known shapes (inline.py), and a user's own `+=` is in normal form `t = ...`.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..ir.blocks import blocks, nodes
+from ..ir.builders import const, load, store
+
+
+def batch_outer_products(tree: gast.FunctionDef, np_name: str):
+    """Rewrite every loop of `tree` in place."""
+    taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
+    for block in blocks(tree):
+        i = 0
+        while i < len(block):
+            loop = block[i]
+            if isinstance(loop, gast.For):
+                before, after = _batch(loop, np_name, taken)
+                block[i:i + 1] = before + [loop] + after
+                i += len(before) + len(after)
+            i += 1
+
+
+def _batch(loop, np_name, taken):
+    """(statements before the loop, statements after it), the loop body rewritten."""
+    body = loop.body
+    if any(isinstance(n, (gast.Break, gast.Continue)) for n in _own_nodes(body)):
+        return [], []       # every trip must reach every append
+    mutated = _mutated(body)
+    aliases = _aliases(body)
+
+    def value_at(name, position):
+        """(name, how often the body assigned it before `position`): one value per trip."""
+        return name, sum(1 for s in body[:position] if name in _assigned(s))
+
+    def once(target):           # dW is read or written nowhere else in the loop
+        return sum(1 for n in nodes(loop) if isinstance(n, gast.Name)
+                   and n.id == target) == 1
+
+    products, lists = [], {}    # (statement, dW, left, right); value -> list name
+    for position, stmt in enumerate(body):
+        found = _outer_accumulation(stmt, np_name)
+        if found is None or not once(found[0]) or \
+                any(aliases.get(v, {v}) & mutated for v in found[1:]):
+            continue
+        target, left, right = found
+        values = value_at(left, position), value_at(right, position)
+        for value in values:
+            lists.setdefault(value, (_fresh(f"_{value[0].lstrip('_')}s", taken), stmt))
+        products.append((stmt, target) + values)
+    if not products:
+        return [], []
+    # dW += v, for a v that is stacked anyway: the sum of the stack
+    sums = []
+    for position, stmt in enumerate(body):
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and \
+                isinstance(stmt.target, gast.Name) and isinstance(stmt.value, gast.Name) \
+                and once(stmt.target.id) and value_at(stmt.value.id, position) in lists:
+            sums.append((stmt, stmt.target.id, value_at(stmt.value.id, position)))
+    # the loop appends each stacked value where its first product was
+    appends = {}
+    for value, (name, stmt) in lists.items():
+        appends.setdefault(id(stmt), []).append(_append(name, value[0]))
+    dropped = {id(stmt) for stmt, *_ in products} | {id(stmt) for stmt, *_ in sums}
+    new_body = []
+    for stmt in body:
+        new_body += appends.get(id(stmt), [])
+        if id(stmt) not in dropped:
+            new_body.append(stmt)
+    loop.body[:] = new_body
+    before = [gast.Assign(targets=[store(name)], value=_list(), type_comment=None)
+              for name, _ in lists.values()]
+    first = next(iter(lists.values()))[0]
+    stacked = [gast.Assign(targets=[store(name)], value=_np_array(np_name, name),
+                           type_comment=None) for name, _ in lists.values()]
+    updates = [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.Call(
+        func=gast.Attribute(value=load(np_name), attr="sum", ctx=gast.Load()),
+        args=[load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=const(0))]))
+        for _, target, value in sums]
+    updates += [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.BinOp(
+        left=gast.Attribute(value=load(lists[left][0]), attr="T", ctx=gast.Load()),
+        op=gast.MatMult(), right=load(lists[right][0])))
+        for _, target, left, right in products]
+    return before, [gast.If(test=load(first), body=stacked + updates, orelse=[])]
+
+
+def _own_nodes(body):
+    """The nodes of `body`, not looking into nested loops (their break is their own)."""
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (gast.For, gast.While)):
+            todo.extend(gast.iter_child_nodes(node))
+
+
+def _assigned(stmt) -> set:
+    return {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store)}
+
+
+def _outer_accumulation(stmt, np_name):
+    """(dW, a, b) for `dW += np.outer(a, b)` with names a and b."""
+    if not (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add)
+            and isinstance(stmt.target, gast.Name)):
+        return None
+    call = stmt.value
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "outer" and isinstance(call.func.value, gast.Name)
+            and call.func.value.id == np_name and len(call.args) == 2 and not call.keywords
+            and all(isinstance(a, gast.Name) for a in call.args)):
+        return None
+    return stmt.target.id, call.args[0].id, call.args[1].id
+
+
+def _mutated(body):
+    """Names whose arrays the loop body changes in place: `x += ...`, `x[i] = ...`,
+    `f(..., out=x)`."""
+    names = set()
+    for node in nodes(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, gast.Subscript):
+                    root = t.value
+                    while isinstance(root, (gast.Subscript, gast.Attribute)):
+                        root = root.value
+                    if isinstance(root, gast.Name):
+                        names.add(root.id)
+        elif isinstance(node, gast.keyword) and node.arg == "out":
+            names |= {n.id for n in nodes(node.value) if isinstance(n, gast.Name)}
+    return names
+
+
+def _aliases(body):
+    """name -> the names that may share its array through copies `a = b` in the body."""
+    groups = {}
+    for node in nodes(gast.Module(body=body, type_ignores=[])):
+        if isinstance(node, gast.Assign) and isinstance(node.value, gast.Name):
+            for t in node.targets:
+                if isinstance(t, gast.Name):
+                    merged = groups.get(t.id, {t.id}) | groups.get(node.value.id,
+                                                                   {node.value.id})
+                    for name in merged:
+                        groups[name] = merged
+    return groups
+
+
+def _fresh(preferred, taken):
+    name, k = preferred, 2
+    while name in taken:
+        name, k = f"{preferred}{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def _append(rows, value):
+    call = gast.Call(func=gast.Attribute(value=load(rows), attr="append", ctx=gast.Load()),
+                     args=[load(value)], keywords=[])
+    return gast.Expr(value=call)
+
+
+def _np_array(np_name, rows):
+    return gast.Call(func=gast.Attribute(value=load(np_name), attr="array", ctx=gast.Load()),
+                     args=[load(rows)], keywords=[])
+
+
+def _list():
+    return gast.List(elts=[], ctx=gast.Load())

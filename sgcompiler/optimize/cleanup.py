@@ -1,0 +1,365 @@
+"""Tidy the generated function: fewer names, fewer lines, same arithmetic.
+
+    _max = np.max(x)                     _max = np.max(x)
+    _stop_gradient = _max        ->      z = x - _max
+    z = x - _stop_gradient
+
+    d_add = dy                           d_mul = dy * c
+    d_mul = d_add * c            ->      dy = dy * 2
+    dy = d_add * 2
+
+    dx = dx + -d_t               ->      dx = dx - d_t
+    unreduce(g, x, None, False)  ->      unreduce(g, x)
+
+Only rewrites that cannot change a value: a copy is folded away only when its source is
+a temporary written once, right before, and read nowhere else; a generated name that
+copies another is replaced by it only where both certainly hold the same value.
+"""
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+
+import gast
+
+from .. import runtime
+from ..ir.blocks import arithmetic, blocks, nodes
+from ..ir.builders import COMMENT
+
+
+def tidy(tree, helpers):
+    """`dx + -d_t` is `dx - d_t`; a helper's default arguments are left out."""
+    _Tidy(helpers).visit(tree)
+
+
+def while_condition(tree):
+    """`while True: if c: body else: break` (how `while c:` is lowered) is `while c: body`:
+    the test runs at the top of every trip either way."""
+    for node in nodes(tree):
+        if isinstance(node, gast.While) and isinstance(node.test, gast.Constant) and \
+                node.test.value is True and not node.orelse and len(node.body) == 1 and \
+                isinstance(node.body[0], gast.If) and len(node.body[0].orelse) == 1 and \
+                isinstance(node.body[0].orelse[0], gast.Break):
+            branch = node.body[0]
+            node.test, node.body = branch.test, branch.body
+
+
+def _is_comment(stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and \
+        isinstance(stmt.value.value, str) and stmt.value.value.startswith(COMMENT)
+
+
+def drop_lonely_comments(tree):
+    """A `# line N` comment whose statements were all folded away goes too."""
+    for block in blocks(tree):
+        keep = []
+        for i, stmt in enumerate(block):
+            following = block[i + 1] if i + 1 < len(block) else None
+            if _is_comment(stmt) and stmt.value.value.startswith(COMMENT + "line") and (
+                    following is None or _is_comment(following) or
+                    isinstance(following, gast.Return)):
+                continue
+            keep.append(stmt)
+        _replace(block, keep)
+
+
+def free_after_last_use(tree, small):
+    """`del a, b` right after the statement that reads arrays a and b for the last time,
+    so their memory goes back to the allocator while the rest runs (peak memory, and no
+    page faults for the next large array). Top-level statements only, and only names
+    certainly bound there."""
+    body = tree.body
+    params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
+    # branch conditions are bools, shapes are tuples of ints: nothing to free
+    params |= {n.test.id for n in nodes(tree) if isinstance(n, gast.If)
+               and isinstance(n.test, gast.Name)}
+    params |= {n.targets[0].id for n in nodes(tree) if isinstance(n, gast.Assign)
+               and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
+               and n.value.attr in ("shape", "ndim", "size", "dtype")}
+    # counters (`_trips = 0`, `_trips += 1`) hold numbers too
+    numbers, other = set(), set()
+    for node in nodes(tree):
+        if isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, gast.Name)}
+            number = isinstance(node.value, gast.Constant) and \
+                type(node.value.value) in (int, float)
+            (numbers if number else other).update(names)
+    params |= numbers - other
+    last, bound = {}, set(params)
+    bound_at = []
+    for i, stmt in enumerate(body):
+        for node in nodes(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                last[node.id] = i
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+                last[node.target.id] = i       # x += y reads x
+        bound_at.append(set(bound))
+        if isinstance(stmt, gast.Assign):
+            bound |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
+            for t in stmt.targets:
+                if isinstance(t, gast.Tuple):
+                    bound |= {e.id for e in t.elts if isinstance(e, gast.Name)}
+    frees = {}
+    for name, i in last.items():
+        stmt = body[i]
+        rest = body[i + 1:]
+        if isinstance(stmt, gast.Return) or all(isinstance(r, gast.Return) for r in rest) \
+                or small(name) \
+                or name in params:          # the caller holds its arguments anyway
+            continue
+        if name in bound_at[i] or _assigns(stmt, name):
+            if name in bound_at[i] or isinstance(stmt, gast.Assign):
+                frees.setdefault(i, []).append(name)
+    for i in sorted(frees, reverse=True):
+        names = sorted(frees[i])
+        node = gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
+                                               type_comment=None) for n in names])
+        body.insert(i + 1, node)
+
+
+def _assigns(stmt, name) -> bool:
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
+               for n in nodes(stmt))
+
+
+def _counts(tree):
+    reads, writes = Counter(), Counter()
+    for node in nodes(tree):
+        if isinstance(node, gast.Name):
+            (writes if isinstance(node.ctx, gast.Store) else reads)[node.id] += 1
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            reads[node.target.id] += 1         # x += y reads x
+    return reads, writes
+
+
+def _replace(block, keep):
+    """block[:] = keep, but a block that had statements keeps at least a `pass` (an empty
+    `else` stays empty)."""
+    block[:] = keep or ([gast.Pass()] if block else [])
+
+
+def coalesce_copies(tree, user_names):
+    reads, writes = _counts(tree)
+    renames = {}
+    for block in blocks(tree):
+        i = 1
+        while i < len(block):
+            j = i - 1
+            while j > 0 and _is_comment(block[j]):      # look past `# line N` comments
+                j -= 1
+            before, stmt = block[j], block[i]
+            if _foldable(before, stmt, reads, writes, user_names):
+                source, target = before.targets[0].id, stmt.targets[0].id
+                if target.startswith("_"):
+                    renames[target] = source      # keep the name of what it holds
+                else:
+                    before.targets[0].id = target
+                del block[i]
+                continue
+            i += 1
+    if renames:
+        for node in nodes(tree):
+            if isinstance(node, gast.Name) and node.id in renames:
+                node.id = renames[node.id]
+
+
+def _foldable(before, stmt, reads, writes, user_names) -> bool:
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name)
+            and isinstance(stmt.targets[0], gast.Name)):
+        return False
+    if not (isinstance(before, gast.Assign) and isinstance(before.targets[0], gast.Name)):
+        return False
+    source, target = stmt.value.id, stmt.targets[0].id
+    return (before.targets[0].id == source and source not in user_names
+            and writes[source] == 1 and reads[source] == 1 and writes[target] == 1)
+
+
+def propagate_copies(tree, user_names):
+    """`a = b`, with a generated name a assigned only there and read only later in the same
+    block, before anything rebinds b: read b instead, and drop the copy. `b = a` after
+    `a = b` (nothing rebinding either in between) does nothing and goes too."""
+    params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
+    reads, writes = _counts(tree)
+    for block in list(blocks(tree)):
+        had_statements = bool(block)
+        i = 0
+        while i < len(block):
+            names = _copy_names(block[i])
+            if names is None:
+                i += 1
+                continue
+            a, b = names
+            if a == b:
+                del block[i]
+                reads[b] -= 1
+                writes[b] -= 1
+            elif _drop_copy_back(block, i, a, b):
+                reads[a] -= 1
+                writes[b] -= 1
+            elif is_temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
+                    (writes[b] > 0 or b in params) and \
+                    _replace_reads(block, i, a, b, reads[a]):
+                del block[i]
+                reads[b] += reads[a] - 1
+                reads[a], writes[a] = 0, 0
+            else:
+                i += 1
+        if had_statements and not block:
+            block.append(gast.Pass())
+
+
+def is_temporary(name) -> bool:
+    """A normalisation temporary (`_add`) or its adjoint (`d_add`), see naming.py: a name
+    the reader loses nothing by not seeing."""
+    return name.startswith(("_", "d_"))
+
+
+def _copy_names(stmt):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name):
+        return stmt.targets[0].id, stmt.value.id
+    return None
+
+
+def _drop_copy_back(block, i, a, b) -> bool:
+    """Remove a later `b = a` in block that nothing separates from `a = b` at i."""
+    for j in range(i + 1, len(block)):
+        later = block[j]
+        if _copy_names(later) == (b, a):
+            del block[j]
+            return True
+        if _stores(later) & {a, b}:
+            return False
+    return False
+
+
+def _replace_reads(block, i, a, b, count) -> bool:
+    """Replace the `count` reads of a after block[i] by b, if all are in this block
+    before anything rebinds b (a plain statement reads before it assigns)."""
+    found, last = 0, None
+    for j in range(i + 1, len(block)):
+        found += _load_count(block[j], a)
+        if found == count:
+            last = j
+            break
+        if b in _stores(block[j]):
+            return False
+    if last is None or found == 0:
+        return False
+    if isinstance(block[last], (gast.If, gast.For, gast.While)) and b in _stores(block[last]):
+        return False
+    for stmt in block[i + 1:last + 1]:
+        for node in nodes(stmt):
+            if isinstance(node, gast.Name) and node.id == a and isinstance(node.ctx, gast.Load):
+                node.id = b
+    return True
+
+
+def _stores(stmt) -> set:
+    return {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
+def _load_count(stmt, name) -> int:
+    count = 0
+    for node in nodes(stmt):
+        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+            count += 1
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
+                node.target.id == name:
+            count += 1
+    return count
+
+
+def drop_dead(tree, helpers):
+    """Remove assignments whose value nobody reads (e.g. the loss value, when only the
+    gradient is returned), as long as computing it has no effect beyond the value."""
+    reads, _ = _counts(tree)
+    all_blocks = list(blocks(tree))
+    pure = {}
+    removed = True
+    while removed:          # removing one may leave what it read unread
+        removed = False
+        for block in all_blocks:
+            keep = []
+            for stmt in block:
+                known = pure.get(id(stmt))
+                if known is None or known[0] is not stmt:     # (ids of freed nodes recur)
+                    known = pure[id(stmt)] = (stmt, pure_assign(stmt, helpers))
+                if known[1] and reads[stmt.targets[0].id] == 0:
+                    for node in nodes(stmt.value):
+                        if isinstance(node, gast.Name):
+                            reads[node.id] -= 1
+                    removed = True
+                else:
+                    keep.append(stmt)
+            if len(keep) != len(block):
+                _replace(block, keep)
+
+
+def pure_assign(stmt, helpers) -> bool:
+    """`name = expression` built only of names, constants, arithmetic, comparisons,
+    subscripts, attributes and calls of NumPy, `len`/`range` or runtime helpers."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return False
+    for node in nodes(stmt.value):
+        if isinstance(node, gast.Call):
+            func = node.func
+            root = func
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            name = getattr(root, "id", None)
+            chain = gast.dump(func)
+            if "'random'" in chain:         # draws advance a generator's state
+                return False
+            if not (name in helpers or name in ("np", "len", "range", "min", "max", "abs",
+                                                "float", "int", "math")):
+                return False
+        elif isinstance(node, (gast.Lambda, gast.Yield, gast.Await, gast.NamedExpr)):
+            return False
+    return True
+
+
+class _Tidy(gast.NodeTransformer):
+    def __init__(self, helpers):
+        self.helpers = helpers
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, gast.Add) and isinstance(node.right, gast.UnaryOp) \
+                and isinstance(node.right.op, gast.USub):
+            return gast.BinOp(left=node.left, op=gast.Sub(), right=node.right.operand)
+        if isinstance(node.op, gast.Add) and arithmetic(node.left) and \
+                gast.dump(node.left) == gast.dump(node.right):
+            # d * x + d * x (the adjoint of x * x): one product, doubled (exactly equal)
+            return gast.BinOp(left=node.left, op=gast.Mult(),
+                              right=gast.Constant(value=2, kind=None))
+        return node
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, gast.Add) and isinstance(node.value, gast.UnaryOp) \
+                and isinstance(node.value.op, gast.USub):
+            node.op, node.value = gast.Sub(), node.value.operand
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        helper = self.helpers.get(getattr(node.func, "id", None))
+        if helper is None or node.keywords:
+            return node
+        params = list(inspect.signature(helper).parameters.values())
+        while node.args and len(node.args) <= len(params):
+            param, arg = params[len(node.args) - 1], node.args[-1]
+            if param.default is inspect.Parameter.empty or not isinstance(arg, gast.Constant) \
+                    or arg.value != param.default or type(arg.value) is not type(param.default):
+                break
+            node.args.pop()
+        return node
+
+
+def runtime_helpers(names: dict) -> dict:
+    """The subset of linked names that are runtime helpers (sgcompiler/runtime/)."""
+    return {n: obj for n, obj in names.items() if runtime.is_helper(obj)}

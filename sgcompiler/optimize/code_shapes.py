@@ -1,0 +1,198 @@
+"""Shapes and dtypes of the generated code's values, followed statement by statement
+(for code specialised for its arguments' shapes). The rewrites that need to know whether
+an expression is a float array of a given shape ask a CodeShapes: algebra.py, factoring.py
+and buffers.py (which extends it to know which arrays the code owns).
+
+It reads what the shapes pass found for the primal's variables (analysis/sizes.py) and
+follows what the generated code adds: adjoints, runtime helpers (`unbroadcast` has its
+second argument's shape), `np.full` of a shape, in-place ufuncs.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from ..analysis.sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape
+from ..ir.blocks import nodes
+
+_BINARY = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+# ufuncs of floats to floats of the same dtype, whose result has the broadcast shape
+_FLOAT_UFUNCS = frozenset(
+    "add subtract multiply divide true_divide power negative positive absolute fabs sqrt "
+    "cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos "
+    "arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh hypot maximum minimum fmax fmin "
+    "logaddexp logaddexp2 deg2rad rad2deg degrees radians sign copysign".split())
+_REDUCTIONS = frozenset("sum mean max min prod".split())
+_SHAPE = ("shape",)
+
+
+@dataclass(frozen=True)
+class CodeShapesMaker:
+    """What a fresh CodeShapes of one function starts from (see code_shapes)."""
+
+    body: list
+    arrays: dict
+    np_name: str
+    helpers: dict
+    once: dict
+
+    def __call__(self) -> CodeShapes:
+        return CodeShapes(self.body, self.arrays, self.np_name, self.helpers, self.once)
+
+
+def code_shapes(tree: gast.FunctionDef, arrays: dict, np_name: str, helpers: dict,
+                facts=None) -> CodeShapesMaker:
+    """A maker of shape oracles for the generated code of `tree`: each call gives a fresh
+    one that follows shapes and dtypes through the statements of `tree.body` as they are
+    then.
+
+    Args:
+        arrays: parameter -> (shape, dtype) the code is specialised for.
+        np_name: the name of the numpy module in the code.
+        helpers: names of runtime helpers in the code -> the helpers.
+        facts: name -> (shape, dtype) the shapes pass found for variables of the
+            primal (used for a variable assigned once, where the expression that
+            computes it is not followed here: `d = x.shape[1] * math.pi`).
+    """
+    writes = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name)
+                     and isinstance(n.ctx, gast.Store))
+    once = {n: v for n, v in (facts or {}).items() if writes[n] == 1}
+    # names never assigned here with known shapes: the Python-number arguments
+    arrays = {**{n: v for n, v in (facts or {}).items() if writes[n] == 0}, **arrays}
+    return CodeShapesMaker(tree.body, arrays, np_name, helpers, once)
+
+
+class CodeShapes:
+    def __init__(self, body, arrays, np_name, helpers, facts):
+        self.body, self.np, self.helpers, self.facts = body, np_name, helpers, facts
+        self.env = dict(arrays)     # name -> (shape, dtype) of its current value
+        self._memo = {}             # id(expression) -> (expression, shape_of it)
+
+    def _unpacked(self, stmt):
+        """`a, b = _saved` (a backward function's saved values): names assigned only here
+        have the shapes the primal's facts give them (not owned: others hold them too)."""
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Tuple):
+            for element in stmt.targets[0].elts:
+                if isinstance(element, gast.Name) and element.id in self.facts:
+                    self.env[element.id] = self.facts[element.id]
+
+    def track(self, stmt):
+        """Follow the shapes of what `stmt` assigns (and nothing else)."""
+        self.forget()
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name):
+            target = stmt.targets[0].id
+            result = self.shape_of(stmt.value) or self.facts.get(target)
+            if isinstance(stmt.value, gast.Attribute) and stmt.value.attr == "shape":
+                result = _SHAPE
+            if result is None:
+                self.env.pop(target, None)
+            else:
+                self.env[target] = result
+        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            before, value = self.env.get(stmt.target.id), self.shape_of(stmt.value)
+            total = broadcast([before, value]) if before is not None and value is not None \
+                else None
+            if total is None or total[0] != before[0]:
+                self.env.pop(stmt.target.id, None)
+        elif not isinstance(stmt, gast.Delete):
+            for node in nodes(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    self.env.pop(node.id, None)
+            self._unpacked(stmt)
+
+    def _numpy_function(self, node):
+        """`name` for a call np.name(...), else None."""
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                isinstance(node.func.value, gast.Name) and node.func.value.id == self.np:
+            return node.func.attr
+        return None
+
+    def shape_of(self, node):
+        """(shape, dtype) of a generated expression, or None (remembered while the
+        statement is worked on: `forget` when names change)."""
+        memo = self._memo.get(id(node))
+        if memo is not None and memo[0] is node:
+            return memo[1]
+        found = self._shape_of(node)
+        self._memo[id(node)] = (node, found)
+        return found
+
+    def forget(self):
+        self._memo = {}
+
+    def _shape_of(self, node):
+        if isinstance(node, gast.Name):
+            found = self.env.get(node.id)
+            return None if found is _SHAPE else found
+        if isinstance(node, gast.Constant):
+            number = isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+            return ((), WEAK) if number else None
+        if isinstance(node, gast.UnaryOp) and type(node.op) in (gast.USub, gast.UAdd):
+            return self.shape_of(node.operand)
+        if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
+            return broadcast([self.shape_of(node.left), self.shape_of(node.right)])
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
+            return matmul_shape(self.shape_of(node.left), self.shape_of(node.right))
+        if isinstance(node, gast.Attribute) and node.attr == "T":
+            found = self.shape_of(node.value)
+            return None if found is None or found is _SHAPE else (found[0][::-1], found[1])
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+                self.env.get(node.value.id) is _SHAPE and isinstance(node.slice, gast.Constant):
+            return (), WEAK     # x.shape[k]: a Python int
+        if isinstance(node, gast.Call):
+            return self._call_shape(node)
+        return None
+
+    def _call_shape(self, node):
+        helper = self.helpers.get(getattr(node.func, "id", None))
+        if getattr(helper, "__name__", None) in ("unreduce", "unbroadcast") and \
+                len(node.args) >= 2:
+            g, x = self.shape_of(node.args[0]), self.shape_of(node.args[1])
+            if x is None or g is None:
+                return None
+            # x's shape; g's dtype, or x's precision for a Python number (as_float)
+            dtype = g[1] if g[1] is not WEAK else x[1]
+            return x[0], (dtype if isinstance(dtype, np.dtype) and dtype.kind == "f"
+                          else None)
+        name = self._numpy_function(node)
+        if name in _FLOAT_UFUNCS and len(node.args) == getattr(np, name).nin and \
+                all(k.arg == "out" for k in node.keywords):
+            return broadcast([self.shape_of(a) for a in node.args])
+        if name in _REDUCTIONS and len(node.args) == 1:
+            keywords = {k.arg: k.value for k in node.keywords}
+            if set(keywords) - {"axis", "keepdims"}:
+                return None
+            return reduce_shape(self.shape_of(node.args[0]),
+                                constant(keywords.get("axis"), None),
+                                constant(keywords.get("keepdims"), False))
+        if name == "full" and len(node.args) == 2 and isinstance(node.args[0], gast.Tuple) \
+                and all(isinstance(n, gast.Constant) and type(n.value) is int
+                        for n in node.args[0].elts):
+            return self._full_shape(node)
+        if name == "outer" and len(node.args) == 2 and not node.keywords:
+            found = [self.shape_of(a) for a in node.args]
+            if any(f is None or len(f[0]) != 1 for f in found):
+                return None
+            return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
+        return None
+
+    def _full_shape(self, node):
+        """np.full((500,), 1.0 / 500[, dtype=np.float32]), as fill_numbers writes it."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        fill = self.shape_of(node.args[1])
+        dtype = keywords.get("dtype")
+        if set(keywords) - {"dtype"} or fill is None or fill[0] != ():
+            return None
+        if dtype is None:
+            dtype = np.dtype(np.float64) if fill[1] is WEAK else fill[1]
+        elif isinstance(dtype, gast.Attribute) and isinstance(dtype.value, gast.Name) \
+                and dtype.value.id == self.np:
+            dtype = np.dtype(dtype.attr)
+        else:
+            return None
+        return tuple(n.value for n in node.args[0].elts), dtype

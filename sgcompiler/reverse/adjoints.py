@@ -1,0 +1,240 @@
+"""What one active statement contributes to the adjoints of its inputs.
+
+Called by the reverse pass with `g`, the adjoint of the statement's result:
+
+    z = x * y          ->  dx += unbroadcast(g * y, x); dy += unbroadcast(g * x, y)
+    t = x[1:3]         ->  dx = np.zeros_like(x); dx[1:3] += g
+    L = [a, b]         ->  da += g[0]; db += g[1]
+    L.append(v)        ->  dv += g[len(L) - 1]; L.pop()
+
+Accumulation goes through `Adjoints.accumulate`, which knows at compile time whether an
+adjoint is still zero (first write: `dx = ...`) and whether it owns its array (then `+=`).
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from .. import runtime
+
+from ..ir.builders import const, load
+from .inline import inline, simplify
+from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
+from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND
+
+
+def contributions(rev, stmt, op, target, g):
+    """The adjoint statements of `stmt` (whose result's adjoint is `g`)."""
+    if op.kind == COPY:
+        name = op.inputs[0][1]
+        return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
+    if op.kind == RULE:
+        exprs = []
+        g, exact = rev.rule_adjoint(op, target, g)
+        for param, name in op.inputs:
+            if rev.is_active(name):
+                expr = inline(op.rule, param, op.args, copy.deepcopy(g), target, rev.linker)
+                expr = simplify(expr, target, rev.shapes, rev.linker, rev.namer.adjoints(),
+                                exact)
+                if exact and not rev.shapes.is_scalar(name) and \
+                        not _mentions_array(expr, rev):
+                    # the broadcast scalar's value, still standing for an array
+                    expr = rev.helper_call("unreduce", [expr, load(name)])
+                exprs.append((name, expr))
+        # x = x + y: x's own adjoint is rewritten last, after the others have read it
+        exprs = sorted(_combined(exprs), key=lambda item: item[0] == target)
+        if sum(isinstance(e, gast.Name) for _, e in exprs) > 1:
+            rev.handoff = None     # g goes to two adjoints: neither may own it
+        out = []
+        for name, expr in exprs:
+            out.extend(rev.accumulate(name, expr, stmt))
+        return out
+    if op.kind == INDEX:
+        return index_adjoint(rev, stmt, g)
+    if op.kind == CONTAINER:
+        out = []
+        for i, (_, name) in enumerate(op.inputs):
+            if rev.is_active(name):
+                element = gast.Subscript(value=copy.deepcopy(g), slice=const(i),
+                                         ctx=gast.Load())
+                out.extend(rev.accumulate(name, element, stmt))
+        return out
+    if op.kind == APPEND:
+        return append_adjoint(rev, stmt, op, g)
+    if op.kind == SETITEM:
+        return setitem_adjoint(rev, stmt, op, g)
+    return []
+
+
+def setitem_adjoint(rev, stmt, op, g):
+    """x[i] = v: v gets x's adjoint at i (copied: it is zeroed next), and the old x[i]
+    gets none, since it was overwritten."""
+    var = op.inputs[0][1]
+    index = stmt.targets[0].slice
+    dvar = rev.dname(var)
+    out = writable_adjoint(rev, var, stmt)      # (it may be a plain 0.0 or shared)
+    values = [name for param, name in op.inputs if param == "v"]
+    part = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Load())
+    if values and rev.is_active(values[0]):
+        value = values[0]
+        if rev.shapes.is_scalar(value):     # a number broadcast into the slice
+            grad = rev.np_call("sum", [part])
+        else:
+            grad = gast.Call(func=load(rev.linker.name_for("unbroadcast", runtime.unbroadcast)),
+                             args=[rev.np_call("copy", [part]), load(value)], keywords=[])
+            rev.reads.add(value)
+        out.extend(rev.accumulate(value, grad, stmt))
+    target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
+    zero = gast.Assign(targets=[target], value=const(0.0), type_comment=None)
+    zero.lineno = stmt.lineno
+    return out + [zero]
+
+
+def _mentions_array(expr, rev) -> bool:
+    """Whether an expression reads a variable (or adjoint) that may be an array; not one
+    it reads only the size of (`g / reduced_size(x)` is a number: the mean's adjoint)."""
+    adjoints = rev.namer.adjoints()
+    todo = [expr]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                rev.linker.names.get(n.func.id) is runtime.reduced_size:
+            continue
+        if isinstance(n, gast.Name) and n.id not in rev.linker.names and \
+                not rev.shapes.is_scalar(adjoints.get(n.id, n.id)):
+            return True
+        todo.extend(gast.iter_child_nodes(n))
+    return False
+
+
+def _combined(exprs):
+    """One contribution per variable: x * x gives dx = g * x + g * x, one statement."""
+    out = {}
+    for name, expr in exprs:
+        out[name] = expr if name not in out else gast.BinOp(left=out[name], op=gast.Add(),
+                                                            right=expr)
+    return list(out.items())
+
+
+def append_adjoint(rev, stmt, op, g):
+    """L.append(v): v's adjoint is the last element of L's adjoint (L is popped after)."""
+    values = [name for param, name in op.inputs if param == "x"]
+    if not values or not rev.is_active(values[0]):
+        return []
+    lst = stmt.value.func.value.id
+    last = gast.BinOp(left=gast.Call(func=load("len"), args=[load(lst)], keywords=[]),
+                      op=gast.Sub(), right=const(1))
+    element = gast.Subscript(value=copy.deepcopy(g), slice=last, ctx=gast.Load())
+    rev.reads.add(lst)
+    return rev.accumulate(values[0], element, stmt)
+
+
+def index_adjoint(rev, stmt, g):
+    """x[index] read: add the adjoint into x's adjoint at `index`."""
+    value, index = stmt.value.value, stmt.value.slice
+    var = value.id
+    if not rev.is_active(var):
+        return []
+    dvar = rev.dname(var)
+    kind = rev.shapes.kind(var)
+    out = []
+    current = rev.state.get(var)
+    if kind == CONTAINER_KIND and _is_key(index) and rev.depth == 0 and \
+            (current is None or isinstance(current, gast.Dict)) and \
+            target_of(stmt) in rev.stable:
+        # params["W1"] read once in straight-line code: keep the adjoint as a dict literal,
+        # {'W1': d_params_W1, ...}, rather than zeros plus additions
+        return dict_entry(rev, var, current, index, g)
+    out.extend(writable_adjoint(rev, var, stmt))
+    rev.reads.add(var)
+    if kind == ARRAY and is_basic_index(index, rev.shapes.ints):
+        target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
+        node = gast.AugAssign(target=target, op=gast.Add(), value=g)
+    elif kind == ARRAY:
+        add = gast.Attribute(value=gast.Attribute(value=rev.np_name(), attr="add",
+                                                  ctx=gast.Load()), attr="at", ctx=gast.Load())
+        node = gast.Expr(value=gast.Call(func=add, args=[load(dvar), index_value(index), g],
+                                         keywords=[]))
+    elif kind == CONTAINER_KIND:
+        # never `+=` on a container element: it may be shared (e.g. [g] * n); elements
+        # may themselves be containers (nested parameter trees), hence add_trees
+        element = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index),
+                                 ctx=gast.Load())
+        target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
+        node = gast.Assign(targets=[target], value=rev.helper_call("add_trees", [element, g]),
+                           type_comment=None)
+    else:
+        node = gast.Expr(value=rev.helper_call("add_at", [load(dvar), index_value(index), g]))
+    node.lineno = stmt.lineno
+    out.append(node)
+    return out
+
+
+def writable_adjoint(rev, var, stmt):
+    """Make var's adjoint an array (or container) this code allocated, so that an
+    element can be added or written in place: zeros if it is still zero, else a fresh
+    sum with zeros when it may be shared, read-only (a broadcast) or a plain 0.0."""
+    dvar = rev.dname(var)
+    current = rev.state.get(var)
+    array = rev.shapes.kind(var) == ARRAY
+    zeros = rev.np_call("zeros_like", [load(var)]) if array else \
+        rev.helper_call("zeros_tree", [load(var)])
+    out = []
+    if current is None:
+        out.append(rev.assign(dvar, zeros, stmt))
+    elif var not in rev.owned or var in rev.maybe_scalar or not isinstance(current, gast.Name):
+        value = rev.materialize(var, current)
+        total = gast.BinOp(left=value, op=gast.Add(), right=zeros) if array else \
+            rev.helper_call("add_trees", [zeros, value])
+        out.append(rev.assign(dvar, total, stmt))
+    rev.state[var] = load(dvar)
+    rev.owned.add(var)
+    rev.maybe_scalar.discard(var)
+    rev.reads.add(var)
+    return out
+
+
+def _is_key(index) -> bool:
+    return isinstance(index, gast.Constant) and isinstance(index.value, str)
+
+
+def dict_entry(rev, var, current, key, g):
+    """Add g under `key` in the compile-time dict that is var's adjoint."""
+    keys = list(current.keys) if current is not None else []
+    values = list(current.values) if current is not None else []
+    for i, k in enumerate(keys):
+        if k.value == key.value:
+            values[i] = rev.helper_call("add_trees", [values[i], copy.deepcopy(g)])
+            break
+    else:
+        keys.append(copy.deepcopy(key))
+        values.append(copy.deepcopy(g))
+    rev.state[var] = gast.Dict(keys=keys, values=values)
+    rev.reads.add(var)
+    return []
+
+
+def is_basic_index(index, ints=frozenset()) -> bool:
+    """An index that selects each element at most once: slices, integer constants, None,
+    and names known to hold ints."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, gast.Slice) or (isinstance(part, gast.Name) and part.id in ints):
+            continue
+        if isinstance(part, gast.Constant) and (part.value is None or part.value is Ellipsis
+                                                or type(part.value) is int):
+            continue
+        return False
+    return True
+
+
+def index_value(index):
+    """The index as a value to pass to np.add.at (slices spelled with slice())."""
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[index_value(e) for e in index.elts], ctx=gast.Load())
+    if isinstance(index, gast.Slice):
+        parts = [p if p is not None else const(None) for p in (index.lower, index.upper,
+                                                               index.step)]
+        return gast.Call(func=load("slice"), args=copy.deepcopy(parts), keywords=[])
+    return copy.deepcopy(index)

@@ -1,0 +1,90 @@
+"""Calls of user functions in the reverse pass.
+
+    y = h(x)        ->  y, _h_saved = h_forward(x)          (primal sweep)
+                        _dx_h, = h_backward(dy, _h_saved)   (adjoint sweep)
+                        dx += _dx_h
+
+Each callee's forward/backward pair is compiled once per set of active parameters (see
+pipeline.piece); `_h_saved` holds what the backward function needs.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+import numpy as np
+
+from ..ir.builders import load, store
+from ..analysis.ops import target_of
+from ..analysis.shapes import CONTAINER, EITHER
+
+
+class CallSweeps:
+    """The user-function-call half of the reverse pass (mixed into its _Reverser)."""
+
+    def call_is_active(self, target, op):
+        return self.is_active(target) and any(self.is_active(n) for _, n in op.inputs)
+
+    def call_piece(self, stmt, op):
+        """(forward name, backward name, saved name, active params) of a call site."""
+        active = tuple(p for p, n in op.inputs if self.is_active(n))
+        # the shapes and dtypes of array arguments, where the caller knows them
+        arrays = tuple((p, *self.shapes.concrete[a.id]) for p, a in op.args.items()
+                       if isinstance(a, gast.Name) and a.id in self.shapes.concrete
+                       and self.shapes.shape(a.id) != ()
+                       and isinstance(self.shapes.dtype(a.id), np.dtype))
+        # and of the arrays in a parameter tree the caller passes on as it was given it
+        arrays += tuple(((p,) + path[1:], *found) for p, a in op.args.items()
+                        if isinstance(a, gast.Name)
+                        for path, found in self.shapes.leaves.items() if path[0] == a.id)
+        # parameter trees (dicts, lists, tuples) the caller passes: containers there too;
+        # so is what may be one (params["layer"], a loop's layer tuple): code for a tree
+        # is right for an array too, the other way round it is not
+        trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
+            self.shapes.kind(a.id) == CONTAINER or
+            self.shapes.kind(a.id) == EITHER and a.id not in self.call_results))
+        piece = self.pieces(op.rule, active, arrays, trees)
+        fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
+        bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
+        self.linker.pieces.append(piece)
+        saved = self.name_for(("saved", id(stmt)), f"_{op.rule.__name__}_saved")
+        self.primal_names.add(saved)
+        return fwd, bwd, saved, active
+
+    def primal_call(self, stmt, op, target, defined, in_loop):
+        """y = h(x) becomes y, _h_saved = h_forward(x): h's values for its adjoint."""
+        fwd, _, saved, _ = self.call_piece(stmt, op)
+        out = []
+        if in_loop and saved in self.needed:
+            if saved not in defined and saved not in self.inits:
+                self.inits.append(saved)
+            self.saved[("call", id(stmt))] = True
+            out.append(self.push(saved, stmt))
+        defined.add(saved)
+        call = copy.deepcopy(stmt.value)
+        call.func = load(fwd)
+        node = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(saved)],
+                                               ctx=gast.Store())], value=call,
+                           type_comment=None)
+        node.lineno = stmt.lineno
+        return out + [node]
+
+    def call_adjoint(self, stmt, op, g):
+        """dx_h, = h_backward(dy, _h_saved); dx += dx_h"""
+        if not self.call_is_active(target_of(stmt), op):
+            return []
+        _, bwd, saved, active = self.call_piece(stmt, op)
+        self.reads.add(saved)
+        outs = [self.name_for(("out", id(stmt), p), f"_d{p}_{op.rule.__name__}")
+                for p in active]
+        call = gast.Call(func=load(bwd), args=[g, load(saved)], keywords=[])
+        node = gast.Assign(targets=[gast.Tuple(elts=[store(o) for o in outs],
+                                               ctx=gast.Store())], value=call,
+                           type_comment=None)
+        node.lineno = stmt.lineno
+        body = [node]
+        self.handoff = None
+        for param, out in zip(active, outs):
+            name = op.args[param].id
+            body.extend(self.accumulate(name, load(out), stmt))
+        return body

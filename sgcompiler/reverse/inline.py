@@ -1,0 +1,373 @@
+"""Inline a derivative rule's expression into generated code, and tidy the result.
+
+    rule  mul(g, ans, x, y): unbroadcast(g * y, x)   for  `_mul = s * w`, g = d_mul
+    ->    unbroadcast(d_mul * w, s)
+    ->    d_mul * w                        when s and _mul provably have the same shape
+
+The rule's own global names (np, unbroadcast, ...) are given names in the generated
+function's namespace by a `Linker`, which keeps the rule's spelling unless the user's
+function already uses that name for something else.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..analysis.shapes import SCALAR, Shapes, class_shape, concrete_class
+from ..analysis.sizes import NOT_CONSTANT, axes_of, constant
+from ..ir.builders import const, factors_of, load, number, product_of
+
+
+class Linker:
+    """Names for the objects that inlined rules refer to, as the generated code spells them."""
+
+    def __init__(self, fn, namer):
+        self.fn = fn
+        self.namer = namer
+        self.names: dict[str, object] = {}     # name in generated code -> object
+        self._by_id: dict[int, str] = {}
+        self.pieces: list = []                 # user functions' pieces this code calls
+
+    def name_for(self, preferred: str, obj) -> str:
+        if id(obj) in self._by_id:
+            return self._by_id[id(obj)]
+        found, existing = self.fn.lookup(preferred)
+        if (found and existing is obj) or (not found and preferred not in self.names):
+            name = preferred
+            self.namer.reserve([name])
+        else:
+            name = self.namer.fresh("_" + preferred.lstrip("_"))
+        self._by_id[id(obj)] = name
+        self.names[name] = obj
+        return name
+
+
+def inline(rule, param, args, g, ans: str, linker: Linker):
+    """The rule's gradient for `param`, with its parameters replaced by `args` (atoms)."""
+    values = {"g": g, "ans": load(ans)}
+    for p in rule.params:
+        if p in args:
+            values[p] = args[p]
+        else:
+            values[p] = _literal(rule.defaults[p], rule, p)
+    return _substituted(rule.output_for(param), values, rule.namespace, linker)
+
+
+def _literal(value, rule, param):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return const(value)
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[_literal(v, rule, param) for v in value], ctx=gast.Load())
+    raise AssertionError(f"rule {rule.name}: default of {param} is not a literal")
+
+
+def _substituted(template, values, namespace, linker):
+    """A copy of `template` with each name replaced: a parameter by a copy of its value, a
+    global of the rule by its name in the generated code.
+
+    One walk that copies and substitutes at once (rather than copy.deepcopy, then a
+    NodeTransformer): inlining is most of what compiling a gradient costs. Names are met
+    in field order, depth first, as a NodeTransformer meets them, so the Linker hands out
+    the same names in the same order.
+    """
+    def name(node):
+        if node.id in values:
+            return _clone(values[node.id], None)
+        if node.id in namespace:
+            return load(linker.name_for(node.id, namespace[node.id]))
+        raise AssertionError(f"rule refers to unknown name {node.id}")
+    return _clone(template, name)
+
+
+_ATOMS = (str, int, float, bool, bytes, type(None), type(Ellipsis), complex)
+
+
+def _clone(node, name):
+    """Deep copy of a gast tree; with `name`, every Name node is replaced by name(node)."""
+    if isinstance(node, list):
+        return [_clone(item, name) for item in node]
+    if not isinstance(node, gast.AST):
+        return node if isinstance(node, _ATOMS) else copy.deepcopy(node)
+    if name is not None and isinstance(node, gast.Name):
+        return name(node)
+    cls = type(node)
+    new = cls.__new__(cls)
+    fields = node._fields
+    for field in fields:
+        if field in node.__dict__:
+            setattr(new, field, _clone(node.__dict__[field], name))
+    for key, value in node.__dict__.items():
+        if key not in fields:
+            setattr(new, key, value if isinstance(value, _ATOMS) else copy.deepcopy(value))
+    return new
+
+
+# --- simplification ----------------------------------------------------------------------------
+
+
+def simplify(expr, ans: str, shapes: Shapes, linker: Linker, adjoint_of=None,
+             exact=False):
+    """Fold constants (`1.0 * g`, `x ** (2 - 1)`) and drop provably idle `unbroadcast`s.
+
+    `adjoint_of` maps adjoint names to their variables (an adjoint has its variable's
+    shape). With `exact`, an `unbroadcast` is dropped only when the shape of its argument
+    is known, never assumed to be the result's (for a `g` that is a broadcast scalar)."""
+    return _Simplify(ans, shapes, linker, adjoint_of or {}, exact).visit(expr)
+
+
+_ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+
+
+class _Simplify(gast.NodeTransformer):
+    def __init__(self, ans, shapes, linker, adjoint_of, exact):
+        self.ans, self.shapes, self.linker = ans, shapes, linker
+        self.adjoint_of, self.exact = adjoint_of, exact
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = number(node.left), number(node.right)
+        op = type(node.op)
+        if left is not None and right is not None and op in _FOLD:
+            try:
+                return const(_FOLD[op](left, right))
+            except (ArithmeticError, ValueError):
+                return node
+        # (x * 1 stays when x may be a bool mask: the product is what makes it a number)
+        if op is gast.Mult and left == 1 and not _may_be_bool(node.right):
+            return node.right
+        if op in (gast.Mult, gast.Div, gast.Pow) and right == 1 and not _may_be_bool(node.left):
+            return node.left
+        if op in (gast.Add, gast.Sub) and right == 0 and right is not None:
+            return node.left
+        if op is gast.Add and left == 0 and left is not None:
+            return node.right
+        if op is gast.Mult and isinstance(node.left, gast.UnaryOp) \
+                and isinstance(node.left.op, gast.USub) and number(node.left.operand) == 1:
+            return gast.UnaryOp(op=gast.USub(), operand=node.right)
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        value = number(node.operand)
+        if isinstance(node.op, gast.USub) and value is not None:
+            return const(-value)
+        if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp) \
+                and isinstance(node.operand.op, gast.USub):
+            return node.operand.operand
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        helper = self.linker.names.get(func.id) if isinstance(func, gast.Name) else None
+        if helper is None or not runtime.is_helper(helper):
+            return node
+        name = helper.__name__
+        if name == "unbroadcast":
+            return self._unbroadcast(node)
+        if name == "reduced_size":
+            return self._reduced_size(node)
+        if name in _PRODUCT_GRADS:
+            return self._product_grad(node, name)
+        return node
+
+    def _known_shape(self, node):
+        """The concrete shape of an atom, or None."""
+        if isinstance(node, gast.Name):
+            return class_shape(self.shape_class(node))
+        return () if number(node) is not None else None
+
+    def _reduced_size(self, node):
+        """reduced_size(x, axis) of an x of known shape: the number itself."""
+        if node.keywords or not 1 <= len(node.args) <= 2:
+            return node
+        shape = self._known_shape(node.args[0])
+        axis = node.args[1] if len(node.args) == 2 else const(None)
+        axes = _constant_axes(axis, shape)
+        if shape is None or axes is None:
+            return node
+        n = 1
+        for a in axes:
+            n *= shape[a]
+        return const(max(n, 1))     # (as the helper: a mean of nothing has no gradient)
+
+    def _product_grad(self, node, name):
+        """matmul_grad_left(g, x, y) and friends, for 1-d and 2-d operands of known shape,
+        as the expression one would write: g @ y.T, x.T @ g, np.outer(g, y), ..."""
+        if node.keywords or len(node.args) != 3 or \
+                not all(isinstance(a, gast.Name) for a in node.args[1:]):
+            return node
+        g, x, y = node.args
+        xs, ys = self._known_shape(x), self._known_shape(y)
+        if xs is None or ys is None or not (1 <= len(xs) <= 2 and 1 <= len(ys) <= 2) \
+                or xs[-1] != ys[0]:
+            return node
+        result = xs[:-1] + ys[1:]
+        if self._known_shape(g) != result:
+            return node         # g may be a broadcast scalar or a plain zero
+        left = name.endswith("left")
+        if len(xs) == 1 and len(ys) == 1:               # a dot product: g is a scalar
+            return gast.BinOp(left=g, op=gast.Mult(), right=y if left else x)
+        if left:
+            if len(xs) == 2 and len(ys) == 2:
+                return _matmul(g, _transposed(y))
+            if len(xs) == 2:
+                return self._np("outer", [g, y])
+            return _matmul(y, g)
+        if len(xs) == 2:
+            return _matmul(_transposed(x), g)
+        return self._np("outer", [x, g])
+
+    def _np(self, attr, args, keywords=()):
+        np_name = load(self.linker.name_for("np", np))
+        return gast.Call(func=gast.Attribute(value=np_name, attr=attr, ctx=gast.Load()),
+                         args=list(args), keywords=list(keywords))
+
+    def shape_class(self, node):
+        """The shape class of an expression, or None when it is not known."""
+        if number(node) is not None:
+            return SCALAR
+        if isinstance(node, gast.Name):
+            return self.shapes.of(self.adjoint_of.get(node.id, node.id))
+        if isinstance(node, gast.UnaryOp):
+            return self.shape_class(node.operand)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _ELEMENTWISE_OPS):
+            return _broadcast_classes([self.shape_class(node.left),
+                                       self.shape_class(node.right)])
+        if isinstance(node, gast.Call) and not node.keywords:
+            obj = self.linker.names.get(getattr(node.func, "id", None))
+            if obj is None and isinstance(node.func, gast.Attribute):
+                obj = getattr(self.linker.names.get(getattr(node.func.value, "id", None)),
+                              node.func.attr, None)
+            if isinstance(obj, np.ufunc) or getattr(obj, "__name__", "") in (
+                    "where", "balanced_eq"):
+                return _broadcast_classes([self.shape_class(a) for a in node.args])
+            if getattr(obj, "__name__", "") == "reduced_size":
+                return SCALAR
+        return None
+
+    def _unbroadcast(self, node):
+        grad, operand = node.args
+        if not isinstance(operand, gast.Name):
+            return grad if number(operand) is not None else node
+        cls = self.shape_class(grad)
+        if cls is None and not self.exact:
+            cls = self.shapes.of(self.ans)      # a full adjoint has its result's shape
+        target = self.shapes.of(operand.id)
+        if cls is not None and cls == target:
+            return grad
+        summed = self._static_sum(grad, class_shape(cls), class_shape(target))
+        if summed is not None:
+            return summed
+        if target == SCALAR:
+            return grad if cls == SCALAR else self._sum(grad)
+        if isinstance(grad, gast.UnaryOp) and isinstance(grad.op, gast.USub) and (
+                not self.exact or self.shape_class(grad.operand) not in (None, SCALAR)):
+            # -unbroadcast(g, x): sum first, then negate the (smaller) sum; unbroadcast(-g, x)
+            # negates all of g into a new array only to sum it
+            node.args = [grad.operand, operand]
+            return gast.UnaryOp(op=gast.USub(), operand=node)
+        return node
+
+    def _static_sum(self, grad, gshape, shape):
+        """unbroadcast(g, x) for shapes known here, as the sum it is: np.sum(g, axis=0)
+        (leading axes) or np.sum(g, axis=1, keepdims=True) (axes of length 1), or None."""
+        if gshape is None or shape is None or not shape or len(gshape) < len(shape):
+            return None
+        try:
+            if np.broadcast_shapes(gshape, shape) != gshape:
+                return None
+        except ValueError:
+            return None
+        extra = len(gshape) - len(shape)
+        ones = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1)
+        if extra and ones:
+            return None     # both kinds at once: leave it to the run-time helper
+        negated = isinstance(grad, gast.UnaryOp) and isinstance(grad.op, gast.USub)
+        inner = grad.operand if negated else grad
+        if extra:
+            axes = tuple(range(extra))
+            keywords = [gast.keyword(arg="axis", value=_axis_node(axes))]
+        else:
+            keywords = [gast.keyword(arg="axis", value=_axis_node(ones)),
+                        gast.keyword(arg="keepdims", value=const(True))]
+        out = self._np("sum", [inner], keywords)
+        return gast.UnaryOp(op=gast.USub(), operand=out) if negated else out
+
+    def _sum(self, grad):
+        """np.sum(g), with scalar factors moved out: np.sum(-g * e / t ** 2) becomes
+        -np.sum(g * e) / t ** 2, one pass over the array instead of three."""
+        factors = factors_of(grad, False)
+        arrays = [(f, inv) for f, inv in factors if self.shape_class(f) != SCALAR]
+        scalars = [(f, inv) for f, inv in factors if self.shape_class(f) == SCALAR]
+        if not arrays or not scalars:
+            return self._np("sum", [grad])
+        out = self._np("sum", [product_of(arrays)])
+        signs = [f for f, inv in scalars if number(f) == -1 and not inv]
+        if len(signs) % 2:
+            out = gast.UnaryOp(op=gast.USub(), operand=out)
+        for factor, inverted in scalars:
+            if number(factor) == -1 and not inverted:
+                continue
+            out = gast.BinOp(left=out, op=gast.Div() if inverted else gast.Mult(),
+                             right=factor)
+        return out
+
+
+def _may_be_bool(node) -> bool:
+    """Whether an expression may be a bool (or bool array): comparisons and logic."""
+    if isinstance(node, (gast.Compare, gast.BoolOp)):
+        return True
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.BitAnd, gast.BitOr,
+                                                             gast.BitXor)):
+        return True
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.Not, gast.Invert)):
+        return True
+    return isinstance(node, gast.Constant) and isinstance(node.value, bool)
+
+
+def _broadcast_classes(classes):
+    if any(c is None for c in classes):
+        return None
+    arrays = {c for c in classes if c != SCALAR}
+    if not arrays:
+        return SCALAR
+    if len(arrays) == 1:
+        return arrays.pop()
+    shapes = [class_shape(c) for c in arrays]
+    if any(s is None for s in shapes):
+        return None
+    try:
+        return concrete_class(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+# runtime helpers for the gradients of matrix products
+_PRODUCT_GRADS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right")
+
+
+def _constant_axes(node, shape):
+    """The sorted axes a constant `axis` argument names, for an array of `shape`."""
+    return None if shape is None else axes_of(constant(node, NOT_CONSTANT), len(shape))
+
+
+def _axis_node(axes):
+    if len(axes) == 1:
+        return const(axes[0])
+    return gast.Tuple(elts=[const(a) for a in axes], ctx=gast.Load())
+
+
+def _matmul(a, b):
+    return gast.BinOp(left=a, op=gast.MatMult(), right=b)
+
+
+def _transposed(node):
+    return gast.Attribute(value=node, attr="T", ctx=gast.Load())
+
+
+_FOLD = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
+         gast.Mult: lambda a, b: a * b, gast.Pow: lambda a, b: a ** b}

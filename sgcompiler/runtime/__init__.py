@@ -1,0 +1,36 @@
+"""The helpers that generated gradient code calls, mirroring rules/ file for file.
+
+    core.py        unbroadcast, unreduce, trees, dtypes: what every rule family shares
+    reductions.py  rules/reductions.py     shapes.py  rules/shapes.py
+    linalg.py      rules/linalg.py         scipy.py   rules/scipy.py (imported by it)
+
+Generated code names a helper by its own name (`unbroadcast(g, x)`); the optimize pass
+treats every function of this package alike (`is_helper`).
+"""
+from __future__ import annotations
+
+from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, float_dtype, mT,
+                   not_a_view, reduced_axes, reduced_size, stop_gradient, unbroadcast,
+                   unbroadcast_each, unreduce, zeros_tree)  # noqa: F401
+from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
+                         choose_grad, cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
+                         nan_count, prod_grad)  # noqa: F401
+from .shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
+                     diff_grad, dstack_grad, hsplit_axis, hstack_grad, interp_grad_fp,
+                     interp_grad_x, join_pieces, linspace_fractions, pad_grad, polyval_grad_p,
+                     polyval_grad_x, real_dtype, repeat_grad, select_default_grad, select_grad,
+                     select_grads, sort_grad, split_like, take_along_axis_grad, take_grad,
+                     tile_grad, transpose_grad, trapezoid_grad, unstack,
+                     vstack_grad)  # noqa: F401
+from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
+                     dot_grad_right, eigh_grad, eigvalsh_grad, einsum_grad, fold, fold_lower,
+                     fold_upper, inner_grad_a, inner_grad_b, kron_grad, matmul_grad_left,
+                     matmul_grad_right, matrix_norm_grad, matrix_power_grad, multi_dot_grads,
+                     norm_grad, pinv_grad, slogdet_grad, solve_grad_a, solve_grad_b,
+                     svdvals_grad, tensordot_axes, tensordot_grad_a, tensordot_grad_b,
+                     trace_grad, vecdot_grad, vector_norm_grad)  # noqa: F401
+
+
+def is_helper(obj) -> bool:
+    """Whether `obj` is one of these helpers (of any module of this package)."""
+    return str(getattr(obj, "__module__", "")).startswith(__name__)

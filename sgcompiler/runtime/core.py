@@ -1,0 +1,155 @@
+"""The helpers every kind of rule shares, and stop_gradient.
+
+Generated code does its arithmetic inline; these helpers cover the bookkeeping that has no
+one-line NumPy spelling: summing a broadcast gradient back to an operand's shape, putting
+back the axes a reduction removed, adding gradients of parameter trees. Each helper is
+plain NumPy, so generated code stays readable and debuggable. The helpers of one family of
+rules are in the module of the same name (rules/linalg.py -> runtime/linalg.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import SGCompilerError
+
+
+def stop_gradient(x):
+    """The identity at run time; to the compiler, its result is a constant."""
+    return x
+
+
+def unbroadcast(g, x):
+    """Sum `g` (the gradient of a broadcast result) down to the shape of operand `x`."""
+    shape = np.shape(x)
+    if isinstance(g, (int, float)) and shape:     # the seed 1.0: x's precision
+        g = np.asarray(g, dtype=float_dtype(x))
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    extra = len(gshape) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+    elif extra < 0:     # g broadcasts against x from the right: (3,) against (1, 3)
+        g = np.reshape(g, (1,) * -extra + gshape)
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    if np.shape(g) != shape:     # g was smaller than x (a broadcast scalar gradient)
+        g = np.array(np.broadcast_to(g, shape))   # a writable array of its own
+    return g
+
+
+def reduced_axes(axis, ndim):
+    """The axes a reduction over `axis` removes from an array of `ndim` axes, sorted."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim for a in axis))
+    return (axis % ndim,)
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Broadcast `g`, the gradient of a reduction of `x` over `axis`, back to `x`'s shape."""
+    shape = np.shape(x)
+    g = as_float(g, x)
+    if axis is not None and not keepdims and np.ndim(g):
+        # (a number g, the zero of an unused result say, broadcasts as it is)
+        g = np.expand_dims(g, reduced_axes(axis, len(shape)))
+    return np.broadcast_to(g, shape)
+
+
+def reduced_size(x, axis=None):
+    """How many elements of `x` a reduction over `axis` combines into one (1 for none:
+    the mean of an empty array is nan, and its gradient, an empty array, divides by this
+    number without a ZeroDivisionError)."""
+    shape = np.shape(x)
+    n = 1
+    for a in reduced_axes(axis, len(shape)):
+        n *= shape[a]
+    return max(n, 1)
+
+
+def balanced_eq(x, z, y):
+    """1 where x is the chosen one of (x, y) in max/min, 0.5 on ties, else 0."""
+    dtype = float_dtype(x, y)
+    return np.asarray(x == z, dtype=dtype) / (1.0 + np.asarray(x == y, dtype=dtype))
+
+
+def unbroadcast_each(g, items):
+    """The gradient of sum(items) for each item: `g`, summed to that item's shape."""
+    if isinstance(items, np.ndarray):
+        return np.broadcast_to(g, items.shape)
+    return [unbroadcast(g, item) for item in items]
+
+
+def zeros_tree(x):
+    """A zero adjoint for a container: a list (or dict) of 0.0 with the same keys.
+
+    Elements stay plain 0.0 until something is added to them, so nothing is allocated
+    for parts of a parameter tree that get no gradient."""
+    if isinstance(x, dict):
+        return dict.fromkeys(x, 0.0)
+    if isinstance(x, (list, tuple)):
+        return [0.0] * len(x)
+    return np.zeros_like(x, dtype=np.result_type(x, float))
+
+
+def add_at(dx, index, g):
+    """dx[index] += g for an adjoint that is an array or a container (list, dict)."""
+    if isinstance(dx, (list, dict)):
+        dx[index] = add_trees(dx[index], g)
+    else:
+        np.add.at(dx, index, g)
+    return dx
+
+
+def _is_zero(a):
+    return type(a) is float and a == 0.0
+
+
+def add_trees(a, b):
+    """The sum of two adjoints that may be containers (elementwise, nested) or arrays; a
+    plain 0.0 stands for a zero of any structure."""
+    if _is_zero(a):
+        return b
+    if _is_zero(b):
+        return a
+    if isinstance(a, dict):
+        return {k: add_trees(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}
+    if isinstance(a, (list, tuple)):
+        return [add_trees(x, y) for x, y in zip(a, b)]
+    return a + b
+
+
+def not_a_view(value, array, where):
+    """Refuse `value = array[...]` being a view when `array` is later written in place."""
+    if isinstance(value, np.ndarray) and np.shares_memory(value, array):
+        raise SGCompilerError(
+            f"{where}: this reads a view of an array that is written in place later, so the "
+            "write would change the value read here; read a copy instead: x[...].copy()")
+
+
+def float_dtype(*xs):
+    """The floating dtype a gradient of `xs` is computed in (float64 unless they are
+    floats of another precision)."""
+    dtype = np.result_type(*xs)
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def as_float(g, *xs):
+    """`g` as an array in the precision of `xs` when it is a Python number (the seed 1.0,
+    which would otherwise make float32 gradients float64); other values unchanged."""
+    if isinstance(g, (int, float)):
+        return np.asarray(g, dtype=float_dtype(*xs))
+    return g
+
+
+def mT(x):
+    """The matrix transpose of `x` (its last two axes swapped), as NumPy 2's `x.mT`."""
+    return np.swapaxes(x, -1, -2)
+
+
+
+
+# runtime helper -> the position of the argument it reads only the shape of
+SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
