@@ -486,3 +486,11 @@ def test_a_package_installed_in_site_packages_is_a_library(tmp_path, monkeypatch
     user = _module(tmp_path, "fake_user_2", text)
     with pytest.raises(SGCompilerError, match="no derivative rule for fake_installed.square"):
         grad(user.f)(2.0)
+
+
+def test_a_user_module_named_like_a_standard_module_is_user_code(tmp_path, monkeypatch):
+    helper = _module(tmp_path, "test", "def square(x):\n    return x * x\n")
+    monkeypatch.setitem(sys.modules, "test", helper)
+    user = _module(tmp_path, "uses_test", "import test\n\n"
+                   "def f(x):\n    return test.square(x) * 3.0\n")
+    assert grad(user.f)(2.0) == 12.0

@@ -109,13 +109,14 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
 
 def is_library(fn) -> bool:
     """Whether `fn` is defined in the standard library or an installed package
-    (site-packages), not in the user's own code (any other file, or exec'd text)."""
+    (site-packages), not in the user's own code (any other file, or exec'd text). Told by
+    its file, not its module's name: a user's test.py is not the standard library's."""
     filename = fn.__code__.co_filename
     if filename.startswith("<"):
         return filename.startswith("<frozen ")
     module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    if module in sys.stdlib_module_names:
-        return True
+    if module == __name__.split(".")[0]:
+        return False        # sgcompiler's own helpers, however it is installed
     path = os.path.realpath(filename)
     return any(path.startswith(root) for root in _library_roots())
 
