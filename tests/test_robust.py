@@ -494,3 +494,42 @@ def test_a_user_module_named_like_a_standard_module_is_user_code(tmp_path, monke
     user = _module(tmp_path, "uses_test", "import test\n\n"
                    "def f(x):\n    return test.square(x) * 3.0\n")
     assert grad(user.f)(2.0) == 12.0
+
+
+_VIEWS = '''import numpy as np
+
+
+def sliced(x):
+    y = x * 1.0
+    r = y[1:]
+    y[1] = 5.0
+    return np.sum(r * x[1:])
+
+
+def copied(x):
+    y = x * 1.0
+    r = y[1:].copy()
+    y[1] = 5.0
+    return np.sum(r * x[1:]) + np.sum(y * x)
+
+
+def indexed(x, i):
+    y = x * 1.0
+    r = y[i]
+    y[1] = 5.0
+    return np.sum(r * x[1:])
+'''
+
+
+def test_a_view_of_an_array_written_later_is_refused_when_compiled(tmp_path):
+    m = _module(tmp_path, "view_cases", _VIEWS)
+    line = m.sliced.__code__.co_firstlineno + 2
+    with pytest.raises(SGCompilerError, match=rf"sliced \(view_cases.py:{line}\): this reads "
+                                              "a view of an array that is written in place"):
+        grad(m.sliced).source            # before any call: nothing runs
+    assert_grad_matches(m.copied, (np.array([0.5, -1.0, 2.0]),))
+    # an index known only when it runs: an int is not a view, a slice is refused then
+    x = np.array([0.5, -1.0, 2.0])
+    assert np.allclose(grad(m.indexed)(x, 1), numeric_grad(lambda v: m.indexed(v, 1), (x,), 0))
+    with pytest.raises(SGCompilerError, match=rf"view_cases.py:{line + 14}: this reads a view"):
+        grad(m.indexed)(x, slice(1, None))
