@@ -18,10 +18,12 @@ Functions without a built-in derivative rule get one from the user:
     sgcompiler.nondifferentiable(my_bucketize)   # its results are constants
 """
 from .api import grad, value_and_grad
+from .derivatives import hessian, hvp, jacobian, jvp
 from .errors import SGCompilerError
-from .rules.custom import adjoint, differentiate_module, nondifferentiable
+from .rules.custom import adjoint, differentiate_module, nondifferentiable, tangent
 from .runtime import stop_gradient
 
-__all__ = ["grad", "value_and_grad", "stop_gradient", "adjoint", "nondifferentiable",
-           "differentiate_module", "SGCompilerError"]
+__all__ = ["grad", "value_and_grad", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
+           "adjoint", "tangent", "nondifferentiable", "differentiate_module",
+           "SGCompilerError"]
 __version__ = "0.1.0"

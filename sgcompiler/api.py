@@ -36,11 +36,17 @@ def grad(fn=None, wrt=0):
     return GradientFunction(fn, wrt, with_value=False)
 
 
+grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
+
+
 def value_and_grad(fn=None, wrt=0):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once."""
     if fn is None:
         return functools.partial(value_and_grad, wrt=wrt)
     return GradientFunction(fn, wrt, with_value=True)
+
+
+value_and_grad.sgcompiler_transform_maker = True
 
 
 def wrt_names(fn, wrt) -> tuple[str, ...]:
@@ -93,7 +99,12 @@ def dtype_refusal(dtype) -> str | None:
 class GradientFunction:
     """A compiled gradient of `primal`. Call it like `primal`."""
 
+    sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
+
     def __init__(self, fn, wrt, with_value: bool):
+        self._inner = fn if isinstance(fn, GradientFunction) else None
+        if self._inner is not None:     # grad of grad: the inner gradient's own code
+            fn = self._inner.as_function()
         if not inspect.isfunction(fn):
             raise SGCompilerError(f"sgcompiler differentiates Python functions; got "
                                   f"{type(fn).__name__} {fn!r}")
@@ -117,7 +128,31 @@ class GradientFunction:
     def source(self) -> str:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
-        return compile_gradient(self.primal, self.wrt, *self._last).source
+        return compile_gradient(self._primal_for(*self._last[:2]), self.wrt,
+                                *self._last).source
+
+    def as_function(self, scalars: frozenset = frozenset(), trees: frozenset = frozenset()):
+        """The generated gradient as a plain Python function, for any shape, whose code
+        the compiler reads again (grad of grad; this gradient called inside a function
+        that is differentiated). `scalars` and `trees` name the parameters that are
+        Python numbers and parameter trees.
+
+        Raises:
+            SGCompilerError: for code that cannot be differentiated.
+        """
+        primal = self._primal_for(scalars, trees)
+        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value,
+                                    rereadable=True)
+        function = compiled.bind(primal)
+        function.__qualname__ = f"{primal.__qualname__}_grad"
+        return function
+
+    def _primal_for(self, scalars, trees):
+        """The function this differentiates, for arguments of these kinds (the inner
+        gradient's code for them, in grad of grad)."""
+        if self._inner is None:
+            return self.primal
+        return self._inner.as_function(scalars, trees)
 
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
@@ -215,10 +250,11 @@ class GradientFunction:
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
             self._shaped += bool(arrays)
-        compiled = compile_gradient(self.primal, self.wrt, scalars, trees, self.with_value,
-                                    arrays)
+        compiled = compile_gradient(self._primal_for(scalars, trees), self.wrt, scalars,
+                                    trees, self.with_value, arrays)
         self._last = (scalars, trees, self.with_value, arrays)
-        self._compiled[kinds] = compiled.bind(self.primal), compiled.returns_value, plain
+        self._compiled[kinds] = (compiled.bind(self._primal_for(scalars, trees)),
+                                 compiled.returns_value, plain)
         return self._compiled[kinds]
 
     @staticmethod

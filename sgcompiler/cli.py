@@ -3,6 +3,7 @@
     sgcompiler samples/stable_softmax.py:softmax_loss_stable [--wrt x,w] [--stage grad]
     sgcompiler mypackage.model:loss
     sgcompiler model.py:loss --shapes W=784x256,b=256,X=128x784,lam=float
+    sgcompiler model.py:loss --mode forward      (the tangent function f_jvp, forward mode)
 
 The file or module is imported, so its top-level code runs (as `python -c "import model"`
 would run it). Without --shapes the code is for arguments of any shape; with it, for those
@@ -27,7 +28,7 @@ import traceback
 
 from .api import dtype_refusal, wrt_names
 from .errors import SGCompilerError
-from .pipeline import STAGES, compile_gradient, dump_stage
+from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
 
@@ -70,6 +71,12 @@ def _print_stage(args) -> None:
     wrt = parse_wrt(fn, args.wrt)
     scalars, arrays = parse_shapes(fn, args.shapes, wrt)
     note = None
+    if args.mode == "forward":
+        stage = "jvp" if args.stage == "grad" else args.stage
+        sys.stdout.write(dump_stage(fn, wrt, stage, scalars, arrays, mode="forward"))
+        return
+    if args.stage == "jvp":
+        raise UsageError("--stage jvp is forward mode's final code; add --mode forward")
     if args.stage == "grad":
         note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
                                                   arrays=arrays), arrays)
@@ -91,10 +98,16 @@ def _parser():
     parser.add_argument("--wrt", default=None,
                         help="comma-separated parameter names or positions (default: the "
                              "first parameter)")
-    parser.add_argument("--stage", choices=STAGES, default="grad", metavar="STAGE",
+    parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
+                        help="reverse: the gradient (default); forward: the tangent "
+                             "function f_jvp(<f's parameters>, <one tangent per --wrt>) "
+                             "returning (value, tangent)")
+    parser.add_argument("--stage", choices=tuple(dict.fromkeys(STAGES + FORWARD_STAGES)),
+                        default="grad", metavar="STAGE",
                         help="print what one step of the pipeline made instead of the "
                              "final code; the steps, in the order they run: "
-                             + ", ".join(STAGES))
+                             + ", ".join(STAGES) + "; with --mode forward: "
+                             + ", ".join(FORWARD_STAGES))
     parser.add_argument("--shapes", default=None,
                         help="the code for arguments of these shapes, as grad(f) compiles "
                              "it for a call: NAME=2x3 (a float64 array), NAME=2x3:float32, "

@@ -22,10 +22,14 @@ SECTIONS = {
     "sgcompiler.rules.reductions": "Reductions, norms and cumulative functions",
     "sgcompiler.rules.linalg": "Products and linear algebra",
     "sgcompiler.rules.shapes": "Shapes, copies, indexing and constructors",
-    "sgcompiler.rules.scipy": "SciPy (when SciPy is installed)",
+    "sgcompiler.rules.scipy_special": "scipy.special (when SciPy is installed)",
+    "sgcompiler.rules.scipy_stats": "scipy.stats (when SciPy is installed)",
+    "sgcompiler.rules.scipy_linalg": "scipy.linalg (when SciPy is installed)",
+    "sgcompiler.rules.scipy_signal": "scipy.signal (when SciPy is installed)",
     "operator": "Python operators",
     "sgcompiler.rules.math": "Python's math module",
     "sgcompiler.rules.builtins": "Python builtins",
+    "sgcompiler.rules.runtime": "sgcompiler's runtime helpers (generated code differentiated again)",
 }
 
 HEADER = """\

@@ -1,4 +1,5 @@
-"""The recipe: function -> generated gradient function. Every pass that runs, in order:
+"""The recipes: function -> generated gradient function (reverse mode), and function ->
+generated tangent function (forward mode, `compile_jvp`). Every pass that runs, in order:
 
     front end   parse, check, resolve, normalize                  (frontend/)
     analysis    activity, shapes (concrete shapes when specialised) (analysis/)
@@ -7,8 +8,15 @@
     optimize    the OPTIMIZATIONS below, in that order              (optimize/)
     back end    codegen, load                                      (backend/)
 
+Forward mode shares the front end, the analyses, the optimizations and the back end:
+
+    front end, activity, shapes                                      (as above)
+    forward     the tangent pass: each statement, then its tangent   (forward/)
+    optimize    the same OPTIMIZATIONS, codegen, load
+
 A user function called with active arguments gets a forward and a backward function of its
-own (a "piece"), made by the same recipe (`_compile_piece`). `dump_stage` prints the code
+own (a "piece"), made by the same recipe (`_compile_piece`); in forward mode, a tangent
+function of its own (`jvp_piece`). `dump_stage` prints the code
 after any of these steps (`sgcompiler FILE:f --stage NAME`).
 
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
@@ -50,8 +58,10 @@ from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
                                pure_assign, runtime_helpers, tidy, while_condition)
 from .optimize.factoring import factor_sums
 from .optimize.nest import nest_single_uses
+from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .forward.tangents import forward
 
 @dataclass(frozen=True)
 class Compiled:
@@ -75,7 +85,7 @@ _CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                      trees: frozenset = frozenset(), value: bool = True,
-                     arrays: tuple = ()) -> Compiled:
+                     arrays: tuple = (), rereadable: bool = False) -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -88,23 +98,29 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
             scalar, since otherwise the caller must check it (`returns_value` says).
         arrays: (parameter, shape, dtype) of the arrays the code is specialised for: it
             is then only valid for arguments of exactly those shapes and dtypes.
+        rereadable: code for the compiler to differentiate again (optimize/reread.py),
+            for any shape, it and the pieces it calls; with `value=False` it returns the
+            gradient alone (checking at run time that the result is a scalar).
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
-           rules.version())
+           rules.version(), rereadable)
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = deep(fn, _compile, fn, wrt, scalars, trees, value, arrays)
+        compiled = deep(fn, _compile, fn, wrt, scalars, trees, value, arrays,
+                        rereadable=rereadable)
         if len(_CACHE) >= _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
         _CACHE[key] = compiled
     return compiled
 
 
-def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None) -> Compiled:
+def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
+             rereadable=False) -> Compiled:
     trace = trace or _Trace()
+    wanted, pieces = value, (_rereadable_piece if rereadable else piece)
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
@@ -114,21 +130,26 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None) -> Compiled:
     value = value or not shape_facts.is_scalar(norm.returned)
     norm = tighten(norm, resolution, act, shape_facts)
     trace("tighten", norm)
-    plan = plan_sweeps(norm, resolution, act, shape_facts, piece)
+    plan = plan_sweeps(norm, resolution, act, shape_facts, pieces, keep_stops=rereadable)
     trace("plan", plan)
-    gradient = reverse(norm, resolution, act, shape_facts, wrt, plan, piece, value)
+    gradient = reverse(norm, resolution, act, shape_facts, wrt, plan, pieces, value)
     trace("reverse", gradient.tree)
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})   # Python numbers
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
     optimize(gradient.tree, known, trace)
+    if rereadable:
+        for_rereading(gradient.tree, norm.namer)
+        if value and not wanted:
+            gradient_only(gradient.tree, gradient.linker)
+            value = False
     header = (f"gradient of {src.name} ({src.short_filename}:{src.firstlineno}) "
               f"with respect to {', '.join(wrt)}, generated by sgcompiler")
     source = to_source(gradient.tree, header)
     trace("codegen", source)
-    extra = dict(gradient.linker.names)
+    extra = {**src.introduced, **gradient.linker.names}
     free = set(extra) | set(fn.__code__.co_freevars)
-    code = compile_source(source, f"<sgcompiler {src.qualname}_grad>", free)
+    code = compile_source(source, _filename(src, "grad", rereadable and source), free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
     return Compiled(text, code[gradient.tree.name], extra, wrt, value,
                     shape_facts.shape(norm.returned))
@@ -201,7 +222,7 @@ _DEEP_LOCK = threading.Lock()
 _DEEP_RUNNING = [0, None]       # deep compilations running, the recursion limit before
 
 
-def deep(fn, work, *args):
+def deep(fn, work, *args, **kwargs):
     """`work(*args)`; when it runs out of recursion (the passes walk expressions
     recursively, and CPython compiles `x*x*...*x` 2000 terms long), once more on a thread
     with a large stack under a higher recursion limit. Deeper than that is refused.
@@ -210,16 +231,16 @@ def deep(fn, work, *args):
         SGCompilerError: for an expression nested too deeply even so.
     """
     if threading.current_thread().name == "sgcompiler-deep":
-        return work(*args)
+        return work(*args, **kwargs)
     try:
-        return work(*args)
+        return work(*args, **kwargs)
     except RecursionError:
         pass
     outcome = {}
 
     def run():
         try:
-            outcome["value"] = work(*args)
+            outcome["value"] = work(*args, **kwargs)
         except BaseException as exc:        # (re-raised in the caller's thread)
             outcome["error"] = exc
     with _DEEP_LOCK:
@@ -289,10 +310,20 @@ class Piece:
 _PIECES: dict = {}
 
 
+def _filename(src, kind, text=None) -> str:
+    """The name generated code is registered under in linecache. Code made to be read
+    again has its text's digest in it: inspect finds a function's source by that name,
+    and the code for other shapes must not take its place."""
+    if not text:
+        return f"<sgcompiler {src.qualname}_{kind}>"
+    return f"<sgcompiler {src.qualname}_{kind} {hashlib.sha1(text.encode()).hexdigest()[:8]}>"
+
+
 _PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of its own for
 
 
-def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> Piece:
+def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
+          rereadable: bool = False) -> Piece:
     """The (cached) forward/backward pair of user function `fn` for `active` parameters,
     specialised for `arrays` ((parameter, shape, dtype) of array arguments whose shapes the
     caller knows); `trees` are the parameters the caller passes dicts, lists or tuples.
@@ -302,11 +333,16 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) ->
     """
     if arrays and sum(1 for k in _PIECES if k[0] is fn.__code__ and k[2]) >= _PIECE_SHAPES:
         arrays = ()         # (a recursion whose shapes change on every call, say)
-    key = (fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version())
+    if rereadable:
+        arrays = ()         # code for any shape (optimize/reread.py)
+    key = (fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version(),
+           rereadable)
     found = _PIECES.get(key)
     if found is not None:
         return found
     name = fn.__name__
+    if rereadable:
+        name = f"{name}_plain"
     if arrays:      # a name of its own, the same in every process: its code differs
         digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
                                    ).encode()).hexdigest()[:4]
@@ -314,22 +350,29 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) ->
     made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(), types.CellType())
     _PIECES[key] = made
     try:
-        _compile_piece(fn, active, made, arrays, trees)
+        _compile_piece(fn, active, made, arrays, trees, rereadable)
     except BaseException:
         del _PIECES[key]
         raise
     return made
 
 
-def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
+def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
+    """The pieces code made to be read again calls: made to be read again too."""
+    return piece(fn, active, arrays, trees, rereadable=True)
+
+
+def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False):
+    pieces = _rereadable_piece if rereadable else piece
     src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
     shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
     norm = tighten(norm, resolution, act, shape_facts)
-    plan = plan_sweeps(norm, resolution, act, shape_facts, piece, piece=True)
-    trees = reverse_piece(norm, resolution, act, shape_facts, active, names, plan, piece)
+    plan = plan_sweeps(norm, resolution, act, shape_facts, pieces, piece=True,
+                       keep_stops=rereadable)
+    trees = reverse_piece(norm, resolution, act, shape_facts, active, names, plan, pieces)
     np_name = trees.linker.name_for("np", numpy) if specialised else None
     helpers, user_names = runtime_helpers(trees.linker.names), frozenset(local_names(src.tree))
     # the backward first: its saved values have the primal's shapes, its seed the
@@ -345,14 +388,17 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset()):
     # the forward function's parameters are the user function's: their shapes are known
     optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
                                            _nothing_small, helpers, user_names))
+    if rereadable:
+        for_rereading(trees.forward, norm.namer)
+        for_rereading(trees.backward, norm.namer)
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {src.name} ({src.short_filename}:{src.firstlineno}) "
               f"for {', '.join(active)}{' with ' + shapes_text if arrays else ''}, generated "
               "by sgcompiler")
     source = to_source(module, header)
-    extra = dict(trees.linker.names)
-    codes = compile_source(source, f"<sgcompiler {src.qualname}_pieces>",
+    extra = {**src.introduced, **trees.linker.names}
+    codes = compile_source(source, _filename(src, "pieces", rereadable and source),
                            set(extra) | set(fn.__code__.co_freevars))
     made.forward_cell.cell_contents = bind(codes[names[0]], fn, extra)
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
@@ -414,9 +460,9 @@ def _pieces_of(linker):
 
 
 def _small(shape_facts, namer):
-    """name -> whether it holds a number (a scalar variable, or the adjoint of one)."""
-    adjoints = namer.adjoints()
-    return lambda name: shape_facts.is_scalar(adjoints.get(name, name))
+    """name -> whether it holds a number (a scalar variable, or its adjoint or tangent)."""
+    derived = {**namer.adjoints(), **namer.tangents()}
+    return lambda name: shape_facts.is_scalar(derived.get(name, name))
 
 
 # every step `dump_stage` can show, in the order they run ("grad": the final text,
@@ -425,11 +471,18 @@ STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "tighten", "pla
           *(name for name, _, _ in OPTIMIZATIONS), "codegen", "grad")
 
 
-def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=()) -> str:
-    """The text after one step of the recipe (a name in STAGES), for debugging: the code,
-    or what an analysis found. For arguments of any shape, or for the `scalars` and
-    `arrays` given as to `compile_gradient`; a step that does not run for them (an
-    optimization for known shapes) shows nothing."""
+FORWARD_STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "forward",
+                  *(name for name, _, _ in OPTIMIZATIONS), "codegen", "jvp")
+
+
+def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=(),
+               mode: str = "reverse") -> str:
+    """The text after one step of the recipe (a name in STAGES, or in FORWARD_STAGES for
+    mode="forward"), for debugging: the code, or what an analysis found. For arguments of
+    any shape, or for the `scalars` and `arrays` given as to `compile_gradient`; a step
+    that does not run for them (an optimization for known shapes) shows nothing."""
+    if mode == "forward":
+        return deep(fn, _dump_forward, fn, wrt, stage, scalars, arrays)
     return deep(fn, _dump_stage, fn, wrt, stage, scalars, arrays)
 
 
@@ -488,6 +541,130 @@ def _shapes_text(facts) -> str:
 def _plan_text(plan) -> str:
     return (f"the adjoint sweep reads: {', '.join(sorted(plan.reads)) or 'nothing saved'}\n"
             f"loops planned: {len(plan.loop_reverses)}\n")
+
+
+def _dump_forward(fn, wrt, stage, scalars, arrays):
+    if stage in ("jvp", "grad"):
+        return compile_jvp(fn, wrt, scalars, arrays=arrays).source
+    if stage not in FORWARD_STAGES:
+        raise ValueError(f"no stage {stage!r} in forward mode; the stages are "
+                         f"{', '.join(FORWARD_STAGES)}")
+    trace = _Trace(stage)
+    _compile_jvp(fn, wrt, scalars, frozenset(), arrays, trace)
+    return trace.text if trace.text is not None else \
+        f"# stage {stage} does not run for this function and these arguments\n"
+
+
+# --- forward mode -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompiledJvp:
+    """A compiled tangent function: f_jvp(<f's parameters>, <one tangent per wrt>)."""
+
+    source: str
+    code: object
+    extra: dict
+    wrt: tuple[str, ...]
+    tangent_params: dict        # wrt parameter -> its tangent parameter's name
+    own_source: str = ""        # this function's text alone (source adds its pieces')
+    pieces: tuple = ()          # the tangent pieces it calls
+
+    def bind(self, fn):
+        function = bind(self.code, fn, self.extra)
+        if fn.__defaults__:     # the tangents come after the defaults: None for them too
+            function.__defaults__ = fn.__defaults__ + (None,) * len(self.tangent_params)
+        return function
+
+
+_JVP_CACHE: dict = {}
+
+
+def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
+                trees: frozenset = frozenset(), arrays: tuple = ()) -> CompiledJvp:
+    """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
+    `wrt`; the other arguments are as for `compile_gradient`.
+
+    Raises:
+        SGCompilerError: for anything that cannot be differentiated correctly.
+    """
+    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version())
+    compiled = _JVP_CACHE.get(key)
+    if compiled is None:
+        compiled = deep(fn, _compile_jvp, fn, wrt, scalars, trees, arrays)
+        if len(_JVP_CACHE) >= _CACHE_SIZE:
+            del _JVP_CACHE[next(iter(_JVP_CACHE))]
+        _JVP_CACHE[key] = compiled
+    return compiled
+
+
+def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
+                 named=None) -> CompiledJvp:
+    trace = trace or _Trace()
+    src, resolution, norm = _front(fn, trace)
+    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    trace("activity", act)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
+    trace("shapes", shape_facts)
+    code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
+                   name and norm.namer.fresh(name), named)
+    trace("forward", code.tree)
+    facts = dict(shape_facts.concrete)
+    facts.update({p: ((), WEAK) for p in scalars if p not in facts})
+    optimize(code.tree, _specialisation(code.linker, src, shape_facts, norm, specialised,
+                                        facts), trace)
+    shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
+    header = (f"tangent of {src.name} ({src.short_filename}:{src.firstlineno}) with respect "
+              f"to {', '.join(wrt)}{' for ' + shapes_text if arrays else ''}, generated by "
+              "sgcompiler")
+    source = to_source(code.tree, header)
+    trace("codegen", source)
+    extra = dict(code.linker.names)
+    compiled = compile_source(source, f"<sgcompiler {src.qualname}_jvp {id(code)}>",
+                              set(extra) | set(fn.__code__.co_freevars))
+    text = "\n\n".join([source] + [p.source for p in _pieces_of(code.linker)])
+    return CompiledJvp(text, compiled[code.tree.name], extra, tuple(wrt), code.tangent_params,
+                       source, tuple(code.linker.pieces))
+
+
+@dataclass
+class JvpPiece:
+    """The tangent function of a user function called with active arguments (the cell is
+    filled once compiled: a recursive call refers to it first)."""
+
+    name: str
+    cell: object
+    tangent_params: dict
+    source: str = ""
+    pieces: tuple = ()
+
+
+def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> JvpPiece:
+    """The (cached) tangent function of user function `fn` for `active` parameters.
+
+    Raises:
+        SGCompilerError: for anything in `fn` that cannot be differentiated.
+    """
+    key = ("jvp", fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version())
+    found = _PIECES.get(key)
+    if found is not None:
+        return found
+    name = fn.__name__
+    if arrays:
+        digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
+        name = f"{name}_{digest}"
+    made = JvpPiece(f"{name}_jvp", types.CellType(), {})
+    _PIECES[key] = made
+    try:
+        compiled = _compile_jvp(fn, active, frozenset(), trees, arrays, name=made.name,
+                                named=made.tangent_params)
+    except BaseException:
+        del _PIECES[key]
+        raise
+    made.cell.cell_contents = compiled.bind(fn)
+    made.source, made.pieces = compiled.own_source, compiled.pieces
+    return made
 
 
 _TEXTS = {"parse": lambda src: _tree_text(src.tree), "resolve": _resolution_text,

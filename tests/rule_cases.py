@@ -25,14 +25,16 @@ class Case:
     rtol: float = 1e-5
     eps: float = 1e-6
     unused: tuple = ()      # results that get no adjoint (g is 0.0 for them)
+    fixed: tuple = ()       # arguments not perturbed (x of a density on the simplex)
 
 
 CASES: list = []
 
 
-def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), **kw):
+def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), fixed=(), **kw):
     name = getattr(prim, "__name__", str(prim))
-    CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps, unused))
+    CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps, unused,
+                      fixed))
 
 
 # --- domains ------------------------------------------------------------------------------
@@ -455,3 +457,40 @@ case(np.linalg.eigh, spd(3))
 case(np.linalg.eigh, spd(3), id="values", unused=(1,))
 case(np.linalg.eigh, spd(3), id="vectors", unused=(0,))
 case(np.linalg.eigh, spd(3, 2), value("U"), id="stacked-upper")
+
+# --- the runtime helpers generated code calls (rules/runtime.py: grad of grad) ------------
+rt = runtime
+case(rt.unbroadcast, normal(4, 3), normal(3), id="sum-down")
+case(rt.unbroadcast, normal(3, 1), normal(1, 4), id="both-ways")
+case(rt.unbroadcast, normal(3), normal(2, 3), id="broadcast-up")
+case(rt.unreduce, normal(3), normal(4, 3), value(0))
+case(rt.unreduce, normal(4, 1), normal(4, 3), value(1), value(True), id="keepdims")
+case(rt.unreduce, normal(), normal(2, 3), id="all")
+case(rt.unbroadcast_each, normal(3), normal(2, 3), id="array")
+case(rt.as_float, normal(3), normal(3))
+case(rt.mT, normal(2, 3, 4))
+case(rt.add_trees, normal(3), normal(3))
+case(rt.transpose_grad, normal(2, 3, 4), value((1, 2, 0)))
+case(rt.transpose_grad, normal(2, 3), id="reverse")
+case(rt.cast_grad, normal(3), normal(3), value(np.float32))
+for prim in (rt.matmul_grad_left, rt.matmul_grad_right, rt.dot_grad_left, rt.dot_grad_right):
+    case(prim, normal(2, 4), normal(2, 3), normal(3, 4))
+    case(prim, normal(4), normal(3), normal(3, 4), id="vector-matrix")
+    case(prim, normal(2), normal(2, 3), normal(3), id="matrix-vector")
+case(rt.matmul_grad_left, normal(5, 2, 4), normal(5, 2, 3), normal(3, 4), id="stacked")
+case(rt.matmul_grad_right, normal(5, 2, 4), normal(5, 2, 3), normal(5, 3, 4), id="stacked")
+case(rt.inner_grad_a, normal(2, 4), normal(2, 3), normal(4, 3))
+case(rt.inner_grad_b, normal(2, 4), normal(2, 3), normal(4, 3))
+case(rt.tensordot_grad_a, normal(2, 5), normal(2, 3, 4), normal(3, 4, 5))
+case(rt.tensordot_grad_b, normal(2, 5), normal(2, 3, 4), normal(3, 4, 5))
+# integers: the choice is piecewise constant in x and ans (their rule is 0.0), and a finite
+# difference that moves x off ans would jump
+_X = np.array([[5, 20, -10, 20], [15, 2, 3, -4], [-20, -30, -10, -25]])
+case(rt.choose_grad, normal(3), value(np.max(_X, axis=1)), value(_X), value(1))
+case(rt.prod_grad, normal(3), value(np.prod(_X, axis=1)), value(_X), value(1))
+case(rt.median_grad, normal(3), normal(3, 5), value(1))
+case(rt.cumsum_grad, normal(3, 4), normal(3, 4), value(1))
+case(rt.cumsum_grad, normal(12), normal(3, 4), id="flat")
+case(rt.take_grad, normal(4), normal(5), value(np.array([0, 3, 3, -1])))
+case(rt.tile_grad, normal(2, 6), normal(3), value((2, 2)))
+case(rt.repeat_grad, normal(6), normal(3), value(2))

@@ -1,5 +1,6 @@
 """docs/numpy-coverage.md is the output of `python -m sgcompiler.coverage`, and is linked."""
 import pathlib
+import re
 
 import pytest
 
@@ -27,3 +28,10 @@ def test_every_rule_has_a_row():
 
 def test_readme_links_the_coverage_page():
     assert "(docs/numpy-coverage.md)" in (ROOT / "README.md").read_text()
+
+
+def test_readme_counts_the_rules_the_page_counts():
+    page = re.search(r"\*\*(\d+) functions have derivative rules\*\*", PAGE.read_text())
+    readme = re.search(r"(\d+) NumPy, SciPy and Python functions have derivative rules",
+                       (ROOT / "README.md").read_text())
+    assert page and readme and page.group(1) == readme.group(1), (page, readme)

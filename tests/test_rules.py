@@ -95,7 +95,7 @@ def test_rule_matches_finite_differences(case):
     rule, grads = _rule_grads(case, values, g)
     checked = 0
     for i, value in enumerate(values):
-        if i >= len(grads) or grads[i] is None or not _is_float(value):
+        if i >= len(grads) or grads[i] is None or not _is_float(value) or i in case.fixed:
             continue
         direction = _random_like(r, value)
         plus, minus = list(values), list(values)
@@ -129,9 +129,14 @@ def test_float32_gradients_stay_float32(case):
     if not any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in values
                if not isinstance(v, list)) and not any(isinstance(v, list) for v in values):
         pytest.skip("no float32 array argument")
-    ans = case.prim(*values, **case.kw)
-    if np.result_type(*(ans if isinstance(ans, (tuple, list)) else (ans,))) != np.float32:
-        pytest.skip(f"the result is {np.result_type(ans)}")    # e.g. np.float_power
+    try:
+        ans = case.prim(*values, **case.kw)
+    except ValueError as exc:        # scipy.stats.dirichlet: not on the simplex in float32
+        pytest.skip(f"the function refuses float32 arguments: {exc}")
+    results = ans if isinstance(ans, (tuple, list)) else (ans,)
+    floats = [a for a in results if np.asarray(a).dtype.kind == "f"]   # not lu_factor's piv
+    if not floats or np.result_type(*floats) != np.float32:
+        pytest.skip(f"the result is {np.result_type(*results)}")    # e.g. np.float_power
     g = _seed_gradient(r, ans, case, np.float32)
     rule, grads = _rule_grads(case, values, g)
     for i, value in enumerate(values):

@@ -2,6 +2,7 @@
 
     source.py     function -> gast tree with real file names and line numbers
     check.py      refuse what cannot be differentiated, all at once
+    transforms.py grad(g)(x) inside the function: a call of g's generated gradient
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
     normalize.py  A-normal form: one primitive operation per assignment
     lower.py      structured jumps (break, continue, return) in the normal form
@@ -17,6 +18,7 @@ from .check import check
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
 from .source import FunctionSource, parse_function
+from .transforms import inline_transforms
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = parse_function(fn)
+    src = inline_transforms(parse_function(fn))
     trace("parse", src)
     if checked:
         check(src)

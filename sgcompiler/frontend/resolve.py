@@ -27,7 +27,7 @@ import gast
 
 from .. import rules
 from ..errors import describe, errors_at
-from ..runtime import stop_gradient
+from ..runtime import is_helper, stop_gradient
 from .source import FunctionSource
 from ..ir.blocks import nodes
 
@@ -100,6 +100,13 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
         return Callee(NONDIFF, obj, name=text)
     if isinstance(obj, type) and obj.__module__ == "builtins":
         return None
+    if is_helper(obj):      # a runtime helper with no rule (rules/runtime.py)
+        return None
+    generated = getattr(type(obj), "as_function", None)
+    if generated is not None and getattr(type(obj), "sgcompiler_transform", False):
+        # a gradient made by sgcompiler (grad(g) called inside the function): its
+        # generated code is differentiated like a user function's
+        return Callee(USER, obj.as_function(), name=text)
     if isinstance(obj, types.FunctionType):
         if is_library(obj) and not rules.registry.is_source_module(obj.__module__):
             return None     # no rule: refused if a gradient must flow through it

@@ -32,6 +32,8 @@ class FunctionSource:
     globals: dict = field(repr=False)
     closure: dict = field(repr=False)   # free variable name -> cell
     function: object = field(repr=False, default=None)
+    # names the front end binds itself (frontend/transforms.py: grad(g) inside f) -> objects
+    introduced: dict = field(repr=False, default_factory=dict)
 
     @property
     def short_filename(self) -> str:
@@ -44,6 +46,8 @@ class FunctionSource:
 
     def lookup(self, name: str):
         """What `name` refers to from inside the function: (found, value)."""
+        if name in self.introduced:
+            return True, self.introduced[name]
         if name in self.closure:
             try:
                 return True, self.closure[name].cell_contents

@@ -23,12 +23,21 @@ def grad_function_name(name: str) -> str:
     return f"{name}_grad"
 
 
+def jvp_function_name(name: str) -> str:
+    """The forward-mode (tangent) function of `f`: `f_jvp(x, w, x_dot, w_dot)`."""
+    return f"{name}_jvp"
+
+
+TANGENT_SUFFIX = "_dot"      # the tangent of `x` is `x_dot`, of `_exp` `_exp_dot`
+
+
 class Namer:
     """Hands out fresh, deterministic names that clash with nothing reserved."""
 
     def __init__(self, reserved=()):
         self._taken = set(reserved)
         self._adjoints: dict[str, str] = {}
+        self._tangents: dict[str, str] = {}
         self._versions: dict[str, str] = {}     # z_1 -> z
 
     def reserve(self, names) -> None:
@@ -82,3 +91,13 @@ class Namer:
         if name not in self._adjoints:
             self._adjoints[name] = self.fresh("d" + name)
         return self._adjoints[name]
+
+    def tangent(self, name: str) -> str:
+        """The tangent of `name`: `x_dot` for `x`, `_exp_dot` for `_exp`; stable per name."""
+        if name not in self._tangents:
+            self._tangents[name] = self.fresh(name + TANGENT_SUFFIX)
+        return self._tangents[name]
+
+    def tangents(self) -> dict:
+        """tangent name -> variable, for every tangent named so far."""
+        return {name: var for var, name in self._tangents.items()}

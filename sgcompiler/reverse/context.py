@@ -36,6 +36,7 @@ class SweepState:
     loop_reverses: dict         # id(loop) -> whether it has adjoint code (the first run's)
     pieces: object              # pieces(fn, active, ...) -> a user function's pieces
     seed: gast.expr             # the adjoint of the result
+    keep_stops: bool = False    # keep stop_gradient calls in the primal sweep (SweepPlan)
     # --- facts about the function, worked out once (__post_init__)
     fn: object = field(init=False)              # its FunctionSource
     namer: Namer = field(init=False)

@@ -53,7 +53,7 @@ def inline(rule, param, args, g, ans: str, linker: Linker):
             values[p] = args[p]
         else:
             values[p] = _literal(rule.defaults[p], rule, p)
-    return _substituted(rule.output_for(param), values, rule.namespace, linker)
+    return substituted(rule.output_for(param), values, rule.namespace, linker)
 
 
 def _literal(value, rule, param):
@@ -64,7 +64,7 @@ def _literal(value, rule, param):
     raise AssertionError(f"rule {rule.name}: default of {param} is not a literal")
 
 
-def _substituted(template, values, namespace, linker):
+def substituted(template, values, namespace, linker):
     """A copy of `template` with each name replaced: a parameter by a copy of its value, a
     global of the rule by its name in the generated code.
 

@@ -59,28 +59,31 @@ class SweepPlan:
     names: dict
     reads: frozenset
     loop_reverses: dict
+    keep_stops: bool = False    # the primal sweep keeps stop_gradient (code to read again)
 
 
 def plan_sweeps(norm: Normalized, resolution, act: Activity, shapes: Shapes, pieces,
-                piece: bool = False) -> SweepPlan:
+                piece: bool = False, keep_stops: bool = False) -> SweepPlan:
     """The reverser's first run: the adjoint sweep alone, to learn what it reads. A
     function with no branch or loop and every variable assigned once overwrites
-    nothing, so it needs no first run (a piece always has one: it returns what it saves)."""
+    nothing, so it needs no first run (a piece always has one: it returns what it saves).
+    `keep_stops`: the primal sweep keeps `stop_gradient(e)` calls, so that code made to
+    be differentiated again still treats `e` as a constant."""
     linker = Linker(norm.fn, norm.namer)
     names = {}       # generated names (loop counters, slots), the same in both runs
     if not piece and _straight_single_assignment(norm):
-        return SweepPlan(linker, names, frozenset(), {})
+        return SweepPlan(linker, names, frozenset(), {}, keep_stops)
     first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {},
                       pieces, _seed(norm, piece))
     first.adjoint_block(norm.body)
-    return SweepPlan(linker, names, frozenset(first.reads), first.loop_reverses)
+    return SweepPlan(linker, names, frozenset(first.reads), first.loop_reverses, keep_stops)
 
 
 def _sweeps(norm, resolution, act, shapes, pieces, plan, piece=False):
     """The reverser's second run: the primal sweep, saving what `plan` says the adjoint
     sweep reads where it is overwritten, then the adjoint sweep."""
     sweep = _Reverser(norm, resolution, act, shapes, plan.linker, plan.reads, plan.names,
-                      plan.loop_reverses, pieces, _seed(norm, piece))
+                      plan.loop_reverses, pieces, _seed(norm, piece), plan.keep_stops)
     forward = sweep.primal_block(norm.body, set(norm.params), in_loop=False)
     backward = sweep.adjoint_block(norm.body)
     return sweep, forward, backward
@@ -296,7 +299,7 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
                 self.inits.append(target)     # bound on some paths only: start it as None
         defined.add(target)
         op = describe_stmt(stmt, self.resolution, self.fn)
-        if op.kind == "stop":
+        if op.kind == "stop" and not self.keep_stops:
             value = stmt.value.args[0] if stmt.value.args else const(None)
             out.append(self.assign(target, copy.deepcopy(value), stmt))
         elif op.kind == CALL and self.call_is_active(target, op):

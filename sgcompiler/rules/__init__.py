@@ -3,10 +3,12 @@ and custom.py for how users add their own (`sgcompiler.adjoint`).
 
     numpy.py       elementwise functions (ufuncs)       reductions.py   sums, norms, cumsum
     linalg.py      products and linear algebra          shapes.py       shapes, indexing
-    constants.py   functions without a gradient         scipy.py        scipy.special/linalg
+    constants.py   functions without a gradient         scipy.py        SciPy (scipy_*.py)
     math.py, builtins.py: Python's own (operators: numpy.py and linalg.py)
+    runtime.py     the runtime helpers generated code calls (grad of grad reads that code)
 """
-from . import builtins, constants, linalg, math, numpy, reductions, shapes  # noqa: F401
+from . import (builtins, constants, linalg, math, numpy, reductions, runtime,  # noqa: F401
+               shapes)
 from .registry import (GLOBAL, NONDIFFERENTIABLE, Rule, all_nondifferentiable, all_rules,
                        find, is_nondifferentiable, lookup, nondifferentiable, parse_rule,
                        scope_of, version, vjp)

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import SGCompilerError
 from .registry import (GLOBAL, _display_name, add_source_module, builtin_entry, parse_rule,
-                       register_scoped, scoped_entry)
+                       parse_tangent_rule, register_scoped, register_tangent, scoped_entry)
 
 
 def adjoint(fn, *, scope=None, override: bool = False, multiple_results: bool = False):
@@ -85,6 +85,32 @@ def differentiate_module(module) -> None:
         raise TypeError(f"differentiate_module takes a module or a module name, got "
                         f"{module!r}")
     add_source_module(name)
+
+
+def tangent(fn, *, multiple_results: bool = False):
+    """Decorator: the decorated function is the tangent (forward-mode) rule of `fn`.
+
+    The rule is `def rule(t, ans, <fn's parameters>): return <the tangent of the result>`
+    for one tangent (of the first parameter), or, with several, tangent parameters named
+    `<parameter>_dot` before `ans` and one contribution per tangent in the return (the
+    compiler adds those that are not zero):
+
+        @sgcompiler.tangent(np.hypot)
+        def hypot(x1_dot, x2_dot, ans, x1, x2):
+            return x1_dot * x1 / ans, x2_dot * x2 / ans
+
+    A tangent rule applies everywhere (jvp, jacobian, hessian) and takes precedence over
+    the built-in one; registration takes effect for code compiled afterwards.
+
+    Raises:
+        SGCompilerError: at registration, for a rule that is not of this form.
+    """
+    def register(rule_fn):
+        register_tangent(fn, parse_tangent_rule(rule_fn, fn, name=_display_name(fn),
+                                                multiple_results=multiple_results,
+                                                scope=GLOBAL))
+        return rule_fn
+    return register
 
 
 def nondifferentiable(fn, *, scope=None, override: bool = False):
@@ -164,6 +190,12 @@ def _check_signature(rule, fn) -> None:
                               f"{problem}; the function's signature is {rule.name}{sig}")
 
 
+def _reserved_spelling(rule_name: str, name: str) -> bool:
+    """A function's own parameter named `g` or `ans` (a runtime helper's, say) is written
+    `g_` or `ans_` in its rule: `g` and `ans` are the rule's first two parameters."""
+    return name in ("g", "ans") and rule_name == name + "_"
+
+
 def signature_problem(rule, sig: inspect.Signature) -> str | None:
     """Why `rule`'s parameters do not fit the signature `sig`, or None when they do."""
     fparams = list(sig.parameters.values())
@@ -177,7 +209,8 @@ def signature_problem(rule, sig: inspect.Signature) -> str | None:
         if param.kind == param.POSITIONAL_OR_KEYWORD:
             if i < len(positional):
                 target = positional[i]
-                if target.kind == target.POSITIONAL_OR_KEYWORD and target.name != param.name:
+                if target.kind == target.POSITIONAL_OR_KEYWORD and target.name != param.name \
+                        and not _reserved_spelling(param.name, target.name):
                     return (f"its parameter {i + 1} is '{param.name}' but the function's is "
                             f"'{target.name}' (use the function's names, in its order)")
             elif not variadic:

@@ -15,7 +15,8 @@ from ..runtime.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_gra
                               matmul_grad_right, matrix_power_grad, multi_dot_grads, pinv_grad,
                               slogdet_grad, solve_grad_a, solve_grad_b, svdvals_grad,
                               tensordot_grad_a, tensordot_grad_b, trace_grad, vecdot_grad)
-from .registry import present, vjp
+from ..runtime.tangents import cholesky_tangent_of, eigh_tangent_of, solve_tangent_a
+from .registry import jvp, linear, multilinear, present, vjp
 
 # --- products ---------------------------------------------------------------------------------
 
@@ -195,3 +196,51 @@ def multi_dot(g, ans, arrays, *, out=None):
 @vjp(np.linalg.pinv, notes="input of constant rank (e.g. full rank)")
 def pinv(g, ans, a, rcond=None, hermitian=False, *, rtol=None):
     return pinv_grad(g, ans, a, hermitian)
+
+
+# --- tangents (forward mode) ---------------------------------------------------------------
+
+# products are linear in each factor: the tangent of x @ w is x_dot @ w + x @ w_dot
+multilinear(np.matmul, operator.matmul, *present(np.linalg, "matmul"), np.dot, np.vdot,
+            np.inner, np.outer, *present(np.linalg, "outer"), np.tensordot,
+            *present(np.linalg, "tensordot"), np.einsum, np.kron, np.cross,
+            *present(np.linalg, "cross"), *present(np, "vecdot"),
+            *present(np.linalg, "vecdot"))
+linear(np.trace, *present(np.linalg, "trace"), np.diagonal, *present(np.linalg, "diagonal"),
+       np.diag, np.diagflat, *present(np, "matrix_transpose"),
+       *present(np.linalg, "matrix_transpose"))
+
+
+@jvp(np.linalg.inv)
+def inv_tangent(t, ans, a):
+    return -(ans @ t @ ans)
+
+
+@jvp(np.linalg.solve)
+def solve_tangent(a_dot, b_dot, ans, a, b):
+    return solve_tangent_a(a_dot, ans, a, b), np.linalg.solve(a, b_dot)
+
+
+@jvp(np.linalg.det)
+def det_tangent(t, ans, a):
+    return ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+
+
+@jvp(np.linalg.slogdet, multiple_results=True)
+def slogdet_tangent(t, ans, a):
+    return 0.0 * ans[0], np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+
+
+@jvp(np.linalg.cholesky)
+def cholesky_tangent(t, ans, a, *, upper=False):
+    return cholesky_tangent_of(t, ans, upper)
+
+
+@jvp(np.linalg.eigh, multiple_results=True)
+def eigh_tangent(t, ans, a, UPLO="L"):
+    return eigh_tangent_of(t, ans, UPLO)
+
+
+@jvp(np.linalg.eigvalsh)
+def eigvalsh_tangent(t, ans, a, UPLO="L"):
+    return eigh_tangent_of(t, np.linalg.eigh(a, UPLO), UPLO)[0]

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from ..runtime import balanced_eq, divide_or_zero, unbroadcast
-from .registry import vjp
+from .registry import jvp, vjp
 
 # --- exponentials and logarithms -------------------------------------------------------------
 
@@ -275,3 +275,16 @@ def clip(g, ans, a, a_min, a_max):
     return (unbroadcast(g * ((a >= a_min) & (a <= a_max)), a),
             unbroadcast(g * (a < a_min), a_min),
             unbroadcast(g * (a > a_max), a_max))
+
+
+# --- tangents (forward mode); the others are derived from the adjoints (derive.py) --------
+
+
+@jvp(np.where, elementwise=True)
+def where_tangent(x_dot, y_dot, ans, condition, x, y):
+    return np.where(condition, x_dot, 0.0), np.where(condition, 0.0, y_dot)
+
+
+@jvp(np.ldexp)
+def ldexp_tangent(t, ans, x1, x2):
+    return np.ldexp(t, x2)

@@ -10,7 +10,8 @@ from ..runtime.reductions import (average_grad_a, average_grad_weights, choose_g
                                   nan_count, prod_grad)
 from ..runtime import reduced_size, unreduce
 from ..runtime.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
-from .registry import present, vjp
+from ..runtime.tangents import choose_tangent, cumprod_tangent_of, cumulative_prod_tangent_of
+from .registry import jvp, linear, present, vjp
 
 
 @vjp(np.sum, reduction=True)
@@ -141,3 +142,47 @@ def cumulative_sum(g, ans, x, *, axis=None, dtype=None, out=None, include_initia
 def cumulative_prod(g, ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
     return cumprod_grad(np.delete(g, 0, axis) if include_initial else g,
                         np.delete(ans, 0, axis) if include_initial else ans, x, axis)
+
+
+# --- tangents (forward mode); the other reductions' tangents are derived (derive.py) -------
+
+linear(np.sum, np.mean, np.cumsum, *present(np, "cumulative_sum"))
+
+
+@jvp(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
+def max_tangent(t, ans, a, axis=None, out=None, keepdims=False):
+    return choose_tangent(t, ans, a, axis, keepdims)
+
+
+@jvp(np.nancumsum)
+def nancumsum_tangent(t, ans, a, axis=None, dtype=None, out=None):
+    return np.cumsum(np.where(np.isnan(a), 0.0, t), axis)
+
+
+@jvp(np.cumprod)
+def cumprod_tangent(t, ans, a, axis=None, dtype=None, out=None):
+    return cumprod_tangent_of(t, a, axis)
+
+
+@jvp(np.nancumprod)
+def nancumprod_tangent(t, ans, a, axis=None, dtype=None, out=None):
+    return cumprod_tangent_of(np.where(np.isnan(a), 0.0, t), np.where(np.isnan(a), 1.0, a),
+                              axis)
+
+
+@jvp(np.average)
+def average_tangent(a_dot, ans, a, axis=None, weights=None, returned=False, *,
+                    keepdims=False):
+    return np.average(a_dot, axis, weights, returned, keepdims=keepdims)
+
+
+@jvp(*present(np.linalg, "matrix_norm"))
+def matrix_norm_tangent(t, ans, x, *, keepdims=False, ord="fro"):
+    return np.sum(t * matrix_norm_grad(np.ones_like(ans), ans, x, ord, (-2, -1), keepdims),
+                  axis=(-2, -1), keepdims=keepdims)
+
+
+@jvp(*present(np, "cumulative_prod"))
+def cumulative_prod_tangent(t, ans, x, *, axis=None, dtype=None, out=None,
+                            include_initial=False):
+    return cumulative_prod_tangent_of(t, x, axis, include_initial)

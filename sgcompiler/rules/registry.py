@@ -77,6 +77,7 @@ class Rule:
 _RULES: dict[int, Rule] = {}
 NONDIFFERENTIABLE: dict[int, object] = {}   # id -> the function (kept alive)
 _SCOPED: dict[str, dict[int, tuple]] = {}   # scope -> id -> (function, Rule or None)
+_BOUND: dict[tuple, object] = {}            # (id(obj), id(function)) -> obj.function
 _VERSION = [0]                              # bumped by every user registration
 # rule modules for optional packages: loaded when the package is first seen in sys.modules
 _OPTIONAL = {"scipy": "sgcompiler.rules.scipy"}
@@ -195,7 +196,7 @@ def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False,
     modules only; users call `sgcompiler.adjoint`.
     """
     def register(rule_fn):
-        for primitive in dict.fromkeys(primitives):     # aliases (np.abs, np.absolute) once
+        for primitive in dict.fromkeys(map(_keep_bound, primitives)):  # aliases once
             assert id(primitive) not in _RULES and id(primitive) not in NONDIFFERENTIABLE, \
                 f"two built-in rules for {primitive!r}"
             _RULES[id(primitive)] = parse_rule(rule_fn, primitive, elementwise=elementwise,
@@ -222,18 +223,31 @@ def present(module, *names) -> list:
 
 
 def key(obj):
-    """The object a rule is registered for. Bound methods of compiled classes (rng.normal
-    on a Generator) are new objects on every attribute read, so they are keyed by the
-    function they wrap (np.random.Generator.normal)."""
-    if isinstance(obj, types.MethodType) and not isinstance(obj.__func__, types.FunctionType):
-        return obj.__func__
+    """The object a rule is registered for. Bound methods are new objects on every
+    attribute read: those of compiled classes (rng.normal on a Generator) are keyed by the
+    function they wrap (np.random.Generator.normal), those of one object that has rules
+    (scipy.stats.norm.logpdf) by the first such method registered."""
+    if isinstance(obj, types.MethodType):
+        if not isinstance(obj.__func__, types.FunctionType):
+            return obj.__func__
+        return _BOUND.get((id(obj.__self__), id(obj.__func__)), obj)
     return obj
+
+
+def _keep_bound(primitive):
+    """Remember a bound method of a Python function (scipy.stats.norm.logpdf), so that
+    later reads of the same attribute find its rule; the object is kept alive with it."""
+    if isinstance(primitive, types.MethodType) and \
+            isinstance(primitive.__func__, types.FunctionType):
+        primitive = _BOUND.setdefault((id(primitive.__self__), id(primitive.__func__)),
+                                      primitive)
+    return primitive
 
 
 def builtin_entry(obj):
     """(obj, Rule) or (obj, None) for non-differentiable, from the built-in table, or None."""
+    _load_optional()           # first: it may register rules for bound methods (key)
     obj = key(obj)
-    _load_optional()
     rule = _RULES.get(id(obj))
     if rule is not None and rule.primitive is obj:
         return obj, rule
@@ -251,7 +265,7 @@ def scoped_entry(obj, scope: str):
 
 def register_scoped(obj, rule, scope: str) -> None:
     """Put a user's rule (or None: non-differentiable) for `obj` into `scope`."""
-    obj = key(obj)
+    obj = _keep_bound(key(obj))
     _SCOPED.setdefault(scope, {})[id(obj)] = (obj, rule)
     _VERSION[0] += 1
 
@@ -317,7 +331,7 @@ def _load_optional() -> None:
     if len(_LOADED_OPTIONAL) == len(_OPTIONAL):
         return
     for package, module in _OPTIONAL.items():
-        if package in sys.modules and package not in _LOADED_OPTIONAL:
+        if sys.modules.get(package) is not None and package not in _LOADED_OPTIONAL:
             _LOADED_OPTIONAL.add(package)
             importlib.import_module(module)
 
@@ -342,3 +356,178 @@ def all_nondifferentiable() -> list:
     """Every built-in non-differentiable function."""
     load_all_optional()
     return list(NONDIFFERENTIABLE.values())
+
+
+# --- tangent (forward-mode) rules --------------------------------------------------------
+#
+# A tangent rule gives the directional derivative of a primitive: the tangent parameters
+# come before `ans`, then the primitive's own parameters. `t` is the tangent of the first
+# parameter; with several, each is named after its parameter (`x1_dot`, `x2_dot`). The
+# single `return` gives one contribution per tangent parameter; the compiler adds those
+# of the tangents that are not zero at compile time (a zero tangent emits nothing):
+#
+#     @jvp(np.exp)
+#     def exp(t, ans, x):
+#         return t * ans
+#
+#     @jvp(np.matmul)
+#     def matmul(x1_dot, x2_dot, ans, x1, x2):
+#         return x1_dot @ x2, x1 @ x2_dot
+#
+# `multiple_results=True` (one tangent parameter): the return gives one tangent per result.
+# `linear(f, ...)` declares functions linear in their differentiable parameters: the tangent
+# is the function applied to the tangents. Elementwise functions and reductions need no
+# tangent rule: derive.py derives theirs from the adjoint rule where that is exact.
+
+
+@dataclass(frozen=True)
+class TangentRule:
+    """One primitive's tangent rule, parsed and ready to inline."""
+
+    primitive: object
+    name: str
+    params: tuple[str, ...]            # the primitive's parameters (as the adjoint rule's)
+    defaults: dict = field(repr=False)
+    tangents: tuple = ()               # (parameter, name its tangent has in `outputs`)
+    outputs: tuple = field(repr=False, default=())   # one gast expr per tangent (or result)
+    namespace: dict = field(repr=False, default_factory=dict)
+    kind: str = "rule"                 # "rule", "linear" (f of the tangents), "multilinear"
+    #                                    (a sum of f with one tangent each) or "derived"
+    #                                    (from the adjoint rule, derive.py)
+    multiple_results: bool = False     # outputs: one tangent per result
+    full_shape: bool = True            # contributions have the result's shape (derived
+    #                                    elementwise ones may have an operand's: broadcast)
+    signature: object = field(repr=False, default=None)
+    source: object = field(repr=False, default=None)
+    scope: str = BUILTIN
+
+    def tangent_of(self, param):
+        """The name of `param`'s tangent in the outputs, or None (no tangent)."""
+        return dict(self.tangents).get(param)
+
+
+_TANGENTS: dict[int, TangentRule] = {}
+_LINEAR: dict[int, object] = {}          # id -> function declared linear
+_USER_TANGENTS: dict[int, tuple] = {}    # id -> (function, TangentRule): sgcompiler.tangent
+
+
+def parse_tangent_rule(rule_fn, primitive, *, multiple_results=False, name=None,
+                       scope=BUILTIN, elementwise=False) -> TangentRule:
+    """Read a tangent rule function into a `TangentRule`.
+
+    Raises:
+        SGCompilerError: when the rule is not `def r(<tangents>, ans, *params): return ...`.
+    """
+    label = name or _display_name(primitive)
+    where = f"tangent rule {getattr(rule_fn, '__qualname__', rule_fn)!r} for {label}"
+    if not isinstance(rule_fn, types.FunctionType) or rule_fn.__name__ == "<lambda>":
+        raise SGCompilerError(f"{where}: a rule must be a function defined with def")
+    names = list(inspect.signature(rule_fn).parameters)
+    if "ans" not in names:
+        raise SGCompilerError(f"{where}: the parameters must be (<tangents>, ans, "
+                              "<the function's parameters>)")
+    split = names.index("ans")
+    tangent_names, params = names[:split], tuple(names[split + 1:])
+    if not tangent_names or not params:
+        raise SGCompilerError(f"{where}: needs at least one tangent parameter before ans and "
+                              "the function's parameters after it")
+    tangents = []
+    for t in tangent_names:
+        param = params[0] if t == "t" and len(tangent_names) == 1 else \
+            t[:-len("_dot")] if t.endswith("_dot") else None
+        if param not in params:
+            raise SGCompilerError(f"{where}: tangent parameter '{t}' must be named "
+                                  "<parameter>_dot after one of the function's parameters "
+                                  "(or t, when there is one tangent, for the first)")
+        tangents.append((param, t))
+    exprs = _single_return(rule_fn, where)
+    if not multiple_results and len(exprs) != len(tangents):
+        raise SGCompilerError(f"{where}: returns {len(exprs)} contributions for "
+                              f"{len(tangents)} tangents")
+    if multiple_results and len(tangents) != 1:   # (one expression may give the tuple)
+        raise SGCompilerError(f"{where}: a rule with multiple_results has one tangent")
+    sig = inspect.signature(rule_fn)
+    namespace = dict(rule_fn.__globals__)
+    if rule_fn.__closure__:
+        namespace.update(zip(rule_fn.__code__.co_freevars,
+                             (c.cell_contents for c in rule_fn.__closure__)))
+    return TangentRule(
+        primitive=primitive, name=label, params=params,
+        defaults={p.name: p.default for p in sig.parameters.values()
+                  if p.default is not inspect.Parameter.empty},
+        tangents=tuple(tangents), outputs=tuple(exprs), namespace=namespace,
+        multiple_results=multiple_results, source=rule_fn, scope=scope,
+        full_shape=not elementwise,
+        signature=inspect.Signature(list(sig.parameters.values())[split + 1:]))
+
+
+def _single_return(rule_fn, where):
+    try:
+        text = textwrap.dedent(inspect.getsource(rule_fn))
+    except (OSError, TypeError):
+        raise SGCompilerError(f"{where}: its source is not available; define it in a file")
+    body = [s for s in gast.parse(text).body[0].body if not _is_docstring(s)]
+    if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
+        raise SGCompilerError(f"{where}: the body must be a single 'return'")
+    value = body[0].value
+    return list(value.elts) if isinstance(value, gast.Tuple) else [value]
+
+
+def jvp(*primitives, multiple_results=False, name=None, elementwise=False):
+    """Register the decorated function as the built-in tangent rule of `primitives`
+    (sgcompiler's own rule modules; users call `sgcompiler.tangent`). `elementwise`: a
+    contribution may have an operand's shape, and is broadcast to the result's."""
+    def register(rule_fn):
+        for primitive in dict.fromkeys(primitives):
+            assert id(primitive) not in _TANGENTS, f"two tangent rules for {primitive!r}"
+            _TANGENTS[id(primitive)] = parse_tangent_rule(
+                rule_fn, primitive, multiple_results=multiple_results, name=name,
+                elementwise=elementwise)
+        return rule_fn
+    return register
+
+
+def linear(*functions) -> None:
+    """Declare built-in functions linear in their differentiable parameters (those their
+    adjoint rule gives a gradient): the tangent is the function of the tangents."""
+    for f in functions:
+        _LINEAR[id(f)] = (f, "linear")
+
+
+def multilinear(*functions) -> None:
+    """Declare built-in functions linear in each differentiable parameter separately
+    (products: matmul, dot, einsum): the tangent is the sum, over the parameters that have
+    a tangent, of the function with that one argument replaced by its tangent."""
+    for f in functions:
+        _LINEAR[id(f)] = (f, "multilinear")
+
+
+def register_tangent(obj, rule: TangentRule) -> None:
+    """A user's tangent rule (sgcompiler.tangent): it applies everywhere."""
+    obj = key(obj)
+    _USER_TANGENTS[id(obj)] = (obj, rule)
+    _VERSION[0] += 1
+
+
+def explicit_tangent(obj):
+    """The tangent rule registered for `obj` (a user's first), or None."""
+    obj = key(obj)
+    _load_optional()
+    entry = _USER_TANGENTS.get(id(obj))
+    if entry is not None and entry[0] is obj:
+        return entry[1]
+    found = _TANGENTS.get(id(obj))
+    return found if found is not None and found.primitive is obj else None
+
+
+def linearity(obj) -> str | None:
+    """"linear", "multilinear" or None, as declared for `obj`."""
+    obj = key(obj)
+    entry = _LINEAR.get(id(obj))
+    return entry[1] if entry is not None and entry[0] is obj else None
+
+
+def all_tangent_rules() -> list:
+    """Every built-in explicit tangent rule."""
+    load_all_optional()
+    return list(_TANGENTS.values())

@@ -16,7 +16,8 @@ from ..runtime.shapes import (COPYING_PAD_MODES, append_grad, astype, cast_grad,
                               select_default_grad, select_grads, sort_grad, split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
-from .registry import present, vjp
+from ..runtime.tangents import cast_tangent, zero_ends
+from .registry import jvp, linear, present, vjp
 
 # --- shapes and axes --------------------------------------------------------------------------
 
@@ -292,3 +293,55 @@ def vsplit(g, ans, ary, indices_or_sections):
 @vjp(np.dsplit, multiple_results=True)
 def dsplit(g, ans, ary, indices_or_sections):
     return join_pieces(g, ans, 2)
+
+
+# --- tangents (forward mode): these functions are linear in the arrays they move ----------
+
+linear(np.transpose, *present(np, "permute_dims"), np.reshape, np.ravel, np.expand_dims,
+       np.squeeze, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
+       np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.tile,
+       np.repeat, np.triu, np.tril, np.append, np.delete, np.float64, np.float32,
+       np.asarray, np.ascontiguousarray, np.asfortranarray, np.array, np.copy, np.take,
+       np.take_along_axis, np.compress, np.extract, np.bincount, np.full, np.full_like,
+       np.linspace, *present(np, "trapezoid", "trapz"), np.concatenate,
+       *present(np, "concat"), np.stack, np.hstack, np.vstack, np.dstack, np.column_stack,
+       np.select, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit)
+
+
+@jvp(np.pad)
+def pad_tangent(t, ans, array, pad_width, mode="constant", *, constant_values=0):
+    return np.pad(t, pad_width, mode)
+
+
+@jvp(np.diff)
+def diff_tangent(t, ans, a, n=1, axis=-1, prepend=None, append=None):
+    return np.diff(t, n, axis, *zero_ends(t, prepend, append, axis))
+
+
+@jvp(astype, name="x.astype()")
+def astype_method_tangent(t, ans, x, dtype, order="K", casting="unsafe", subok=True,
+                          copy=True):
+    return cast_tangent(t, dtype)
+
+
+@jvp(*present(np, "astype"))
+def astype_function_tangent(t, ans, x, dtype, *, copy=True, device=None):
+    return cast_tangent(t, dtype)
+
+
+@jvp(np.sort)
+def sort_tangent(t, ans, a, axis=-1, kind=None, order=None):
+    return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis=axis) \
+        if axis is not None else np.take(t, np.argsort(a, axis=None, kind="stable"))
+
+
+@jvp(np.interp)
+def interp_tangent(x_dot, fp_dot, ans, x, xp, fp, left=None, right=None, period=None):
+    return (interp_grad_x(x_dot, x, xp, fp, left, right, period),
+            np.interp(x, xp, fp_dot, None if left is None else 0.0,
+                      None if right is None else 0.0, period))
+
+
+@jvp(np.polyval)
+def polyval_tangent(p_dot, x_dot, ans, p, x):
+    return np.polyval(p_dot, x), x_dot * np.polyval(np.polyder(p), x)

@@ -2,7 +2,9 @@
 
     core.py        unbroadcast, unreduce, trees, dtypes: what every rule family shares
     reductions.py  rules/reductions.py     shapes.py  rules/shapes.py
-    linalg.py      rules/linalg.py         scipy.py   rules/scipy.py (imported by it)
+    linalg.py      rules/linalg.py
+    scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
+    tangents.py    what forward-mode (tangent) code calls
 
 Generated code names a helper by its own name (`unbroadcast(g, x)`); the optimize pass
 treats every function of this package alike (`is_helper`).
@@ -10,8 +12,9 @@ treats every function of this package alike (`is_helper`).
 from __future__ import annotations
 
 from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, float_dtype, mT,
-                   not_a_view, reduced_axes, reduced_size, stop_gradient, unbroadcast,
-                   unbroadcast_each, unreduce, zeros_tree)  # noqa: F401
+                   not_a_view, reduced_axes, reduced_size, scalar_result, stop_gradient,
+                   unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce,
+                   zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
                          choose_grad, cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
                          nan_count, prod_grad)  # noqa: F401
@@ -22,6 +25,8 @@ from .shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_g
                      select_grads, sort_grad, split_like, take_along_axis_grad, take_grad,
                      tile_grad, transpose_grad, trapezoid_grad, unstack,
                      vstack_grad)  # noqa: F401
+from .tangents import (broadcast_like, cast_tangent, choose_tangent,
+                       zeros_tangent)  # noqa: F401
 from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
                      dot_grad_right, eigh_grad, eigvalsh_grad, einsum_grad, fold, fold_lower,
                      fold_upper, inner_grad_a, inner_grad_b, kron_grad, matmul_grad_left,

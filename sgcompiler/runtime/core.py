@@ -39,6 +39,15 @@ def unbroadcast(g, x):
     return g
 
 
+def scalar_result(value):
+    """Refuse a function's value that is not a scalar: the gradient of code made to be
+    differentiated again returns the gradient alone, and checks its value here."""
+    if np.size(value) != 1 or isinstance(value, (tuple, list, dict)):
+        raise TypeError(f"a function differentiated with grad must return a scalar, but it "
+                        f"returned a value of shape {np.shape(value)}; reduce it to a "
+                        "scalar (e.g. np.sum) first, or use vjp")
+
+
 def reduced_axes(axis, ndim):
     """The axes a reduction over `axis` removes from an array of `ndim` axes, sorted."""
     if axis is None:
@@ -80,6 +89,17 @@ def unbroadcast_each(g, items):
     if isinstance(items, np.ndarray):
         return np.broadcast_to(g, items.shape)
     return [unbroadcast(g, item) for item in items]
+
+
+def unbroadcast_sum(g, h):
+    """The adjoint of unbroadcast_each(h, items): the sum of each item's `g`, summed down
+    to the shape of `h`."""
+    if isinstance(g, np.ndarray):
+        return unbroadcast(g, h)
+    total = 0.0
+    for item in g:
+        total = total + unbroadcast(item, h)
+    return total
 
 
 def zeros_tree(x):

@@ -1,0 +1,294 @@
+"""Forward mode and what is built on it: `jvp`, `jacobian`, `hessian`, `hvp`.
+
+    out, out_dot = jvp(f, (x, w), (x_dot, w_dot))   # f and its directional derivative
+    J = jacobian(f, wrt=0)(x, w)                    # out.shape + x.shape
+    H = hessian(f)(x)                               # forward over reverse: x.shape * 2
+    Hv = hvp(f, x, v)                               # one jvp of the gradient
+
+`jvp` runs a generated tangent function (pipeline.compile_jvp; `jvp_source` shows it).
+The Hessian is the jacobian of the generated gradient, column by column: each column is
+one jvp of the gradient code, so the compiler reads its own output.
+"""
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+
+from .analysis.sizes import WEAK
+from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
+from .pipeline import compile_jvp
+
+
+def jvp(f, primals, tangents):
+    """f(*primals) and its derivative in the direction `tangents` (forward mode).
+
+    Args:
+        f: a Python function whose source is available.
+        primals: a tuple of f's positional arguments (arrays, floats, parameter trees).
+        tangents: a tuple of the same length and structure; None for an argument that is
+            held constant.
+    Returns:
+        (out, out_dot): f's result and its tangent, with the result's structure.
+    Raises:
+        SGCompilerError: for code that cannot be differentiated.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give "
+                        "one tangent per primal (None for a constant)")
+    function, tangent_names = _tangent_function(f, primals, tangents)
+    given = {tangent_names[p]: _float_tree(t) for p, t in
+             zip(_params(f), tangents) if t is not None}
+    out, out_dot = function(*primals, **given)
+    return out, _like_output(out_dot, out)
+
+
+def jvp_source(f, primals, tangents) -> str:
+    """The generated tangent code `jvp(f, primals, tangents)` runs."""
+    return _compiled(f, tuple(primals), tuple(tangents)).source
+
+
+def _params(f):
+    return f.__code__.co_varnames[:f.__code__.co_argcount]
+
+
+def _compiled(f, primals, tangents):
+    params = _params(f)
+    if len(primals) > len(params):
+        raise TypeError(f"jvp: {f.__name__} takes {len(params)} positional arguments, "
+                        f"{len(primals)} primals given")
+    wrt = tuple(p for p, t in zip(params, tangents) if t is not None)
+    for p, value, t in zip(params, primals, tangents):
+        if t is not None:
+            _check_tree(f.__name__, p, value)
+            _check_structure(f.__name__, p, value, t)
+    if not wrt:
+        raise TypeError("jvp: every tangent is None; give the tangent of at least one primal")
+    scalars, trees, arrays = _kinds(params, primals)
+    return compile_jvp(f, wrt, scalars, trees, arrays)
+
+
+def _tangent_function(f, primals, tangents):
+    compiled = _compiled(f, primals, tangents)
+    return compiled.bind(f), compiled.tangent_params
+
+
+def _kinds(params, args):
+    """What the code is specialised for: Python numbers, trees, array shapes and dtypes."""
+    types_ = [type(a) for a in args]
+    scalars = frozenset(p for p, t in zip(params, types_) if t in (float, int))
+    trees = frozenset(p for p, t in zip(params, types_) if issubclass(t, (dict, list, tuple)))
+    arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(params, args)
+                   if type(a) is np.ndarray or isinstance(a, np.floating))
+    arrays += tuple(((p,) + path, a.shape, a.dtype) if type(a) is np.ndarray
+                    else ((p,) + path, (), WEAK)
+                    for p, tree in zip(params, args) if type(tree) in _TREES
+                    for path, a in _tree_arrays(tree, numbers=True)
+                    if type(a) is not np.ndarray or a.ndim)
+    return scalars, trees, arrays
+
+
+def _check_structure(fname, name, value, tangent):
+    """A tangent must have its primal's structure and shapes."""
+    if isinstance(value, dict):
+        if not isinstance(tangent, dict) or set(tangent) != set(value):
+            raise TypeError(f"jvp: the tangent of '{name}' must be a dict with the keys "
+                            f"{sorted(value)}")
+        for k in value:
+            _check_structure(fname, f"{name}[{k!r}]", value[k], tangent[k])
+    elif isinstance(value, (list, tuple)):
+        if not isinstance(tangent, (list, tuple)) or len(tangent) != len(value):
+            raise TypeError(f"jvp: the tangent of '{name}' must be a sequence of "
+                            f"{len(value)} items")
+        for i, (v, t) in enumerate(zip(value, tangent)):
+            _check_structure(fname, f"{name}[{i}]", v, t)
+    elif np.shape(tangent) != np.shape(value):
+        raise TypeError(f"jvp: the tangent of '{name}' has shape {np.shape(tangent)} but "
+                        f"'{name}' has shape {np.shape(value)}")
+
+
+def _float_tree(t):
+    if isinstance(t, dict):
+        return {k: _float_tree(v) for k, v in t.items()}
+    if isinstance(t, (list, tuple)) and not hasattr(t, "_fields"):
+        return type(t)(_float_tree(v) for v in t)
+    if isinstance(t, (int, np.integer)) and not isinstance(t, bool):
+        return float(t)
+    return t
+
+
+def _like_output(t, out):
+    """The tangent with the result's structure, shapes and float dtype (a zero tangent
+    is 0.0 or a number at compile time)."""
+    if isinstance(out, dict):
+        return {k: _like_output(t[k] if isinstance(t, dict) else 0.0, v)
+                for k, v in out.items()}
+    if isinstance(out, (list, tuple)):
+        items = [_like_output(t[i] if isinstance(t, (list, tuple)) else 0.0, v)
+                 for i, v in enumerate(out)]
+        if hasattr(out, "_fields"):
+            return type(out)(*items)
+        return tuple(items) if isinstance(out, tuple) else items
+    if isinstance(out, float) and np.ndim(t) == 0:
+        return float(t)
+    dtype = np.result_type(out, float) if not isinstance(out, (float, int)) else float
+    if type(t) is np.ndarray and t.shape == np.shape(out) and t.dtype == dtype:
+        return t
+    return np.array(np.broadcast_to(np.asarray(t, dtype=dtype), np.shape(out)))
+
+
+# --- Jacobians --------------------------------------------------------------------------
+
+
+def jacobian(f, wrt=0, mode: str = "auto"):
+    """The Jacobian of `f` (any array output) with respect to the argument(s) `wrt`.
+
+    Args:
+        f: a Python function of arrays and floats returning an array or a float.
+        wrt: a parameter position or name, or a tuple of them (then a tuple of Jacobians).
+        mode: "fwd" (one jvp per input element), "rev" (one gradient per output element),
+            or "auto": "fwd" when the input has no more elements than the output.
+    Returns:
+        A function of f's arguments giving J of shape out.shape + x.shape.
+    """
+    if mode not in ("fwd", "rev", "auto"):
+        raise ValueError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {mode!r}")
+    several = isinstance(wrt, (tuple, list))
+    names = wrt_names(f, tuple(wrt) if several else (wrt,))
+
+    def jac(*args):
+        params = _params(f)
+        out = f(*args)
+        found = []
+        for name in names:
+            x = args[params.index(name)]
+            chosen = mode if mode != "auto" else \
+                ("fwd" if np.size(x) <= np.size(out) else "rev")
+            found.append(_jacobian_fwd(f, args, params.index(name)) if chosen == "fwd"
+                         else _jacobian_rev(f, args, params.index(name), out))
+        return tuple(found) if several else found[0]
+    jac.__name__ = f"{f.__name__}_jacobian"
+    return jac
+
+
+def _unit_directions(x):
+    """Unit tangents for every element of x (an array or a float), in C order."""
+    flat = np.asarray(x, dtype=np.result_type(x, float))
+    for i in range(flat.size):
+        e = np.zeros(flat.size, dtype=flat.dtype)
+        e[i] = 1.0
+        yield float(e[0]) if isinstance(x, float) else e.reshape(flat.shape)
+
+
+def _jacobian_fwd(f, args, position):
+    x = args[position]
+    _check_array(f, x)
+    function, names = None, None
+    columns = []
+    for e in _unit_directions(x):
+        tangents = [None] * len(args)
+        tangents[position] = e
+        if function is None:
+            function, names = _tangent_function(f, tuple(args), tuple(tangents))
+        out, out_dot = function(*args, **{names[_params(f)[position]]: e})
+        columns.append(_like_output(out_dot, out))
+    shape = np.shape(columns[0]) if columns else np.shape(f(*args))
+    stacked = np.stack([np.asarray(c) for c in columns], axis=-1) if columns else \
+        np.zeros(shape + (0,))
+    return stacked.reshape(shape + np.shape(x))
+
+
+def _jacobian_rev(f, args, position, out):
+    """Stopgap until vjp lands: one reverse-mode gradient per output element, of the
+    scalar <f(...), e_k> (a generated wrapper whose source the compiler reads)."""
+    x = args[position]
+    _check_array(f, x)
+    row = _scalarised(f)
+    gradient = grad(row, wrt=position)
+    rows = []
+    out = np.asarray(out)
+    for k in range(out.size):
+        weights = np.zeros(out.size)
+        weights[k] = 1.0
+        rows.append(np.asarray(gradient(*args, weights.reshape(out.shape))))
+    stacked = np.stack(rows) if rows else np.zeros((0,) + np.shape(x))
+    return stacked.reshape(out.shape + np.shape(x))
+
+
+_SCALARISED: dict = {}
+
+
+def _scalarised(f):
+    """def f_weighted(x, w, weights): return np.sum(f(x, w) * weights), with its source in
+    linecache (the compiler reads source), calling f as a user function."""
+    found = _SCALARISED.get(f)
+    if found is not None:
+        return found
+    params = list(_params(f))
+    weights = "_weights"
+    while weights in params:
+        weights += "_"
+    name = f"{f.__name__}_weighted"
+    text = (f"def {name}({', '.join(params + [weights])}):\n"
+            f"    return _np.sum(_f({', '.join(params)}) * {weights})\n")
+    filename = f"<sgcompiler {name} {id(f)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"_np": np, "_f": f}
+    exec(compile(text, filename, "exec"), namespace)
+    _SCALARISED[f] = namespace[name]
+    return namespace[name]
+
+
+def _check_array(f, x):
+    if not (isinstance(x, float) or isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+        raise TypeError(f"{f.__name__}: jacobian and hessian differentiate with respect to "
+                        f"a float or a float array, got {type(x).__name__}")
+
+
+# --- second order: forward over reverse -------------------------------------------------
+
+
+def hessian(f, wrt=0):
+    """The Hessian of a scalar function `f` with respect to one argument: the Jacobian of
+    its generated gradient, one jvp of the gradient code per column.
+
+    Returns:
+        A function of f's arguments giving H of shape x.shape + x.shape.
+    """
+    (name,) = wrt_names(f, (wrt,))
+
+    def hess(*args):
+        position = _params(f).index(name)
+        x = args[position]
+        _check_array(f, x)
+        gradient = _gradient_function(f, name, args)
+        columns = []
+        function, names = None, None
+        for e in _unit_directions(x):
+            tangents = [None] * len(args)
+            tangents[position] = e
+            if function is None:
+                function, names = _tangent_function(gradient, tuple(args), tuple(tangents))
+            g, g_dot = function(*args, **{names[name]: e})
+            columns.append(_like_output(g_dot, g))
+        stacked = np.stack([np.asarray(c) for c in columns], axis=-1)
+        return stacked.reshape(np.shape(x) + np.shape(x))
+    hess.__name__ = f"{f.__name__}_hessian"
+    return hess
+
+
+def hvp(f, x, v, *args):
+    """The Hessian of f at x (f's first argument; `args` are the others) times v, without
+    forming the Hessian: one jvp of the generated gradient."""
+    name = _params(f)[0]
+    primals = (x,) + tuple(args)
+    gradient = _gradient_function(f, name, primals)
+    return jvp(gradient, primals, (v,) + (None,) * len(args))[1]
+
+
+def _gradient_function(f, name, args):
+    """The generated gradient of f with respect to `name`, as code made for the compiler
+    to read again (GradientFunction.as_function)."""
+    scalars, trees, _ = _kinds(_params(f), args)
+    return grad(f, wrt=name).as_function(scalars, trees)

@@ -1,0 +1,123 @@
+"""The tangent of one primitive's result, from its tangent rule (rules/derive.py).
+
+    _mul = x * w        rule: x1_dot * x2, x1 * x2_dot    ->  x_dot * w + x * w_dot
+    _sum = np.sum(e)    linear                            ->  np.sum(e_dot)
+    _exp = np.exp(z)    derived from g * ans              ->  z_dot * _exp
+
+Only the tangents that are not zero at compile time contribute; a contribution that may
+have an operand's shape rather than the result's (x + c: x_dot) is broadcast to it, unless
+the shapes analysis proves it already has it.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..errors import error_at
+from ..ir.builders import const, load
+from ..rules.derive import tangent_rule
+from ..reverse.inline import _literal, simplify, substituted
+
+
+class TangentRules:
+    """Inlines tangent rules for the tangent pass `fwd` (its names, shapes, linker)."""
+
+    def __init__(self, fwd):
+        self.fwd = fwd
+
+    def tangent(self, stmt, op, target):
+        fwd = self.fwd
+        active = [(p, n) for p, n in op.inputs if fwd.active(n)]
+        if not active:
+            return None
+        rule = tangent_rule(op.rule.primitive, op.rule)
+        if rule is None:
+            raise error_at(stmt, fwd.fn, f"no tangent (forward-mode) rule for "
+                           f"{op.rule.name}; register one with @sgcompiler.tangent("
+                           f"{op.rule.name}) (def rule(t, ans, <its parameters>): return "
+                           "<the tangent of the result>; see the README)")
+        if rule.kind == "linear":
+            return self.linear(stmt, op, rule)
+        if rule.kind == "multilinear":
+            return _sum([self.linear(stmt, op, rule, only=p) for p, _ in active])
+        values = self.values(rule, op, target)
+        terms = []
+        for param, name in active:
+            tname = rule.tangent_of(param)
+            if tname is None:
+                raise error_at(stmt, fwd.fn, f"the tangent rule of {rule.name} gives no "
+                               f"tangent for its parameter '{param}'; register a rule "
+                               f"with sgcompiler.tangent({rule.name}) that does")
+            values[tname] = load(fwd.tname(name))
+            if rule.multiple_results:
+                outs = [self.inline(o, values, rule) for o in rule.outputs]
+                return outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
+            index = [t for _, t in rule.tangents].index(tname)
+            terms.append(self.inline(rule.outputs[index], values, rule))
+        total = _sum(terms)
+        total = simplify(total, target, fwd.shapes, fwd.linker, fwd.namer.tangents())
+        if not rule.full_shape and not self.full_shape(target, op, total):
+            total = fwd.helper_call("broadcast_like", [total, load(target)])
+        return total
+
+    def values(self, rule, op, target):
+        values = {"ans": load(target)}
+        for p in rule.params:
+            values[p] = op.args[p] if p in op.args else _literal(rule.defaults[p], rule, p)
+        for _, tname in rule.tangents:         # (a tangent that is zero, if read at all)
+            values.setdefault(tname, const(0.0))
+        return values
+
+    def inline(self, template, values, rule):
+        return substituted(template, values, rule.namespace, self.fwd.linker)
+
+    def full_shape(self, target, op, expr) -> bool:
+        """Whether the sum of an elementwise function's contributions provably has the
+        result's shape: it reads the result, or every operand that may be an array (or
+        its tangent, which has the operand's shape)."""
+        shapes, fwd = self.fwd.shapes, self.fwd
+        read = {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}
+        if shapes.is_scalar(target) or target in read:
+            return True
+        operands = {a.id for a in op.args.values() if isinstance(a, gast.Name)}
+        tangent_of = {var: name for name, var in fwd.namer.tangents().items()}
+        return all(n in read or tangent_of.get(n) in read or shapes.is_scalar(n)
+                   for n in operands)
+
+    def linear(self, stmt, op, rule, only=None):
+        """f(a, b) linear in a and b: f(a_dot, b_dot), a zero for an argument without a
+        tangent; with `only`, f with that one argument replaced (a multilinear term)."""
+        fwd = self.fwd
+        swap = {}
+        for param, _ in rule.tangents:
+            node = op.args.get(param)
+            if node is None or only is not None and param != only:
+                continue
+            swap[id(node)] = fwd.tangent(node) or fwd.zero(node)
+        return _clone_swapping(stmt.value, swap)
+
+
+def _sum(terms):
+    total = terms[0]
+    for term in terms[1:]:
+        if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
+            total = gast.BinOp(left=total, op=gast.Sub(), right=term.operand)
+        else:
+            total = gast.BinOp(left=total, op=gast.Add(), right=term)
+    return total
+
+
+def _clone_swapping(node, swap):
+    """A deep copy of `node` in which each node whose id is in `swap` is replaced."""
+    if id(node) in swap:
+        return swap[id(node)]
+    if isinstance(node, list):
+        return [_clone_swapping(n, swap) for n in node]
+    if not isinstance(node, gast.AST):
+        return copy.copy(node)
+    new = type(node).__new__(type(node))
+    for key, value in node.__dict__.items():
+        setattr(new, key, _clone_swapping(value, swap) if key in node._fields
+                else copy.copy(value))
+    return new

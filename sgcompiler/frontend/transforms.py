@@ -1,0 +1,103 @@
+"""sgcompiler's own transformations called inside a differentiated function.
+
+    def pinn(x, w):                              def pinn(x, w):
+        du = grad(u)(x, w)              ->           du = _grad_u(x, w)
+        ...                                          ...
+
+`grad(u)` is evaluated once, when the function is compiled (its arguments must be module-
+level names and constants), and the call then reads like a call of a user function whose
+source is the generated gradient (`resolve` classifies it so, `GradientFunction.as_function`
+gives the code). Runs right after parsing, before `check`.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+import gast
+
+from ..errors import describe, errors_at
+from .source import FunctionSource
+
+
+def inline_transforms(fn: FunctionSource) -> FunctionSource:
+    """`fn` with each `grad(g, ...)(args)` call rewritten to call a name bound to the
+    gradient (in `fn.introduced`), or `fn` itself when it has none.
+
+    Raises:
+        SGCompilerError: when a transformation's arguments are not known at compile time.
+    """
+    local = {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, (gast.Store, gast.Param))}
+    introduced, problems = {}, []
+    for node in gast.walk(fn.tree):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Call)):
+            continue
+        inner = node.func
+        maker = _evaluate(fn, inner.func, local)
+        if not getattr(maker, "sgcompiler_transform_maker", False):
+            continue
+        try:
+            args = [_constant(fn, a, local) for a in inner.args]
+            kwargs = {k.arg: _constant(fn, k.value, local) for k in inner.keywords}
+            made = maker(*args, **kwargs)
+        except _NotConstant as exc:
+            problems.append(describe(fn, inner, f"{_text(inner)}: {exc}; inside a "
+                                                "differentiated function, name a "
+                                                "module-level function and constant wrt"))
+            continue
+        name = _fresh(f"_{getattr(maker, '__name__', 'transform')}_"
+                      f"{getattr(args[0], '__name__', 'f') if args else 'f'}",
+                      local | set(introduced) | set(fn.globals) | set(fn.closure))
+        introduced[name] = made
+        node.func = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+    if problems:
+        raise errors_at(problems)
+    if not introduced:
+        return fn
+    return replace(fn, introduced={**fn.introduced, **introduced})
+
+
+class _NotConstant(Exception):
+    pass
+
+
+def _text(node) -> str:
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+def _evaluate(fn, node, local):
+    """The object a module-level Name/Attribute chain refers to, or None."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or node.id in local:
+        return None
+    found, obj = fn.lookup(node.id)
+    if not found:
+        return None
+    for attr in reversed(parts):
+        obj = getattr(obj, attr, None)
+    return obj
+
+
+def _constant(fn, node, local):
+    """The value of a constant, a tuple of constants or a module-level name."""
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.Tuple):
+        return tuple(_constant(fn, e, local) for e in node.elts)
+    found = _evaluate(fn, node, local) if isinstance(node, (gast.Name, gast.Attribute)) \
+        else None
+    if found is None:
+        raise _NotConstant(f"'{_text(node)}' is not known when the function is compiled")
+    return found
+
+
+def _fresh(base: str, taken) -> str:
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}{k}", k + 1
+    return name
+

@@ -1,0 +1,169 @@
+"""Derivative rules of the runtime helpers that generated code calls (runtime/).
+
+Grad of grad compiles a generated gradient again, so every helper that gradient calls needs
+a rule of its own. Most helpers are the adjoint of a linear map applied to `g` (the
+primitive's vjp); the adjoint of such a helper with respect to its `g` is the linear map
+itself, which is the primitive (or its vjp with the roles swapped):
+
+    matmul_grad_left(g_, x, y) = g_ @ y.T   ->    d g_ = g @ y,   d y = g.T @ g_
+    unbroadcast(g_, x)         sums g_ down  ->    d g_ = g broadcast back: unbroadcast(g, g_)
+
+(A helper's own parameters `g` and `ans` are written `g_` and `ans_` here: `g` and `ans`
+are the rule's, the adjoint and the value of the helper's result.)
+
+Arguments that a helper reads only for their shape (or that are piecewise constant in
+it, as the choice of max) get exactly zero (0.0). A helper that is not linear in an
+argument with no rule here (prod_grad in x, say) gets None: a third derivative through it
+is refused, naming it. Helpers not listed have no rule: a gradient through them is refused.
+
+(The tangent rules of the same helpers, for forward mode, go in a section of their own.)
+"""
+import numpy as np
+
+from ..runtime import (add_trees, as_float, balanced_eq, cast_grad, choose_grad,
+                       cumsum_grad, dot_grad_left, dot_grad_right, float_dtype, hsplit_axis,
+                       inner_grad_a, inner_grad_b, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
+                       median_grad, nan_count, not_a_view, prod_grad, reduced_axes,
+                       reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
+                       tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
+                       unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce, zeros_tree)
+from .registry import linear, multilinear, nondifferentiable, vjp
+
+# --- adjoint rules (reverse mode) ---------------------------------------------------------
+
+# shapes, counts, checks and masks: integers, bools, zeros, or piecewise constant
+nondifferentiable(reduced_size, reduced_axes, float_dtype, balanced_eq, zeros_tree,
+                  scalar_result, not_a_view, nan_count, tensordot_axes, hsplit_axis,
+                  linspace_fractions)
+
+
+@vjp(unbroadcast, name="unbroadcast")
+def unbroadcast_(g, ans, g_, x):
+    return unbroadcast(g, g_), 0.0
+
+
+@vjp(unreduce, name="unreduce")
+def unreduce_(g, ans, g_, x, axis=None, keepdims=False):
+    return unbroadcast(np.sum(g, axis=axis, keepdims=keepdims), g_), 0.0
+
+
+@vjp(unbroadcast_each, name="unbroadcast_each")
+def unbroadcast_each_(g, ans, g_, items):
+    return unbroadcast_sum(g, g_), 0.0
+
+
+@vjp(as_float, name="as_float")
+def as_float_(g, ans, g_, x1=None, x2=None, x3=None):
+    return g, 0.0, 0.0, 0.0
+
+
+@vjp(mT, name="mT")
+def mT_(g, ans, x):
+    return mT(g)
+
+
+@vjp(add_trees, name="add_trees")
+def add_trees_(g, ans, a, b):
+    return g, g
+
+
+@vjp(transpose_grad, name="transpose_grad")
+def transpose_grad_(g, ans, g_, axes=None):
+    return np.transpose(g, axes)
+
+
+@vjp(cast_grad, name="cast_grad")
+def cast_grad_(g, ans, g_, x, dtype):
+    return cast_grad(g, g_, dtype), 0.0
+
+
+@vjp(matmul_grad_left, name="matmul_grad_left")
+def matmul_grad_left_(g, ans, g_, x, y):
+    return np.matmul(g, y), 0.0, matmul_grad_right(g_, g, y)
+
+
+@vjp(matmul_grad_right, name="matmul_grad_right")
+def matmul_grad_right_(g, ans, g_, x, y):
+    return np.matmul(x, g), matmul_grad_left(g_, x, g), 0.0
+
+
+@vjp(dot_grad_left, name="dot_grad_left")
+def dot_grad_left_(g, ans, g_, x, y):
+    return np.dot(g, y), 0.0, dot_grad_right(g_, g, y)
+
+
+@vjp(dot_grad_right, name="dot_grad_right")
+def dot_grad_right_(g, ans, g_, x, y):
+    return np.dot(x, g), dot_grad_left(g_, x, g), 0.0
+
+
+@vjp(inner_grad_a, name="inner_grad_a")
+def inner_grad_a_(g, ans, g_, a, b):
+    return np.inner(g, b), 0.0, inner_grad_b(g_, g, b)
+
+
+@vjp(inner_grad_b, name="inner_grad_b")
+def inner_grad_b_(g, ans, g_, a, b):
+    return np.inner(a, g), inner_grad_a(g_, a, g), 0.0
+
+
+@vjp(tensordot_grad_a, name="tensordot_grad_a")
+def tensordot_grad_a_(g, ans, g_, a, b, axes=2):
+    return np.tensordot(g, b, axes), 0.0, tensordot_grad_b(g_, g, b, axes)
+
+
+@vjp(tensordot_grad_b, name="tensordot_grad_b")
+def tensordot_grad_b_(g, ans, g_, a, b, axes=2):
+    return np.tensordot(a, g, axes), tensordot_grad_a(g_, a, g, axes), 0.0
+
+
+@vjp(choose_grad, name="choose_grad")
+def choose_grad_(g, ans, g_, ans_, x, axis=None, keepdims=False):
+    return (np.sum(g * choose_grad(1.0, ans_, x, axis, keepdims), axis=axis, keepdims=keepdims),
+            0.0, 0.0)
+
+
+@vjp(prod_grad, name="prod_grad")
+def prod_grad_(g, ans, g_, ans_, x, axis=None, keepdims=False):
+    return (np.sum(g * prod_grad(1.0, ans_, x, axis, keepdims), axis=axis, keepdims=keepdims),
+            None, None)
+
+
+@vjp(median_grad, name="median_grad")
+def median_grad_(g, ans, g_, a, axis=None, keepdims=False):
+    return np.sum(g * median_grad(1.0, a, axis, keepdims), axis=axis, keepdims=keepdims), 0.0
+
+
+@vjp(cumsum_grad, name="cumsum_grad")
+def cumsum_grad_(g, ans, g_, a, axis=None):
+    return np.reshape(np.cumsum(g, axis), np.shape(g_)), 0.0
+
+
+@vjp(take_grad, name="take_grad")
+def take_grad_(g, ans, g_, a, indices, axis=None, mode="raise"):
+    return np.take(g, indices, axis, mode=mode), 0.0, None
+
+
+@vjp(tile_grad, name="tile_grad")
+def tile_grad_(g, ans, g_, A, reps):
+    return np.tile(g, reps), 0.0, None
+
+
+@vjp(repeat_grad, name="repeat_grad")
+def repeat_grad_(g, ans, g_, a, repeats, axis=None):
+    return np.repeat(g, repeats, axis), 0.0, None
+
+
+# --- tangent rules (forward mode) -----------------------------------------------------------
+#
+# Forward over reverse (hessian, hvp) reads generated gradient code, so these helpers need
+# tangents too. Each is linear in `g_` (it applies the adjoint of a linear map to it), and
+# the product gradients are also linear in the other factor: their tangents are the helper
+# itself applied to the tangents (registry.linear, registry.multilinear); arguments read
+# only for their shape (0.0 above) have no tangent.
+
+linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
+       cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
+       repeat_grad)
+multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
+            inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

@@ -1,0 +1,123 @@
+"""Helpers that generated forward-mode (tangent) code calls; see rules/derive.py and the
+`@jvp` rules next to each adjoint rule in rules/."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def zeros_tangent(x):
+    """The zero tangent of a value: zeros of an array's shape, 0.0 for a number, the same
+    structure for a list, tuple or dict (a parameter tree)."""
+    if isinstance(x, dict):
+        return {k: zeros_tangent(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(zeros_tangent(v) for v in x) if not hasattr(x, "_fields") else \
+            type(x)(*(zeros_tangent(v) for v in x))
+    if isinstance(x, np.ndarray):
+        return np.zeros_like(x, dtype=np.result_type(x, float))
+    if isinstance(x, np.generic):
+        return np.result_type(x, float).type(0.0)
+    return 0.0
+
+
+def broadcast_like(t, ans):
+    """A tangent with the shape of the result `ans` (a contribution may have an operand's
+    smaller shape: the tangent of x + c is x's, broadcast)."""
+    shape = np.shape(ans)
+    if np.shape(t) == shape:
+        return t
+    return np.array(np.broadcast_to(t, shape))
+
+
+def cast_tangent(t, dtype):
+    """The tangent of x.astype(dtype): cast like the value; zero for an integer cast."""
+    if np.dtype(dtype).kind not in "fc":
+        return np.zeros(np.shape(t), dtype=dtype)
+    return np.asarray(t).astype(dtype)
+
+
+def choose_tangent(t, ans, a, axis=None, keepdims=False):
+    """Tangent of max/min: the tangent at the chosen element (the mean of the tangents at
+    ties, as the adjoint splits ties evenly)."""
+    kept = ans if keepdims or axis is None else np.expand_dims(ans, axis)
+    chosen = a == kept
+    total = np.sum(np.where(chosen, t, 0.0), axis=axis, keepdims=keepdims)
+    return total / np.sum(chosen, axis=axis, keepdims=keepdims)
+
+
+def zero_ends(t, prepend, append, axis):
+    """np.diff's prepend and append for a tangent: zeros where the values were given."""
+    def zero(v):
+        return None if v is None else np.zeros_like(np.asarray(v, dtype=np.result_type(t)))
+    if prepend is None and append is None:
+        return ()
+    return (np._NoValue if prepend is None else zero(prepend),
+            np._NoValue if append is None else zero(append))
+
+
+def cumprod_tangent_of(t, a, axis=None):
+    """Tangent of np.cumprod(a, axis), exact with zeros: d_k = d_{k-1} a_k + p_{k-1} t_k."""
+    a = np.asarray(a)
+    t = np.broadcast_to(t, a.shape)
+    if axis is None:
+        a, t, axis = a.ravel(), t.ravel(), 0
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
+    out = np.empty(a.shape, dtype=np.result_type(a, t, float))
+    d = np.zeros(a.shape[1:], dtype=out.dtype)
+    p = np.ones(a.shape[1:], dtype=out.dtype)
+    for k in range(a.shape[0]):
+        d = d * a[k] + p * t[k]
+        p = p * a[k]
+        out[k] = d
+    return np.moveaxis(out, 0, axis)
+
+
+def _mT(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def solve_tangent_a(t, ans, a, b):
+    """Tangent of np.linalg.solve(a, b) for a: -solve(a, t @ x), x the solution (a
+    vector b stays a vector: NumPy 2's rule for a 1-D b)."""
+    if np.ndim(b) == 1 and np.ndim(a) > 2:
+        return -np.linalg.solve(a, t @ ans[..., None])[..., 0]
+    return -np.linalg.solve(a, t @ ans)
+
+
+def _symmetric_from(t, lower=True):
+    """The symmetric matrix a routine that reads one triangle of t sees."""
+    tri = np.tril(t) if lower else np.triu(t)
+    return tri + _mT(tri) - tri * np.eye(t.shape[-1], dtype=bool)
+
+
+def cholesky_tangent_of(t, ans, upper=False):
+    """Tangent of the Cholesky factor L (A = L L^T): L phi(L^-1 S L^-T), S the symmetric
+    matrix of the triangle NumPy reads, phi the lower triangle with half the diagonal."""
+    L = _mT(ans) if upper else ans
+    s = _symmetric_from(t, lower=not upper)
+    inner = np.linalg.solve(L, _mT(np.linalg.solve(L, _mT(s))))
+    phi = np.tril(inner) - 0.5 * inner * np.eye(t.shape[-1])
+    out = L @ phi
+    return _mT(out) if upper else out
+
+
+def eigh_tangent_of(t, ans, UPLO="L"):
+    """Tangents of (w, V) = np.linalg.eigh(a): w_dot = diag(V^T S V), V_dot = V (F * V^T S V)
+    with F[i, j] = 1 / (w[j] - w[i]) off the diagonal (distinct eigenvalues)."""
+    w, v = ans
+    s = _symmetric_from(t, lower=UPLO == "L")
+    inner = _mT(v) @ s @ v
+    w_dot = np.diagonal(inner, axis1=-2, axis2=-1)
+    gaps = w[..., None, :] - w[..., :, None]
+    n = w.shape[-1]
+    f = np.where(np.eye(n, dtype=bool), 0.0, 1.0 / np.where(np.eye(n, dtype=bool), 1.0, gaps))
+    return w_dot, v @ (f * inner)
+
+
+def cumulative_prod_tangent_of(t, x, axis=None, include_initial=False):
+    """Tangent of np.cumulative_prod: cumprod's, with a zero first if include_initial."""
+    out = cumprod_tangent_of(t, x, axis)
+    if include_initial:
+        first = np.zeros_like(np.take(out, [0], axis=axis if axis is not None else 0))
+        out = np.concatenate([first, out], axis=axis if axis is not None else 0)
+    return out

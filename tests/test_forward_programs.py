@@ -1,0 +1,68 @@
+"""Forward mode on random programs: jvp of each generated program (program_grammar.py)
+against central differences along a random direction, and against the reverse-mode
+gradient (jvp(f, (x, y), (vx, vy))[1] == grad(f)(x, y) . (vx, vy)).
+
+The default run checks 60 programs from fixed seeds; SGCOMPILER_FUZZ_EXAMPLES=N checks N.
+"""
+import os
+import random
+
+import numpy as np
+import pytest
+
+import sgcompiler
+from program_check import Freezer, NotSmooth, _evaluate, _primal, load, point
+from program_grammar import Choices, write_program
+
+COUNT = int(os.environ.get("SGCOMPILER_FUZZ_EXAMPLES", "0")) or 60
+
+
+def _directional(reference, freezer, x, y, vx, vy, step):
+    plus = _evaluate(reference, freezer, x + step * vx, y + step * vy)
+    minus = _evaluate(reference, freezer, x - step * vx, y - step * vy)
+    return (plus - minus) / (2 * step)
+
+
+def check_forward(source, y_float, seed):
+    """'' when jvp agrees with finite differences and with grad at one point."""
+    freezer = Freezer()
+    reference = load(source, freezer, "reference")
+    f = load(source, sgcompiler.stop_gradient, "program")
+    x, y = point(seed, y_float)
+    rng = np.random.default_rng(seed + 100)
+    vx = rng.normal(size=x.shape)
+    vy = float(rng.normal()) if y_float else rng.normal(size=np.shape(y))
+    value = _primal(reference, freezer, x, y)
+    fine, coarse = (_directional(reference, freezer, x, y, vx, vy, s) for s in (1e-6, 1e-5))
+    scale = max(1.0, abs(value), abs(fine))
+    if abs(fine - coarse) > 1e-5 * abs(fine) + 1e-6 * scale:
+        raise NotSmooth("not smooth")
+    with np.errstate(all="ignore"):
+        out, out_dot = sgcompiler.jvp(f, (np.copy(x), y), (vx, vy))
+        gx, gy = sgcompiler.grad(f, wrt=(0, 1))(np.copy(x), y)
+    reverse = float(np.sum(gx * vx) + np.sum(np.asarray(gy) * vy))
+    problems = []
+    if not np.isclose(float(out), value, rtol=1e-9, atol=1e-12 * scale):
+        problems.append(f"jvp value {out} != primal {value}")
+    if abs(float(out_dot) - fine) > 1e-5 * abs(fine) + 1e-6 * scale:
+        problems.append(f"jvp tangent {float(out_dot)} vs finite differences {fine}")
+    if abs(float(out_dot) - reverse) > 1e-7 * abs(reverse) + 1e-9 * scale:
+        problems.append(f"jvp tangent {float(out_dot)} vs grad . v {reverse}")
+    return "; ".join(problems)
+
+
+@pytest.mark.parametrize("seed", range(COUNT))
+def test_jvp_of_random_program(seed):
+    source, y_float = write_program(Choices(random.Random(10_000 + seed).randrange))
+    checked = 0
+    for point_seed in (0, 1):
+        try:
+            problem = check_forward(source, y_float, point_seed)
+        except NotSmooth:
+            continue
+        except sgcompiler.SGCompilerError as exc:
+            pytest.skip(f"refused: {str(exc).splitlines()[0]}")
+        assert not problem, f"{problem}\n{source}"
+        checked += 1
+    if not checked:
+        pytest.skip("no smooth point")
