@@ -109,3 +109,47 @@ def checked_source(f, args, wrt=0, atol=1e-8):
     for i, value in zip(positions, got if isinstance(wrt, tuple) else (got,)):
         np.testing.assert_allclose(value, numeric_grad(f, args, i), rtol=1e-6, atol=atol)
     return g.source
+
+
+def _combine(a, b, ca, cb):
+    """ca * a + cb * b, leaf by leaf for dicts, lists and tuples."""
+    if isinstance(a, dict):
+        return {k: _combine(a[k], b[k], ca, cb) for k in a}
+    if isinstance(a, (list, tuple)):
+        return type(a)(_combine(x, y, ca, cb) for x, y in zip(a, b))
+    out = ca * np.asarray(a, dtype=float) + cb * np.asarray(b, dtype=float)
+    return float(out) if isinstance(a, float) else out
+
+
+STEPS = (1e-6, 1e-5)               # the usual pair of central-difference steps
+EXTRAPOLATED_STEPS = (1e-3, 2e-3)  # the fallback: Richardson at larger steps, error O(h^4)
+
+
+def extrapolated(central, h):
+    """(4 C(h) - C(2h)) / 3, the five-point stencil, from central differences C."""
+    return _combine(central(h), central(2 * h), 4.0 / 3.0, -1.0 / 3.0)
+
+
+def settled_reference(central, agree, agree_strictly):
+    """The finite-difference gradient to compare a gradient with, and how it was settled.
+
+    `central(step)` gives central differences with that step. The usual reference is the
+    one with step 1e-6, trusted when step 1e-5 agrees with it (`agree`). When they disagree
+    (rounding in a large or badly scaled function, or a kink near the point), a third
+    opinion decides: Richardson-extrapolated differences at steps 1e-3 and 2e-3, whose
+    truncation error is O(h^4) and whose rounding error is a thousand times smaller. When
+    those two agree to the comparison's own tolerance (`agree_strictly`), the first is the
+    reference; otherwise the function is not smooth enough here to check anything.
+    These decisions look only at the primal, never at the gradient under test.
+
+    Returns:
+        (reference, how): how is "two steps", "extrapolated" or "unstable" (and then the
+        reference must not be used).
+    """
+    fine, coarse = central(STEPS[0]), central(STEPS[1])
+    if agree(fine, coarse):
+        return fine, "two steps"
+    first, second = (extrapolated(central, h) for h in EXTRAPOLATED_STEPS)
+    if agree_strictly(first, second):
+        return first, "extrapolated"
+    return fine, "unstable"

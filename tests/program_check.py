@@ -9,8 +9,10 @@ At each of two points it compares (a) the value from `value_and_grad` with the p
 (b) the gradients' types and shapes with the arguments', and (c) the gradients with central
 differences. A point is skipped, and the reason counted, when the primal fails there
 (overflow, a domain error) or is huge, or when the function is not smooth there: central
-differences with steps 1e-6 and 1e-5 disagree (a kink or a jump, e.g. a branch that flips),
-or the stopped values cannot be replayed (control flow changed). These decisions look only
+differences with steps 1e-6 and 1e-5 disagree (a kink or a jump, e.g. a branch that flips)
+and so do the extrapolated ones at larger steps that settle what rounding alone unsettled
+(gradcheck.settled_reference), or the stopped values cannot be replayed (control flow
+changed). These decisions look only
 at the primal, never at sgcompiler's gradient, so they cannot hide a wrong gradient at a
 smooth point.
 
@@ -29,9 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import sgcompiler
+from gradcheck import STEPS, settled_reference
 from program_grammar import HELPERS, N
 
-STEPS = (1e-6, 1e-5)
 RTOL, ATOL = 1e-5, 1e-6        # atol is relative to the scale of the values involved
 HUGE = 1e6
 
@@ -45,6 +47,7 @@ class Outcome:
     status: str                 # "ok", "skipped", "refused", "failed"
     detail: str = ""
     skips: list = field(default_factory=list)      # the reason for each skipped point
+    settled: list = field(default_factory=list)    # how each point's reference was settled
 
 
 class Freezer:
@@ -150,18 +153,27 @@ def _close(a, b, scale):
     return np.all(np.abs(a - b) <= RTOL * np.abs(b) + ATOL * scale)
 
 
-def check_point(gradient, reference, freezer, x, y) -> str:
+def check_point(gradient, reference, freezer, x, y, settled=None) -> str:
     """'' if the gradient at (x, y) is right; a description of the problem otherwise.
 
     Raises:
         NotSmooth: when the point cannot be used (the reason is the message).
     """
     value = _primal(reference, freezer, x, y)
-    fine, coarse = (finite_differences(reference, freezer, x, y, s) for s in STEPS)
+    fine = finite_differences(reference, freezer, x, y, STEPS[0])
     scale = max(1.0, abs(value), *(float(np.max(np.abs(g))) for g in fine))
-    for a, b in zip(fine, coarse):
-        if not _close(a, b, scale):
-            raise NotSmooth("not smooth (finite differences disagree between step sizes)")
+
+    def central(step):
+        return fine if step == STEPS[0] else finite_differences(reference, freezer, x, y, step)
+
+    def agree(a, b):
+        return all(_close(p, q, scale) for p, q in zip(a, b))
+
+    fine, how = settled_reference(central, agree, agree)
+    if settled is not None:
+        settled.append(how)
+    if how == "unstable":
+        raise NotSmooth("not smooth (finite differences disagree between step sizes)")
     xs, ys = _copy(x), _copy(y)
     with np.errstate(all="ignore"):
         got_value, (gx, gy) = gradient(xs, ys)
@@ -192,23 +204,23 @@ def check_program(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
     reference = load(source, freezer, "reference")
     f = load(source, sgcompiler.stop_gradient, "program")
     gradient = sgcompiler.value_and_grad(f, wrt=(0, 1))
-    skips, checked = [], 0
+    skips, settled, checked = [], [], 0
     for seed in seeds:
         x, y = point(seed, y_float)
         try:
-            problem = check_point(gradient, reference, freezer, x, y)
+            problem = check_point(gradient, reference, freezer, x, y, settled)
         except NotSmooth as exc:
             skips.append(str(exc))
             continue
         except sgcompiler.SGCompilerError as exc:
-            return Outcome("refused", str(exc), skips)
+            return Outcome("refused", str(exc), skips, settled)
         except Exception:
             return Outcome("failed", "compiler or generated code raised:\n"
-                           + traceback.format_exc(limit=-6), skips)
+                           + traceback.format_exc(limit=-6), skips, settled)
         if problem:
-            return Outcome("failed", problem, skips)
+            return Outcome("failed", problem, skips, settled)
         checked += 1
-    return Outcome("ok" if checked else "skipped", "", skips)
+    return Outcome("ok" if checked else "skipped", "", skips, settled)
 
 
 def main(argv=None):
@@ -226,6 +238,8 @@ def main(argv=None):
     parser.add_argument("--out", default="/tmp/sgcompiler-fuzz")
     parser.add_argument("--avoid", nargs="*", default=[], choices=sorted(AVOIDABLE),
                         help="leave out constructs that trigger known bugs")
+    parser.add_argument("--extended", action="store_true",
+                        help="draw the productions of program_grammar.EXTENDED too")
     parser.add_argument("--extras", nargs="*", default=[], choices=sorted(EXTRAS),
                         help="add productions: " + "; ".join(f"{k}: {v}"
                                                              for k, v in EXTRAS.items()))
@@ -233,25 +247,29 @@ def main(argv=None):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts, skip_reasons, refusals = collections.Counter(), collections.Counter(), []
+    settled = collections.Counter()
     started = time.time()
     for seed in range(args.start, args.start + args.count):
         source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid,
-                                        args.extras)
+                                        args.extended, args.extras)
         try:
             outcome = check_program(source, y_float)
         except Exception:
             outcome = Outcome("failed", "checking raised:\n" + traceback.format_exc())
         counts[outcome.status] += 1
         skip_reasons.update(outcome.skips)
+        settled.update(outcome.settled)
         if outcome.status in ("failed", "refused"):
             (out / f"{outcome.status}-{seed}.txt").write_text(
                 f"# seed {seed}, y float: {y_float}\n{source}\n{outcome.detail}\n")
         if outcome.status == "refused":
             refusals.append(outcome.detail.splitlines()[0])
     summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,
+               "extended": args.extended,
                "extras": args.extras,
                "counts": dict(counts),
-               "skipped points": dict(skip_reasons), "seconds": round(time.time() - started)}
+               "skipped points": dict(skip_reasons),
+               "references settled by": dict(settled), "seconds": round(time.time() - started)}
     (out / f"summary-{args.start}-{args.count}.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
     for line in collections.Counter(refusals).most_common(20):

@@ -65,8 +65,24 @@ def helper_scale(u, scale=2.0):
     return scale * np.tanh(u)
 
 
+def helper_star(*args):
+    """Forwards *args to another helper (issue 13, 3: a zero gradient through *args)."""
+    return helper_tanh(args[0], *args[1:])
+
+
+def make_helper(act, scale):
+    """A factory: the helper it returns is a closure over a function and a float."""
+    def scaled(u):
+        return scale * act(u)
+    return scaled
+
+
+helper_closure = make_helper(np.sin, 1.5)
+helper_lambda = lambda u: u * np.tanh(u)     # noqa: E731  (a lambda, on purpose)
+
 HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper_rec,
-                                   helper_branch, helper_scale)}
+                                   helper_branch, helper_scale, helper_star)}
+HELPERS.update(helper_closure=helper_closure, helper_lambda=helper_lambda)
 
 
 class Choices:
@@ -123,7 +139,17 @@ def _fresh(node) -> bool:
 # leave them out to look for new bugs: program_check.py --avoid NAME ...
 AVOIDABLE = {
     "early_return": "return inside if/loops (inplace_after_return_in_loop)",
+    "array_literal": "np.array([0.5, x[1], ...]) of constants and active values: the "
+                     "adjoint goes to the wrong element (issue 13, 1)",
+    "list_literal": "[0.5, x[1], ...][k] of constants and active values: the adjoint goes "
+                    "to the wrong element (issue 13, 1)",
+    "star_args": "a helper that forwards *args: a zero gradient (issue 13, 3)",
+    "lambda": "a module-level lambda helper: refused ('lambdas cannot be differentiated "
+              "directly'), with no file or line",
 }
+# The productions that only the extended grammar draws (write_program(extended=True)):
+# the fixed regression set keeps the grammar it was drawn from.
+EXTENDED = ("array_literal", "list_literal", "star_args", "closure", "lambda")
 
 
 # productions a run can add (write_program(extras=...), program_check.py --extras ...);
@@ -139,9 +165,11 @@ LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029
 
 
 class _Writer:
-    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset(), extras=()):
+    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset(), extended=False,
+                 extras=()):
         self.c = choices
         self.avoid = avoid
+        self.extended = extended
         self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment}[e]
                        for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
@@ -202,11 +230,33 @@ class _Writer:
             return SCALAR, SCALAR
         return self.c.pick([(ARRAY, ARRAY), (ARRAY, SCALAR), (SCALAR, ARRAY)])
 
+    def new_form(self, kind, d):
+        """One of the EXTENDED productions, or None when it is avoided."""
+        name = self.c.pick(EXTENDED)
+        if name in self.avoid:
+            return None
+        if name in ("array_literal", "list_literal"):
+            items = ", ".join(self.element(d) for _ in range(N))
+            literal = f"np.array([{items}])" if name == "array_literal" else f"[{items}]"
+            if kind == ARRAY:
+                return literal if name == "array_literal" else f"np.asarray({literal})"
+            return f"{literal}[{self.c.pick(['0', '1', '2', '-1'] + self.ints)}]"
+        if name == "star_args":
+            left, right = self.kinds_for(kind)
+            return f"helper_star({self.value(left, d, True)}, {self.value(right, d, True)})"
+        return f"helper_{name}({self.value(kind, d, True)})"
+
+    def element(self, d):
+        """A scalar for a list or array literal: a constant as often as an expression."""
+        return self.c.pick(CONSTANTS) if self.c.maybe(50) else self.scalar(d, True)
+
     def array(self, depth, bare=False):
         if depth <= 0:
             return self.leaf(ARRAY, bare)
         d = depth - 1
-        form = self.c.below(13)
+        form = self.c.below(15 if self.extended else 13)
+        if form >= 13:
+            return self.new_form(ARRAY, d) or self.leaf(ARRAY, bare)
         if form == 0:
             return self.leaf(ARRAY, bare)
         if form == 1:
@@ -241,7 +291,9 @@ class _Writer:
         if depth <= 0:
             return self.leaf(SCALAR, bare)
         d = depth - 1
-        form = self.c.below(13)
+        form = self.c.below(15 if self.extended else 13)
+        if form >= 13:
+            return self.new_form(SCALAR, d) or self.leaf(SCALAR, bare)
         if form == 0:
             return self.leaf(SCALAR, bare)
         if form == 1:
@@ -582,12 +634,15 @@ def ast_names(text: str) -> set:
     return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
 
 
-def write_program(choices: Choices, avoid=frozenset(), extras=()) -> tuple[str, bool]:
+def write_program(choices: Choices, avoid=frozenset(), extended=False,
+                  extras=()) -> tuple[str, bool]:
     """The source of a random `def f(x, y):` and whether y is a Python float; `avoid`
-    names constructs (keys of AVOIDABLE) to leave out, `extras` productions (keys of
-    EXTRAS) to add."""
+    names constructs (keys of AVOIDABLE) to leave out; `extended` adds the EXTENDED
+    productions (the fixed set is drawn without them, so it stays what it was), `extras`
+    the EXTRAS (keys) named."""
     y_float = choices.maybe(25)
-    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid), extras)
+    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid), extended,
+                     extras)
     if "odd_comments" in extras and choices.maybe(50):
         writer.emit(f'"""doc{choices.pick(LINE_BREAKS)}    return 0.0"""')
     for _ in range(1 + choices.below(6)):

@@ -40,7 +40,7 @@ import traceback
 
 import numpy as np
 
-from gradcheck import numeric_grad
+from gradcheck import numeric_grad, settled_reference
 import sgcompiler
 from sgcompiler import SGCompilerError, api
 from sgcompiler.optimize import buffers
@@ -612,16 +612,24 @@ def wrt_positions(wrt):
     return [wrt if isinstance(wrt, int) else NAMES.index(wrt)], False
 
 
-def check(source, args, variants=VARIANTS, wrt_seed=0):
-    """{variant: ("ok"|"refused"|"finding"|"unstable", detail)}"""
+def check(source, args, variants=VARIANTS, wrt_seed=0, oracle=None):
+    """{variant: ("ok"|"refused"|"finding"|"unstable", detail)}
+
+    "unstable": finite differences could not settle a reference for some parameter (see
+    gradcheck.settled_reference), so that parameter was not checked. `oracle`, a Counter
+    when given, counts how each parameter's reference was settled."""
     ref = Reference(source, args)
     expected = {}
 
     def exp(i):
         if i not in expected:
-            g1 = ref.grad(i, 1e-6)
-            g2 = ref.grad(i, 1e-5)
-            expected[i] = (g1, close(g1, g2, rtol=1e-3, atol=1e-5))
+            e, how = settled_reference(
+                lambda eps: ref.grad(i, eps),
+                lambda g1, g2: close(g1, g2, rtol=1e-3, atol=1e-5),
+                lambda g1, g2: close(g1, g2))
+            expected[i] = (e, how != "unstable")
+            if oracle is not None:
+                oracle[how] += 1
         return expected[i]
 
     results = {}
@@ -769,6 +777,7 @@ def main():
     os.makedirs(opts.out, exist_ok=True)
     counts = collections.Counter()
     refusals = collections.Counter()
+    oracle = collections.Counter()
     findings = collections.defaultdict(list)
     start = time.time()
     done = 0
@@ -778,7 +787,7 @@ def main():
             break
         source, args = make_program(seed)
         try:
-            res = check(source, args, wrt_seed=seed)
+            res = check(source, args, wrt_seed=seed, oracle=oracle)
         except Exception as exc:      # the reference itself failed: a generator problem
             counts["reference failed"] += 1
             print(f"seed {seed}: reference failed {exc!r}", flush=True)
@@ -801,6 +810,7 @@ def main():
     print(f"\n{done} programs in {time.time() - start:.0f}s")
     for v in VARIANTS:
         print(v, {s: counts[(v, s)] for s in ("ok", "unstable", "refused", "finding")})
+    print("references settled by finite differences:", dict(oracle))
     print("\nrefusals:")
     for (v, m), n in sorted(refusals.items(), key=lambda t: -t[1]):
         print(f"  {n:5d} {v:2s} {m}")

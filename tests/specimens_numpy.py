@@ -102,9 +102,12 @@ ROWS = [
 try:
     import scipy.linalg
     import scipy.special as sp
-except ImportError:
+except ImportError as exc:
     sp = None
+    SCIPY_MISSING = f"SciPy is not installed ({exc}): the SciPy specimens are not run"
 else:
+    SCIPY_MISSING = ""
+
     def special(x, y):
         a = sp.expit(x) + sp.logit(sp.expit(x)) + sp.erf(x) + sp.gammaln(y) + sp.xlogy(y, y)
         b = sp.logsumexp(x, axis=0) + sp.softmax(x, axis=0)[0] + sp.log_softmax(x)[1]

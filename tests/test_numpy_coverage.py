@@ -27,6 +27,11 @@ def test_float32_arguments_get_float32_gradients(f, make):
         assert type(g) is float if type(args[i]) is float else g.dtype == np.float32
 
 
+if S.SCIPY_MISSING:
+    def test_scipy_specimens():
+        pytest.skip(S.SCIPY_MISSING)
+
+
 # Specimens whose generated code computes in float32 throughout. (Elsewhere a Python-float
 # seed can meet np.sum, which makes an np.float64; the API still returns float32.)
 @pytest.mark.parametrize("f", [S.elementwise, S.statistics, S.norms, S.einsum_forms, S.shapes],

@@ -1,4 +1,6 @@
-"""Every registered derivative rule, called directly (no compiler), against finite differences.
+"""Every registered derivative rule, called directly (no compiler), against finite differences:
+along one random direction for one random cotangent, and, where the arguments and the
+result are small (nearly every row), element by element over the whole Jacobian.
 
 The table is tests/rule_cases.py (and rule_cases_scipy.py when SciPy is installed). A rule
 that has no row fails `test_every_rule_is_tested`, so nothing is registered untested.
@@ -16,8 +18,11 @@ from sgcompiler.rules.registry import key
 
 try:
     import rule_cases_scipy  # noqa: F401  (adds the SciPy rows to CASES)
-except ImportError:
-    pass
+except ImportError as exc:
+    SCIPY_MISSING = f"SciPy is not installed ({exc}): the SciPy rows of the rule table " \
+        "are not run (pip install -e .[test] installs it)"
+else:
+    SCIPY_MISSING = ""
 
 IDS = [c.id for c in CASES]
 
@@ -148,6 +153,11 @@ def test_float32_gradients_stay_float32(case):
             assert np.asarray(grads[i]).dtype == np.float32, (rule.name, i)
 
 
+if SCIPY_MISSING:
+    def test_scipy_rules():
+        pytest.skip(SCIPY_MISSING)
+
+
 def test_rule_parameters_fit_their_functions():
     problems = []
     for rule in rules.all_rules():
@@ -192,3 +202,141 @@ def test_median_of_an_even_count_splits_between_the_middle_two():
 def test_norm_of_zero_vector_has_zero_gradient():
     rule = rules.lookup(np.linalg.norm)
     assert np.allclose(rule.source(1.0, 0.0, np.zeros(3)), 0.0)
+
+
+# --- every component, on small shapes -----------------------------------------------------
+# The test above checks one direction against one cotangent, which a wrong rule can pass
+# (a transposed Jacobian, a wrong off-diagonal term that the two random vectors happen to
+# weigh little). Here, where the arguments and results are small, every element of the
+# Jacobian is compared: the rule's vector-Jacobian product with each one-hot cotangent
+# gives a row, central differences in each input element give a column.
+
+SMALL = 30          # at most this many elements in each checked argument and in the result
+
+
+def _flatten(value, like=None):
+    """The elements of an array, a float or a (nested) sequence of them, as one vector;
+    with `like`, a 0.0 adjoint (or None) stands for zeros shaped like it."""
+    like = value if like is None else like
+    if isinstance(like, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            value = [value] * len(like)
+        return np.concatenate([_flatten(v, w) for v, w in zip(value, like)] + [np.zeros(0)])
+    if value is None:
+        value = 0.0
+    return np.broadcast_to(np.asarray(value, dtype=float), np.shape(like)).ravel()
+
+
+def _unflatten(vector, like):
+    """The inverse of _flatten: `vector` shaped like `like`."""
+    if isinstance(like, (list, tuple)):
+        out, start = [], 0
+        for w in like:
+            n = _size(w)
+            out.append(_unflatten(vector[start:start + n], w))
+            start += n
+        return out
+    if isinstance(like, (float, np.floating)) and not isinstance(like, np.ndarray):
+        return float(vector[0])
+    return vector.reshape(np.shape(like)).copy()
+
+
+def _size(value):
+    if isinstance(value, (list, tuple)):
+        return sum(_size(v) for v in value)
+    return int(np.size(value))
+
+
+def _used_results(case, ans):
+    """The results whose adjoints are checked (all but case.unused)."""
+    if isinstance(ans, (tuple, list)):
+        return [k for k in range(len(ans)) if k not in case.unused]
+    return None
+
+
+def _result_vector(case, ans):
+    used = _used_results(case, ans)
+    return _flatten(ans if used is None else [ans[k] for k in used])
+
+
+def _cotangent(case, ans, vector):
+    """The cotangent for the rule whose used results' elements are `vector`."""
+    used = _used_results(case, ans)
+    if used is None:
+        return _unflatten(vector, ans)
+    parts = _unflatten(vector, [ans[k] for k in used])
+    g = [0.0] * len(ans)
+    for k, part in zip(used, parts):
+        g[k] = part
+    return g
+
+
+def _jacobian_rows(case, values):
+    """(ans, checked argument positions) when every checked argument and the result are
+    small and float; None when the case is too big for this test."""
+    ans = case.prim(*values, **case.kw)
+    used = _used_results(case, ans)
+    results = ans if used is None else [ans[k] for k in used]
+    if not _is_float(list(results) if isinstance(results, (list, tuple)) else results) \
+            and not isinstance(results, (int, float, np.floating)):
+        return None
+    if _size(results) > SMALL:
+        return None
+    rule = rules.lookup(case.prim)
+    positions = [i for i, v in enumerate(values) if _is_float(v) and _size(v) <= SMALL
+                 and i < len(rule.params)
+                 and rule.output_for(rule.params[i]) is not None]   # else: refused
+    return (ans, positions) if positions else None
+
+
+def _small_cases():
+    out = []
+    for case in CASES:
+        r = _rng(case)
+        values = [m(r) for m in case.makers]
+        try:
+            if _jacobian_rows(case, values) is not None:
+                out.append(case)
+        except Exception:       # a maker or primitive that needs the full test's setup
+            pass
+    return out
+
+
+SMALL_CASES = _small_cases()
+
+
+def test_most_rules_have_a_full_jacobian_check():
+    checked = {id(key(c.prim)) for c in SMALL_CASES}
+    assert len(checked) >= 0.9 * len({id(key(c.prim)) for c in CASES}), \
+        "fewer rules than before get a full Jacobian check: make their rows small"
+
+
+@pytest.mark.parametrize("case", SMALL_CASES, ids=[c.id for c in SMALL_CASES])
+def test_rule_jacobian_matches_finite_differences_everywhere(case):
+    r = _rng(case)
+    values = [m(r) for m in case.makers]
+    ans, positions = _jacobian_rows(case, values)
+    rule = rules.lookup(case.prim)
+    n_out = _size(_result_vector(case, ans))
+    rows = [None] * n_out
+    for j in range(n_out):
+        basis = np.zeros(n_out)
+        basis[j] = 1.0
+        rows[j] = _rule_grads(case, values, _cotangent(case, ans, basis))[1]
+    for i in positions:
+        value = values[i]
+        got = np.array([_flatten(row[i] if i < len(row) else None, value) for row in rows])
+        expected = np.zeros_like(got)
+        for k in range(_size(value)):
+            step = np.zeros(_size(value))
+            step[k] = case.eps
+            plus, minus = list(values), list(values)
+            plus[i] = _unflatten(_flatten(value) + step, value)
+            minus[i] = _unflatten(_flatten(value) - step, value)
+            expected[:, k] = (_result_vector(case, case.prim(*plus, **case.kw))
+                              - _result_vector(case, case.prim(*minus, **case.kw))) \
+                / (2 * case.eps)
+        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        np.testing.assert_allclose(got, expected, rtol=case.rtol, atol=1e-6 * scale,
+                                   err_msg=f"{rule.name}: the Jacobian of argument {i} "
+                                   f"(rows: result elements, columns: argument elements)")

@@ -51,6 +51,10 @@ def test_stable_softmax_agrees_overflows_and_skips_the_max():
     r = np.random.default_rng(0)
     x, w = r.normal(size=6), r.normal(size=6)
     g = stable_softmax.gradients(x, w)
+    for name, value in g.items():
+        f = getattr(stable_softmax, name)
+        np.testing.assert_allclose(value, numeric_grad(f, [x, w], 0), rtol=1e-6, atol=1e-9,
+                                   err_msg=name)
     assert np.max(np.abs(g["softmax_loss_stable"] - g["softmax_loss_naive"])) < 1e-12
     assert np.max(np.abs(g["softmax_loss_max"] - g["softmax_loss_naive"])) < 1e-12
     g = stable_softmax.gradients(x + 1000.0, w)
@@ -59,6 +63,11 @@ def test_stable_softmax_agrees_overflows_and_skips_the_max():
     np.testing.assert_allclose(g["softmax_loss_stable"],
                                stable_softmax.gradients(x, w)["softmax_loss_stable"],
                                atol=1e-12)
+    for name, value in g.items():           # agreeing with each other is not enough
+        if name != "softmax_loss_naive":
+            f = getattr(stable_softmax, name)
+            np.testing.assert_allclose(value, numeric_grad(f, [x + 1000.0, w], 0),
+                                       rtol=1e-5, atol=1e-7, err_msg=f"{name} near 1000")
     source = grad(stable_softmax.softmax_loss_stable).source
     assert "choose_grad" not in source and "d_max" not in source
     assert "choose_grad" in grad(stable_softmax.softmax_loss_max).source

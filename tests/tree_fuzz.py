@@ -35,7 +35,7 @@ import traceback
 
 import numpy as np
 
-from gradcheck import leaves, replace_leaf
+from gradcheck import leaves, replace_leaf, settled_reference
 import sgcompiler
 from sgcompiler import SGCompilerError, api
 from sgcompiler.optimize import buffers
@@ -450,15 +450,20 @@ class Checker:
         self.ref = Reference(source, args)
         self.args = args
         self.cache = {}
+        self.oracle = collections.Counter()
         if not np.isfinite(self.ref.value) or abs(self.ref.value) > 1e6:
             raise ValueError("bad value")
 
     def expected(self, i):
+        """(finite-difference gradient wrt args[i], whether it can be trusted); see
+        gradcheck.settled_reference. self.oracle counts how each one was settled."""
         if i not in self.cache:
-            g1 = self.ref.grad_leafwise(i, 1e-6)
-            g2 = self.ref.grad_leafwise(i, 1e-5)
-            stable = all(close(g1[p], g2[p], rtol=1e-3, atol=1e-5) for p in g1)
-            self.cache[i] = (g1, stable)
+            e, how = settled_reference(
+                lambda eps: self.ref.grad_leafwise(i, eps),
+                lambda g1, g2: all(close(g1[p], g2[p], rtol=1e-3, atol=1e-5) for p in g1),
+                lambda g1, g2: all(close(g1[p], g2[p]) for p in g1))
+            self.cache[i] = (e, how != "unstable")
+            self.oracle[how] += 1
         return self.cache[i]
 
     def compare(self, g, i, label):
@@ -520,7 +525,9 @@ def run_variant(variant, source, chk_a, chk_b):
         buffers._LARGE = ORIGINAL_LARGE
 
 
-def check(source, args_a, args_b, variants=VARIANTS):
+def check(source, args_a, args_b, variants=VARIANTS, oracle=None):
+    """{variant: ("ok"|"refused"|"finding"|"unstable", detail)}; `oracle`, a Counter when
+    given, counts how each finite-difference reference was settled."""
     chk_a, chk_b = Checker(source, args_a), Checker(source, args_b)
     results = {}
     for variant in variants:
@@ -536,6 +543,9 @@ def check(source, args_a, args_b, variants=VARIANTS):
             where = tb[-1]
             results[variant] = ("finding", f"exception {type(exc).__name__}: {exc} "
                                 f"[at {os.path.basename(where.filename)}:{where.lineno}]")
+    if oracle is not None:
+        oracle.update(chk_a.oracle)
+        oracle.update(chk_b.oracle)
     return results
 
 
@@ -580,6 +590,7 @@ def main():
         return
     counts = collections.Counter()
     refusals = collections.Counter()
+    oracle = collections.Counter()
     findings = collections.defaultdict(list)
     start, done = time.time(), 0
     for seed in range(opts.start, opts.start + opts.count):
@@ -587,8 +598,8 @@ def main():
             break
         src, a, b = make_program(seed)
         try:
-            res = check(src, a, b)
-        except Exception as exc:
+            res = check(src, a, b, oracle=oracle)
+        except Exception:
             counts["reference failed"] += 1
             continue
         done += 1
@@ -604,6 +615,7 @@ def main():
     print(f"\n{done} programs in {time.time() - start:.0f} s")
     for k in sorted(counts, key=str):
         print(k, counts[k])
+    print("references settled by finite differences:", dict(oracle))
     print("\nrefusals:")
     for m, c in refusals.most_common():
         print(f"  {c:5d}  {m}")
