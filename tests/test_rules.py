@@ -284,7 +284,7 @@ def _jacobian_rows(case, values):
         return None
     rule = rules.lookup(case.prim)
     positions = [i for i, v in enumerate(values) if _is_float(v) and _size(v) <= SMALL
-                 and i < len(rule.params)
+                 and i < len(rule.params) and i not in case.fixed   # checked on its own
                  and rule.output_for(rule.params[i]) is not None]   # else: refused
     return (ans, positions) if positions else None
 

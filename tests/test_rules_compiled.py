@@ -30,7 +30,8 @@ else:
     SCIPY_MISSING = ""
 
 # Rows of primitives with several results: the weighing below takes one array.
-SEVERAL_RESULTS = {"split", "array_split", "hsplit", "vsplit", "dsplit", "slogdet", "eigh"}
+SEVERAL_RESULTS = {"split", "array_split", "hsplit", "vsplit", "dsplit", "slogdet", "eigh",
+                   "cho_factor", "lu_factor"}
 # row id: why grad() raises for it (a TypeError was skipped here before, silently).
 KNOWN_GRAD_ERRORS: dict = {}
 
