@@ -117,7 +117,7 @@ def atanh(g, ans, x):
 
 @vjp(math.hypot, notes="two arguments; 0 at (0, 0)")
 def hypot(g, ans, x, y):
-    return divide_or_zero(g * x, ans), divide_or_zero(g * y, ans)
+    return g * divide_or_zero(x, ans), g * divide_or_zero(y, ans)
 
 
 @vjp(math.erf)

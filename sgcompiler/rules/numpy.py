@@ -132,8 +132,8 @@ def arctan2(g, ans, x1, x2):
 
 @vjp(np.hypot, elementwise=True, notes="0 at (0, 0)")
 def hypot(g, ans, x1, x2):
-    return (unbroadcast(divide_or_zero(g * x1, ans), x1),
-            unbroadcast(divide_or_zero(g * x2, ans), x2))
+    return (unbroadcast(g * divide_or_zero(x1, ans), x1),
+            unbroadcast(g * divide_or_zero(x2, ans), x2))
 
 
 @vjp(np.sinh, elementwise=True)
