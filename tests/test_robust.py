@@ -528,3 +528,16 @@ def test_a_view_of_an_array_written_later_is_refused_when_compiled(tmp_path):
     assert np.allclose(grad(m.indexed)(x, 1), numeric_grad(lambda v: m.indexed(v, 1), (x,), 0))
     with pytest.raises(SGCompilerError, match=rf"view_cases.py:{line + 14}: this reads a view"):
         grad(m.indexed)(x, slice(1, None))
+
+
+def test_a_deep_function_still_sees_a_name_rebound_later(tmp_path):
+    # compiled on the deep thread, under the compile lock: the cache still checks its names
+    text = ("import numpy as np\n\nact = np.sin\n\n"
+            f"def f(x):\n    return np.sum(act({'-' * 400}x))\n")
+    m = _module(tmp_path, "deep_rebound", text)
+    g = grad(m.f)
+    x = np.array([0.3, -0.5])
+    assert np.allclose(g(x), np.cos(x))
+    m.act = np.exp
+    assert np.allclose(g(x), np.exp(x))
+    assert np.allclose(grad(m.f)(x), np.exp(x))
