@@ -21,9 +21,10 @@ from .api import grad, value_and_grad
 from .derivatives import hessian, hvp, jacobian, jvp
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning
-from .rules.custom import adjoint, nondifferentiable, tangent
+from .rules.custom import adjoint, differentiate_module, nondifferentiable, tangent
 from .runtime import stop_gradient
 
 __all__ = ["grad", "value_and_grad", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
-           "adjoint", "tangent", "nondifferentiable", "SGCompilerError", "ZeroGradientWarning"]
+           "adjoint", "tangent", "nondifferentiable", "differentiate_module", "SGCompilerError",
+           "ZeroGradientWarning"]
 __version__ = "0.1.0"

@@ -9,8 +9,8 @@ import scipy.linalg
 
 from ..runtime import mT
 from ..runtime.linalg import cholesky_grad, eigvalsh_grad
-from ..runtime.scipy_linalg import (block_diag_grad, cho_factor_grad, cho_solve_grad_b,
-                                    cho_solve_grad_factor, expm_grad, inv_grad, lu_factor_grad,
+from ..runtime.scipy_linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
+                                    cho_solve_grad_b, cho_solve_grad_factor, expm_grad, inv_grad, lu_factor_grad,
                                     lu_solve_grad_b, lu_solve_grad_factor, solve_banded_grad_ab,
                                     solve_banded_grad_b, solve_grad_matrix, solve_grad_rhs,
                                     solve_triangular_grad_a, solve_triangular_grad_b,
@@ -24,7 +24,8 @@ def linalg(name, **options):
 
 
 if "assume_a" in inspect.signature(scipy.linalg.inv).parameters:      # SciPy 1.17 and later
-    @linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite")
+    @linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite",
+            supported={"assume_a": ASSUME_A})
     def inv(g, ans, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
         return inv_grad(g, ans, a, assume_a, lower)
 else:
@@ -38,7 +39,8 @@ def det(g, ans, a, overwrite_a=False, check_finite=True):
     return g * ans * mT(np.linalg.inv(a))
 
 
-@linalg("solve", notes="assume_a general, symmetric or positive definite")
+@linalg("solve", notes="assume_a general, symmetric or positive definite",
+        supported={"assume_a": ASSUME_A})
 def solve(g, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
           assume_a=None, transposed=False):
     return (solve_grad_matrix(g, ans, a, b, lower, assume_a, transposed),

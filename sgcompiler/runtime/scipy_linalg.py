@@ -14,6 +14,7 @@ from .linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
 
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
+ASSUME_A = _GENERAL + _SYMMETRIC        # what the rules handle (others refused when compiled)
 
 
 def _triangle(assume_a, lower):
