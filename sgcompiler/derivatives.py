@@ -6,8 +6,10 @@
     Hv = hvp(f, x, v)                               # one jvp of the gradient
 
 `jvp` runs a generated tangent function (pipeline.compile_jvp; `jvp_source` shows it).
-The Hessian is the jacobian of the generated gradient, column by column: each column is
-one jvp of the gradient code, so the compiler reads its own output.
+The Hessian is the jacobian of the generated gradient: the compiler reads its own output.
+`jacobian(mode="fwd")` and `hessian` run the tangent code once with all the unit directions
+along a leading axis of each tangent (batched, forward/batch.py), or, where the code cannot
+be batched, one jvp per column.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import numpy as np
 
 from .analysis.sizes import WEAK
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
+from .forward.batch import NotBatchable
 from .pipeline import compile_jvp
 
 
@@ -184,6 +187,9 @@ def _unit_directions(x):
 def _jacobian_fwd(f, args, position):
     x = args[position]
     _check_array(f, x)
+    batched = _batched_jacobian(f, args, position)
+    if batched is not None:
+        return batched
     function, names = None, None
     columns = []
     for e in _unit_directions(x):
@@ -197,6 +203,29 @@ def _jacobian_fwd(f, args, position):
     stacked = np.stack([np.asarray(c) for c in columns], axis=-1) if columns else \
         np.zeros(shape + (0,))
     return stacked.reshape(shape + np.shape(x))
+
+
+def _batched_jacobian(f, args, position):
+    """Every column at once: one run of tangent code whose tangents hold all the unit
+    directions along a leading axis (forward/batch.py); None where the code cannot be
+    batched (the caller then runs one jvp per column)."""
+    x, params = args[position], _params(f)
+    size = int(np.size(x))
+    if size == 0:
+        return None
+    scalars, trees, arrays = _kinds(params, args)
+    try:
+        compiled = compile_jvp(f, (params[position],), scalars, trees, arrays, batch=size)
+    except NotBatchable:
+        return None
+    basis = np.eye(size, dtype=np.result_type(x, float)).reshape((size,) + np.shape(x))
+    out, out_dot = compiled.bind(f)(*args, **{compiled.tangent_params[params[position]]:
+                                              basis})
+    if not isinstance(out, (np.ndarray, np.generic, float, int)) or isinstance(out, bool):
+        return None
+    dtype = np.result_type(out, float)
+    out_dot = np.broadcast_to(np.asarray(out_dot, dtype=dtype), (size,) + np.shape(out))
+    return np.moveaxis(out_dot, 0, -1).reshape(np.shape(out) + np.shape(x))
 
 
 def _jacobian_rev(f, args, position, out):
@@ -263,6 +292,9 @@ def hessian(f, wrt=0):
         x = args[position]
         _check_array(f, x)
         gradient = _gradient_function(f, name, args)
+        batched = _batched_jacobian(gradient, args, position)
+        if batched is not None:
+            return batched
         columns = []
         function, names = None, None
         for e in _unit_directions(x):

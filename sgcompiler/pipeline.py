@@ -56,6 +56,7 @@ from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .forward.batch import NotBatchable
 from .forward.tangents import forward
 
 @dataclass(frozen=True)
@@ -493,34 +494,47 @@ _JVP_CACHE: dict = {}
 
 
 def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
-                trees: frozenset = frozenset(), arrays: tuple = ()) -> CompiledJvp:
+                trees: frozenset = frozenset(), arrays: tuple = (),
+                batch: int | None = None) -> CompiledJvp:
     """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
-    `wrt`; the other arguments are as for `compile_gradient`.
+    `wrt`; the other arguments are as for `compile_gradient`. With `batch`, each tangent
+    holds that many directions along a leading axis (forward/batch.py).
 
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
+        NotBatchable: with `batch`, when the tangents cannot all run at once.
     """
-    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version())
+    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version(),
+           batch)
     compiled = _JVP_CACHE.get(key)
+    if isinstance(compiled, NotBatchable):
+        raise compiled
     if compiled is None:
-        compiled = _compile_jvp(fn, wrt, scalars, trees, arrays)
+        try:
+            compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch)
+        except NotBatchable as refused:     # (remembered: the caller falls back each time)
+            compiled = refused
         if len(_JVP_CACHE) >= _CACHE_SIZE:
             del _JVP_CACHE[next(iter(_JVP_CACHE))]
         _JVP_CACHE[key] = compiled
+        if isinstance(compiled, NotBatchable):
+            raise compiled
     return compiled
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
-                 named=None) -> CompiledJvp:
+                 named=None, batch=None) -> CompiledJvp:
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     trace("activity", act)
+    if batch is not None:       # (batched tangents need every rank, numbers' too)
+        specialised.update({p: ((), WEAK) for p in scalars if p not in specialised})
     shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     trace("shapes", shape_facts)
     code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
-                   name and norm.namer.fresh(name), named)
+                   name and norm.namer.fresh(name), named, batch)
     trace("forward", code.tree)
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})
