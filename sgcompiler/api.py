@@ -8,13 +8,14 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import sys
 
 import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
-from .analysis.sizes import WEAK
-from .pipeline import compile_gradient
+from .frontend.depends import recording
+from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 
 
 def grad(fn=None, wrt=0):
@@ -110,6 +111,7 @@ class GradientFunction:
                                   f"{type(fn).__name__} {fn!r}")
         self.primal = fn
         self.with_value = with_value
+        self._wrt_given = wrt
         self._signature = inspect.signature(fn)
         self._params = list(self._signature.parameters)
         self._tuple = isinstance(wrt, (tuple, list))
@@ -117,9 +119,9 @@ class GradientFunction:
         self._positions = tuple(self._params.index(w) for w in self.wrt)
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
-        self._compiled = {}      # argument types -> generated function
+        self._compiled = {}      # argument types -> (function, returns value, plain, check)
         self._version = rules.version()     # of the rules the functions were compiled with
-        self._last = (frozenset(), frozenset(), with_value, ())
+        self._last = CallKind()      # what the code of the last call was compiled for
         self._shaped = 0         # how many sets of argument shapes have code of their own
         functools.update_wrapper(self, fn)
         self.__name__ = f"{fn.__name__}_grad"
@@ -128,8 +130,10 @@ class GradientFunction:
     def source(self) -> str:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
-        return compile_gradient(self._primal_for(*self._last[:2]), self.wrt,
-                                *self._last).source
+        last = self._last
+        return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
+                                last.scalars, last.trees, self.with_value,
+                                last.arrays).source
 
     def as_function(self, scalars: frozenset = frozenset(), trees: frozenset = frozenset()):
         """The generated gradient as a plain Python function, for any shape, whose code
@@ -154,6 +158,19 @@ class GradientFunction:
             return self.primal
         return self._inner.as_function(scalars, trees)
 
+    def __reduce__(self):
+        """Pickled by reference to the primal and the options; the other process compiles
+        its own code (generated functions and their cells cannot be pickled)."""
+        if self._inner is not None:     # grad of grad: the inner gradient, pickled too
+            return _rebuild, (self._inner, self._wrt_given, self.with_value)
+        module = sys.modules.get(self.primal.__module__)
+        found = module
+        for part in self.primal.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is self:       # `@grad def f`: the module's name f is this object
+            return self.primal.__qualname__
+        return _rebuild, (self.primal, self._wrt_given, self.with_value)
+
     def __repr__(self):
         return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
 
@@ -166,6 +183,11 @@ class GradientFunction:
         # floats and float arrays of the types, shapes and dtypes of an earlier call passed
         # its checks (parameter trees are checked on every call: their leaves may differ)
         found = None if kwargs else self._compiled.get(kinds)
+        if found is not None and not found[3]():
+            # a name the code was compiled from refers to something else now (a helper
+            # redefined, np.exp patched, a closure's function rebound): compile again
+            self._compiled.clear()
+            found = None
         values = self._wrt_values(args, kwargs)
         if found is None or not found[2]:
             plain = True
@@ -173,9 +195,9 @@ class GradientFunction:
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value)
                     plain = False
-            found = found or self._compiled.get(kinds) or self._specialise(args, kinds,
-                                                                           plain)
-        function, returns_value, plain = found
+            found = found or self._valid(self._compiled.get(kinds)) or \
+                self._specialise(args, kinds, plain)
+        function, returns_value, plain, _ = found
         if returns_value:
             result, grads = function(*args, **kwargs)
             if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
@@ -206,17 +228,26 @@ class GradientFunction:
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
             arrays += tuple(((p,) + path, a.shape, a.dtype) if type(a) is np.ndarray
-                            else ((p,) + path, (), WEAK)      # a Python number
+                            else ((p,) + path, (), PYTHON_NUMBER)
                             for p, tree in zip(self._params, args) if type(tree) in _TREES
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
             self._shaped += bool(arrays)
-        compiled = compile_gradient(self._primal_for(scalars, trees), self.wrt, scalars,
-                                    trees, self.with_value, arrays)
-        self._last = (scalars, trees, self.with_value, arrays)
-        self._compiled[kinds] = (compiled.bind(self._primal_for(scalars, trees)),
-                                 compiled.returns_value, plain)
+        with recording() as seen:       # grad of grad: what the inner gradient's code read
+            primal = self._primal_for(scalars, trees)
+        inner = tuple(seen.values())
+        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
+        self._last = CallKind(scalars, trees, arrays)
+        self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
+                                 compiled.checker(primal, inner))
         return self._compiled[kinds]
+
+    def _valid(self, found):
+        """`found` (an entry of `_compiled`) if its code is still right, else None."""
+        if found is not None and not found[3]():
+            self._compiled.clear()
+            return None
+        return found
 
     @staticmethod
     def _has_trees(values):
@@ -231,6 +262,11 @@ class GradientFunction:
             raise TypeError(f"{self.primal.__name__}(): {exc}") from None
         bound.apply_defaults()
         return [bound.arguments[w] for w in self.wrt]
+
+
+def _rebuild(fn, wrt, with_value):
+    """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
+    return GradientFunction(fn, wrt, with_value)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)

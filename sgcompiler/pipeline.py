@@ -24,12 +24,19 @@ shapes and dtypes of array arguments, rules version), so each function is compil
 way it is differentiated and kind of arguments (and again after a user registers a
 derivative rule). Code compiled for known shapes (analysis/sizes.py) needs fewer run-time
 helpers and writes into arrays that die (optimize/buffers.py).
+
+A cached gradient is used only while every name its compilation read still refers to the
+same object (frontend/depends.py: closure cells, globals, module attributes, callees' code
+and defaults); pieces of user functions are kept per function object, since they are bound
+to its cells and defaults. Compilation holds one re-entrant lock.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import types
+import weakref
 from dataclasses import dataclass
 
 import gast
@@ -43,6 +50,7 @@ from .analysis.shapes import shapes
 from .analysis.sizes import WEAK
 from .analysis.summaries import SUMMARIES
 from .frontend import front_end
+from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.resolve import local_names
 from .optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
 from .optimize.batching import batch_outer_products
@@ -59,6 +67,18 @@ from .reverse.tighten import tighten
 from .forward.batch import NotBatchable
 from .forward.tangents import forward
 
+PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of a tree)
+
+
+@dataclass(frozen=True)
+class CallKind:
+    """What a call's arguments tell the compiler (see compile_gradient's arguments)."""
+
+    scalars: frozenset = frozenset()    # parameters that are Python numbers
+    trees: frozenset = frozenset()      # parameters that are dicts, lists or tuples
+    arrays: tuple = ()                  # (parameter or tree path, shape, dtype)
+
+
 @dataclass(frozen=True)
 class Compiled:
     """A compiled gradient: its text and code, ready to bind to a function's closure."""
@@ -69,10 +89,16 @@ class Compiled:
     wrt: tuple[str, ...]
     returns_value: bool = True   # the function returns (value, gradient), else gradient
     result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
+    depends: Depends = Depends(())   # what the names it was compiled from referred to
 
     def bind(self, fn):
         """The gradient function for `fn` (same code object, its own closure cells)."""
         return bind(self.code, fn, self.extra)
+
+    def checker(self, fn, extra=()):
+        """() -> whether the function `bind(fn)` made is still right (see depends.py),
+        and the reads `extra` (what `fn` itself was made from) still hold."""
+        return self.depends.checker(fn, function_reads(fn) + tuple(extra))
 
 
 _CACHE: dict = {}
@@ -103,13 +129,20 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
            rules.version(), rereadable)
-    compiled = _CACHE.get(key)
-    if compiled is None:
-        compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
+    with LOCK:      # one compilation at a time: a piece is published before it is done
+        compiled = _CACHE.get(key)
+        # the code is right for `fn` only while its names mean what they meant
+        if compiled is not None and compiled.depends.holds_for(fn):
+            compiled.depends.replay(fn)
+            return compiled
+        with recording() as seen:
+            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
+        compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
+        _CACHE.pop(key, None)
         if len(_CACHE) >= _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
         _CACHE[key] = compiled
-    return compiled
+        return compiled
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
@@ -222,9 +255,11 @@ class Piece:
     backward_cell: object
     source: str = ""
     pieces: tuple = ()
+    depends: Depends | None = None      # None while it is being compiled
 
 
-_PIECES: dict = {}
+# user function -> {(active, arrays, trees, ...): Piece}; a function that is gone has none
+_PIECES = weakref.WeakKeyDictionary()
 
 
 def _filename(src, kind, text=None) -> str:
@@ -248,30 +283,42 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
-    if arrays and sum(1 for k in _PIECES if k[0] is fn.__code__ and k[2]) >= _PIECE_SHAPES:
-        arrays = ()         # (a recursion whose shapes change on every call, say)
-    if rereadable:
-        arrays = ()         # code for any shape (optimize/reread.py)
-    key = (fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version(),
-           rereadable)
-    found = _PIECES.get(key)
-    if found is not None:
-        return found
-    name = fn.__name__
-    if rereadable:
-        name = f"{name}_plain"
-    if arrays:      # a name of its own, the same in every process: its code differs
-        digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
-                                   ).encode()).hexdigest()[:4]
-        name = f"{name}_{digest}"
-    made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(), types.CellType())
-    _PIECES[key] = made
-    try:
-        _compile_piece(fn, active, made, arrays, trees, rereadable)
-    except BaseException:
-        del _PIECES[key]
-        raise
-    return made
+    with LOCK:
+        # pieces are bound to `fn` (its closure cells and defaults): one set per function
+        mine = _PIECES.get(fn)
+        if mine is None:
+            mine = _PIECES[fn] = {}
+        if arrays and sum(1 for k in mine if k[0] != "jvp" and k[1]) >= _PIECE_SHAPES:
+            arrays = ()         # (a recursion whose shapes change on every call, say)
+        if rereadable:
+            arrays = ()         # code for any shape (optimize/reread.py)
+        key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
+        found = mine.get(key)
+        if found is not None and found.depends is None:
+            return found        # being compiled: a recursive call, on this thread
+        if found is not None and found.depends.holds_for(fn):
+            found.depends.replay(fn)
+            return found
+        name = fn.__name__
+        if rereadable:
+            name = f"{name}_plain"
+        if arrays:      # a name of its own, the same in every process: its code differs
+            digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
+                                       ).encode()).hexdigest()[:4]
+            name = f"{name}_{digest}"
+        made = Piece(f"{name}_forward", f"{name}_backward", types.CellType(),
+                     types.CellType())
+        mine[key] = made
+        try:
+            with recording() as seen:
+                for read in function_reads(fn):     # its code and defaults are bound in
+                    note(*read)
+                _compile_piece(fn, active, made, arrays, trees, rereadable)
+        except BaseException:
+            del mine[key]
+            raise
+        made.depends = Depends.of(seen, fn)
+        return made
 
 
 def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
@@ -405,7 +452,8 @@ def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays
     if stage not in STAGES:
         raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGES)}")
     trace = _Trace(stage)
-    _compile(fn, wrt, scalars, frozenset(), False, arrays, trace)
+    with LOCK:          # one compilation at a time (the callee summaries are shared)
+        _compile(fn, wrt, scalars, frozenset(), False, arrays, trace)
     return trace.text if trace.text is not None else \
         f"# stage {stage} does not run for this function and these arguments\n"
 
@@ -482,6 +530,7 @@ class CompiledJvp:
     tangent_params: dict        # wrt parameter -> its tangent parameter's name
     own_source: str = ""        # this function's text alone (source adds its pieces')
     pieces: tuple = ()          # the tangent pieces it calls
+    depends: Depends = Depends(())   # what the names it was compiled from referred to
 
     def bind(self, fn):
         function = bind(self.code, fn, self.extra)
@@ -491,6 +540,7 @@ class CompiledJvp:
 
 
 _JVP_CACHE: dict = {}
+_NOT_BATCHED: set = set()       # keys of compile_jvp(batch=...) whose code cannot batch
 
 
 def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
@@ -506,20 +556,28 @@ def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     """
     key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version(),
            batch)
-    compiled = _JVP_CACHE.get(key)
-    if isinstance(compiled, NotBatchable):
-        raise compiled
-    if compiled is None:
-        try:
-            compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch)
-        except NotBatchable as refused:     # (remembered: the caller falls back each time)
-            compiled = refused
+    if key in _NOT_BATCHED:
+        raise NotBatchable("refused before")
+    with LOCK:      # as compile_gradient: valid while its names mean the same
+        compiled = _JVP_CACHE.get(key)
+        if compiled is not None and compiled.depends.holds_for(fn):
+            compiled.depends.replay(fn)
+            return compiled
+        with recording() as seen:
+            try:
+                compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch)
+            except NotBatchable:
+                # (a stale refusal only costs speed: the caller runs one jvp per column)
+                if len(_NOT_BATCHED) >= _CACHE_SIZE:
+                    _NOT_BATCHED.clear()
+                _NOT_BATCHED.add(key)
+                raise
+        compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
+        _JVP_CACHE.pop(key, None)
         if len(_JVP_CACHE) >= _CACHE_SIZE:
             del _JVP_CACHE[next(iter(_JVP_CACHE))]
         _JVP_CACHE[key] = compiled
-        if isinstance(compiled, NotBatchable):
-            raise compiled
-    return compiled
+        return compiled
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
@@ -564,6 +622,7 @@ class JvpPiece:
     tangent_params: dict
     source: str = ""
     pieces: tuple = ()
+    depends: Depends | None = None      # None while it is being compiled
 
 
 def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> JvpPiece:
@@ -572,25 +631,36 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
-    key = ("jvp", fn.__code__, active, arrays, trees, id(fn.__globals__), rules.version())
-    found = _PIECES.get(key)
-    if found is not None:
-        return found
-    name = fn.__name__
-    if arrays:
-        digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
-        name = f"{name}_{digest}"
-    made = JvpPiece(f"{name}_jvp", types.CellType(), {})
-    _PIECES[key] = made
-    try:
-        compiled = _compile_jvp(fn, active, frozenset(), trees, arrays, name=made.name,
-                                named=made.tangent_params)
-    except BaseException:
-        del _PIECES[key]
-        raise
-    made.cell.cell_contents = compiled.bind(fn)
-    made.source, made.pieces = compiled.own_source, compiled.pieces
-    return made
+    with LOCK:      # as piece: per function object, valid while its names mean the same
+        mine = _PIECES.get(fn)
+        if mine is None:
+            mine = _PIECES[fn] = {}
+        key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version())
+        found = mine.get(key)
+        if found is not None and found.depends is None:
+            return found        # being compiled: a recursive call, on this thread
+        if found is not None and found.depends.holds_for(fn):
+            found.depends.replay(fn)
+            return found
+        name = fn.__name__
+        if arrays:
+            digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
+            name = f"{name}_{digest}"
+        made = JvpPiece(f"{name}_jvp", types.CellType(), {})
+        mine[key] = made
+        try:
+            with recording() as seen:
+                for read in function_reads(fn):     # its code and defaults are bound in
+                    note(*read)
+                compiled = _compile_jvp(fn, active, frozenset(), trees, arrays,
+                                        name=made.name, named=made.tangent_params)
+        except BaseException:
+            del mine[key]
+            raise
+        made.cell.cell_contents = compiled.bind(fn)
+        made.source, made.pieces = compiled.own_source, compiled.pieces
+        made.depends = Depends.of(seen, fn)
+        return made
 
 
 _TEXTS = {"parse": lambda src: _tree_text(src.tree), "resolve": _resolution_text,

@@ -80,12 +80,17 @@ class Freezer:
 
 def load(source: str, stop_gradient, tag: str):
     """`f` from `source`, findable by inspect.getsource (registered in linecache)."""
+    return load_namespace(source, stop_gradient, tag)["f"]
+
+
+def load_namespace(source: str, stop_gradient, tag: str) -> dict:
+    """The namespace `source` runs in (registered in linecache)."""
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     filename = f"<fuzz {tag} {digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"np": np, "stop_gradient": stop_gradient, **HELPERS}
     exec(compile(source, filename, "exec"), namespace)
-    return namespace["f"]
+    return namespace
 
 
 def point(seed: int, y_float: bool):
@@ -211,6 +216,8 @@ def check_program(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
             skips.append(str(exc))
             continue
         except sgcompiler.SGCompilerError as exc:
+            if _star_refusal(source, exc):
+                return Outcome("refused as expected", str(exc), skips, settled)
             return Outcome("refused", str(exc), skips, settled)
         except Exception:
             return Outcome("failed", "compiler or generated code raised:\n"
@@ -221,6 +228,46 @@ def check_program(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
     return Outcome("ok" if checked else "skipped", "", skips, settled)
 
 
+def _star_refusal(source, exc) -> bool:
+    """A program that calls helper_star, refused for its *args (the right refusal)."""
+    from program_grammar import STAR_REFUSAL
+    return "helper_star(" in source and STAR_REFUSAL in str(exc)
+
+
+def check_factory_program(source: str, y_float: bool) -> Outcome:
+    """Check a program of `write_factory_program`: for each (act, k) of the grammar's
+    ACTS and KS a new closure `make(act, k)` (the same code each time) and a new gradient,
+    called again after the module-level `glob` is rebound. Code compiled for an earlier
+    meaning of a name shows as a wrong gradient. A refusal is right only for `*args`."""
+    from program_grammar import ACTS, GLOBS, KS
+    freezer = Freezer()
+    reference = load_namespace(source, freezer, "reference")
+    program = load_namespace(source, sgcompiler.stop_gradient, "program")
+    skips, checked = [], 0
+    for n, (act, k) in enumerate(zip(ACTS, KS)):
+        gradient = sgcompiler.value_and_grad(program["make"](act, k), wrt=(0, 1))
+        for m, glob in enumerate(GLOBS):
+            reference["glob"] = program["glob"] = glob
+            x, y = point(n * len(GLOBS) + m, y_float)
+            try:
+                problem = check_point(gradient, reference["make"](act, k), freezer, x, y)
+            except NotSmooth as exc:
+                skips.append(str(exc))
+                continue
+            except sgcompiler.SGCompilerError as exc:
+                if _star_refusal(source, exc):
+                    return Outcome("refused as expected", str(exc), skips)
+                return Outcome("refused", str(exc), skips)
+            except Exception:
+                return Outcome("failed", "compiler or generated code raised:\n"
+                               + traceback.format_exc(limit=-6), skips)
+            if problem:
+                return Outcome("failed", f"act={getattr(act, '__name__', act)}, k={k}, "
+                               f"glob={glob.__name__}: {problem}", skips)
+            checked += 1
+    return Outcome("ok" if checked else "skipped", "", skips)
+
+
 def main(argv=None):
     import argparse
     import json
@@ -228,7 +275,7 @@ def main(argv=None):
     import random
     import time
 
-    from program_grammar import AVOIDABLE, Choices, write_program
+    from program_grammar import AVOIDABLE, Choices, write_factory_program, write_program
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -238,6 +285,8 @@ def main(argv=None):
                         help="leave out constructs that trigger known bugs")
     parser.add_argument("--extended", action="store_true",
                         help="draw the productions of program_grammar.EXTENDED too")
+    parser.add_argument("--factory", action="store_true",
+                        help="factory programs whose names change meaning between calls")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -245,10 +294,14 @@ def main(argv=None):
     settled = collections.Counter()
     started = time.time()
     for seed in range(args.start, args.start + args.count):
-        source, y_float = write_program(Choices(random.Random(seed).randrange), args.avoid,
-                                        args.extended)
+        choices = Choices(random.Random(seed).randrange)
         try:
-            outcome = check_program(source, y_float)
+            if args.factory:
+                source, y_float = write_factory_program(choices)
+                outcome = check_factory_program(source, y_float)
+            else:
+                source, y_float = write_program(choices, args.avoid, args.extended)
+                outcome = check_program(source, y_float)
         except Exception:
             outcome = Outcome("failed", "checking raised:\n" + traceback.format_exc())
         counts[outcome.status] += 1

@@ -66,7 +66,7 @@ def helper_scale(u, scale=2.0):
 
 
 def helper_star(*args):
-    """Forwards *args to another helper (issue 13, 3: a zero gradient through *args)."""
+    """Forwards *args to another helper (issue 13, 3: refused, never a zero gradient)."""
     return helper_tanh(args[0], *args[1:])
 
 
@@ -77,12 +77,26 @@ def make_helper(act, scale):
     return scaled
 
 
+def helper_soft(u):
+    return np.log1p(np.exp(u))
+
+
 helper_closure = make_helper(np.sin, 1.5)
 helper_lambda = lambda u: u * np.tanh(u)     # noqa: E731  (a lambda, on purpose)
 
 HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper_rec,
-                                   helper_branch, helper_scale, helper_star)}
+                                   helper_branch, helper_scale, helper_star, helper_soft)}
 HELPERS.update(helper_closure=helper_closure, helper_lambda=helper_lambda)
+
+# what the factory programs' names refer to, changed between calls of one gradient:
+# `make(act, k)` builds f (act and k are closure cells, k also a default of `inner`), and
+# `glob` is a module-level name rebound between two calls
+ACTS = (np.sin, np.tanh, helper_soft, np.sin)
+KS = (2.0, 0.5, 2.0, -1.5)
+GLOBS = (np.cos, helper_soft)
+# the one refusal a program that calls helper_star may get (and must get, if it needs a
+# gradient through it)
+STAR_REFUSAL = "collects arguments in *args"
 
 
 class Choices:
@@ -143,7 +157,8 @@ AVOIDABLE = {
                      "adjoint goes to the wrong element (issue 13, 1)",
     "list_literal": "[0.5, x[1], ...][k] of constants and active values: the adjoint goes "
                     "to the wrong element (issue 13, 1)",
-    "star_args": "a helper that forwards *args: a zero gradient (issue 13, 3)",
+    "star_args": "a helper that forwards *args: refused with STAR_REFUSAL where a gradient "
+                 "must flow through it (issue 13, 3; it was a zero gradient)",
     "lambda": "a module-level lambda helper: refused ('lambdas cannot be differentiated "
               "directly'), with no file or line",
 }
@@ -165,6 +180,7 @@ class _Writer:
         self.nesting = 0        # enclosing compound statements
         self.fixed = set()      # names whose kind a loop body must keep
         self.lists = 0
+        self.captured = False   # in a factory: act, inner and glob may be called
 
     # --- output ---
 
@@ -239,8 +255,10 @@ class _Writer:
         if depth <= 0:
             return self.leaf(ARRAY, bare)
         d = depth - 1
-        form = self.c.below(15 if self.extended else 13)
+        form = self.c.below(15 if self.extended or self.captured else 13)
         if form >= 13:
+            if self.captured:
+                return self.captured_call(ARRAY, d)
             return self.new_form(ARRAY, d) or self.leaf(ARRAY, bare)
         if form == 0:
             return self.leaf(ARRAY, bare)
@@ -276,8 +294,10 @@ class _Writer:
         if depth <= 0:
             return self.leaf(SCALAR, bare)
         d = depth - 1
-        form = self.c.below(15 if self.extended else 13)
+        form = self.c.below(15 if self.extended or self.captured else 13)
         if form >= 13:
+            if self.captured:
+                return self.captured_call(SCALAR, d)
             return self.new_form(SCALAR, d) or self.leaf(SCALAR, bare)
         if form == 0:
             return self.leaf(SCALAR, bare)
@@ -360,6 +380,16 @@ class _Writer:
             f"helper_loop({w}, {self.c.pick(['1', '2', '3'] + self.ints)})",
             f"helper_rec({w}, {self.c.pick(['0', '1', '2', '3'])})",
             f"helper_branch({u}, {v})", f"helper_pair({u}, {v})[0]"])
+
+    def captured_call(self, kind, d):
+        """A call of a name whose meaning changes between calls (factory programs)."""
+        e = self.value(kind, d, True)       # act may be a user function: never a buffer
+        form = self.c.below(6)
+        if form == 5:
+            left, right = self.kinds_for(kind)
+            return f"helper_star({self.value(left, d, True)}, {self.value(right, d, True)})"
+        return [f"act({e})", f"inner({e})", f"inner({e}, s=0.5)", f"glob({e})",
+                f"(k * act({e}))"][form]
 
     def cond(self, d):
         d = min(d, 1)
@@ -598,3 +628,21 @@ def write_program(choices: Choices, avoid=frozenset(), extended=False) -> tuple[
         writer.statement()
     writer.emit(f"return {writer.result(choices.below(3))}")
     return "def f(x, y):\n" + "\n".join(writer.lines) + "\n", y_float
+
+
+def write_factory_program(choices: Choices) -> tuple[str, bool]:
+    """The source of `make(act, k)`, which returns a random `def f(x, y):` whose body may
+    call `act` and `inner` (closures over the factory's arguments; `inner` takes k as a
+    default) and `glob` (a module-level name), and whether y is a Python float."""
+    y_float = choices.maybe(25)
+    writer = _Writer(choices, SCALAR if y_float else ARRAY)
+    writer.captured = True
+    writer.level = 2
+    for _ in range(1 + choices.below(5)):
+        writer.statement()
+    writer.emit(f"return {writer.result(choices.below(3))}")
+    return ("def make(act, k):\n"
+            "    def inner(u, s=k):\n"
+            "        return act(u) * s\n\n"
+            "    def f(x, y):\n" + "\n".join(writer.lines) + "\n"
+            "    return f\n"), y_float

@@ -96,3 +96,38 @@ def mutate_argument(x):
 def zip_outside_loop(x, y):
     pairs = list(zip(x, y))
     return pairs[0][0]
+
+
+W3 = np.arange(9.0).reshape(3, 3) / 10
+
+
+def symmetrize(a):
+    return (a + a.T) / 2
+
+
+def scaled_sin(a, b=1.0):
+    return np.sin(a) * b
+
+
+def sym(*args):
+    return scaled_sin(symmetrize(args[0]), *args[1:])
+
+
+def through_star_args(x):
+    return np.sum(sym(x) * W3)
+
+
+def forward_kwargs(**kwargs):
+    return scaled_sin(**kwargs)
+
+
+def through_kwargs(x):
+    return np.sum(forward_kwargs(a=x) * W3)
+
+
+def first_of(*cs):
+    return cs[0] * 2.0
+
+
+def star_args_without_gradient(x, c):
+    return np.sum(x * first_of(c))      # c is not differentiated: nothing flows there

@@ -37,6 +37,9 @@ CASES = [
     (S.returns_none, "def returns_none", "no 'return'"),
     (S.mutate_argument, "x[0] = 1.0", "writing into the argument 'x'"),
     (S.zip_outside_loop, "list(zip", "zip"),
+    # a helper's *args / **kwargs: refused, not a zero gradient
+    (S.through_star_args, "return np.sum(sym(x)", "sym collects arguments in *args"),
+    (S.through_kwargs, "return np.sum(forward_kwargs", "collects arguments in **kwargs"),
 ]
 
 
@@ -49,6 +52,11 @@ def test_refused_with_location(f, text, message):
     assert message in text_of_error
     assert f"specimens_errors.py:{line_of(f, text)}" in text_of_error
     assert f.__name__ in text_of_error
+
+
+def test_star_args_helper_without_gradient_is_fine():
+    from gradcheck import assert_grad_matches
+    assert_grad_matches(S.star_args_without_gradient, (np.array([0.5, 2.0]), 1.5), wrt=[0])
 
 
 def test_unknown_function_under_stop_gradient_is_fine():

@@ -323,7 +323,7 @@ def _refuse_blocked(fn, flows, varied, useful) -> None:
             if name in reported:       # the operation that made `name` is reported already
                 continue
             if op.kind == NO_RULE:
-                what = f"there is no derivative rule for {op.what}"
+                what = op.why or f"there is no derivative rule for {op.what}"
             elif op.kind == RULE:
                 what = f"the derivative rule of {op.what} gives no gradient for its " \
                        f"parameter '{param}'"

@@ -60,6 +60,7 @@ class Op:
     blocked: tuple = ()                        # (parameter, variable name) without one
     reads: tuple = ()                          # every variable name the rhs reads
     what: str = ""                             # how messages name the operation
+    why: str = ""                              # for NO_RULE: why no gradient flows
 
 
 def describe_stmt(stmt, resolution, fn) -> Op:
@@ -176,10 +177,29 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
         except TypeError as exc:
             raise error_at(node, fn, f"{callee.name} is called with arguments it does not "
                                      f"take ({exc})") from None
+        packed = _packed_params(callee.obj, bound)
+        if packed:
+            # the arguments travel in a tuple or dict that the callee unpacks: refused
+            # (no gradient would reach them) where a gradient has to flow
+            return Op(NO_RULE, blocked=_names_of(args + list(keywords.values())),
+                      reads=reads, what=callee.name,
+                      why=f"{callee.name} collects arguments in {packed}, which sgcompiler "
+                          f"cannot differentiate through (give {callee.name} a named "
+                          "parameter for each argument)")
         inputs = tuple((p, v.id) for p, v in bound.items() if isinstance(v, gast.Name))
         return Op(CALL, rule=callee.obj, args=dict(bound), inputs=inputs, reads=reads,
                   what=callee.name)
     raise AssertionError(f"unexpected callee {callee}")
+
+
+def _packed_params(function, bound) -> str:
+    """'*args' or '**kwargs' (as the callee spells it) when `bound` puts arguments there."""
+    for name, param in inspect.signature(function).parameters.items():
+        if name in bound and param.kind == param.VAR_POSITIONAL:
+            return f"*{name}"
+        if name in bound and param.kind == param.VAR_KEYWORD:
+            return f"**{name}"
+    return ""
 
 
 def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:

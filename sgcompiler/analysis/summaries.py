@@ -22,6 +22,7 @@ import gast
 from .. import rules
 from ..errors import SGCompilerError
 from ..frontend import front_end, parse_function
+from ..frontend.depends import LOCK, Depends, recording
 from .activity import all_params, is_view
 from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, describe_stmt, \
     target_of
@@ -31,7 +32,8 @@ MAX_DEPTH = 8           # callees of callees followed, at most
 
 
 class Callees:
-    """Summaries of user functions, cached by code object, globals, rules and arguments."""
+    """Summaries of user functions, cached by code object, globals, rules and arguments,
+    each valid while the names the callee's code reads refer to the same objects."""
 
     def __init__(self):
         self._cache: dict = {}
@@ -57,20 +59,27 @@ class Callees:
         if code is None:
             return conservative
         key = (kind, code, id(getattr(fn, "__globals__", None)), arguments, rules.version())
-        if key in self._cache:
-            return self._cache[key]
-        if self._depth >= MAX_DEPTH:
-            return conservative
-        self._cache[key] = conservative        # what a recursive call sees meanwhile
-        self._depth += 1
-        try:
-            found = work(fn, arguments)
-        except SGCompilerError:
-            found = conservative
-        finally:
-            self._depth -= 1
-        self._cache[key] = found
-        return found
+        with LOCK:
+            if key in self._cache:
+                found, depends = self._cache[key]
+                # a summary holds while what fn's names refer to is the same
+                if depends is None or depends.holds_for(fn):
+                    if depends is not None:
+                        depends.replay(fn)
+                    return found
+            if self._depth >= MAX_DEPTH:
+                return conservative
+            self._cache[key] = conservative, None      # what a recursive call sees meanwhile
+            self._depth += 1
+            try:
+                with recording() as seen:
+                    found = work(fn, arguments)
+            except SGCompilerError:
+                found = conservative
+            finally:
+                self._depth -= 1
+            self._cache[key] = found, Depends.of(seen, fn)
+            return found
 
     def _returned(self, fn, _):
         norm, resolution, src = _read(fn)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import gast
 
 from .. import rules
+from .depends import ATTR, MISSING, function_reads, note
 from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
 from .source import FunctionSource
@@ -167,8 +168,12 @@ def _evaluate(fn, func):
     if not found:
         return None, f"name '{node.id}' is not defined"
     for attr in reversed(parts):
-        try:
-            obj = getattr(obj, attr)
-        except AttributeError:
+        holder = obj
+        obj = getattr(holder, attr, MISSING)
+        note(ATTR, holder, attr, obj)      # np.exp = np.sin later changes the code
+        if obj is MISSING:
             return None, f"'{_text(func)}' does not exist ({attr} is not an attribute)"
+    if isinstance(obj, types.FunctionType):    # its code and defaults are compiled in
+        for read in function_reads(obj):
+            note(*read)
     return obj, None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import SGCompilerError
+from .depends import note_name
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,12 @@ class FunctionSource:
         return self.lines[lineno - 1].strip()
 
     def lookup(self, name: str):
-        """What `name` refers to from inside the function: (found, value)."""
+        """What `name` refers to from inside the function: (found, value). The read is
+        recorded: code compiled from what it finds is valid while it finds the same (a
+        name the compiler introduced is fixed: it was made from recorded reads)."""
         if name in self.introduced:
             return True, self.introduced[name]
+        note_name(self.globals, self.closure, name)
         if name in self.closure:
             try:
                 return True, self.closure[name].cell_contents

@@ -18,6 +18,7 @@ import numpy as np
 from .. import runtime
 from ..analysis.shapes import SCALAR, Shapes, class_shape, concrete_class
 from ..analysis.sizes import NOT_CONSTANT, axes_of, constant
+from ..frontend.depends import unrecorded
 from ..ir.builders import const, factors_of, load, number, product_of
 
 
@@ -34,7 +35,8 @@ class Linker:
     def name_for(self, preferred: str, obj) -> str:
         if id(obj) in self._by_id:
             return self._by_id[id(obj)]
-        found, existing = self.fn.lookup(preferred)
+        with unrecorded():      # not a dependency: the code takes obj from its closure
+            found, existing = self.fn.lookup(preferred)
         if (found and existing is obj) or (not found and preferred not in self.names):
             name = preferred
             self.namer.reserve([name])
