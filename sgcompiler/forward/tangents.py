@@ -132,7 +132,9 @@ class _Forward:
             return self.batched.zero(atom)
         if not isinstance(atom, gast.Name) or self.shapes.is_scalar(atom.id):
             return const(0.0)
-        if self.shapes.kind(atom.id) == ARRAY:
+        # (an array only where its shape is known: a helper's result, zeros_tree(p) in
+        # gradient code, may be a parameter tree)
+        if self.shapes.kind(atom.id) == ARRAY and self.shapes.shape(atom.id) is not None:
             return self.np_call("zeros_like", [load(atom.id)])
         return self.helper_call("zeros_tangent", [load(atom.id)])
 
