@@ -70,6 +70,7 @@ from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .forward.batch import NotBatchable
 from .forward.tangents import forward
 
 PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of a tree)
@@ -667,28 +668,42 @@ class CompiledJvp:
 
 
 _JVP_CACHE: dict = {}
+_NOT_BATCHED: set = set()       # keys of compile_jvp(batch=...) whose code cannot batch
 
 
 def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
-                trees: frozenset = frozenset(), arrays: tuple = ()) -> CompiledJvp:
+                trees: frozenset = frozenset(), arrays: tuple = (),
+                batch: int | None = None) -> CompiledJvp:
     """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
-    `wrt`; the other arguments are as for `compile_gradient`.
+    `wrt`; the other arguments are as for `compile_gradient`. With `batch`, each tangent
+    holds that many directions along a leading axis (forward/batch.py).
 
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
+        NotBatchable: with `batch`, when the tangents cannot all run at once.
     """
-    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version())
-    return deep(fn, _compile_jvp_cached, key, fn, wrt, scalars, trees, arrays)
+    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version(),
+           batch)
+    if key in _NOT_BATCHED:
+        raise NotBatchable("refused before")
+    return deep(fn, _compile_jvp_cached, key, fn, wrt, scalars, trees, arrays, batch)
 
 
-def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays) -> CompiledJvp:
+def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch) -> CompiledJvp:
     with LOCK:      # as compile_gradient: valid while its names mean the same
         compiled = _JVP_CACHE.get(key)
         if compiled is not None and compiled.depends.holds_for(fn):
             compiled.depends.replay(fn)
             return compiled
         with recording() as seen:
-            compiled = _compile_jvp(fn, wrt, scalars, trees, arrays)
+            try:
+                compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch)
+            except NotBatchable:
+                # (a stale refusal only costs speed: the caller runs one jvp per column)
+                if len(_NOT_BATCHED) >= _CACHE_SIZE:
+                    _NOT_BATCHED.clear()
+                _NOT_BATCHED.add(key)
+                raise
         compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
         _JVP_CACHE.pop(key, None)
         if len(_JVP_CACHE) >= _CACHE_SIZE:
@@ -698,16 +713,18 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays) -> CompiledJvp:
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
-                 named=None) -> CompiledJvp:
+                 named=None, batch=None) -> CompiledJvp:
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     trace("activity", act)
+    if batch is not None:       # (batched tangents need every rank, numbers' too)
+        specialised.update({p: ((), WEAK) for p in scalars if p not in specialised})
     shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     trace("shapes", shape_facts)
     code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
-                   name and norm.namer.fresh(name), named)
+                   name and norm.namer.fresh(name), named, batch)
     trace("forward", code.tree)
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})

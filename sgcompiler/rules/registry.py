@@ -499,7 +499,7 @@ def jvp(*primitives, multiple_results=False, name=None, elementwise=False):
     (sgcompiler's own rule modules; users call `sgcompiler.tangent`). `elementwise`: a
     contribution may have an operand's shape, and is broadcast to the result's."""
     def register(rule_fn):
-        for primitive in dict.fromkeys(primitives):
+        for primitive in dict.fromkeys(map(_keep_bound, primitives)):
             assert id(primitive) not in _TANGENTS, f"two tangent rules for {primitive!r}"
             _TANGENTS[id(primitive)] = parse_tangent_rule(
                 rule_fn, primitive, multiple_results=multiple_results, name=name,
