@@ -280,14 +280,19 @@ class GradientFunction:
     def _primal_error(self, exc, args, kwargs):
         """When the gradient failed: the primal's own error for these arguments, if it
         fails differently (the gradient may not compute the value, or fail later in the
-        same mistake: `{"a": 1.0} + 2.0`). None when the primal runs, or fails the same way
+        same mistake: `{"a": 1.0} + 2.0`), or the non-scalar error when the primal returns
+        no scalar. None when the primal runs and returns a scalar, or fails the same way
         (then the generated line, which tracebacks show, is the better place)."""
         try:
-            self.primal(*args, **kwargs)
+            result = self.primal(*args, **kwargs)
         except Exception as primal:
             if type(primal) is type(exc) and str(primal) == str(exc):
                 return None
             return primal
+        try:        # a result that is not a scalar: the gradient's seed did not fit it
+            _check_scalar(self.primal.__name__, result)
+        except TypeError as not_scalar:
+            return not_scalar
         return None
 
     def _specialise(self, args, kinds, plain):

@@ -541,3 +541,14 @@ def test_a_deep_function_still_sees_a_name_rebound_later(tmp_path):
     m.act = np.exp
     assert np.allclose(g(x), np.exp(x))
     assert np.allclose(grad(m.f)(x), np.exp(x))
+
+
+def _linspace_of(x, y, num=5):
+    return np.linspace(x, y, num)
+
+
+def test_a_result_that_is_not_a_scalar_is_the_documented_error_even_if_the_gradient_fails():
+    # the gradient's seed (1.0) did not fit the (5, 2) result and failed inside a runtime
+    # helper (ValueError from np.reshape); the user must see the non-scalar TypeError
+    with pytest.raises(TypeError, match=r"must return a scalar.*shape \(5, 2\)"):
+        grad(_linspace_of)(np.array([0.5, 1.0]), np.array([2.0, 3.0]))
