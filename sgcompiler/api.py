@@ -16,6 +16,7 @@ from . import rules
 from .errors import SGCompilerError
 from .analysis.sizes import WEAK
 from .frontend.depends import recording
+from .frontend.source import function_name
 from .pipeline import compile_gradient
 
 
@@ -125,7 +126,7 @@ class GradientFunction:
         self._last = (frozenset(), frozenset(), with_value, ())
         self._shaped = 0         # how many sets of argument shapes have code of their own
         functools.update_wrapper(self, fn)
-        self.__name__ = f"{fn.__name__}_grad"
+        self.__name__ = f"{function_name(fn)}_grad"
 
     @property
     def source(self) -> str:

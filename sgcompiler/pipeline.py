@@ -52,6 +52,7 @@ from .analysis.summaries import SUMMARIES
 from .frontend import front_end
 from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.resolve import local_names
+from .frontend.source import function_name
 from .optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
 from .optimize.batching import batch_outer_products
 from .optimize.buffers import reuse_buffers
@@ -286,7 +287,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         if found is not None and found.depends.holds_for(fn):
             found.depends.replay(fn)
             return found
-        name = fn.__name__
+        name = function_name(fn)
         if rereadable:
             name = f"{name}_plain"
         if arrays:      # a name of its own, the same in every process: its code differs
@@ -613,7 +614,7 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
         if found is not None and found.depends.holds_for(fn):
             found.depends.replay(fn)
             return found
-        name = fn.__name__
+        name = function_name(fn)
         if arrays:
             digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
             name = f"{name}_{digest}"
