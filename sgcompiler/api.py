@@ -16,6 +16,7 @@ from . import rules
 from .errors import SGCompilerError
 from .analysis.sizes import WEAK
 from .frontend.depends import recording
+from .frontend.objects import as_function
 from .frontend.source import function_name
 from .pipeline import compile_gradient
 
@@ -108,6 +109,8 @@ class GradientFunction:
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
+        # a bound method, a callable object, a functools.partial: a function made from it
+        fn = as_function(fn) or fn
         if not inspect.isfunction(fn):
             raise SGCompilerError(f"sgcompiler differentiates Python functions; got "
                                   f"{type(fn).__name__} {fn!r}")

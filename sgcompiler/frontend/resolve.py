@@ -24,6 +24,7 @@ from .. import rules
 from .depends import ATTR, MISSING, function_reads, note
 from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
+from .objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import nodes
 
@@ -105,7 +106,19 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
         return Callee(USER, obj.as_function(), name=text)
     if isinstance(obj, types.FunctionType):
         return Callee(USER, obj, name=text)
+    function = _user_callable(obj)
+    if function is not None:    # a method of the user's object, a partial, a __call__
+        return Callee(USER, function, name=text)
     return None
+
+
+def _user_callable(obj):
+    """The function a bound method, partial or callable object of user code is, or None."""
+    func = getattr(obj, "__func__", None) or getattr(obj, "func", None) or \
+        getattr(type(obj), "__call__", None)
+    if not isinstance(func, types.FunctionType) or not user_code(func):
+        return None
+    return as_function(obj)
 
 
 def resolve(fn: FunctionSource) -> Resolution:

@@ -18,6 +18,7 @@ import gast
 
 from ..errors import SGCompilerError
 from .depends import note_name
+from .lifted import lifted_source
 from .lambdas import is_lambda, lambda_def, lambda_name
 
 
@@ -94,6 +95,11 @@ def parse_function(fn) -> FunctionSource:
     if not inspect.isfunction(fn):
         raise SGCompilerError(
             f"sgcompiler differentiates Python functions; got {type(fn).__name__} {fn!r}")
+    lifted = lifted_source(fn)
+    if lifted is not None:
+        tree, filename = lifted
+        lines = tuple(inspect.linecache.getlines(filename))
+        return _source(fn, tree.name, fn.__qualname__, filename, tree.lineno, lines, tree)
     if is_lambda(fn):
         return _parse_lambda(fn)
     name = fn.__name__
