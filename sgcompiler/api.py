@@ -175,7 +175,7 @@ class GradientFunction:
         return _rebuild, (self.primal, self._wrt_given, self.with_value)
 
     def __repr__(self):
-        return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
+        return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
         if self._version != rules.version():    # a rule was registered: compile again

@@ -10,7 +10,8 @@ innermost one if they nest. It becomes a def named after where it was defined:
             return np.sum(x ** 2)
 
 Names: `<name>_lambda_<line>` when assigned to a name, `<function>_lambda_<line>` inside a
-function, `lambda_<line>` otherwise (`_2`, `_3` ... for later lambdas on the same line).
+function, `lambda_<line>` otherwise (`_2`, `_3` ... for later lambdas on the same line
+that are not assigned to a name).
 """
 from __future__ import annotations
 
@@ -110,14 +111,11 @@ def _same_parameters(node, code) -> bool:
 
 def _name(module, node, index, qualname) -> str:
     """`loss_lambda_12`: after the name it is assigned to or the function it is in."""
-    prefix = ""
     for parent in gast.walk(module):
         if isinstance(parent, gast.Assign) and parent.value is node and \
                 len(parent.targets) == 1 and isinstance(parent.targets[0], gast.Name):
-            prefix = parent.targets[0].id + "_"
-    if not prefix:
-        outer = [p for p in qualname.split(".")[:-1] if p != "<locals>"]
-        if outer and outer[-1].isidentifier():
-            prefix = outer[-1] + "_"
+            return f"{parent.targets[0].id}_lambda_{node.lineno}"
+    outer = [p for p in qualname.split(".")[:-1] if p != "<locals>"]
+    prefix = outer[-1] + "_" if outer and outer[-1].isidentifier() else ""
     suffix = f"_{index + 1}" if index else ""
     return f"{prefix}lambda_{node.lineno}{suffix}"

@@ -194,8 +194,9 @@ class _Lifter:
 
     def _rewrite_call(self, call):
         func = call.func
-        if isinstance(func, gast.Name) and func.id in self.values:
-            function, captured = self.values[func.id]
+        if isinstance(func, gast.Lambda) or isinstance(func, gast.Name) and \
+                func.id in self.values:
+            function, captured = self._argument(func)
             call.func = _name(self._introduce(function.__name__, function))
             call.args += [_name(c) for c in captured]
             return
