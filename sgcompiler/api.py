@@ -14,11 +14,10 @@ import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
-from .analysis.sizes import WEAK
 from .frontend.depends import recording
 from .frontend.objects import as_function
 from .frontend.source import function_name
-from .pipeline import compile_gradient
+from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 
 
 def grad(fn=None, wrt=0):
@@ -126,7 +125,7 @@ class GradientFunction:
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> (function, returns value, plain, check)
         self._version = rules.version()     # of the rules the functions were compiled with
-        self._last = (frozenset(), frozenset(), with_value, ())
+        self._last = CallKind()      # what the code of the last call was compiled for
         self._shaped = 0         # how many sets of argument shapes have code of their own
         functools.update_wrapper(self, fn)
         self.__name__ = f"{function_name(fn)}_grad"
@@ -135,8 +134,10 @@ class GradientFunction:
     def source(self) -> str:
         """The generated gradient code: for the arguments of the last call, or, before any
         call, for arguments that are arrays."""
-        return compile_gradient(self._primal_for(*self._last[:2]), self.wrt,
-                                *self._last).source
+        last = self._last
+        return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
+                                last.scalars, last.trees, self.with_value,
+                                last.arrays).source
 
     def as_function(self, scalars: frozenset = frozenset(), trees: frozenset = frozenset()):
         """The generated gradient as a plain Python function, for any shape, whose code
@@ -231,7 +232,7 @@ class GradientFunction:
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
             arrays += tuple(((p,) + path, a.shape, a.dtype) if type(a) is np.ndarray
-                            else ((p,) + path, (), WEAK)      # a Python number
+                            else ((p,) + path, (), PYTHON_NUMBER)
                             for p, tree in zip(self._params, args) if type(tree) in _TREES
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
@@ -240,7 +241,7 @@ class GradientFunction:
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
-        self._last = (scalars, trees, self.with_value, arrays)
+        self._last = CallKind(scalars, trees, arrays)
         self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
                                  compiled.checker(primal, inner))
         return self._compiled[kinds]

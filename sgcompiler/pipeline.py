@@ -67,6 +67,18 @@ from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
 from .forward.tangents import forward
 
+PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of a tree)
+
+
+@dataclass(frozen=True)
+class CallKind:
+    """What a call's arguments tell the compiler (see compile_gradient's arguments)."""
+
+    scalars: frozenset = frozenset()    # parameters that are Python numbers
+    trees: frozenset = frozenset()      # parameters that are dicts, lists or tuples
+    arrays: tuple = ()                  # (parameter or tree path, shape, dtype)
+
+
 @dataclass(frozen=True)
 class Compiled:
     """A compiled gradient: its text and code, ready to bind to a function's closure."""
