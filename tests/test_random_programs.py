@@ -56,7 +56,6 @@ KNOWN_SKIPPED_POINTS: dict = {}
 OPEN_BUGS = {
     "array_literal": ("def f(x, y):\n    return np.sum(np.array([0.5, x[1], y]) * x)\n", True),
     "list_literal": ("def f(x, y):\n    return [0.5, x[1], y][1] * x[0]\n", True),
-    "lambda": ("def f(x, y):\n    return np.sum(helper_lambda(x) * y)\n", False),
 }
 
 
