@@ -15,7 +15,7 @@ import numpy as np
 from . import rules
 from .errors import SGCompilerError
 from .frontend.depends import recording
-from .frontend.objects import as_function
+from .frontend.objects import as_function, with_default_functions
 from .frontend.source import function_name
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 
@@ -110,6 +110,8 @@ class GradientFunction:
             fn = self._inner.as_function()
         # a bound method, a callable object, a functools.partial: a function made from it
         fn = as_function(fn) or fn
+        if inspect.isfunction(fn):      # act=np.tanh: calls of act are calls of np.tanh
+            fn = with_default_functions(fn)
         if not inspect.isfunction(fn):
             raise SGCompilerError(f"sgcompiler differentiates Python functions; got "
                                   f"{type(fn).__name__} {fn!r}")

@@ -129,3 +129,32 @@ PARTIAL = functools.partial(scaled, 2.0, k=3.0)
 
 def calls_partial(x):
     return PARTIAL(x) * 2.0
+
+
+def default_callable(x, act=np.tanh):
+    return np.sum(act(x) * x)
+
+
+def layer(x, w, act=np.sin):
+    return act(x * w)
+
+
+def calls_default_callable(x, w):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(layer(x, w) * (i + 1.0)) + np.sum(layer(x, w, np.exp))
+    return s
+
+
+def make_loss(act, scale):
+    def loss(x, w):
+        return np.sum(apply(act, x * w)) * scale
+    return loss
+
+
+class Shifted:
+    """A callable object whose method reads a closure variable."""
+    offset = 0.5
+
+    def __call__(self, x):
+        return np.sum(np.sin(x + self.offset) * x)

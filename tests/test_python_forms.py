@@ -101,3 +101,17 @@ def test_refusals_name_file_and_line(tmp_path):
     with pytest.raises(SGCompilerError, match=r"lambda \(<string>:1\): its source code is "
                                               "not available"):
         grad(f)(1.0)
+
+
+def test_default_callables():
+    assert_grad_matches(S.default_callable, [X])
+    assert_grad_matches(S.calls_default_callable, [X, W])
+    with pytest.raises(TypeError):      # another function: refused, not a wrong gradient
+        grad(S.default_callable)(X, np.sin)
+
+
+def test_closures_over_functions_are_keyed_by_what_they_capture():
+    tanh_loss, sin_loss = S.make_loss(np.tanh, 2.0), S.make_loss(np.sin, 3.0)
+    for loss in (tanh_loss, sin_loss, tanh_loss):
+        assert_grad_matches(loss, [X, W])
+    np.testing.assert_allclose(grad(sin_loss)(X, W), 3.0 * np.cos(X * W) * W)

@@ -220,10 +220,17 @@ class _Lifter:
     def _specialise(self, call):
         """`h(a, g, b)` with h a user function and g a function: `_h_g(a, b, *captured)`."""
         found, helper = self.fn.lookup(call.func.id)
-        if not found or not isinstance(helper, types.FunctionType) or helper.__closure__:
+        if not found or not isinstance(helper, types.FunctionType):
             return
         bound = {i: v for i, a in enumerate(call.args)
                  if (v := self._argument(a)) is not None}
+        # a parameter left to its default function (act=np.tanh): bound to it
+        positional = helper.__code__.co_varnames[:helper.__code__.co_argcount]
+        defaults = helper.__defaults__ or ()
+        given = {k.arg for k in call.keywords}
+        for i, value in enumerate(defaults, len(positional) - len(defaults)):
+            if i >= len(call.args) and positional[i] not in given and _is_function(value):
+                bound[i] = (value, ())
         if not bound:
             return
         for read in function_reads(helper):
@@ -275,4 +282,6 @@ def specialised(helper, bound: dict, where):
     tree.name = f"{src.name}_{'_'.join(suffix)}"
     key = ("specialised", helper.__code__, helper.__defaults__,
            tuple((i, f, c) for i, (f, c) in sorted(bound.items())))
-    return lifted_function(tree, helper.__globals__, key, src.filename, introduced)
+    return lifted_function(tree, helper.__globals__, key, src.filename, introduced,
+                           cells=dict(zip(helper.__code__.co_freevars,
+                                          helper.__closure__ or ())))

@@ -15,6 +15,8 @@ import functools
 import sysconfig
 import types
 
+import numpy as np
+
 from ..errors import SGCompilerError
 from .lifted import lifted_function
 from .source import parse_function
@@ -66,7 +68,7 @@ def _bound(func, self):
     src.tree.name = _owner(func).replace("___call__", "_call")
     key = ("method", func.__code__, func.__defaults__, func.__kwdefaults__, id(self))
     return lifted_function(src.tree, func.__globals__, key, src.filename, {name: self},
-                           qualname=func.__qualname__)
+                           qualname=func.__qualname__, cells=cells_of(func))
 
 
 def _partial(p):
@@ -90,7 +92,35 @@ def _partial(p):
     key = ("partial", func.__code__, func.__defaults__, func.__kwdefaults__,
            tuple((k, id(v)) for k, v in sorted(bound.items())))
     return lifted_function(src.tree, func.__globals__, key, src.filename, bound,
-                           qualname=f"{func.__qualname__}_partial")
+                           qualname=f"{func.__qualname__}_partial", cells=cells_of(func))
+
+
+def with_default_functions(fn):
+    """`fn` with its parameters whose defaults are functions (`act=np.tanh`) bound to
+    them (a call that passes another function is then a TypeError, not a wrong
+    gradient), or `fn` itself when it has none."""
+    code = fn.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    defaults = fn.__defaults__ or ()
+    bound = {n: v for n, v in zip(positional[len(positional) - len(defaults):], defaults)
+             if _is_function(v)}
+    bound.update((n, v) for n, v in (fn.__kwdefaults__ or {}).items() if _is_function(v))
+    if not bound:
+        return fn
+    src = parse_function(fn)
+    _drop(src.tree.args, set(bound))
+    key = ("defaults", code, tuple((k, id(v)) for k, v in sorted(bound.items())))
+    return lifted_function(src.tree, fn.__globals__, key, src.filename, bound,
+                           qualname=fn.__qualname__, cells=cells_of(fn))
+
+
+def _is_function(obj) -> bool:
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, np.ufunc))
+
+
+def cells_of(func) -> dict:
+    """A function's closure cells by name."""
+    return dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
 
 
 def _drop(args, names):
