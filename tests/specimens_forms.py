@@ -158,3 +158,36 @@ class Shifted:
 
     def __call__(self, x):
         return np.sum(np.sin(x + self.offset) * x)
+
+
+def dict_display(x):
+    d = {"a": x, "b": np.sin(x) * 2.0, "c": 3.0}
+    return np.sum(d["a"] * d["b"]) + d["c"]
+
+
+def make_params(x):
+    return {"w": x * 2.0, "b": np.tanh(x)}
+
+
+def dict_from_helper(x):
+    p = make_params(x)
+    s = 0.0
+    for i in range(3):
+        q = {"v": p["w"] * i, "u": stop_gradient(p["b"])}
+        s = s + np.sum(q["v"] * q["u"] + p["b"])
+    return s
+
+
+def dict_from_helper_reference(x, c):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(x * 2.0 * i * c + np.tanh(x))
+    return s
+
+
+def statements(x):
+    assert x.ndim == 1, "a vector"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x * x)
+    print(f"y sums to {np.sum(y):.3f}")
+    return np.sum(y * x)

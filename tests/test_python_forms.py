@@ -115,3 +115,28 @@ def test_closures_over_functions_are_keyed_by_what_they_capture():
     for loss in (tanh_loss, sin_loss, tanh_loss):
         assert_grad_matches(loss, [X, W])
     np.testing.assert_allclose(grad(sin_loss)(X, W), 3.0 * np.cos(X * W) * W)
+
+
+def test_dict_displays():
+    assert_grad_matches(S.dict_display, [X])
+    g = grad(S.dict_display)
+    g(X)
+    assert "tree_item" not in g.source and "zeros_tree" not in g.source
+    got = grad(S.dict_from_helper)(X)
+    expected = numeric_grad(S.dict_from_helper_reference, [X, np.tanh(X)], 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_dict_display_forward_mode():
+    from sgcompiler import jvp
+    v = np.array([1.0, -2.0, 0.5])
+    _, tangent = jvp(S.dict_display, (X,), (v,))
+    np.testing.assert_allclose(tangent, np.sum(numeric_grad(S.dict_display, [X], 0) * v))
+
+
+def test_errstate_assert_and_print(capsys):
+    x = np.array([0.5, 1.5, 2.0])
+    assert_grad_matches(S.statements, [x])
+    assert "y sums to" in capsys.readouterr().out     # print runs in the primal sweep
+    with pytest.raises(AssertionError, match="a vector"):
+        grad(S.statements)(np.ones((2, 2)))

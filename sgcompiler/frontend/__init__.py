@@ -3,6 +3,7 @@
     source.py     function -> gast tree with real file names and line numbers
     check.py      refuse what cannot be differentiated, all at once
     transforms.py grad(g)(x) inside the function: a call of g's generated gradient
+    contexts.py   with np.errstate(...): read as its body
     nested.py     nested defs and lambdas lifted; helpers specialised for function arguments
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
     normalize.py  A-normal form: one primitive operation per assignment
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .check import check
+from .contexts import unwrap_contexts
 from .nested import lift_nested
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
@@ -41,7 +43,7 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = lift_nested(inline_transforms(parse_function(fn)))
+    src = lift_nested(unwrap_contexts(inline_transforms(parse_function(fn))))
     trace("parse", src)
     if checked:
         check(src)

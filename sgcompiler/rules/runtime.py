@@ -25,7 +25,7 @@ from ..runtime import (add_trees, as_float, balanced_eq, cast_grad, choose_grad,
                        inner_grad_a, inner_grad_b, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
                        median_grad, nan_count, not_a_view, prod_grad, reduced_axes,
                        reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
-                       tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
+                       tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad, tree_item,
                        unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce, zeros_tree)
 from .registry import linear, multilinear, nondifferentiable, vjp
 
@@ -65,6 +65,11 @@ def mT_(g, ans, x):
 @vjp(add_trees, name="add_trees")
 def add_trees_(g, ans, a, b):
     return g, g
+
+
+@vjp(tree_item, name="tree_item")
+def tree_item_(g, ans, g_, key):
+    return {key: g}, None
 
 
 @vjp(transpose_grad, name="transpose_grad")
@@ -164,6 +169,6 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
 
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
-       repeat_grad)
+       repeat_grad, tree_item)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, float_dtype, mT,
                    not_a_view, reduced_axes, reduced_size, scalar_result, stop_gradient,
-                   unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce,
+                   tree_item, unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce,
                    zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
                          choose_grad, cumprod_grad, cumsum_grad, median_grad, nan_count,

@@ -141,6 +141,14 @@ def add_trees(a, b):
     return a + b
 
 
+def tree_item(g, key):
+    """The adjoint of a dict display's value: the dict adjoint's entry at `key` (none: a
+    zero, a plain 0.0)."""
+    if isinstance(g, dict):
+        return g.get(key, 0.0)
+    return 0.0
+
+
 def not_a_view(value, array, where):
     """Refuse `value = array[...]` being a view when `array` is later written in place."""
     if isinstance(value, np.ndarray) and np.shares_memory(value, array):
