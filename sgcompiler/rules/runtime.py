@@ -20,7 +20,7 @@ is refused, naming it. Helpers not listed have no rule: a gradient through them 
 """
 import numpy as np
 
-from ..runtime import (add_trees, as_float, balanced_eq, cast_grad, choose_grad,
+from ..runtime import (add_trees, as_float, field, balanced_eq, cast_grad, choose_grad,
                        cumsum_grad, dot_grad_left, dot_grad_right, float_dtype, hsplit_axis,
                        inner_grad_a, inner_grad_b, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
                        median_grad, nan_count, not_a_view, prod_grad, reduced_axes,
@@ -65,6 +65,11 @@ def mT_(g, ans, x):
 @vjp(add_trees, name="add_trees")
 def add_trees_(g, ans, a, b):
     return g, g
+
+
+@vjp(field, name="field")
+def field_(g, ans, obj, name):
+    return {name: g}, None
 
 
 @vjp(tree_item, name="tree_item")
@@ -169,6 +174,6 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
 
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
-       repeat_grad, tree_item)
+       repeat_grad, tree_item, field)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

@@ -11,7 +11,8 @@ treats every function of this package alike (`is_helper`).
 """
 from __future__ import annotations
 
-from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, float_dtype, mT,
+from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, field, float_dtype,
+                   mT,
                    not_a_view, reduced_axes, reduced_size, scalar_result, stop_gradient,
                    tree_item, unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce,
                    zeros_tree)  # noqa: F401

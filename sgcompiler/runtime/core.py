@@ -111,6 +111,9 @@ def zeros_tree(x):
         return dict.fromkeys(x, 0.0)
     if isinstance(x, (list, tuple)):
         return [0.0] * len(x)
+    if not isinstance(x, (np.ndarray, np.generic, float, int)) and hasattr(x, "__dict__"):
+        # a record (a dataclass, a registered type): its adjoint is a dict by field name
+        return dict.fromkeys(vars(x), 0.0)
     return np.zeros_like(x, dtype=np.result_type(x, float))
 
 
@@ -134,11 +137,23 @@ def add_trees(a, b):
         return b
     if _is_zero(b):
         return a
+    if isinstance(a, dict) != isinstance(b, dict) and (
+            isinstance(a, (dict, list, tuple)) or isinstance(b, (dict, list, tuple))):
+        # a NamedTuple read both as p[0] and as p.w: its adjoint has two spellings
+        raise SGCompilerError("a parameter tree is read both by position (p[0], unpacking) "
+                              "and by field name (p.w), which sgcompiler cannot add up; "
+                              "read it one way in the differentiated code")
     if isinstance(a, dict):
         return {k: add_trees(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}
     if isinstance(a, (list, tuple)):
         return [add_trees(x, y) for x, y in zip(a, b)]
     return a + b
+
+
+def field(obj, name):
+    """`obj.name`: a field of a record (a NamedTuple, a dataclass, a registered type); its
+    rule gives `obj` the adjoint {name: g}."""
+    return getattr(obj, name)
 
 
 def tree_item(g, key):
