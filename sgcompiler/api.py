@@ -364,7 +364,9 @@ def _check_scalar(fname, result):
 
 def _like_tree(g, x):
     """The gradient `g` with the structure, types and shapes of argument `x`."""
-    if is_record(x):    # its adjoint: {field: ...} from field(x, name), or by position
+    t = type(x)
+    if t is not float and t is not np.ndarray and is_record(x):
+        # its adjoint: {field: ...} from field(x, name), or a list by position
         return rebuild(x, {name: _like_tree(_child(g, name, i), v)
                            for i, (name, v) in enumerate(record_items(x))})
     if isinstance(x, dict):
