@@ -588,7 +588,7 @@ def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
               "sgcompiler")
     source = to_source(code.tree, header)
     trace("codegen", source)
-    extra = dict(code.linker.names)
+    extra = {**src.introduced, **code.linker.names}
     compiled = compile_source(source, f"<sgcompiler {src.qualname}_jvp {id(code)}>",
                               set(extra) | set(fn.__code__.co_freevars))
     text = "\n\n".join([source] + [p.source for p in _pieces_of(code.linker)])

@@ -191,3 +191,10 @@ def statements(x):
         y = np.log(x * x)
     print(f"y sums to {np.sum(y):.3f}")
     return np.sum(y * x)
+
+
+QUADRATIC = Quadratic(np.array([1.0, 2.0, 3.0]))
+
+
+def calls_object(x):
+    return QUADRATIC(x) * 2.0 + np.sum(x)

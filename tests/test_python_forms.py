@@ -140,3 +140,17 @@ def test_errstate_assert_and_print(capsys):
     assert "y sums to" in capsys.readouterr().out     # print runs in the primal sweep
     with pytest.raises(AssertionError, match="a vector"):
         grad(S.statements)(np.ones((2, 2)))
+
+
+def test_callable_object_called_inside():
+    assert_grad_matches(S.calls_object, [X])
+
+
+@pytest.mark.parametrize("f", [S.local_def, S.lambda_to_helper, S.def_to_helper_in_loop],
+                         ids=lambda f: f.__name__)
+def test_forward_mode(f):
+    # the lifted and specialised functions are bound in forward mode too (a NameError before)
+    from sgcompiler import jvp
+    v = np.array([1.0, -2.0, 0.5])
+    _, tangent = jvp(f, (X, W), (v, None))
+    np.testing.assert_allclose(tangent, np.sum(grad(f)(X, W) * v), rtol=1e-10)

@@ -77,3 +77,13 @@ def test_stop_gradient_on_a_field():
 def test_read_both_ways_is_refused():
     with pytest.raises(SGCompilerError, match="both by position"):
         grad(S.mixed)(S.Layer(W, B), X)
+
+
+def test_forward_mode_through_records_and_helpers():
+    from sgcompiler import jvp
+    params = {"first": S.Dense(W, B), "rest": [S.Layer(0.5 * W, B)]}
+    tangent = {"first": S.Dense(np.ones(2), np.zeros(2)), "rest": [S.Layer(np.zeros(2), np.ones(2))]}
+    _, out_dot = jvp(S.network, (params, X), (tangent, None))
+    g = grad(S.network)(params, X)
+    expected = np.sum(g["first"].w) + np.sum(g["rest"][0].b)
+    np.testing.assert_allclose(out_dot, expected, rtol=1e-10)
