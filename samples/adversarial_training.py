@@ -17,7 +17,7 @@ accuracy on adversarial examples crafted against each of them.
 
 Run:  python samples/adversarial_training.py [--plot boundary.png]   (--plot needs matplotlib)
 See the code:  sgcompiler samples/adversarial_training.py:adversarial_loss
-"""
+Explain it:  sgcompiler explain samples/adversarial_training.py:adversarial_loss"""
 import sys
 
 import numpy as np

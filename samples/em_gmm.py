@@ -18,7 +18,7 @@ EM finds.
 
 Run:  python samples/em_gmm.py [--plot em.png]     (--plot needs matplotlib)
 See the code:  sgcompiler samples/em_gmm.py:em_objective --wrt mu,logits,var
-"""
+Explain it:  sgcompiler explain samples/em_gmm.py:em_objective --wrt mu,logits,var"""
 import sys
 
 import numpy as np

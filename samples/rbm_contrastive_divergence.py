@@ -19,7 +19,7 @@ all on or all off.
 
 Run:  python samples/rbm_contrastive_divergence.py
 See the code:  sgcompiler samples/rbm_contrastive_divergence.py:cd_loss --wrt W,b,c
-"""
+Explain it:  sgcompiler explain samples/rbm_contrastive_divergence.py:cd_loss --wrt W,b,c"""
 import numpy as np
 
 from sgcompiler import grad, stop_gradient

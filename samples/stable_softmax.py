@@ -7,7 +7,7 @@ sgcompiler then generates no adjoint code for the max (no argmax mask, no tie ha
 
 Run:  python samples/stable_softmax.py
 See the code:  sgcompiler samples/stable_softmax.py:softmax_loss_stable
-"""
+Explain it:  sgcompiler explain samples/stable_softmax.py:softmax_loss_stable"""
 import numpy as np
 
 from sgcompiler import grad, stop_gradient

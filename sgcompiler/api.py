@@ -8,12 +8,15 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
 import sys
+import warnings
 
 import numpy as np
 
 from . import rules
 from .errors import SGCompilerError
+from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
 from .frontend.objects import as_function, with_default_functions
 from .frontend.source import function_name
@@ -21,7 +24,7 @@ from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 
 
-def grad(fn=None, wrt=0):
+def grad(fn=None, wrt=0, warn_zero=None):
     """The gradient of a scalar function `fn`, as a function with the same parameters.
 
     Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`.
@@ -29,25 +32,28 @@ def grad(fn=None, wrt=0):
     Args:
         fn: a Python function that returns a scalar.
         wrt: a parameter position or name, or a tuple of them (then the gradient is a tuple).
+        warn_zero: warn (ZeroGradientWarning, once) when a gradient it returns is
+            structurally zero, with the reason; None: when SGCOMPILER_WARN_ZERO=1 is set.
     Returns:
-        A `GradientFunction`; `.source` is the generated code, `.primal` the original.
+        A `GradientFunction`; `.source` is the generated code, `.primal` the original,
+        `.explain()` why the gradient is what it is.
     Raises:
         SGCompilerError: (when first called or when `.source` is read) for code that
             cannot be differentiated.
     """
     if fn is None:
-        return functools.partial(grad, wrt=wrt)
-    return GradientFunction(fn, wrt, with_value=False)
+        return functools.partial(grad, wrt=wrt, warn_zero=warn_zero)
+    return GradientFunction(fn, wrt, with_value=False, warn_zero=warn_zero)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
 
 
-def value_and_grad(fn=None, wrt=0):
+def value_and_grad(fn=None, wrt=0, warn_zero=None):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once."""
     if fn is None:
-        return functools.partial(value_and_grad, wrt=wrt)
-    return GradientFunction(fn, wrt, with_value=True)
+        return functools.partial(value_and_grad, wrt=wrt, warn_zero=warn_zero)
+    return GradientFunction(fn, wrt, with_value=True, warn_zero=warn_zero)
 
 
 value_and_grad.sgcompiler_transform_maker = True
@@ -105,7 +111,7 @@ class GradientFunction:
 
     sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
 
-    def __init__(self, fn, wrt, with_value: bool):
+    def __init__(self, fn, wrt, with_value: bool, warn_zero=None):
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
@@ -130,6 +136,10 @@ class GradientFunction:
         self._version = rules.version()     # of the rules the functions were compiled with
         self._last = CallKind()      # what the code of the last call was compiled for
         self._shaped = 0         # how many sets of argument shapes have code of their own
+        self._warn_given = warn_zero
+        if warn_zero is None:
+            warn_zero = os.environ.get("SGCOMPILER_WARN_ZERO", "") not in ("", "0")
+        self._warn_zero = bool(warn_zero)     # until it has warned
         functools.update_wrapper(self, fn)
         self.__name__ = f"{function_name(fn)}_grad"
 
@@ -141,6 +151,33 @@ class GradientFunction:
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
                                 last.arrays).source
+
+    def explain(self, format: str = "text"):
+        """Why the gradient is what it is: what each stop_gradient cut, which arguments
+        get a structurally zero gradient and why, likely mistakes, the tape per loop
+        iteration; for the arguments of the last call (before any call: arrays).
+
+        Args:
+            format: "text" (what `sgcompiler explain` prints) or "data" (an
+                `explain.Explanation` of plain dataclasses; `.as_dict()`).
+        Raises:
+            SGCompilerError: for code that cannot be differentiated.
+        """
+        if format not in ("text", "data"):
+            raise ValueError(f"format must be 'text' or 'data', not {format!r}")
+        last = self._last
+        found = explain(self._primal_for(last.scalars, last.trees), self.wrt, last.scalars,
+                        last.arrays, last.trees)
+        return found.text if format == "text" else found
+
+    def _warn_if_zero(self, primal, scalars, arrays):
+        """Warn once for each wrt argument whose gradient is structurally zero."""
+        self._warn_zero = False
+        for zero in zero_gradients(primal, self.wrt, scalars, arrays):
+            warnings.warn(f"{self.primal.__name__}: the gradient with respect to "
+                          f"'{zero.param}' is structurally zero: {zero.message} (see "
+                          f"grad({self.primal.__name__}).explain())", ZeroGradientWarning,
+                          stacklevel=4)
 
     def as_function(self, scalars: frozenset = frozenset(), trees: frozenset = frozenset()):
         """The generated gradient as a plain Python function, for any shape, whose code
@@ -169,14 +206,15 @@ class GradientFunction:
         """Pickled by reference to the primal and the options; the other process compiles
         its own code (generated functions and their cells cannot be pickled)."""
         if self._inner is not None:     # grad of grad: the inner gradient, pickled too
-            return _rebuild, (self._inner, self._wrt_given, self.with_value)
+            return _rebuild, (self._inner, self._wrt_given, self.with_value,
+                              self._warn_given)
         module = sys.modules.get(self.primal.__module__)
         found = module
         for part in self.primal.__qualname__.split("."):
             found = getattr(found, part, None)
         if found is self:       # `@grad def f`: the module's name f is this object
             return self.primal.__qualname__
-        return _rebuild, (self.primal, self._wrt_given, self.with_value)
+        return _rebuild, (self.primal, self._wrt_given, self.with_value, self._warn_given)
 
     def __repr__(self):
         return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
@@ -245,6 +283,8 @@ class GradientFunction:
         inner = tuple(seen.values())
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
         self._last = CallKind(scalars, trees, arrays)
+        if self._warn_zero:
+            self._warn_if_zero(primal, scalars, arrays)
         self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
                                  compiled.checker(primal, inner))
         return self._compiled[kinds]
@@ -271,9 +311,9 @@ class GradientFunction:
         return [bound.arguments[w] for w in self.wrt]
 
 
-def _rebuild(fn, wrt, with_value):
+def _rebuild(fn, wrt, with_value, warn_zero=None):
     """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
-    return GradientFunction(fn, wrt, with_value)
+    return GradientFunction(fn, wrt, with_value, warn_zero)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)

@@ -4,6 +4,8 @@
     sgcompiler mypackage.model:loss
     sgcompiler model.py:loss --shapes W=784x256,b=256,X=128x784,lam=float
     sgcompiler model.py:loss --mode forward      (the tangent function f_jvp, forward mode)
+    sgcompiler explain model.py:loss [--wrt W,b] [--shapes ...]   (why the gradient is
+                                                  what it is: explain/)
 
 The file or module is imported, so its top-level code runs (as `python -c "import model"`
 would run it). Without --shapes the code is for arguments of any shape; with it, for those
@@ -30,6 +32,7 @@ from .frontend.objects import as_function
 from .frontend.source import function_name
 from .api import dtype_refusal, wrt_names
 from .errors import SGCompilerError
+from .explain import explain
 from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
@@ -43,9 +46,12 @@ def main(argv=None) -> int:
     """Run the command line on `argv` (default: sys.argv[1:]) and return the exit status:
     0, 1 for input that cannot be compiled, 2 for bad usage (argparse exits with it, as
     for --help with 0), 70 for a bug in sgcompiler."""
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    explaining = bool(argv) and argv[0] == EXPLAIN
+    args = (_explain_parser() if explaining else _parser()).parse_args(
+        argv[1:] if explaining else argv)
     try:
-        _print_stage(args)
+        (_print_explanation if explaining else _print_stage)(args)
     except (SGCompilerError, UsageError) as exc:
         for line in str(exc).splitlines():
             _say(line)
@@ -87,19 +93,32 @@ def _print_stage(args) -> None:
         _say(note)
 
 
+def _print_explanation(args) -> None:
+    fn = load_target(args.target)
+    wrt = parse_wrt(fn, args.wrt)
+    scalars, arrays = parse_shapes(fn, args.shapes, wrt)
+    sys.stdout.write(explain(fn, wrt, scalars, arrays).text)
+
+
+EXPLAIN = "explain"
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="sgcompiler",
+        usage="%(prog)s [-h] target [--wrt WRT] [--mode {reverse,forward}] [--stage STAGE] "
+              "[--shapes SHAPES]\n       %(prog)s explain target [--wrt WRT] "
+              "[--shapes SHAPES]",
         description="Print the gradient code sgcompiler generates for a Python function. "
                     "The file or module is imported to find the function, so its top-level "
                     "code runs (keep a script's work under if __name__ == '__main__':).",
-        epilog="Errors are one line on stderr with exit status 1 (70 for a bug in "
-               "sgcompiler).")
-    parser.add_argument("target", help="FILE.py:FUNCTION or package.module:FUNCTION "
-                                       "(imported: its top-level code runs)")
-    parser.add_argument("--wrt", default=None,
-                        help="comma-separated parameter names or positions (default: the "
-                             "first parameter)")
+        epilog="subcommand: 'sgcompiler explain FILE.py:FUNCTION [--wrt ...] [--shapes ...]' "
+               "explains the gradient instead: what each stop_gradient cut, which wrt "
+               "arguments get a zero gradient and why, likely mistakes (np.round, "
+               "comparisons on the path to the result) and what the tape saves per loop "
+               "iteration (sgcompiler explain --help). Errors are one line on stderr with "
+               "exit status 1 (70 for a bug in sgcompiler).")
+    _target_arguments(parser)
     parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
                         help="reverse: the gradient (default); forward: the tangent "
                              "function f_jvp(<f's parameters>, <one tangent per --wrt>) "
@@ -110,12 +129,40 @@ def _parser():
                              "final code; the steps, in the order they run: "
                              + ", ".join(STAGES) + "; with --mode forward: "
                              + ", ".join(FORWARD_STAGES))
+    _shapes_argument(parser)
+    return parser
+
+
+def _explain_parser():
+    parser = argparse.ArgumentParser(
+        prog="sgcompiler explain",
+        description="Explain the gradient of a Python function, from the facts the "
+                    "compiler used: each stop_gradient call and what it made inactive, each "
+                    "wrt argument whose gradient is structurally zero and why, active values "
+                    "through piecewise-constant operations (likely mistakes), and what the "
+                    "primal sweep saves per loop iteration; for the function and each user "
+                    "function it differentiates through. The file or module is imported.",
+        epilog="Errors are one line on stderr with exit status 1 (70 for a bug in "
+               "sgcompiler).")
+    _target_arguments(parser)
+    _shapes_argument(parser)
+    return parser
+
+
+def _target_arguments(parser) -> None:
+    parser.add_argument("target", help="FILE.py:FUNCTION or package.module:FUNCTION "
+                                       "(imported: its top-level code runs)")
+    parser.add_argument("--wrt", default=None,
+                        help="comma-separated parameter names or positions (default: the "
+                             "first parameter)")
+
+
+def _shapes_argument(parser) -> None:
     parser.add_argument("--shapes", default=None,
                         help="the code for arguments of these shapes, as grad(f) compiles "
                              "it for a call: NAME=2x3 (a float64 array), NAME=2x3:float32, "
                              "NAME=() (a 0-d array), NAME=float or NAME=int (a Python "
                              "number), comma-separated")
-    return parser
 
 
 def _say(line: str) -> None:

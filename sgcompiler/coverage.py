@@ -21,6 +21,8 @@ SECTIONS = {
     "sgcompiler.rules.numpy": "Elementwise functions (ufuncs)",
     "sgcompiler.rules.reductions": "Reductions, norms and cumulative functions",
     "sgcompiler.rules.linalg": "Products and linear algebra",
+    "sgcompiler.rules.decompositions": "Matrix decompositions",
+    "sgcompiler.rules.signal": "Filters: convolution, np.gradient, FFT shifts",
     "sgcompiler.rules.shapes": "Shapes, copies, indexing and constructors",
     "sgcompiler.rules.scipy_special": "scipy.special (when SciPy is installed)",
     "sgcompiler.rules.scipy_stats": "scipy.stats (when SciPy is installed)",

@@ -184,6 +184,38 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
 
 
 @dataclass(frozen=True)
+class Analysed:
+    """What the front end and the activity analysis made of a function (for explain)."""
+
+    source: object          # frontend FunctionSource
+    resolution: object
+    norm: object            # the normal form
+    activity: object        # analysis.activity.Activity
+
+
+def analyse(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
+            arrays: tuple = ()) -> Analysed:
+    """The front end and the activity analysis, run as `compile_gradient` runs them.
+
+    Raises:
+        SGCompilerError: for anything that cannot be differentiated correctly.
+    """
+    src, resolution, norm = _front(fn)
+    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    return Analysed(src, resolution, norm, act)
+
+
+def gradient_tree(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
+                  arrays: tuple = (), trees: frozenset = frozenset()) -> gast.FunctionDef:
+    """The gradient's tree after the last optimization: the code codegen prints."""
+    kept = {}
+    _compile(fn, wrt, scalars, trees, False, arrays,
+             lambda stage, made: kept.__setitem__(stage, made))
+    return kept[OPTIMIZATIONS[-1][0]]
+
+
+@dataclass(frozen=True)
 class Specialisation:
     """What the optimizations know about the code they rewrite, worked out once."""
 

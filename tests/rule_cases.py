@@ -102,6 +102,15 @@ def square(n, *batch):
     return lambda r: r.normal(size=batch + (n, n)) + 3.0 * np.eye(n)
 
 
+def real_spectrum(n, *batch):
+    """A nonsymmetric matrix with distinct real eigenvalues: P diag(d) P^-1."""
+    def make(r):
+        p = r.normal(size=batch + (n, n)) + 3.0 * np.eye(n)
+        d = np.linspace(-2.0, 2.0, n) + r.uniform(-0.2, 0.2, size=batch + (n,))
+        return p @ (d[..., :, None] * np.linalg.inv(p))
+    return make
+
+
 def spd(n, *batch):
     """A symmetric positive definite matrix."""
     def make(r):
@@ -129,7 +138,8 @@ UNARY = [
     (np.arctanh, unit), (np.deg2rad, normal), (np.radians, normal), (np.rad2deg, normal),
     (np.degrees, normal), (np.sinc, nonzero), (np.abs, nonzero), (np.absolute, nonzero),
     (np.fabs, nonzero), (np.negative, normal), (np.positive, normal), (np.conjugate, normal),
-    (np.real, normal), (np.nan_to_num, normal), (operator.neg, normal), (operator.pos, normal),
+    (np.real, normal), (np.real_if_close, normal), (np.i0, normal), (np.nan_to_num, normal),
+    (operator.neg, normal), (operator.pos, normal),
 ]
 BINARY = [
     (operator.add, normal, normal), (operator.sub, normal, normal),
@@ -211,7 +221,7 @@ case(np.average, normal(2, 3, 4), value((0, 2)), positive(2, 4), id="weights-axe
 case(np.average, normal(2, 3), value(1), positive(2, 3), id="weights-keepdims",
      keepdims=True)
 
-VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 3, 0.5, 0]
+VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 3, 0.5, 0, -1, -2]
 for ord in VECTOR_ORDS:
     case(np.linalg.norm, normal(4), id=f"vector-{ord}", ord=ord)
     case(np.linalg.norm, normal(2, 4), id=f"vector-axis-{ord}", ord=ord, axis=1)
@@ -281,6 +291,10 @@ for spec, *shapes in EINSUM:
     case(np.einsum, value(spec), *[normal(*s) for s in shapes], id=spec)
 case(np.einsum, value("ij,jk->ik"), normal(2, 3), normal(3, 4), id="optimize",
      optimize=True)
+case(np.einsum, value("...ij,jk,...kl->...il"), normal(2, 3, 4), normal(4, 5), normal(2, 5, 3),
+     id="optimize-greedy-ellipsis", optimize="greedy")
+case(np.einsum, value("ij,jk,kl->il"), normal(3, 4), normal(4, 5), normal(5, 3),
+     id="optimize-path", optimize=["einsum_path", (0, 1), (0, 1)])
 case(np.kron, normal(2, 3), normal(3, 2))
 case(np.kron, normal(2), normal(3, 2), id="ndim")
 for s1, s2, kw in [((3,), (3,), {}), ((4, 3), (3,), {}), ((3, 4), (4, 3), {"axisa": 0}),
@@ -355,6 +369,10 @@ case(np.broadcast_to, normal(2, 1), value((4, 2, 3)), id="expand")
 case(np.swapaxes, normal(2, 3, 4), value(0), value(2))
 case(np.moveaxis, normal(2, 3, 4), value(0), value(-1))
 case(np.moveaxis, normal(2, 3, 4), value((0, 1)), value((2, 0)), id="many")
+case(np.rollaxis, normal(2, 3, 4), value(2))
+case(np.rollaxis, normal(2, 3, 4), value(0), value(3), id="to-end")
+case(np.rollaxis, normal(2, 3, 4, 5), value(-1), value(1), id="negative")
+case(np.rollaxis, normal(2, 3, 4), value(1), value(-1), id="negative-start")
 case(np.flip, normal(2, 3))
 case(np.flip, normal(2, 3), value(1), id="axis")
 case(np.fliplr, normal(2, 3))
@@ -407,6 +425,32 @@ case(np.extract, mask(3, 4), normal(3, 4))
 case(np.sort, normal(2, 5))
 case(np.sort, normal(3, 4), value(0), id="axis")
 case(np.sort, normal(3, 4), value(None), id="flat")
+case(np.partition, normal(7), value(3))
+case(np.partition, normal(3, 5), value(2), value(0), id="axis")
+case(np.partition, normal(4, 5), value((1, 3)), id="several-kth")
+case(np.partition, normal(3, 4), value(5), value(None), id="flat")
+# --- filters (rules/signal.py) ----------------------------------------------------------------
+for mode in ("full", "same", "valid"):
+    for m, n in ((5, 3), (3, 5), (4, 4), (2, 7), (1, 4)):
+        for prim in (np.convolve, np.correlate):
+            case(prim, normal(m), normal(n), value(mode), id=f"{mode}-{m}-{n}")
+case(np.convolve, normal(5), normal(3), id="default")
+case(np.correlate, normal(5), normal(3), id="default")
+case(np.gradient, normal(6))
+case(np.gradient, normal(2), id="two-points")
+case(np.gradient, normal(6), value(0.5), id="spacing")
+case(np.gradient, normal(6), value(np.array([0.0, 0.3, 1.0, 1.2, 2.0, 3.5])), id="coordinates")
+case(np.gradient, normal(6), id="edge-order-2", edge_order=2)
+case(np.gradient, normal(5), value(np.array([0.0, 0.5, 0.7, 1.5, 2.0])), id="coords-order-2",
+     edge_order=2)
+case(np.gradient, normal(3, 5), id="axis", axis=1)
+case(np.gradient, normal(4, 3), value(0.3), id="axis-0-order-2", axis=0, edge_order=2)
+case(np.gradient, normal(3, 4, 3), value(2.0), id="axis-negative", axis=-1)
+for prim in (np.fft.fftshift, np.fft.ifftshift):
+    case(prim, normal(5))
+    case(prim, normal(4, 5), id="2d")
+    case(prim, normal(4, 5), value(0), id="axis")
+    case(prim, normal(3, 4, 5), value((0, 2)), id="axes")
 case(np.bincount, value(np.array([0, 2, 2, 5])), positive(4))
 case(np.full, value((2, 3)), scalar())
 case(np.full, value((2, 3)), normal(3), id="array")
@@ -457,6 +501,38 @@ case(np.linalg.eigh, spd(3))
 case(np.linalg.eigh, spd(3), id="values", unused=(1,))
 case(np.linalg.eigh, spd(3), id="vectors", unused=(0,))
 case(np.linalg.eigh, spd(3, 2), value("U"), id="stacked-upper")
+case(np.linalg.svd, normal(3, 3))
+case(np.linalg.svd, normal(4, 3), id="tall-thin", full_matrices=False)
+case(np.linalg.svd, normal(3, 5), id="wide-thin", full_matrices=False)
+case(np.linalg.svd, normal(2, 4, 3), id="stacked-thin", full_matrices=False)
+case(np.linalg.svd, normal(4, 3), id="tall-full-s-vt", unused=(0,))
+case(np.linalg.svd, normal(3, 4), id="values-only", unused=(0, 2), full_matrices=False)
+case(np.linalg.svd, normal(3, 4), id="vectors-only", unused=(1,), full_matrices=False)
+case(np.linalg.svd, normal(3, 4), id="compute_uv-false", compute_uv=False)
+case(np.linalg.svd, normal(2, 3, 3), id="compute_uv-false-stacked", compute_uv=False)
+case(np.linalg.svd, spd(3), id="hermitian", hermitian=True)
+case(np.linalg.svd, spd(3), id="hermitian-values", hermitian=True, compute_uv=False)
+case(np.linalg.qr, square(3))
+case(np.linalg.qr, normal(5, 3), id="tall")
+case(np.linalg.qr, normal(3, 5), id="wide")
+case(np.linalg.qr, normal(2, 4, 3), id="stacked")
+case(np.linalg.qr, normal(2, 3, 4), id="stacked-wide")
+case(np.linalg.qr, normal(5, 3), id="r", mode="r")
+case(np.linalg.qr, normal(3, 5), id="r-wide", mode="r")
+case(np.linalg.qr, normal(3, 4), value("complete"), id="complete-wide")
+case(np.linalg.qr, normal(5, 3), id="q-only", unused=(1,))
+case(np.linalg.eig, real_spectrum(3))
+case(np.linalg.eig, real_spectrum(4, 2), id="stacked")
+case(np.linalg.eig, real_spectrum(3), id="values", unused=(1,))
+case(np.linalg.eig, real_spectrum(3), id="vectors", unused=(0,))
+case(np.linalg.eigvals, real_spectrum(3))
+case(np.linalg.eigvals, real_spectrum(4, 2), id="stacked")
+case(np.linalg.lstsq, normal(5, 3), normal(5))
+case(np.linalg.lstsq, normal(5, 3), normal(5, 2), id="matrix-b")
+case(np.linalg.lstsq, square(3), normal(3), id="square")
+case(np.linalg.lstsq, normal(3, 5), normal(3), id="wide")
+case(np.linalg.lstsq, normal(3, 5), normal(3, 2), id="wide-matrix-b")
+case(np.linalg.lstsq, normal(5, 3), normal(5, 2), id="solution-only", unused=(1, 3))
 
 # --- the runtime helpers generated code calls (rules/runtime.py: grad of grad) ------------
 rt = runtime

@@ -185,3 +185,69 @@ def broadcast_seed(x, y):
 
 
 ROWS.append((broadcast_seed, lambda r: [r.normal(size=(2, 3)), r.uniform(0.1, 0.5, size=(3,))]))
+
+
+def svd_parts(A):
+    """Losses that do not depend on the signs of the singular vectors."""
+    u, s, vt = np.linalg.svd(A, full_matrices=False)
+    first = np.outer(u[:, 0], vt[0]) * s[0]
+    return np.sum(s ** 2) + np.sum(first * A) + np.sum(u[:, 1] ** 2 * A[:, 0])
+
+
+def singular_values(A):
+    s = np.linalg.svd(A, compute_uv=False)
+    return np.sum(np.log(s)) + s[0] ** 2
+
+
+def square_svd(A):
+    result = np.linalg.svd(A)
+    return np.sum(result[1] * 2.0) + np.sum(result[0][:, 0] ** 2 * A[0])
+
+
+def qr_parts(A):
+    q, r = np.linalg.qr(A)
+    return np.sum(q[:, 0] * A[:, 0]) + np.sum(r ** 3) + np.sum(np.linalg.qr(A, mode="r") ** 2)
+
+
+def least_squares(A, b):
+    x, residuals, rank, s = np.linalg.lstsq(A, b, rcond=None)
+    return np.sum(x ** 2) + np.sum(residuals) + np.sum(s) * rank
+
+
+ROWS += [
+    (svd_parts, lambda r: [r.normal(size=(4, 3))]),
+    (svd_parts, lambda r: [r.normal(size=(3, 5))]),
+    (singular_values, lambda r: [r.normal(size=(3, 4))]),
+    (square_svd, lambda r: [r.normal(size=(3, 3))]),
+    (qr_parts, lambda r: [r.normal(size=(4, 3))]),
+    (qr_parts, lambda r: [r.normal(size=(3, 4))]),
+    (least_squares, lambda r: [r.normal(size=(5, 3)), r.normal(size=(5,))]),
+    (least_squares, lambda r: [r.normal(size=(5, 3)), r.normal(size=(5, 2))]),
+]
+
+
+def filters(x, k):
+    c = np.convolve(x, k, mode="same")
+    d = np.correlate(x, k)
+    return np.sum(c ** 2) + np.sum(d ** 3) + np.sum(np.gradient(x, 0.5) * x)
+
+
+def gradient_axes(F):
+    """Several axes: np.gradient returns a tuple of arrays of F's shape."""
+    gy, gx = np.gradient(F, 0.5, 2.0)
+    both = np.gradient(F, axis=(0, 1), edge_order=2)
+    return np.sum(gy * gx) + np.sum(both[1] ** 2) + np.sum(np.fft.fftshift(F) * F)
+
+
+def reorders(x):
+    p = np.partition(x, 2)
+    r = np.rollaxis(np.reshape(x, (2, 3)), 1)
+    return p[0] * 3.0 + np.sum(p[3:] ** 2) + np.sum(r * r[:, :1]) + np.sum(np.i0(x)) \
+        + np.sum(np.real_if_close(x) ** 3) + np.sum(np.fft.ifftshift(x) * x)
+
+
+ROWS += [
+    (filters, lambda r: [r.normal(size=(6,)), r.normal(size=(3,))]),
+    (gradient_axes, lambda r: [r.normal(size=(4, 5))]),
+    (reorders, lambda r: [r.normal(size=(6,))]),
+]

@@ -78,6 +78,7 @@ def _seed_gradient(r, ans, case, dtype=None):
 def _rule_grads(case, values, g):
     rule = rules.lookup(case.prim)
     assert rule is not None, f"no rule registered for {case.prim}"
+    rule = rules.as_called(rule, case.kw)
     ans = case.prim(*values, **case.kw)
     assert rule.multiple_results == isinstance(ans, (tuple, list)), rule.name
     bound = dict(zip(rule.params, values))

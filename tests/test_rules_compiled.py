@@ -31,6 +31,7 @@ else:
 
 # Rows of primitives with several results: the weighing below takes one array.
 SEVERAL_RESULTS = {"split", "array_split", "hsplit", "vsplit", "dsplit", "slogdet", "eigh",
+                   "svd", "qr", "lstsq", "eig",
                    "cho_factor", "lu_factor"}
 # row id: why grad() raises for it (a TypeError was skipped here before, silently).
 KNOWN_GRAD_ERRORS: dict = {}

@@ -13,14 +13,20 @@ The analysis is flow-insensitive over names (a fixed point over every statement,
 and branches need nothing special); the normal form's versioned names keep it precise for
 straight-line code. It also refuses, with a location, an active value that reaches an
 operation with no derivative: an unknown function is an error, never a silent zero.
+
+Its facts are kept as plain data with source lines, for explanations (analysis/why.py,
+explain.py) to be printed from what the compiler used: one `Flow` per statement (what it
+reads, through which names a gradient flows, what kind of operation it is), and for each
+varied or useful name the statement that made it so (`varied_by`, `useful_by`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gast
 
 from ..errors import describe, errors_at
+from .facts import Flow, flow_of
 from .memory import IfEnd, exclusive, linear_paths, own_reads
 from ..frontend.resolve import local_names
 from ..frontend.normalize import Normalized
@@ -33,6 +39,12 @@ class Activity:
     varied: frozenset
     useful: frozenset
     active: frozenset
+    flows: tuple = ()       # one Flow per statement, in source order
+    wrt: tuple = ()
+    returned: str = ""
+    # name -> (the name it was reached from, index in flows): why it is varied / useful
+    varied_by: dict = field(default_factory=dict, compare=False, hash=False)
+    useful_by: dict = field(default_factory=dict, compare=False, hash=False)
 
     def is_active(self, name: str) -> bool:
         return name in self.active
@@ -54,13 +66,17 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     for stmt in assignments(norm.body):
         op = describe_stmt(stmt, resolution, fn)
         flows.append((target_of(stmt), [name for _, name in op.inputs], op, stmt))
-    varied = _fixed_point(set(wrt), [(t, ins) for t, ins, _, _ in flows])
-    useful = _fixed_point({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins])
+    varied_by, useful_by = {}, {}
+    varied = reach(set(wrt), [(t, ins) for t, ins, _, _ in flows], varied_by)
+    useful = reach({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins],
+                          useful_by, [k for k, (_, ins, _, _) in enumerate(flows) for _ in ins])
     active = frozenset(varied & useful)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_aliased_writes(norm, flows, active)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
-    return Activity(frozenset(varied), frozenset(useful), active)
+    facts = tuple(flow_of(stmt, op, resolution) for _, _, op, stmt in flows)
+    return Activity(frozenset(varied), frozenset(useful), active, facts, tuple(wrt),
+                    norm.returned, varied_by, useful_by)
 
 
 # results that may share memory with an input (views, the input itself)
@@ -292,16 +308,24 @@ def _call_edges(flows, callees):
     return out
 
 
-def _fixed_point(seed: set, edges) -> set:
-    """Names reachable from `seed` along edges (target, sources): target if any source."""
+def reach(seed: set, edges, by=None, where=None) -> set:
+    """Names reachable from `seed` along edges (target, sources): target if any source.
+    `by`, when given, gets name -> (the source it was reached from, where[k] for the k-th
+    edge, or k): the first way each name was reached."""
     reached = set(seed)
     changed = True
     while changed:
         changed = False
-        for target, sources in edges:
-            if target not in reached and any(s in reached for s in sources):
-                reached.add(target)
-                changed = True
+        for k, (target, sources) in enumerate(edges):
+            if target in reached:
+                continue
+            for source in sources:
+                if source in reached:
+                    reached.add(target)
+                    changed = True
+                    if by is not None:
+                        by[target] = (source, k if where is None else where[k])
+                    break
     return reached
 
 
@@ -310,8 +334,8 @@ def _refuse_blocked(fn, flows, varied, useful) -> None:
     # if it could, so that a chain of such operations is refused, not silently cut.
     passing = [(t, ins + [n for _, n in op.blocked] if op.kind == NO_RULE else ins)
                for t, ins, op, _ in flows]
-    varied = _fixed_point(set(varied), passing)
-    useful = _fixed_point(set(useful), [(i, [t]) for t, ins in passing for i in ins])
+    varied = reach(set(varied), passing)
+    useful = reach(set(useful), [(i, [t]) for t, ins in passing for i in ins])
     problems, reported = [], set()
     for target, _, op, stmt in flows:
         if target not in useful:
@@ -346,4 +370,4 @@ def all_params(fn) -> frozenset:
     return frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
-__all__ = ["Activity", "activity", "all_params", "assignments", "is_view", "COPY", "INDEX"]
+__all__ = ["Activity", "Flow", "activity", "reach", "all_params", "assignments", "is_view", "COPY", "INDEX"]

@@ -217,6 +217,7 @@ def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
         raise error_at(node, fn, f"{rule.name} is called with arguments its derivative "
                                  f"rule does not take ({exc}); the rule's parameters are "
                                  f"({', '.join(rule.params)})") from None
+    rule = _as_called(rule, bound, node, fn)
     inputs, blocked = [], []
     for param, value in bound.items():
         if isinstance(value, gast.Tuple):
@@ -232,6 +233,20 @@ def _rule_op(fn, node, primitive, args, keywords, reads, what) -> Op:
                 inputs.append((param, name))
     return Op(RULE, rule=rule, args=dict(bound), inputs=tuple(inputs),
               blocked=tuple(blocked), reads=reads, what=rule.name)
+
+
+def _as_called(rule, bound, node, fn):
+    """The rule of this call: one with several results may have one for a literal option
+    (np.linalg.svd(a, compute_uv=False)), which must then be written as a literal."""
+    if not rule.single_result_when:
+        return rule
+    param = rule.single_result_when[0]
+    if param in bound and not isinstance(bound[param], gast.Constant):
+        raise error_at(node, fn, f"{rule.name}'s {param} decides whether it returns one "
+                                 f"result or several: pass it as a literal "
+                                 f"({param}={rule.single_result_when[1]!r}, say)")
+    literals = {param: bound[param].value} if param in bound else {}
+    return rules.as_called(rule, literals)
 
 
 def assignments(body):

@@ -50,11 +50,12 @@ class TangentRules:
                                f"tangent for its parameter '{param}'; register a rule "
                                f"with sgcompiler.tangent({rule.name}) that does")
             values[tname] = load(fwd.tname(name))
-            if rule.multiple_results:
-                outs = [self.inline(o, values, rule) for o in rule.outputs]
-                return outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
-            index = [t for _, t in rule.tangents].index(tname)
-            terms.append(self.inline(rule.outputs[index], values, rule))
+            if not rule.multiple_results:
+                index = [t for _, t in rule.tangents].index(tname)
+                terms.append(self.inline(rule.outputs[index], values, rule))
+        if rule.multiple_results:       # one tangent per result, from every tangent
+            outs = [self.inline(o, values, rule) for o in rule.outputs]
+            return outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
         total = _sum(terms)
         total = simplify(total, target, fwd.shapes, fwd.linker, fwd.namer.tangents())
         if not rule.full_shape and not self.full_shape(target, op, total):

@@ -5,6 +5,10 @@ They compute shapes, indexes, booleans, integers or random draws, or are piecewi
 from values that may need a gradient (np.full, np.linspace) have rules instead, in
 shapes.py.
 """
+import builtins
+import math
+import operator
+
 import numpy as np
 
 from .registry import nondifferentiable, present
@@ -46,3 +50,12 @@ nondifferentiable(*(getattr(np.random, name) for name in np.random.__all__
 for _cls in (np.random.Generator, np.random.RandomState):
     nondifferentiable(*(getattr(_cls, name) for name in dir(_cls)
                         if not name.startswith("_") and callable(getattr(_cls, name))))
+
+# Piecewise constant: the derivative is zero wherever it exists. An explanation flags a
+# varied value that reaches the result through one of these as a likely mistake.
+PIECEWISE_CONSTANT = (
+    np.floor, np.ceil, np.round, np.rint, np.trunc, np.fix, np.sign, np.floor_divide,
+    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+    builtins.round, builtins.int, math.floor, math.ceil, math.trunc, operator.floordiv,
+    *present(np, "around"),
+)

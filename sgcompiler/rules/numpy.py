@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from ..runtime import balanced_eq, unbroadcast
+from ..runtime import balanced_eq, bessel_i1, unbroadcast
 from .registry import jvp, vjp
 
 # --- exponentials and logarithms -------------------------------------------------------------
@@ -175,6 +175,11 @@ def rad2deg(g, ans, x):
     return g * (180.0 / math.pi)
 
 
+@vjp(np.i0, elementwise=True, notes="the derivative I1 is summed on a grid: |x| < 700")
+def i0(g, ans, x):
+    return g * bessel_i1(x)
+
+
 @vjp(np.sinc, elementwise=True)
 def sinc(g, ans, x):
     return g * np.where(x == 0, 0.0, (np.cos(math.pi * x) - ans) / np.where(x == 0, 1.0, x))
@@ -201,6 +206,11 @@ def positive(g, ans, x):
 
 @vjp(np.real, elementwise=True, notes="real input")
 def real(g, ans, val):
+    return g
+
+
+@vjp(np.real_if_close, elementwise=True, notes="real input")
+def real_if_close(g, ans, a, tol=100):
     return g
 
 

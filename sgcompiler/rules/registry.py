@@ -28,7 +28,7 @@ import inspect
 import sys
 import textwrap
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import gast
 import numpy as np
@@ -56,6 +56,8 @@ class Rule:
     notes: str = ""                        # caveats, for docs/numpy-coverage.md
     scope: str = BUILTIN                   # BUILTIN, GLOBAL or a module name
     text: str = field(repr=False, default="")   # the rule's source text
+    single_result_when: tuple = ()         # (parameter, literal): a call passing it has one
+    #                                        result (np.linalg.svd's compute_uv=False)
 
     def output_for(self, param: str):
         return self.outputs[self.params.index(param)]
@@ -97,7 +99,7 @@ def _display_name(primitive) -> str:
         return name
     if module.startswith("numpy"):
         sub = module.split(".")[1] if module.count(".") else ""
-        if sub in ("linalg", "random"):
+        if sub in ("linalg", "random", "fft"):
             return f"np.{sub}.{name}"
         if "." in name:      # a method of a NumPy class: np.random.Generator.normal
             return f"np.random.{name}" if "random" in module else f"np.{name}"
@@ -116,7 +118,8 @@ def _is_literal(value) -> bool:
 
 
 def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
-               multiple_results=False, name=None, notes="", scope=BUILTIN) -> Rule:
+               multiple_results=False, name=None, notes="", scope=BUILTIN,
+               single_result_when=()) -> Rule:
     """Read a rule function into a `Rule`.
 
     Raises:
@@ -170,7 +173,8 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
     return Rule(primitive=primitive, name=label, params=params, defaults=defaults,
                 outputs=outputs, namespace=namespace, elementwise=elementwise,
                 reduction=reduction, multiple_results=multiple_results, source=rule_fn,
-                signature=signature, notes=notes, scope=scope, text=text)
+                signature=signature, notes=notes, scope=scope, text=text,
+                single_result_when=tuple(single_result_when))
 
 
 def _is_docstring(stmt) -> bool:
@@ -179,11 +183,14 @@ def _is_docstring(stmt) -> bool:
 
 
 def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False, name=None,
-        notes=""):
+        notes="", single_result_when=()):
     """Register the decorated function as the built-in derivative rule of `primitives`.
 
     `multiple_results`: the primitive returns a tuple; the rule's `g` is then a list with
-    one adjoint per result (0.0 for results that received none). `name` is how messages
+    one adjoint per result (0.0 for results that received none). `single_result_when`:
+    (parameter, value) for which it returns one array instead (np.linalg.svd with
+    compute_uv=False); the rule's `g` is then that array's adjoint, and calls must pass
+    the parameter as a literal (see `as_called`). `name` is how messages
     and the coverage page name the primitive (default: its module and name), `notes` a
     caveat for the coverage page. For sgcompiler's own rule modules only; users call
     `sgcompiler.adjoint`.
@@ -195,9 +202,25 @@ def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False,
             _RULES[id(primitive)] = parse_rule(rule_fn, primitive, elementwise=elementwise,
                                                reduction=reduction,
                                                multiple_results=multiple_results, name=name,
-                                               notes=notes)
+                                               notes=notes,
+                                               single_result_when=single_result_when)
         return rule_fn
     return register
+
+
+_SINGLE: dict[int, Rule] = {}               # id(rule) -> the same rule with one result
+
+
+def as_called(rule: Rule, literals: dict) -> Rule:
+    """The rule a call uses, given the values of its literal arguments: a rule with several
+    results has one for a call that passes its `single_result_when` option."""
+    if rule.single_result_when:
+        param, value = rule.single_result_when
+        if param in literals and literals[param] == value:
+            if id(rule) not in _SINGLE:
+                _SINGLE[id(rule)] = replace(rule, multiple_results=False)
+            return _SINGLE[id(rule)]
+    return rule
 
 
 def nondifferentiable(*functions) -> None:
@@ -352,7 +375,8 @@ def all_nondifferentiable() -> list:
 #     def matmul(x1_dot, x2_dot, ans, x1, x2):
 #         return x1_dot @ x2, x1 @ x2_dot
 #
-# `multiple_results=True` (one tangent parameter): the return gives one tangent per result.
+# `multiple_results=True`: the return gives one tangent per result (or one expression, the
+# tuple), from all the tangent parameters at once (0.0 for those that are zero).
 # `linear(f, ...)` declares functions linear in their differentiable parameters: the tangent
 # is the function applied to the tangents. Elementwise functions and reductions need no
 # tangent rule: derive.py derives theirs from the adjoint rule where that is exact.
@@ -422,8 +446,6 @@ def parse_tangent_rule(rule_fn, primitive, *, multiple_results=False, name=None,
     if not multiple_results and len(exprs) != len(tangents):
         raise SGCompilerError(f"{where}: returns {len(exprs)} contributions for "
                               f"{len(tangents)} tangents")
-    if multiple_results and len(tangents) != 1:   # (one expression may give the tuple)
-        raise SGCompilerError(f"{where}: a rule with multiple_results has one tangent")
     sig = inspect.signature(rule_fn)
     namespace = dict(rule_fn.__globals__)
     if rule_fn.__closure__:

@@ -11,7 +11,8 @@ from ..runtime import unbroadcast
 from ..runtime.shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
                               diff_grad, dstack_grad, hsplit_axis, hstack_grad,
                               interp_grad_fp, interp_grad_x, join_pieces, linspace_fractions,
-                              pad_grad, polyval_grad_p, polyval_grad_x, repeat_grad,
+                              pad_grad, partition_grad, partition_tangent_of, polyval_grad_p,
+                              polyval_grad_x, repeat_grad, rollaxis_grad,
                               select_default_grad, select_grads, sort_grad, split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
@@ -59,6 +60,11 @@ def swapaxes(g, ans, a, axis1, axis2):
 @vjp(np.moveaxis)
 def moveaxis(g, ans, a, source, destination):
     return np.moveaxis(g, destination, source)
+
+
+@vjp(np.rollaxis)
+def rollaxis(g, ans, a, axis, start=0):
+    return rollaxis_grad(g, a, axis, start)
 
 
 @vjp(np.flip)
@@ -188,6 +194,11 @@ def sort(g, ans, a, axis=-1, kind=None, order=None):
     return sort_grad(g, a, axis)
 
 
+@vjp(np.partition, notes="tied elements each get one of the tied gradients")
+def partition(g, ans, a, kth, axis=-1, kind="introselect", order=None):
+    return partition_grad(g, ans, a, axis)
+
+
 @vjp(np.bincount, notes="gradient for the weights")
 def bincount(g, ans, x, weights=None, minlength=0):
     return None, np.take(g, x)
@@ -296,11 +307,11 @@ def dsplit(g, ans, ary, indices_or_sections):
 
 linear(np.transpose, *present(np, "permute_dims"), np.reshape, np.ravel, np.expand_dims,
        np.squeeze, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
-       np.swapaxes, np.moveaxis, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.tile,
-       np.repeat, np.triu, np.tril, np.append, np.delete, np.float64, np.float32,
-       np.asarray, np.ascontiguousarray, np.asfortranarray, np.array, np.copy, np.take,
-       np.take_along_axis, np.compress, np.extract, np.bincount, np.full, np.full_like,
-       np.linspace, *present(np, "trapezoid", "trapz"), np.concatenate,
+       np.swapaxes, np.moveaxis, np.rollaxis, np.flip, np.fliplr, np.flipud, np.roll,
+       np.rot90, np.tile, np.repeat, np.triu, np.tril, np.append, np.delete, np.float64,
+       np.float32, np.asarray, np.ascontiguousarray, np.asfortranarray, np.array, np.copy,
+       np.take, np.take_along_axis, np.compress, np.extract, np.bincount, np.full,
+       np.full_like, np.linspace, *present(np, "trapezoid", "trapz"), np.concatenate,
        *present(np, "concat"), np.stack, np.hstack, np.vstack, np.dstack, np.column_stack,
        np.select, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit)
 
@@ -330,6 +341,11 @@ def astype_function_tangent(t, ans, x, dtype, *, copy=True, device=None):
 def sort_tangent(t, ans, a, axis=-1, kind=None, order=None):
     return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis=axis) \
         if axis is not None else np.take(t, np.argsort(a, axis=None, kind="stable"))
+
+
+@jvp(np.partition)
+def partition_tangent(t, ans, a, kth, axis=-1, kind="introselect", order=None):
+    return partition_tangent_of(t, ans, a, axis)
 
 
 @jvp(np.interp)

@@ -2,7 +2,8 @@
 
     core.py        unbroadcast, unreduce, trees, dtypes: what every rule family shares
     reductions.py  rules/reductions.py     shapes.py  rules/shapes.py
-    linalg.py      rules/linalg.py
+    linalg.py      rules/linalg.py         decompositions.py  rules/decompositions.py
+    signal.py      rules/signal.py
     scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
 
@@ -11,21 +12,21 @@ treats every function of this package alike (`is_helper`).
 """
 from __future__ import annotations
 
-from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, field, float_dtype,
-                   mT,
-                   not_a_view, reduced_axes, reduced_size, scalar_result, stop_gradient,
-                   tree_item, unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce,
+from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, bessel_i1,
+                   field, float_dtype, mT, not_a_view, reduced_axes, reduced_size,
+                   scalar_result, stop_gradient, tree_item, unbroadcast, unbroadcast_each,
+                   unbroadcast_sum, unreduce,
                    zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
                          choose_grad, cumprod_grad, cumsum_grad, median_grad, nan_count,
                          prod_grad)  # noqa: F401
 from .shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
                      diff_grad, dstack_grad, hsplit_axis, hstack_grad, interp_grad_fp,
-                     interp_grad_x, join_pieces, linspace_fractions, pad_grad, polyval_grad_p,
-                     polyval_grad_x, repeat_grad, select_default_grad, select_grad,
-                     select_grads, sort_grad, split_like, take_along_axis_grad, take_grad,
-                     tile_grad, transpose_grad, trapezoid_grad, unstack,
-                     vstack_grad)  # noqa: F401
+                     interp_grad_x, join_pieces, linspace_fractions, pad_grad, partition_grad,
+                     partition_tangent_of, polyval_grad_p, polyval_grad_x, repeat_grad,
+                     rollaxis_grad, select_default_grad, select_grad, select_grads,
+                     sort_grad, split_like, take_along_axis_grad, take_grad, tile_grad,
+                     transpose_grad, trapezoid_grad, unstack, vstack_grad)  # noqa: F401
 from .tangents import (broadcast_like, cast_tangent, choose_tangent,
                        zeros_tangent)  # noqa: F401
 from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
@@ -35,6 +36,11 @@ from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_gr
                      norm_grad, pinv_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                      svdvals_grad, tensordot_axes, tensordot_grad_a, tensordot_grad_b,
                      trace_grad, vecdot_grad, vector_norm_grad)  # noqa: F401
+from .decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tangent_of,
+                             lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
+                             qr_tangent_of, svd_grad, svd_tangent_of)  # noqa: F401
+from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,
+                     gradient_grad)  # noqa: F401
 
 
 def is_helper(obj) -> bool:

@@ -323,3 +323,49 @@ def cast_grad(g, x, dtype):
 def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     """x.astype(dtype) as a function: the primitive the method stands for in rules."""
     return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
+
+
+def _partition_orders(ans, a, axis):
+    """Stable orders of a and of ans = np.partition(a, ...) along axis: the element at
+    ans_order[j] of ans is the one at a_order[j] of a (they hold the same values)."""
+    return np.argsort(a, axis=axis, kind="stable"), np.argsort(ans, axis=axis, kind="stable")
+
+
+def partition_grad(g, ans, a, axis=-1):
+    """Gradient of np.partition(a, kth, axis): g sent back to where each element came
+    from (found by value, as np.sort's: tied elements each get one of the tied gradients)."""
+    a = np.asarray(a)
+    if axis is None:
+        return partition_grad(g, ans, np.ravel(a), 0).reshape(a.shape)
+    a_order, ans_order = _partition_orders(ans, a, axis)
+    out = _zeros(a.shape, g, a)
+    np.put_along_axis(out, a_order, np.take_along_axis(as_array(g, ans), ans_order, axis),
+                      axis=axis)
+    return out
+
+
+def partition_tangent_of(t, ans, a, axis=-1):
+    """Tangent of np.partition(a, kth, axis): t moved as the elements were."""
+    if axis is None:
+        return partition_tangent_of(np.ravel(t), ans, np.ravel(a), 0)
+    a_order, ans_order = _partition_orders(ans, a, axis)
+    out = np.zeros(np.shape(ans), dtype=float_dtype(t))
+    np.put_along_axis(out, ans_order, np.take_along_axis(
+        np.broadcast_to(t, np.shape(a)), a_order, axis), axis=axis)
+    return out
+
+
+def as_array(g, like):
+    """g (perhaps a Python float, a broadcast seed) as an array of like's shape."""
+    return np.broadcast_to(g, np.shape(like))
+
+
+def rollaxis_destination(ndim, axis, start=0):
+    """Where np.rollaxis(a, axis, start) puts axis (as np.moveaxis's destination)."""
+    axis, start = axis % ndim, start + ndim if start < 0 else start
+    return start - 1 if start > axis else start
+
+
+def rollaxis_grad(g, a, axis, start=0):
+    """Gradient of np.rollaxis(a, axis, start): the axis moved back."""
+    return np.moveaxis(g, rollaxis_destination(np.ndim(a), axis, start), axis)
