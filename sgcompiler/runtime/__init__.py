@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, bessel_i1,
                    field, float_dtype, mT, not_a_view, reduced_axes, reduced_size,
-                   scalar_result, stop_gradient, tree_item, unbroadcast, unbroadcast_each,
+                   scalar_result, stop_gradient, tree_item, tree_with, unbroadcast, unbroadcast_each,
                    unbroadcast_sum, unreduce,
                    zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,

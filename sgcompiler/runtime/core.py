@@ -157,11 +157,26 @@ def field(obj, name):
 
 
 def tree_item(g, key):
-    """The adjoint of a dict display's value: the dict adjoint's entry at `key` (none: a
-    zero, a plain 0.0)."""
+    """The part at `key` of an adjoint `g` that may be a container (a dict display's, a
+    record's: a missing key is a zero, 0.0); an array is its own part (x.real)."""
     if isinstance(g, dict):
         return g.get(key, 0.0)
-    return 0.0
+    if isinstance(g, (list, tuple)):
+        return g[key]
+    if _is_zero(g) or not isinstance(key, str):
+        return 0.0
+    return g
+
+
+def tree_with(like, key, g):
+    """A tree shaped like `like` that is `g` at `key` and zero elsewhere: the adjoint of
+    `like` for a read of its part at `key` (field(p, 'w'), d['a'])."""
+    if isinstance(like, (list, tuple)) and not isinstance(key, str):
+        return [g if i == key else np.zeros_like(v) if isinstance(v, np.ndarray) else 0.0
+                for i, v in enumerate(like)]
+    if isinstance(like, (np.ndarray, np.generic, float, int)):
+        return g            # an array's own attribute (x.real)
+    return {key: g}         # a record's field (a NamedTuple's too), a dict's entry
 
 
 def not_a_view(value, array, where):
