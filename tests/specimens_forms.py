@@ -198,3 +198,26 @@ QUADRATIC = Quadratic(np.array([1.0, 2.0, 3.0]))
 
 def calls_object(x):
     return QUADRATIC(x) * 2.0 + np.sum(x)
+
+
+def apply_scaled(g, x, k=2.0, *, shift=0.0):
+    return g(x) * k + shift
+
+
+def helper_with_defaults(x, w):
+    # the captured w must not land in k's place
+    return np.sum(apply_scaled(lambda t: t * w, x)) + np.sum(apply_scaled(np.sin, x, 3.0))
+
+
+class WithDefaults:
+    def __init__(self, a):
+        self.a = a
+
+    def loss(self, x, k=2.0, *, p=3.0):
+        return np.sum(self.a * x ** p) * k
+
+
+def make_with_default(scale):
+    def loss(x, k=scale):
+        return np.sum(np.sin(x) * k)
+    return loss

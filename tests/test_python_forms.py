@@ -154,3 +154,15 @@ def test_forward_mode(f):
     v = np.array([1.0, -2.0, 0.5])
     _, tangent = jvp(f, (X, W), (v, None))
     np.testing.assert_allclose(tangent, np.sum(grad(f)(X, W) * v), rtol=1e-10)
+
+
+def test_defaults_survive_binding_and_specialising():
+    assert_grad_matches(S.helper_with_defaults, [X, W])
+    model = S.WithDefaults(np.array([1.0, 2.0, 3.0]))
+    _check_callable(model.loss, np.abs(X) + 0.5)
+    np.testing.assert_allclose(grad(model.loss)(np.abs(X) + 0.5),
+                               6.0 * model.a * (np.abs(X) + 0.5) ** 2)
+    # a partial of a closure whose default reads its cell: the very default object
+    loss = S.make_with_default(4.0)
+    np.testing.assert_allclose(grad(functools.partial(loss))(X), 4.0 * np.cos(X))
+    _check_callable(functools.partial(S.helper_with_defaults, w=W), X)

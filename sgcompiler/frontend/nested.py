@@ -24,7 +24,7 @@ import gast
 from ..errors import describe, errors_at
 from .depends import ATTR, MISSING, function_reads, note
 from .lambdas import is_lambda
-from .lifted import lifted_function
+from .lifted import lifted_function, remaining_defaults
 from .source import FunctionSource, parse_function
 
 
@@ -237,15 +237,23 @@ class _Lifter:
             note(*read)
         special = specialised(helper, bound, call)
         call.func = _name(self._introduce(special.__name__, special))
-        captured = [c for _, cs in sorted(bound.items()) for c in cs[1]]
-        call.args = [a for i, a in enumerate(call.args) if i not in bound] + \
-            [_name(c) for c in captured]
+        call.args = [a for i, a in enumerate(call.args) if i not in bound]
+        # the caller's variables the functions read: keyword-only parameters at the end
+        names = helper.__code__.co_varnames
+        call.keywords += [gast.keyword(arg=_captured_name(names[i], c), value=_name(c))
+                          for i, (_, cs) in sorted(bound.items()) for c in cs]
+
+
+def _captured_name(param, name) -> str:
+    """The helper's parameter for variable `name` that the function bound to its
+    parameter `param` reads (`_g_w`)."""
+    return f"_{param}_{name}"
 
 
 def specialised(helper, bound: dict, where):
     """A copy of user function `helper` with the positional parameters in `bound`
     (position -> (function, captured names)) bound to those functions; the captured
-    names become extra parameters at the end, passed on to each call of the function."""
+    names become keyword-only parameters, passed on to each call of the function."""
     src = parse_function(helper)
     tree = src.tree
     args = tree.args
@@ -258,7 +266,7 @@ def specialised(helper, bound: dict, where):
     introduced, extra, suffix = dict(src.introduced), {}, []
     for i, (function, captured) in sorted(bound.items()):
         introduced[names[i]] = function
-        renamed = [f"_{names[i]}_{c}" for c in captured]
+        renamed = [_captured_name(names[i], c) for c in captured]
         extra[names[i]] = renamed
         suffix.append(getattr(function, "__name__", "f").strip("<>"))
     calls = set()
@@ -276,12 +284,16 @@ def specialised(helper, bound: dict, where):
                                   "module-level function")
     keep = [i for i in range(len(names)) if i not in bound]
     args.defaults = [d for j, d in enumerate(args.defaults) if first_default + j in keep]
-    args.args = [args.args[i] for i in keep] + [
-        gast.Name(id=r, ctx=gast.Param(), annotation=None, type_comment=None)
-        for i in sorted(bound) for r in extra[names[i]]]
+    args.args = [args.args[i] for i in keep]
+    for i in sorted(bound):
+        for r in extra[names[i]]:
+            args.kwonlyargs.append(gast.Name(id=r, ctx=gast.Param(), annotation=None,
+                                             type_comment=None))
+            args.kw_defaults.append(None)
     tree.name = f"{src.name}_{'_'.join(suffix)}"
-    key = ("specialised", helper.__code__, helper.__defaults__,
+    key = ("specialised", helper.__code__,
            tuple((i, f, c) for i, (f, c) in sorted(bound.items())))
     return lifted_function(tree, helper.__globals__, key, src.filename, introduced,
                            cells=dict(zip(helper.__code__.co_freevars,
-                                          helper.__closure__ or ())))
+                                          helper.__closure__ or ())),
+                           defaults=remaining_defaults(helper, {names[i] for i in bound}))

@@ -18,7 +18,7 @@ import types
 import numpy as np
 
 from ..errors import SGCompilerError
-from .lifted import lifted_function
+from .lifted import lifted_function, remaining_defaults
 from .source import parse_function
 
 
@@ -66,9 +66,10 @@ def _bound(func, self):
                               "method without a 'self' parameter cannot be bound")
     name = args.args.pop(0).id
     src.tree.name = _owner(func).replace("___call__", "_call")
-    key = ("method", func.__code__, func.__defaults__, func.__kwdefaults__, id(self))
+    key = ("method", func.__code__, id(self))
     return lifted_function(src.tree, func.__globals__, key, src.filename, {name: self},
-                           qualname=func.__qualname__, cells=cells_of(func))
+                           qualname=func.__qualname__, cells=cells_of(func),
+                           defaults=remaining_defaults(func, {name}))
 
 
 def _partial(p):
@@ -89,10 +90,10 @@ def _partial(p):
         bound[key] = value
     _drop(args, set(bound))
     src.tree.name = f"{func.__name__}_partial"
-    key = ("partial", func.__code__, func.__defaults__, func.__kwdefaults__,
-           tuple((k, id(v)) for k, v in sorted(bound.items())))
+    key = ("partial", func.__code__, tuple((k, id(v)) for k, v in sorted(bound.items())))
     return lifted_function(src.tree, func.__globals__, key, src.filename, bound,
-                           qualname=f"{func.__qualname__}_partial", cells=cells_of(func))
+                           qualname=f"{func.__qualname__}_partial", cells=cells_of(func),
+                           defaults=remaining_defaults(func, set(bound)))
 
 
 def with_default_functions(fn):
@@ -111,7 +112,8 @@ def with_default_functions(fn):
     _drop(src.tree.args, set(bound))
     key = ("defaults", code, tuple((k, id(v)) for k, v in sorted(bound.items())))
     return lifted_function(src.tree, fn.__globals__, key, src.filename, bound,
-                           qualname=fn.__qualname__, cells=cells_of(fn))
+                           qualname=fn.__qualname__, cells=cells_of(fn),
+                           defaults=remaining_defaults(fn, set(bound)))
 
 
 def _is_function(obj) -> bool:
