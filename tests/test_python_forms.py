@@ -75,6 +75,7 @@ def test_bound_method_reads_self():
     g = grad(S.MODEL.loss)
     g(W)
     assert "def Model_loss_grad(w):" in g.source and "self.scale" in g.source
+    assert "# gradient of Model.loss with self bound" in g.source
     model = S.Model(np.ones((2, 3)), 2.0)
     g = grad(model.loss)
     before = g(W)
