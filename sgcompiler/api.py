@@ -395,11 +395,18 @@ def _check_argument(fname, name, value):
 
 
 def _check_scalar(fname, result):
-    if np.size(result) != 1 or isinstance(result, (tuple, list)):
-        shape = np.shape(result)
-        raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
-                        f"a value of shape {shape}; reduce it to a scalar (e.g. np.sum) "
-                        "first")
+    if isinstance(result, (tuple, list)):
+        # (np.shape fails on a tuple of values of different shapes)
+        shapes = ", ".join(str(np.shape(r)) if not isinstance(r, (tuple, list, dict))
+                           else type(r).__name__ for r in result)
+        what = f"a {type(result).__name__} of {len(result)} values of shapes ({shapes})"
+    elif isinstance(result, dict) or np.size(result) != 1:
+        what = f"a value of shape {np.shape(result)}" if not isinstance(result, dict) \
+            else "a dict"
+    else:
+        return
+    raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
+                    f"{what}; reduce it to a scalar (e.g. np.sum) first")
 
 
 def _like_tree(g, x):

@@ -6,6 +6,7 @@
     sgcompiler model.py:loss --mode forward      (the tangent function f_jvp, forward mode)
     sgcompiler explain model.py:loss [--wrt W,b] [--shapes ...]   (why the gradient is
                                                   what it is: explain/)
+    sgcompiler --version
 
 The file or module is imported, so its top-level code runs (as `python -c "import model"`
 would run it). Without --shapes the code is for arguments of any shape; with it, for those
@@ -28,6 +29,7 @@ import sys
 import sysconfig
 import traceback
 
+from . import __version__
 from .frontend.objects import as_function
 from .frontend.source import function_name
 from .api import dtype_refusal, wrt_names
@@ -106,8 +108,8 @@ EXPLAIN = "explain"
 def _parser():
     parser = argparse.ArgumentParser(
         prog="sgcompiler",
-        usage="%(prog)s [-h] target [--wrt WRT] [--mode {reverse,forward}] [--stage STAGE] "
-              "[--shapes SHAPES]\n       %(prog)s explain target [--wrt WRT] "
+        usage="%(prog)s [-h] [--version] target [--wrt WRT] [--mode {reverse,forward}] "
+              "[--stage STAGE] [--shapes SHAPES]\n       %(prog)s explain target [--wrt WRT] "
               "[--shapes SHAPES]",
         description="Print the gradient code sgcompiler generates for a Python function. "
                     "The file or module is imported to find the function, so its top-level "
@@ -118,6 +120,7 @@ def _parser():
                "comparisons on the path to the result) and what the tape saves per loop "
                "iteration (sgcompiler explain --help). Errors are one line on stderr with "
                "exit status 1 (70 for a bug in sgcompiler).")
+    parser.add_argument("--version", action="version", version=f"sgcompiler {__version__}")
     _target_arguments(parser)
     parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
                         help="reverse: the gradient (default); forward: the tangent "

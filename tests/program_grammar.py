@@ -6,7 +6,9 @@ assignments (names reused and overwritten), arithmetic, NumPy elementwise calls 
 domains, reductions, indexing, augmented assignment, conditional expressions, if/elif/else
 on data, for and while loops (with break/continue), lists built by append or a
 comprehension, writes into a copied array, stop_gradient, and calls of the helper functions
-below; it returns a scalar.
+below; it returns a scalar. The extended grammar (EXTENDED) adds lists, tuples and
+np.array / np.stack / np.concatenate / np.hstack of a mix of constants and values (nested
+too), writes through indices with duplicates, *args, closures and lambdas.
 
 Every decision goes through `Choices.below(n)`, so the same grammar is driven by hypothesis
 (tests/test_random_programs.py, which shrinks a failure to a small program) or by
@@ -153,10 +155,6 @@ def _fresh(node) -> bool:
 # leave them out to look for new bugs: program_check.py --avoid NAME ...
 AVOIDABLE = {
     "early_return": "return inside if/loops (inplace_after_return_in_loop)",
-    "array_literal": "np.array([0.5, x[1], ...]) of constants and active values: the "
-                     "adjoint goes to the wrong element (issue 13, 1)",
-    "list_literal": "[0.5, x[1], ...][k] of constants and active values: the adjoint goes "
-                    "to the wrong element (issue 13, 1)",
     "star_args": "a helper that forwards *args: refused with STAR_REFUSAL where a gradient "
                  "must flow through it (issue 13, 3; it was a zero gradient)",
 }
@@ -234,6 +232,9 @@ class _Writer:
         name = self.c.pick(EXTENDED)
         if name in self.avoid:
             return None
+        if name in ("array_literal", "list_literal") and self.c.maybe(50):
+            # nested lists, tuples, ints, np.stack / np.concatenate / np.hstack of them
+            return self.built_array(d) if kind == ARRAY else self.built_scalar(d)
         if name in ("array_literal", "list_literal"):
             items = ", ".join(self.element(d) for _ in range(N))
             literal = f"np.array([{items}])" if name == "array_literal" else f"[{items}]"
@@ -288,6 +289,43 @@ class _Writer:
         return self.c.pick([f"np.abs({self.array(d)})",
                             f"np.clip({self.array(d)}, -0.5, 0.8)"])
 
+    def number_item(self, d):
+        """A number for a list literal: a constant (int or float) as often as not."""
+        if self.c.maybe(50):
+            return self.scalar(d, True)
+        return self.c.pick(list(CONSTANTS) + ["1", "-2"])
+
+    def elements(self, d, n=N):
+        items = [self.number_item(d) for _ in range(n)]
+        if all(e in ("1", "-2") for e in items):
+            items[0] = "0.5"        # an int array would refuse `a += 0.5` at run time
+        return ", ".join(items)
+
+    def built_array(self, d):
+        """An array of shape (3,) built from a list or tuple of constants and values."""
+        form = self.c.below(8)
+        if form == 0:
+            return f"np.array([{self.elements(d)}])"
+        if form == 1:
+            return f"np.array(({self.elements(d)}))"
+        if form == 2:       # nested: a row of constants and a row of values, summed
+            rows = ", ".join(f"[{self.elements(d)}]" for _ in range(1 + self.c.below(3)))
+            return f"np.sum(np.array([{rows}]), axis=0)"
+        if form == 3:
+            return f"np.array([[{self.elements(d)}], [{self.elements(d)}]])[{self.c.below(2)}]"
+        if form == 4:
+            parts = [self.c.pick(["np.ones(3)", "np.zeros(3)", f"[{self.elements(d)}]",
+                                  self.array(d, True)]) for _ in range(2)]
+            parts.insert(self.c.below(3), self.array(d, True))
+            return f"np.sum(np.stack([{', '.join(parts)}]), axis=0)"
+        if form == 5:
+            first = self.c.pick(["[0.5]", f"[{self.number_item(d)}]"])
+            return f"np.concatenate([{first}, ({self.array(d)})[1:]])"
+        if form == 6:
+            return f"np.hstack([{self.elements(d)}])"
+        return f"np.array([{self.elements(d)}]) * " \
+               f"np.array([{self.number_item(0)}, 1.0, {self.number_item(0)}])"
+
     def scalar(self, depth, bare=False):
         if depth <= 0:
             return self.leaf(SCALAR, bare)
@@ -325,6 +363,26 @@ class _Writer:
         if f == "abs":
             return f"abs({self.scalar(d)})"
         return f"{f}({self.scalar(d)}, {self.scalar(d)})"
+
+    def built_scalar(self, d):
+        """A number read from, or reduced over, a list or tuple of constants and values."""
+        n = 2 + self.c.below(3)
+        form = self.c.below(7)
+        if form == 0:
+            return f"[{self.elements(d, n)}][{self.c.below(n)}]"
+        if form == 1:
+            return f"({self.elements(d, n)},)[{self.c.below(n)}]"
+        if form == 2:
+            return f"np.sum([{self.elements(d, n)}])"
+        if form == 3:
+            return f"sum([{self.elements(d, n)}])"
+        if form == 4:
+            return f"np.sum([v * 3.0 for v in {self.array(d)}])"
+        if form == 5:
+            return f"np.sum(np.array([[{self.elements(d, 2)}], [{self.elements(d, 2)}]]) * " \
+                   f"np.array([[1.0, 2.0], [3.0, 4.0]]))"
+        return f"[[{self.elements(d, 2)}], [{self.elements(d, 2)}]][{self.c.below(2)}]" \
+               f"[{self.c.below(2)}]"
 
     def reduce(self, d):
         a = self.array(d)
@@ -478,9 +536,15 @@ class _Writer:
             return self.fill_buffer(d)
         name = self.c.pick(buffers)
         index = self.c.pick(["0", "2", "-1", "1"] + self.ints)
-        form = self.c.below(4)
+        form = self.c.below(6 if self.extended else 4)     # (4, 5: duplicate indices)
         if form == 3:
             self.emit(f"{name}[1:] = ({self.array(d, True)})[:2]")
+        elif form == 4:     # duplicate indices: NumPy keeps one write, += adds once
+            index = self.c.pick(["[0, 0, 1]", "np.array([2, 2, 0])", "[1, -2, 1]"])
+            op = self.c.pick(["=", "+=", "-=", "*="])
+            self.emit(f"{name}[{index}] {op} {self.value(None, d, True)}")
+        elif form == 5:
+            self.emit(f"{name}[{self.c.pick(['[2, 2]', '[0, -3]'])}] = {self.scalar(d)}")
         else:
             self.emit(f"{name}[{index}] {['=', '+=', '*='][form]} {self.scalar(d)}")
 

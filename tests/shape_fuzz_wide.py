@@ -6,7 +6,10 @@ float c, but with a wider grammar: np.mean/max/min/prod/sum with int, negative a
 axes and keepdims (function and method forms), np.broadcast_to, reshape/ravel/.T,
 basic slicing, np.where with a comparison, np.maximum/np.minimum, abs, np.clip,
 np.log1p(np.exp(.)), -a * b, a / -b, augmented assignment, np.dot/@/.dot with 1-d and 2-d,
-np.outer, np.concatenate/np.stack, the float parameter, stop_gradient of a subexpression.
+np.outer, np.concatenate/np.stack, the float parameter, stop_gradient of a subexpression;
+with --extended also lists, tuples and np.array of a mix of constants and values (nested
+too), np.stack and np.concatenate of constant and computed arrays, and writes (`=`, `+=`,
+`-=`, `*=`) through an index that names one row twice.
 
 The generator runs each statement on the values at the test point, so it knows every
 shape, and it redraws a statement whose max/min/abs/maximum/where/clip operands come within
@@ -133,8 +136,9 @@ WITH_C = ["c * {a}", "{a} + c", "{a} * np.sin(c)", "c ** 2 - {a}", "({a} - c) / 
 
 
 class Generator:
-    def __init__(self, rng: random.Random, args):
+    def __init__(self, rng: random.Random, args, extended=False):
         self.rng = rng
+        self.extended = extended    # also list literals and writes through duplicates
         self.env = {"np": np, "stop_gradient": lambda v: v}
         for n, a in zip(NAMES, args):
             self.env[n] = np.copy(a) if isinstance(a, np.ndarray) else a
@@ -190,10 +194,12 @@ class Generator:
 
     def expr(self, depth):
         r = self.rng
-        kind = r.choices(
-            ["binary", "maxmin", "unary", "withc", "reduce", "broadcast_to", "reshape",
-             "index", "where", "dot", "outer", "join", "stop", "abs", "clip"],
-            weights=[16, 6, 10, 6, 14, 3, 7, 8, 5, 7, 2, 4, 4, 2, 2])[0]
+        kinds = ["binary", "maxmin", "unary", "withc", "reduce", "broadcast_to", "reshape",
+                 "index", "where", "dot", "outer", "join", "stop", "abs", "clip"]
+        weights = [16, 6, 10, 6, 14, 3, 7, 8, 5, 7, 2, 4, 4, 2, 2]
+        if self.extended:
+            kinds, weights = kinds + ["literal"], weights + [5]
+        kind = r.choices(kinds, weights=weights)[0]
         return getattr(self, "e_" + kind)(depth)
 
     def e_binary(self, depth):
@@ -398,6 +404,77 @@ class Generator:
             src = f"np.concatenate({brackets.format(*pair)}{kw})"
         return src, self.ev(src)
 
+    def number(self):
+        """A constant (int or float) or one element of a value, for a list literal."""
+        r = self.rng
+        if r.random() < 0.4:
+            return r.choice(["0.5", "1.0", "-2.0", "3", "0"])
+        n = self.pick_name()
+        shape = np.shape(self.env[n])
+        if not shape:
+            return n
+        return f"{n}[{', '.join(str(r.randrange(d)) for d in shape)}]"
+
+    def numbers(self, k):
+        items = [self.number() for _ in range(k)]
+        if all(re.fullmatch(r"-?\d+", e) for e in items):
+            items[0] = "0.5"
+        return ", ".join(items)
+
+    def e_literal(self, depth):
+        """np.array / a list / a tuple of a mix of constants and values, nested too, and
+        np.stack / np.concatenate of constant and computed arrays."""
+        r = self.rng
+        form = r.choice(["flat", "tuple", "nested", "list_index", "nested_index", "reduce",
+                         "stack", "concatenate"])
+        k = r.randint(1, 4)
+        if form == "flat":
+            src = f"np.array([{self.numbers(k)}])"
+        elif form == "tuple":
+            src = f"np.array(({self.numbers(k)},))"
+        elif form == "nested":
+            rows = ", ".join(f"[{self.numbers(k)}]" for _ in range(r.randint(1, 3)))
+            src = f"np.array([{rows}])"
+        elif form == "list_index":
+            src = f"[{self.numbers(k)}][{r.randrange(k)}]"
+        elif form == "nested_index":
+            src = f"[[{self.numbers(k)}], [{self.numbers(k)}]][{r.randrange(2)}][{r.randrange(k)}]"
+        elif form == "reduce":
+            src = f"{r.choice(['np.sum', 'sum', 'np.prod'])}([{self.numbers(k)}])"
+        else:
+            a, va = self.array_atom(depth)
+            shape = np.shape(va)
+            parts = [a] + [r.choice([f"np.ones({shape})", f"np.full({shape}, 0.5)",
+                                     f"np.zeros({shape})", a]) for _ in range(r.randint(1, 2))]
+            r.shuffle(parts)
+            if form == "stack":
+                src = f"np.stack([{', '.join(parts)}], axis={r.randrange(len(shape) + 1)})"
+            else:
+                src = f"np.concatenate([{', '.join(parts)}])"
+        return src, self.ev(src)
+
+    def duplicate_write(self, name):
+        """`t[idx] = e` or `t[idx] op= e` with an index that names one row twice."""
+        r = self.rng
+        vt = self.env[name]
+        if not isinstance(vt, np.ndarray) or vt.ndim == 0 or not vt.flags.writeable:
+            raise Reject("duplicate write")
+        n = vt.shape[0]
+        rows = [r.randrange(n) for _ in range(r.randint(1, 3))]
+        rows.insert(r.randrange(len(rows) + 1), r.choice(rows) - r.choice([0, n]))
+        index = r.choice([f"np.array({rows})", f"{rows}"])
+        if vt.ndim > 1 and r.random() < 0.3:
+            index = f"{index}, {r.randrange(vt.shape[1])}"
+        e, ve = self.atom(r.choice([0, 1, 1, 2]))
+        target = np.shape(vt[eval(f"np.s_[{index}]", {"np": np})])
+        try:
+            if np.broadcast_shapes(np.shape(ve), target) != target:
+                raise Reject("duplicate write shape")
+        except ValueError:
+            raise Reject("duplicate write shape")
+        op = r.choice(["=", "=", "+=", "-=", "*="])
+        self.exec_line(f"{name}[{index}] {op} {e}")
+
     def e_stop(self, depth):
         a, va = self.atom(depth + 1)
         src = f"stop_gradient({a})"
@@ -413,6 +490,8 @@ class Generator:
             return self.augment(r.choice(self.fresh_candidates()))
         if p < 0.16 and self.temps:
             return self.augment(r.choice(self.temps))        # maybe a view: Python mutates
+        if self.extended and p < 0.22 and self.fresh_candidates():
+            return self.duplicate_write(r.choice(self.fresh_candidates()))
         depth = r.choice([1, 1, 2, 2, 3])
         src, v = self.expr(depth)
         self.exec_line(f"{name} = {src}")
@@ -504,10 +583,15 @@ def make_args(seed):
     return args
 
 
-def make_program(seed):
+def make_program(seed, extended=None):
+    """The program of `seed`; `extended` (default: --extended) adds the productions of
+    lists of constants and values and of writes through duplicate indices."""
     args = make_args(seed)
-    gen = Generator(random.Random(seed), args)
+    gen = Generator(random.Random(seed), args, EXTENDED[0] if extended is None else extended)
     return gen.program(), args
+
+
+EXTENDED = [False]
 
 
 # ---------------------------------------------------------------- checking
@@ -758,7 +842,10 @@ def main():
     p.add_argument("--show", action="store_true")
     p.add_argument("--minutes", type=float, default=1e9)
     p.add_argument("--reduce", help="variant: reduce the program of --seed that fails in it")
+    p.add_argument("--extended", action="store_true",
+                   help="also list literals and writes through duplicate indices")
     opts = p.parse_args()
+    EXTENDED[0] = opts.extended
     if opts.seed is not None:
         source, args = make_program(opts.seed)
         print(source)

@@ -126,6 +126,12 @@ def test_shapes_of_parameters_not_differentiated_may_be_ints(run, tmp_path):
     assert "def loss_grad(x, y, n):" in out.stdout
 
 
+def test_version_prints_the_package_version(run):
+    import sgcompiler
+    out = run("--version")
+    assert (out.returncode, out.stdout, out.stderr) == (0, f"sgcompiler {sgcompiler.__version__}\n", "")
+
+
 def test_help_says_the_file_is_imported_and_run(run):
     out = run("--help")
     assert out.returncode == 0

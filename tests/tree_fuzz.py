@@ -5,7 +5,11 @@ Each program is a module with 1-3 helpers and a loss `f(params, x, y)`: `params`
 nested dict/list/tuple of arrays and Python floats; helpers take the tree, a subtree
 (`params["l1"]`, `params["layers"]`, a layer tuple) and arrays, read leaves, loop over
 layers, call other helpers, return tuples, use stop_gradient on an argument, elementwise
-ops, tanh/exp/log1p(exp), matmul, reductions with axis, broadcasting. Hidden arrays are
+ops, tanh/exp/log1p(exp), matmul, reductions with axis, broadcasting; with --extended the
+loss also builds lists, tuples and np.array / np.stack from a mix of constants and leaves
+(nested too),
+passes such a list to a helper, and writes rows of a hidden array through an index with
+duplicates (`=` and `+=`). Hidden arrays are
 (N, D); a second argument set has other N, D (and Din), same structure.
 
 Variants (each on a fresh function object from exec'ing the source again):
@@ -50,8 +54,9 @@ ACTS = ["np.tanh({h})", "np.log1p(np.exp({h}))", "np.exp(-{h} * {h})", "{h} * {h
 class Gen:
     """Builds the tree schema, the helpers and the loss, as source text."""
 
-    def __init__(self, rng: random.Random, avoid=False):
+    def __init__(self, rng: random.Random, avoid=False, extended=False):
         self.r = rng
+        self.extended = extended    # also list literals and writes through duplicates
         self.avoid = avoid       # steer clear of the crashes already found
         self.helpers = []        # source of helper functions
         self.n = 0
@@ -222,6 +227,58 @@ class Gen:
         self.helpers.append(f"def {name}(ps, h):\n" + "\n".join(body) + "\n")
         return name
 
+    def float_leaves(self, sc):
+        """The text of each float leaf, and of each (D,) vector leaf, as the loss reads it."""
+        floats, vecs = [], []
+        if "l1" in sc:
+            floats.append(self.acc(sc, "l1") + "['s']")
+            vecs.append(self.acc(sc, "l1") + "['b']")
+        if "nest" in sc:
+            floats.append(self.acc(sc, "nest") + "['a']['c']")
+            vecs.append(self.acc(sc, "nest") + "['a']['b']")
+        if "ps" in sc:
+            floats.append(self.acc(sc, "ps") + "[1]")
+            vecs.append(self.acc(sc, "ps") + "[0]")
+        if "s0" in sc:
+            floats.append(self.acc(sc, "s0"))
+        return floats, vecs
+
+    def mixed_lines(self, sc):
+        """Lines of the loss that build lists, tuples and np.array from a mix of constants
+        and leaves (nested too), pass such a list to a helper, or write rows of h through
+        an index with duplicates."""
+        r = self.r
+        floats, vecs = self.float_leaves(sc)
+        lines = []
+        if floats and r.random() < 0.3:
+            items = [r.choice(floats + ["0.5", "2", "-1.0"]) for _ in range(r.randint(2, 4))]
+            items[r.randrange(len(items))] = r.choice(floats)
+            weights = ", ".join(str(1.0 + k) for k in range(len(items)))
+            form = r.choice(["np.sum(np.array([{i}]) * np.array([{w}]))",
+                             "np.sum(np.array([[{i}], [{w}]]) ** 2)",
+                             "[{i}][{k}] * [{i}][0]", "np.sum(({i},)) * 0.5"])
+            lines.append("extra = extra + " + form.format(i=", ".join(items), w=weights,
+                                                          k=len(items) - 1))
+        if (floats or vecs) and r.random() < 0.3:
+            name = self.name("pick")
+            leaf = r.choice(floats + vecs)
+            k = r.randint(1, 2)
+            items = ["0.5"] * k + [leaf] + r.choice([[], ["2.0"]])
+            items = f"[{', '.join(items)}]" if r.random() < 0.5 else f"({', '.join(items)},)"
+            self.helpers.append(f"def {name}(items, h):\n"
+                                f"    return h * items[{k}] + items[0]\n")
+            lines.append(f"h = {name}({items}, h)")
+        if vecs and r.random() < 0.3:
+            lines.append("h = np.stack([np.ones_like(h[0]), h[0], " + r.choice(vecs) +
+                         "])[1:].sum(axis=0) * 0.5 + h")
+        if r.random() < 0.3:
+            lines.append("hd = h * 1.0")
+            op = r.choice(["=", "+=", "-=", "*="])
+            index = r.choice(["np.array([0, 0, -1])", "[-1, -1]", "[0, -1, 0]"])
+            lines.append(f"hd[{index}] {op} np.tanh(h[-1]) * 0.5")
+            lines.append("h = h + hd * 0.5")
+        return lines
+
     def whole_helper(self, sc, calls):
         """takes the whole tree and calls other helpers with subtrees."""
         name = self.name("net")
@@ -279,6 +336,8 @@ class Gen:
             blk, a, tup = twice
             calls.append(f"h2 = {blk}({a}, h)" + ("[0]" if tup else ""))
             calls.append("h = h + 0.5 * h2")
+        if self.extended:
+            calls += self.mixed_lines(sc)
         r.shuffle(calls) if False else None
         body = ["    " + first]
         if calls and r.random() < 0.35 and not (self.avoid and any(c.startswith("for") for c in calls)):
@@ -332,11 +391,14 @@ def make_args(sc, seed, dims):
 
 
 AVOID = [False]
+EXTENDED = [False]
 
 
-def make_program(seed):
+def make_program(seed, extended=None):
+    """The program of `seed` and two argument sets; `extended` (default: --extended) adds
+    the loss lines of Gen.mixed_lines."""
     rng = random.Random(seed)
-    gen = Gen(rng, AVOID[0])
+    gen = Gen(rng, AVOID[0], EXTENDED[0] if extended is None else extended)
     src, sc = gen.program()
     dims_a = (rng.randint(2, 4), rng.randint(1, 3), rng.randint(2, 4))
     while True:
@@ -577,8 +639,11 @@ def main():
     p.add_argument("--show", action="store_true")
     p.add_argument("--minutes", type=float, default=1e9)
     p.add_argument("--avoid", action="store_true", help="steer clear of the known crashes")
+    p.add_argument("--extended", action="store_true",
+                   help="also list literals and writes through duplicate indices")
     opts = p.parse_args()
     AVOID[0] = opts.avoid
+    EXTENDED[0] = opts.extended
     if opts.seed is not None:
         src, a, b = make_program(opts.seed)
         print(src)

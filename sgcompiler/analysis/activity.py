@@ -24,14 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import gast
+import numpy as np
 
 from ..errors import describe, errors_at
+from ..ir.blocks import statement_lists
 from .facts import Flow, flow_of
 from .memory import IfEnd, exclusive, linear_paths, own_reads
-from ..frontend.resolve import local_names
+from ..frontend.resolve import METHOD, local_names
 from ..frontend.normalize import Normalized
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, NO_RULE,
-                  assignments, describe_stmt, is_append, target_of)
+                  assignments, describe_stmt, is_append, is_setitem, target_of)
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,9 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     useful = reach({norm.returned}, [(i, [t]) for t, ins, _, _ in flows for i in ins],
                           useful_by, [k for k, (_, ins, _, _) in enumerate(flows) for _ in ins])
     active = frozenset(varied & useful)
+    _refuse_in_place_calls(norm, resolution, varied)
     _refuse_blocked(fn, flows, varied, useful)
-    _refuse_aliased_writes(norm, flows, active)
+    _refuse_aliased_writes(norm, flows, varied)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
     facts = tuple(flow_of(stmt, op, resolution) for _, _, op, stmt in flows)
     return Activity(frozenset(varied), frozenset(useful), active, facts, tuple(wrt),
@@ -94,11 +97,12 @@ def is_view(op, stmt) -> bool:
     return op.kind == RULE and op.rule.name in _VIEWS
 
 
-def _refuse_aliased_writes(norm, flows, active):
+def _refuse_aliased_writes(norm, flows, varied):
     """x[i] = v is differentiated as a write into x alone; refuse when another variable
     may hold the same memory (an argument, a copy, a view), since its adjoint would
-    miss the write."""
-    written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in active}
+    miss the write. (Varied, not only active, writes: x itself may be unused after the
+    write and the view read, as in `t = stop_gradient(x.ravel()); x[0] = w`.)"""
+    written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in varied}
     if not written:
         return
     reads = {}
@@ -212,7 +216,8 @@ class _Points:
                 self.opened[i] = max(j for j in self.positions[id(s.stmt)] if j < i)
                 for name in s.assigns:
                     self.assigned_at.setdefault(name, []).append(i)
-            elif isinstance(s, gast.Assign) or is_append(s):
+            elif isinstance(s, gast.Assign) and not is_setitem(s) or is_append(s):
+                # (x[i] = v writes into x: the name still refers to the array a view shares)
                 self.assigned_at.setdefault(target_of(s), []).append(i)
 
     def rebound(self, name, start, stop) -> bool:
@@ -327,6 +332,61 @@ def reach(seed: set, edges, by=None, where=None) -> set:
                         by[target] = (source, k if where is None else where[k])
                     break
     return reached
+
+
+# NumPy functions that write into an argument (and return None)
+_IN_PLACE = tuple(getattr(np, n) for n in ("copyto", "put", "place", "putmask",
+                                           "fill_diagonal", "put_along_axis") if hasattr(np, n))
+# methods that change the list, dict or array they are called on
+_MUTATING_METHODS = {"pop", "extend", "insert", "remove", "reverse", "sort", "clear",
+                     "update", "setdefault", "popitem", "fill", "put", "resize", "itemset",
+                     "partition", "setfield", "__setitem__", "__iadd__"}
+
+
+def _writer(call, resolution, discarded):
+    """How messages name a call that changes one of its arguments (or its receiver) in
+    place, or None: the analysis only follows assignments, so such a change is unseen."""
+    callee = resolution.callee(call.func)
+    name = callee.name or "the call"
+    obj = callee.obj
+    if any(k.arg == "out" for k in call.keywords):
+        return f"{name}(..., out=...)"
+    if callee.kind == METHOD:
+        mutates = callee.name in _MUTATING_METHODS or (discarded and callee.name != "append")
+        return f"the method .{callee.name}()" if mutates else None
+    if isinstance(obj, np.ufunc) and len(call.args) > obj.nin:
+        return f"{name} with an output argument"
+    if isinstance(getattr(obj, "__self__", None), np.ufunc) and \
+            getattr(obj, "__name__", "") == "at":
+        return name
+    return name if any(obj is f for f in _IN_PLACE) else None
+
+
+def _refuse_in_place_calls(norm, resolution, varied) -> None:
+    """Refuse `np.add.at(y, i, x)`, `y.fill(v)`, `np.sin(x, out=y)`, `L.extend(...)` on
+    a varied value (or with one): their gradient would be silently wrong."""
+    problems = []
+    for body in statement_lists(norm.body):
+        for stmt in body:
+            if isinstance(stmt, gast.Expr) and is_append(stmt):
+                continue
+            call = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
+            if not isinstance(call, gast.Call):
+                continue
+            what = _writer(call, resolution, isinstance(stmt, gast.Expr))
+            names = [n.id for n in gast.walk(call) if isinstance(n, gast.Name)
+                     and n.id in varied]
+            if what and names:
+                # (name a variable of the user's, not a temporary of the normal form)
+                own = [n for n in names if not n.startswith("_")]
+                which = f"'{own[0]}'" if own else "a value that"
+                problems.append(describe(norm.fn, stmt, (
+                    f"{what} changes a value in place, and {which} depends on the "
+                    "differentiated argument; sgcompiler follows only assignments, so "
+                    "compute a new value instead (y = y + v, y[i] = v, y = np.sort(y), "
+                    "L = L + [v])")))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
 
 
 def _refuse_blocked(fn, flows, varied, useful) -> None:

@@ -29,13 +29,14 @@ import copy
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from ..errors import error_at
 from ..ir.naming import Namer, op_name
 from .source import FunctionSource
 from .iteration import IterationForms
 from .lower import lower
-from .resolve import Resolution, local_names
+from .resolve import Resolution, index_join, local_names
 
 RESULT = "result"
 
@@ -364,6 +365,15 @@ class _Normalizer(IterationForms):
 
     def expr_Call(self, node):
         func = node.func
+        if self._is_einsum_sublists(node):
+            node = self._einsum_string(node)
+        if self._is_log_with_base(node):
+            # math.log(x, base) is log(x) / log(base), computed so by CPython too: each
+            # part has its derivative rule
+            x, base = node.args
+            parts = [gast.Call(func=copy.deepcopy(func), args=[a], keywords=[])
+                     for a in (x, base)]
+            return self.expr_BinOp(gast.BinOp(left=parts[0], op=gast.Div(), right=parts[1]))
         if isinstance(func, gast.Attribute) and not self.global_chain(func):
             func = gast.Attribute(value=self.atom(func.value, "obj"), attr=func.attr,
                                   ctx=gast.Load())
@@ -372,11 +382,97 @@ class _Normalizer(IterationForms):
                     for k in node.keywords]
         return gast.Call(func=func, args=args, keywords=keywords)
 
+    def _joined(self, node, kind, numpy_name):
+        """np.r_[a, b] as np.concatenate([np.atleast_1d(a), np.atleast_1d(b)]); np.c_[a, b]
+        as np.concatenate([np.transpose(np.atleast_2d(np.transpose(a))), ...], axis=-1)."""
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        for item in items:
+            if isinstance(item, gast.Slice) or isinstance(item, gast.Constant) and \
+                    isinstance(item.value, str):
+                raise error_at(node, self.fn, "np.r_ and np.c_ are supported with arrays "
+                                              "and numbers only (no ranges a:b, no "
+                                              "directive strings); write np.concatenate "
+                                              "with np.arange instead")
+
+        def call(name, arg):
+            func = gast.parse(f"{numpy_name}.{name}").body[0].value
+            return gast.Call(func=func, args=[arg], keywords=[])
+        if kind is type(np.r_):
+            parts, keywords = [call("atleast_1d", item) for item in items], []
+        else:
+            parts = [call("transpose", call("atleast_2d", call("transpose", item)))
+                     for item in items]
+            keywords = [gast.keyword(arg="axis", value=gast.Constant(value=-1, kind=None))]
+        joined = call("concatenate", gast.List(elts=parts, ctx=gast.Load()))
+        joined.keywords = keywords
+        return joined
+
+    def _is_einsum_sublists(self, node) -> bool:
+        """np.einsum(a, (0, 1), b, (1, 2), (0, 2)): operands and index lists in turn."""
+        if not self._calls(node, np.einsum) or len(node.args) < 2:
+            return False
+        first = node.args[0]
+        if isinstance(first, gast.Constant) and isinstance(first.value, str):
+            return False        # np.einsum('i,i', [1, 2], x): the subscripts come first
+        # (the subscripts may be a variable: then sublists are told by their literals)
+        return not isinstance(first, gast.Name) or any(
+            isinstance(s, (gast.Tuple, gast.List)) and s.elts and all(
+                isinstance(e, gast.Constant) and (type(e.value) is int or e.value is Ellipsis)
+                or isinstance(e, gast.Name) and e.id == "Ellipsis" for e in s.elts)
+            for s in node.args[1::2])
+
+    def _einsum_string(self, node):
+        """The same call with the subscripts as a string ('ij,jk->ik'), which is what NumPy
+        makes of the index lists (0-25 are A-Z, 26-51 are a-z), so that the einsum rule
+        applies."""
+        letters = [chr(ord("A") + k) for k in range(26)] + [chr(ord("a") + k) for k in range(26)]
+
+        def text(sublist):
+            items = sublist.elts if isinstance(sublist, (gast.Tuple, gast.List)) else None
+            items = [gast.Constant(value=Ellipsis, kind=None) if isinstance(e, gast.Name)
+                     and e.id == "Ellipsis" and e.id in self.resolution.global_roots else e
+                     for e in items or ()] if items is not None else None
+            ok = items is not None and all(
+                isinstance(e, gast.Constant) and (e.value is Ellipsis or type(e.value) is int
+                                                  and 0 <= e.value < 52) for e in items)
+            if not ok:
+                raise error_at(node, self.fn, "np.einsum with index lists is supported when "
+                                              "each list is written out as a tuple of ints "
+                                              "(0 to 51) and ...; or give the subscripts "
+                                              "as a string ('ij,jk->ik')")
+            return "".join("..." if e.value is Ellipsis else letters[e.value] for e in items)
+        args = list(node.args)
+        operands, sublists = args[0:len(args) - len(args) % 2:2], args[1::2]
+        spec = ",".join(text(s) for s in sublists)
+        if len(args) % 2:
+            spec += "->" + text(args[-1])
+        subscripts = gast.Constant(value=spec, kind=None)
+        return gast.Call(func=node.func, args=[subscripts] + operands, keywords=node.keywords)
+
+    def _calls(self, node, obj) -> bool:
+        """Whether the call `node` calls `obj` (a module-level function)."""
+        func = node.func
+        if not (self.global_chain(func) or (isinstance(func, gast.Name) and
+                                            func.id in self.resolution.global_roots)):
+            return False
+        try:
+            return self.resolution.callee(func).obj is obj
+        except KeyError:
+            return False
+
+    def _is_log_with_base(self, node) -> bool:
+        import math
+        # (math.log takes no keywords)
+        return len(node.args) == 2 and not node.keywords and self._calls(node, math.log)
+
     def expr_Attribute(self, node):
         return gast.Attribute(value=self.atom(node.value, "obj"), attr=node.attr,
                               ctx=gast.Load())
 
     def expr_Subscript(self, node):
+        found = index_join(self.fn, node, self.resolution.global_roots)
+        if found is not None:
+            return self.expr_Call(self._joined(node, *found))
         return gast.Subscript(value=self.atom(node.value, "obj"),
                               slice=self.index(node.slice), ctx=gast.Load())
 

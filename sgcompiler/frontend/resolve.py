@@ -19,6 +19,7 @@ import types
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from .. import rules
 from .depends import ATTR, MISSING, function_reads, note
@@ -121,6 +122,47 @@ def _user_callable(obj):
     return as_function(obj)
 
 
+# np.r_[a, b] and np.c_[a, b] (indexing, not calls): normalize writes them as the
+# concatenation of the items made at least 1-d (r_), or 2-d with a 1-d array as a column
+# (c_: np.transpose(np.atleast_2d(np.transpose(a))) is that for any number of dimensions)
+INDEX_JOINS = {type(np.r_): ("concatenate", "atleast_1d"),
+               type(np.c_): ("concatenate", "atleast_2d", "transpose")}
+
+
+def index_join(fn, node, global_roots):
+    """For `np.r_[...]` / `np.c_[...]`: (the type of np.r_ or np.c_, the text of a name of
+    the numpy module), else None."""
+    value = node.value if isinstance(node, gast.Subscript) else None
+    if _root(value) not in global_roots or not isinstance(value, (gast.Name, gast.Attribute)):
+        return None
+    obj, error = _evaluate(fn, value)
+    if error or type(obj) not in INDEX_JOINS or type(obj) is type(np.c_) and obj is not np.c_:
+        return None
+    if isinstance(value, gast.Attribute) and _evaluate(fn, value.value)[0] is np:
+        return type(obj), _text(value.value)
+    names = sorted(k for k, v in fn.globals.items() if v is np)
+    return (type(obj), names[0]) if names else (type(obj), None)
+
+
+def _index_join_callees(fn, global_roots, callees, problems):
+    """The callees of what normalize writes for each np.r_[...] and np.c_[...]."""
+    for node in gast.walk(fn.tree):
+        found = index_join(fn, node, global_roots) if isinstance(node, gast.Subscript) \
+            else None
+        if found is None:
+            continue
+        kind, numpy_name = found
+        if numpy_name is None:
+            problems.append(describe(fn, node, f"{_text(node.value)}[...] is supported "
+                                               "when numpy is imported as a module name "
+                                               "(import numpy as np; np.r_[...])"))
+            continue
+        for name in INDEX_JOINS[kind]:
+            obj = getattr(np, name)
+            callees[f"{numpy_name}.{name}"] = classify(obj, f"{numpy_name}.{name}",
+                                                       rules.scope_of(fn))
+
+
 def resolve(fn: FunctionSource) -> Resolution:
     """Classify every call in `fn`.
 
@@ -165,6 +207,7 @@ def resolve(fn: FunctionSource) -> Resolution:
         # a function without a rule is fine while no gradient has to flow through it
         # (e.g. under stop_gradient); activity analysis refuses it otherwise
         callees[key] = classify(obj, key, rules.scope_of(fn)) or Callee(OPAQUE, obj, name=key)
+    _index_join_callees(fn, global_roots, callees, problems)
     if problems:
         raise errors_at(sorted(set(problems), key=problems.index))
     return Resolution(callees, global_roots)

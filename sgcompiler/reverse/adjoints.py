@@ -56,11 +56,22 @@ def contributions(rev, stmt, op, target, g):
         return _dict_display_adjoint(rev, stmt, g)
     if op.kind == CONTAINER:
         out = []
-        for i, (_, name) in enumerate(op.inputs):
-            if rev.is_active(name):
-                element = gast.Subscript(value=copy.deepcopy(g), slice=const(i),
+        for position, name in op.inputs:     # (the constants in between have no input)
+            if not rev.is_active(name):
+                continue
+            if not rev.shapes.is_scalar(name) and target in rev.partial_adjoints:
+                # an inner list or an array: its adjoint may be a plain 0.0 standing for
+                # all of it, which rules that need its shape cannot take
+                element = rev.helper_call("item_adjoint", [copy.deepcopy(g),
+                                                           const(int(position)), load(name)])
+                rev.reads.add(name)
+            elif target in rev.maybe_scalar:    # g itself may be a plain 0.0
+                element = rev.helper_call("item_adjoint", [copy.deepcopy(g),
+                                                           const(int(position))])
+            else:
+                element = gast.Subscript(value=copy.deepcopy(g), slice=const(int(position)),
                                          ctx=gast.Load())
-                out.extend(rev.accumulate(name, element, stmt))
+            out.extend(rev.accumulate(name, element, stmt))
         return out
     if op.kind == APPEND:
         return append_adjoint(rev, stmt, op, g)
@@ -110,19 +121,35 @@ def setitem_adjoint(rev, stmt, op, g):
     out = writable_adjoint(rev, var, stmt)      # (it may be a plain 0.0 or shared)
     values = [name for param, name in op.inputs if param == "v"]
     part = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Load())
+    fancy = rev.shapes.kind(var) != CONTAINER_KIND and not is_basic_index(index,
+                                                                          rev.shapes.ints)
+    if fancy:       # may hold duplicates: only the element NumPy kept gets the adjoint
+        part = rev.helper_call("written_part", [load(dvar), index_value(index)])
     if values and rev.is_active(values[0]):
         value = values[0]
         if rev.shapes.is_scalar(value):     # a number broadcast into the slice
             grad = rev.np_call("sum", [part])
         else:
             grad = gast.Call(func=load(rev.linker.name_for("unbroadcast", runtime.unbroadcast)),
-                             args=[rev.np_call("copy", [part]), load(value)], keywords=[])
+                             args=[part if fancy else rev.np_call("copy", [part]),
+                                   load(value)], keywords=[])
             rev.reads.add(value)
+        if value == var:
+            # x[i] = x: read x's adjoint at i before it is zeroed, add it back after
+            part_name = rev.namer.temp(f"{dvar}_part")
+            out.append(rev.assign(part_name, grad, stmt))
+            return out + [_zeroed(dvar, index, stmt)] + \
+                rev.accumulate(value, load(part_name), stmt)
         out.extend(rev.accumulate(value, grad, stmt))
+    return out + [_zeroed(dvar, index, stmt)]
+
+
+def _zeroed(dvar, index, stmt):
+    """dx[index] = 0.0: the elements a write overwrote get no adjoint."""
     target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
     zero = gast.Assign(targets=[target], value=const(0.0), type_comment=None)
     zero.lineno = stmt.lineno
-    return out + [zero]
+    return zero
 
 
 def _mentions_array(expr, rev) -> bool:
@@ -159,7 +186,11 @@ def append_adjoint(rev, stmt, op, g):
     lst = stmt.value.func.value.id
     last = gast.BinOp(left=gast.Call(func=load("len"), args=[load(lst)], keywords=[]),
                       op=gast.Sub(), right=const(1))
-    element = gast.Subscript(value=copy.deepcopy(g), slice=last, ctx=gast.Load())
+    if rev.shapes.is_scalar(values[0]) or lst not in rev.partial_adjoints:
+        element = gast.Subscript(value=copy.deepcopy(g), slice=last, ctx=gast.Load())
+    else:   # (as in a list literal: a plain 0.0 becomes zeros of the element's shape)
+        item = gast.Subscript(value=load(lst), slice=copy.deepcopy(last), ctx=gast.Load())
+        element = rev.helper_call("item_adjoint", [copy.deepcopy(g), last, item])
     rev.reads.add(lst)
     return rev.accumulate(values[0], element, stmt)
 

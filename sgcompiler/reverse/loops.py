@@ -122,8 +122,10 @@ class LoopSweeps:
         buffers = self._loop_buffers(stmt, touched)
         # adjoints live across iterations must be variables at the top of every iteration;
         # until the body's adjoint agrees with what its top assumed, try again
+        ends_zero = set()     # adjoints an iteration leaves as a plain 0.0 for the next
         while True:
             entry = dict(self.state), set(self.owned), set(self.maybe_scalar)
+            self.maybe_scalar |= ends_zero
             materialize = [s for var in sorted(touched & live)
                            for s in self._enter_loop(var, buffers, stmt)]
             top_state, top_owned = dict(self.state), set(self.owned)
@@ -134,10 +136,13 @@ class LoopSweeps:
             grown = {v for v in touched if self.state.get(v) is not None} - live
             lost = {v for v in top_owned & touched if v not in self.owned or
                     gast.dump(self.state.get(v) or const(0)) != gast.dump(top_state[v])}
-            if not grown and not (lost & buffers):
+            zeroed = {v for v in touched & live if self.state.get(v) is None and
+                      self.shapes.kind(v) == ARRAY} - ends_zero
+            if not grown and not (lost & buffers) and not zeroed:
                 break
             live |= grown
             buffers -= lost
+            ends_zero |= zeroed
             self.state, self.owned, self.maybe_scalar = entry
         body += self._leave_loop(touched, live, top_state, top_owned, stmt)
         self.loop_reverses[id(stmt)] = bool(body) or self.loop_reverses.get(id(stmt), False)

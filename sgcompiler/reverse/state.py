@@ -228,4 +228,4 @@ _FRESH_NUMPY = (np.where, np.copy, np.zeros_like, np.sum, np.outer)
 
 # runtime helpers whose result is always a new array
 _FRESH_HELPERS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right",
-                  "choose_grad", "prod_grad")
+                  "choose_grad", "prod_grad", "written_part")

@@ -18,6 +18,7 @@ trips and the adjoint loop runs as many times.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
 
 import gast
@@ -32,9 +33,9 @@ from .inline import Linker
 from ..ir.builders import comment, const, load, store
 from .loops import LOOPS, LoopSweeps, loop_targets
 from ..frontend.normalize import Normalized
-from ..analysis.ops import (APPEND, CALL, SETITEM, describe_stmt, is_append, is_setitem,
+from ..analysis.ops import (APPEND, CALL, RULE, SETITEM, describe_stmt, is_append, is_setitem,
                             target_of)
-from ..analysis.shapes import ARRAY, Shapes
+from ..analysis.shapes import ARRAY, CONTAINER, Shapes
 from .context import SweepState, step_of
 from .state import AdjointState
 
@@ -123,6 +124,12 @@ def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
         # the adjoint sweep puts back older values of it: keep the result aside
         returned = norm.namer.fresh("result")
         forward.append(sweep.assign(returned, load(norm.returned)))
+    if shapes.kind(norm.returned) == CONTAINER:
+        # a tuple or list has no gradient: the caller sees the result and refuses it with
+        # the TypeError of any non-scalar result (api._check_scalar)
+        backward = [comment(f"{norm.fn.name} returns a tuple or list, not a scalar: no "
+                            "gradient")]
+        gradient, value = const(None), True
     ret = gast.Return(value=gast.Tuple(elts=[load(returned), gradient], ctx=gast.Load())
                       if value else gradient)
     body = sweep.prologue() + [comment("forward")] + forward
@@ -203,6 +210,17 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
 class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
     """One run of the reverser: the fields of SweepState (context.py), the sweeps below,
     and the helpers of state.py, loops.py and calls.py."""
+
+    @functools.cached_property
+    def partial_adjoints(self):
+        """Lists whose adjoint may hold a plain 0.0 for an element at run time: those read
+        other than whole by a derivative rule (an element read, a copy, a call)."""
+        out = {self.norm.returned}
+        for stmt in assignments(self.norm.body):
+            op = describe_stmt(stmt, self.resolution, self.fn)
+            if op.kind != RULE:
+                out.update(name for _, name in op.inputs)
+        return frozenset(out)
 
     # --- names and small builders
 

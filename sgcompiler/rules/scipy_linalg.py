@@ -2,6 +2,8 @@
 
 Loaded with the other SciPy rule modules (rules/scipy.py), so SciPy stays optional.
 """
+import inspect
+
 import numpy as np
 import scipy.linalg
 
@@ -21,9 +23,14 @@ def linalg(name, **options):
     return vjp(getattr(scipy.linalg, name), name=f"scipy.linalg.{name}", **options)
 
 
-@linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite")
-def inv(g, ans, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
-    return inv_grad(g, ans, a, assume_a, lower)
+if "assume_a" in inspect.signature(scipy.linalg.inv).parameters:      # SciPy 1.17 and later
+    @linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite")
+    def inv(g, ans, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+        return inv_grad(g, ans, a, assume_a, lower)
+else:
+    @linalg("inv", notes="nonsingular input")
+    def inv(g, ans, a, overwrite_a=False, check_finite=True):
+        return inv_grad(g, ans, a)
 
 
 @linalg("det", notes="nonsingular input")

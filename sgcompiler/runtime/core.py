@@ -117,6 +117,16 @@ def zeros_tree(x):
     return np.zeros_like(x, dtype=np.result_type(x, float))
 
 
+def item_adjoint(g, index, x=None):
+    """g[index], the adjoint of the element x (an array or a container; None for a number)
+    of a list or tuple whose adjoint is g: zeros of x's shape and structure where g, or its
+    element, is a plain 0.0 (which the derivative rules that need x's shape cannot take)."""
+    item = g if _is_zero(g) else g[index]
+    if _is_zero(item) and isinstance(x, (list, tuple, dict, np.ndarray)):
+        return zeros_tree(x)
+    return item
+
+
 def add_at(dx, index, g):
     """dx[index] += g for an adjoint that is an array or a container (list, dict)."""
     if isinstance(dx, (list, dict)):
@@ -124,6 +134,19 @@ def add_at(dx, index, g):
     else:
         np.add.at(dx, index, g)
     return dx
+
+
+def written_part(g, index):
+    """g[index] for the value v of `x[index] = v` (x's adjoint g): a new array, with zeros
+    where another element of v was written to the same place after it (an index with
+    duplicates; NumPy keeps one write). Which write is kept is found by doing the same
+    assignment with the elements' positions as values."""
+    part = np.array(g[index])
+    order = np.arange(part.size).reshape(part.shape)
+    written = np.full(np.shape(g), -1, dtype=np.intp)
+    written[index] = order
+    part[written[index] != order] = 0
+    return part
 
 
 def _is_zero(a):
@@ -190,8 +213,16 @@ def not_a_view(value, array, where):
 def float_dtype(*xs):
     """The floating dtype a gradient of `xs` is computed in (float64 unless they are
     floats of another precision)."""
-    dtype = np.result_type(*xs)
+    dtype = np.result_type(*(_typed(x) for x in xs))
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _typed(x):
+    """What np.result_type takes for `x`: it reads a list or tuple as a dtype spec, so a
+    list of values ([1, a * a, 2]) stands for the result type of its elements."""
+    if isinstance(x, (list, tuple)):
+        return np.result_type(*(_typed(e) for e in x)) if x else np.dtype(np.float64)
+    return x
 
 
 def as_float(g, *xs):
