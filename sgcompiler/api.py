@@ -234,14 +234,28 @@ class GradientFunction:
             self._compiled.clear()
             found = None
         values = self._wrt_values(args, kwargs)
+        if kwargs:
+            _refuse_subclasses(self.primal.__name__, kwargs.items())
         if found is None or not found[2]:
             plain = True
             for name, value in zip(self.wrt, values):
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value)
                     plain = False
-            found = found or self._valid(self._compiled.get(kinds)) or \
-                self._specialise(args, kinds, plain)
+            found = found or self._valid(self._compiled.get(kinds))
+            if found is None:
+                found = self._specialise(args, kinds, plain)
+                if not found[1] and self._has_trees(args):
+                    self._primal_runs(kinds, args, kwargs)
+        try:
+            return self._run(found, values, args, kwargs)
+        except Exception as exc:
+            primal = self._primal_error(exc, args, kwargs)
+            if primal is None:
+                raise
+        raise primal from None
+
+    def _run(self, found, values, args, kwargs):
         function, returns_value, plain, _ = found
         if returns_value:
             result, grads = function(*args, **kwargs)
@@ -259,10 +273,35 @@ class GradientFunction:
             grads = _unaliased(grads, args, kwargs)
         return (result, grads) if self.with_value else grads
 
+    def _primal_runs(self, kinds, args, kwargs):
+        """Run the primal once for arguments of a new kind with parameter trees, when the
+        gradient does not compute the value: a tree used as an array may raise in the
+        primal (`[1.0, 2.0] * 2.0`) where the gradient, which needs only other values,
+        would not; the user must see that error, not a gradient."""
+        try:
+            self.primal(*args, **kwargs)
+        except Exception:
+            del self._compiled[kinds]
+            raise
+
+    def _primal_error(self, exc, args, kwargs):
+        """When the gradient failed: the primal's own error for these arguments, if it
+        fails differently (the gradient may not compute the value, or fail later in the
+        same mistake: `{"a": 1.0} + 2.0`). None when the primal runs, or fails the same way
+        (then the generated line, which tracebacks show, is the better place)."""
+        try:
+            self.primal(*args, **kwargs)
+        except Exception as primal:
+            if type(primal) is type(exc) and str(primal) == str(exc):
+                return None
+            return primal
+        return None
+
     def _specialise(self, args, kinds, plain):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
+        _refuse_subclasses(self.primal.__name__, zip(self._params, args))
         types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, types_)
@@ -369,6 +408,29 @@ def _check_tree(fname, name, value):
             _check_tree(fname, f"{name}[{i}]", item)
     else:
         _check_argument(fname, name, value)
+
+
+def _refuse_subclasses(fname, named_values):
+    """Refuse arguments (wrt or not, in parameter trees too) that are ndarray subclasses:
+    generated code computes with plain-array semantics, which a masked array (its mask)
+    or np.matrix (`*` is a matrix product) do not have."""
+    for name, value in named_values:
+        for path, leaf in _tree_arrays(value, (name,)) if type(value) in _TREES else \
+                [((name,), value)]:
+            if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray:
+                where = path[0] + "".join(f"[{k!r}]" for k in path[1:])
+                t = type(leaf)
+                hint = next((h for c, h in _SUBCLASS_HINTS if isinstance(leaf, c)),
+                            "generated code would treat it as a plain array")
+                raise TypeError(f"{fname}: argument '{where}' is a {t.__module__}."
+                                f"{t.__qualname__} (an ndarray subclass); sgcompiler "
+                                f"differentiates plain arrays only: {hint}; pass "
+                                "np.asarray(...) of it")
+
+
+_SUBCLASS_HINTS = ((np.ma.MaskedArray, "its mask would be ignored (np.where(x.mask, 0.0, "
+                                       "x.data) gives its masked entries no weight)"),
+                   (np.matrix, "its `*` is a matrix product"))
 
 
 def _check_argument(fname, name, value):

@@ -35,6 +35,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import inspect
+import sys
+import textwrap
+import threading
 import types
 import weakref
 from dataclasses import dataclass
@@ -45,11 +49,13 @@ import numpy
 from . import rules
 from .backend.codegen import to_source
 from .backend.loader import bind, compile_source
+from .errors import SGCompilerError
 from .analysis.activity import activity
 from .analysis.shapes import shapes
 from .analysis.sizes import WEAK
 from .analysis.summaries import SUMMARIES
 from .frontend import front_end
+from .frontend import depends
 from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.resolve import local_names
 from .frontend.source import function_name
@@ -65,6 +71,7 @@ from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .forward.batch import NotBatchable
 from .forward.tangents import forward
 
 PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of a tree)
@@ -129,6 +136,10 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
            rules.version(), rereadable)
+    return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable)
+
+
+def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> Compiled:
     with LOCK:      # one compilation at a time: a piece is published before it is done
         compiled = _CACHE.get(key)
         # the code is right for `fn` only while its names mean what they meant
@@ -274,6 +285,88 @@ def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None) -> gast.
         step(tree, known, run)
         trace(name, tree)
     return tree
+
+
+_DEEP_LIMIT = 60_000            # frames: about 4 per level of nesting, so ~15000 levels
+_DEEP_STACK = 512 * 2 ** 20     # bytes of stack for the thread that compiles deep code
+_DEEP_LOCK = threading.Lock()
+_DEEP_RUNNING = [0, None]       # deep compilations running, the recursion limit before
+
+
+def deep(fn, work, *args, **kwargs):
+    """`work(*args)`; when it runs out of recursion (the passes walk expressions
+    recursively, and CPython compiles `x*x*...*x` 2000 terms long), once more on a thread
+    with a large stack under a higher recursion limit. Deeper than that is refused.
+
+    Raises:
+        SGCompilerError: for an expression nested too deeply even so.
+    """
+    if threading.current_thread().name == "sgcompiler-deep" or LOCK._is_owned():
+        # (on the worker already; or inside a compilation this thread holds the lock
+        # for: the outermost call retries, since a worker would wait for the lock)
+        return work(*args, **kwargs)
+    try:
+        return work(*args, **kwargs)
+    except RecursionError:
+        pass
+    outcome = {}
+    reading = depends.recordings()
+
+    def run():
+        depends.record_into(reading)    # the reads count for the caller's recordings
+        try:
+            outcome["value"] = work(*args, **kwargs)
+        except BaseException as exc:        # (re-raised in the caller's thread)
+            outcome["error"] = exc
+    with _DEEP_LOCK:
+        if not _DEEP_RUNNING[0]:
+            _DEEP_RUNNING[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_DEEP_LIMIT, _DEEP_RUNNING[1]))
+        _DEEP_RUNNING[0] += 1
+        size = threading.stack_size(_DEEP_STACK)
+        try:
+            thread = threading.Thread(target=run, name="sgcompiler-deep")
+            thread.start()
+        finally:
+            threading.stack_size(size)
+    try:
+        thread.join()
+    finally:
+        with _DEEP_LOCK:
+            _DEEP_RUNNING[0] -= 1
+            if not _DEEP_RUNNING[0]:
+                sys.setrecursionlimit(_DEEP_RUNNING[1])
+    error = outcome.get("error")
+    if isinstance(error, RecursionError):
+        raise _too_deep(fn) from None
+    if error is not None:
+        raise error
+    return outcome["value"]
+
+
+def _too_deep(fn) -> SGCompilerError:
+    """An error at the most deeply nested expression of `fn` (found without recursion)."""
+    src = parse_source_text(fn)
+    deepest, line = 0, None
+    todo = [(node, 1) for node in ast.iter_child_nodes(src)] if src is not None else []
+    while todo:
+        node, depth = todo.pop()
+        if depth > deepest and hasattr(node, "lineno"):
+            deepest, line = depth, node.lineno
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    where = f"{fn.__code__.co_filename.rsplit('/', 1)[-1]}:" \
+            f"{fn.__code__.co_firstlineno + (line or 1) - 1}"
+    return SGCompilerError(f"{fn.__name__} ({where}): an expression nested {deepest} levels "
+                           "deep is too deep for sgcompiler; split it into several "
+                           "statements")
+
+
+def parse_source_text(fn):
+    """`fn`'s source as a stdlib ast Module (its first line is line 1), or None."""
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
 
 
 @dataclass
@@ -487,7 +580,11 @@ def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays
     any shape, or for the `scalars` and `arrays` given as to `compile_gradient`; a step
     that does not run for them (an optimization for known shapes) shows nothing."""
     if mode == "forward":
-        return _dump_forward(fn, wrt, stage, scalars, arrays)
+        return deep(fn, _dump_forward, fn, wrt, stage, scalars, arrays)
+    return deep(fn, _dump_stage, fn, wrt, stage, scalars, arrays)
+
+
+def _dump_stage(fn, wrt, stage, scalars, arrays) -> str:
     if stage == "grad":
         return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
     if stage not in STAGES:
@@ -581,24 +678,42 @@ class CompiledJvp:
 
 
 _JVP_CACHE: dict = {}
+_NOT_BATCHED: set = set()       # keys of compile_jvp(batch=...) whose code cannot batch
 
 
 def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
-                trees: frozenset = frozenset(), arrays: tuple = ()) -> CompiledJvp:
+                trees: frozenset = frozenset(), arrays: tuple = (),
+                batch: int | None = None) -> CompiledJvp:
     """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
-    `wrt`; the other arguments are as for `compile_gradient`.
+    `wrt`; the other arguments are as for `compile_gradient`. With `batch`, each tangent
+    holds that many directions along a leading axis (forward/batch.py).
 
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
+        NotBatchable: with `batch`, when the tangents cannot all run at once.
     """
-    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version())
+    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version(),
+           batch)
+    if key in _NOT_BATCHED:
+        raise NotBatchable("refused before")
+    return deep(fn, _compile_jvp_cached, key, fn, wrt, scalars, trees, arrays, batch)
+
+
+def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch) -> CompiledJvp:
     with LOCK:      # as compile_gradient: valid while its names mean the same
         compiled = _JVP_CACHE.get(key)
         if compiled is not None and compiled.depends.holds_for(fn):
             compiled.depends.replay(fn)
             return compiled
         with recording() as seen:
-            compiled = _compile_jvp(fn, wrt, scalars, trees, arrays)
+            try:
+                compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch)
+            except NotBatchable:
+                # (a stale refusal only costs speed: the caller runs one jvp per column)
+                if len(_NOT_BATCHED) >= _CACHE_SIZE:
+                    _NOT_BATCHED.clear()
+                _NOT_BATCHED.add(key)
+                raise
         compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
         _JVP_CACHE.pop(key, None)
         if len(_JVP_CACHE) >= _CACHE_SIZE:
@@ -608,16 +723,18 @@ def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
-                 named=None) -> CompiledJvp:
+                 named=None, batch=None) -> CompiledJvp:
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     trace("activity", act)
+    if batch is not None:       # (batched tangents need every rank, numbers' too)
+        specialised.update({p: ((), WEAK) for p in scalars if p not in specialised})
     shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     trace("shapes", shape_facts)
     code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
-                   name and norm.namer.fresh(name), named)
+                   name and norm.namer.fresh(name), named, batch)
     trace("forward", code.tree)
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})

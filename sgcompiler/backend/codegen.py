@@ -20,16 +20,27 @@ def to_source(tree, header: str) -> str:
     comment `header`."""
     node = gast.gast_to_ast(tree)
     _prepare(node)
-    lines = ast.unparse(node).splitlines()
-    out = [f"# {header}"]
+    # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
+    # Python's tokenizer does not (unparse escapes them in strings, but not in docstrings)
+    lines = ast.unparse(node).split("\n")
+    out = [f"# {comment_text(header)}"]
     for line in lines:
         stripped = line.lstrip()
         if stripped.startswith(("'\\x00#", '"\\x00#', '"""\\x00#')):
             text = ast.literal_eval(stripped)[len(COMMENT):]
-            out.append(line[: len(line) - len(stripped)] + "# " + text)
+            out.append(line[: len(line) - len(stripped)] + "# " + comment_text(text))
         else:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+def comment_text(text: str) -> str:
+    """`text` safe to put in a comment: a character that a tool may take as a line break
+    (\\r, \\x0c, \\x85, U+2028, ...) or that does not show (a bidirectional override) is
+    written as its escape, so a source line quoted in a comment can never become code, and
+    the text compiled is the text printed, line for line."""
+    return "".join(c if c.isprintable() or c == "\t" else
+                   c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _prepare(root):

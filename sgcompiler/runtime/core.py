@@ -203,7 +203,8 @@ def tree_with(like, key, g):
 
 
 def not_a_view(value, array, where):
-    """Refuse `value = array[...]` being a view when `array` is later written in place."""
+    """Refuse `value = array[...]` being a view when `array` is later written in place
+    (an index known only at run time; a slice is refused when compiled)."""
     if isinstance(value, np.ndarray) and np.shares_memory(value, array):
         raise SGCompilerError(
             f"{where}: this reads a view of an array that is written in place later, so the "
