@@ -21,10 +21,12 @@ from .api import grad, value_and_grad
 from .derivatives import hessian, hvp, jacobian, jvp
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning
+from .records import register_tree
 from .rules.custom import adjoint, differentiate_module, nondifferentiable, tangent
 from .runtime import stop_gradient
 
 __all__ = ["grad", "value_and_grad", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
-           "adjoint", "tangent", "nondifferentiable", "differentiate_module", "SGCompilerError",
+           "adjoint", "tangent", "nondifferentiable", "differentiate_module", "register_tree",
+           "SGCompilerError",
            "ZeroGradientWarning"]
 __version__ = "0.1.0"

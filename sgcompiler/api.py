@@ -18,6 +18,9 @@ from . import rules
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
+from .frontend.objects import as_function, with_default_functions
+from .frontend.source import function_name
+from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 
 
@@ -112,6 +115,10 @@ class GradientFunction:
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
+        # a bound method, a callable object, a functools.partial: a function made from it
+        fn = as_function(fn) or fn
+        if inspect.isfunction(fn):      # act=np.tanh: calls of act are calls of np.tanh
+            fn = with_default_functions(fn)
         if not inspect.isfunction(fn):
             raise SGCompilerError(f"sgcompiler differentiates Python functions; got "
                                   f"{type(fn).__name__} {fn!r}")
@@ -134,7 +141,7 @@ class GradientFunction:
             warn_zero = os.environ.get("SGCOMPILER_WARN_ZERO", "") not in ("", "0")
         self._warn_zero = bool(warn_zero)     # until it has warned
         functools.update_wrapper(self, fn)
-        self.__name__ = f"{fn.__name__}_grad"
+        self.__name__ = f"{function_name(fn)}_grad"
 
     @property
     def source(self) -> str:
@@ -210,7 +217,7 @@ class GradientFunction:
         return _rebuild, (self.primal, self._wrt_given, self.with_value, self._warn_given)
 
     def __repr__(self):
-        return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
+        return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
         if self._version != rules.version():    # a rule was registered: compile again
@@ -303,7 +310,7 @@ class GradientFunction:
         types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, types_)
-                          if issubclass(t, (dict, list, tuple)))
+                          if issubclass(t, (dict, list, tuple)) or is_record_type(t))
         arrays = ()
         if self._shaped < MAX_SHAPES:
             # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
@@ -335,7 +342,7 @@ class GradientFunction:
 
     @staticmethod
     def _has_trees(values):
-        return any(isinstance(v, (dict, list, tuple)) for v in values)
+        return any(isinstance(v, (dict, list, tuple)) or is_record(v) for v in values)
 
     def _wrt_values(self, args, kwargs):
         if not kwargs and len(args) > self._last_position:
@@ -370,15 +377,18 @@ def _tree_kind(tree):
     return t
 
 
-def _tree_arrays(tree, path=(), numbers=False):
+def _tree_arrays(tree, path=(), numbers=False, records=False):
     """(path of keys and indexes, array) for the arrays in a (nested) dict, list or
     tuple (and its Python floats and ints, with `numbers`)."""
-    if isinstance(tree, dict):
+    if records and is_record(tree):     # (the compiler reads these as field(tree, k))
+        for k, v in record_items(tree):
+            yield from _tree_arrays(v, path + (k,), numbers, records)
+    elif isinstance(tree, dict):
         for k, v in tree.items():
-            yield from _tree_arrays(v, path + (k,), numbers)
+            yield from _tree_arrays(v, path + (k,), numbers, records)
     elif isinstance(tree, (list, tuple)):
         for i, v in enumerate(tree):
-            yield from _tree_arrays(v, path + (i,), numbers)
+            yield from _tree_arrays(v, path + (i,), numbers, records)
     elif isinstance(tree, np.ndarray) or numbers and type(tree) in (float, int):
         yield path, tree
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
@@ -392,7 +402,10 @@ def _plain_float(value) -> bool:
 
 def _check_tree(fname, name, value):
     """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays."""
-    if isinstance(value, dict):
+    if is_record(value):        # a NamedTuple, a dataclass, a registered type
+        for key, item in record_items(value):
+            _check_tree(fname, f"{name}.{key}", item)
+    elif isinstance(value, dict):
         for key, item in value.items():
             _check_tree(fname, f"{name}[{key!r}]", item)
     elif isinstance(value, (list, tuple)):
@@ -465,6 +478,11 @@ def _check_scalar(fname, result):
 
 def _like_tree(g, x):
     """The gradient `g` with the structure, types and shapes of argument `x`."""
+    t = type(x)
+    if t is not float and t is not np.ndarray and is_record(x):
+        # its adjoint: {field: ...} from field(x, name), or a list by position
+        return rebuild(x, {name: _like_tree(_child(g, name, i), v)
+                           for i, (name, v) in enumerate(record_items(x))})
     if isinstance(x, dict):
         return {k: _like_tree(0.0 if _zero(g) else g.get(k, 0.0), v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -475,8 +493,17 @@ def _like_tree(g, x):
     return _like(g, x)
 
 
+def _child(g, name, i):
+    """The adjoint of a record's child `name` (at position `i`) in its adjoint `g`."""
+    if _zero(g):
+        return 0.0
+    if isinstance(g, dict):
+        return g.get(name, 0.0)
+    return g[i]
+
+
 def _leaves(tree):
-    return (a for _, a in _tree_arrays(tree))
+    return (a for _, a in _tree_arrays(tree, records=True))
 
 
 def _unaliased(grads, args, kwargs):
@@ -491,6 +518,8 @@ def _unaliased(grads, args, kwargs):
         return leaf
 
     def walk(tree):
+        if is_record(tree):
+            return rebuild(tree, {k: walk(v) for k, v in record_items(tree)})
         if isinstance(tree, dict):
             return {k: walk(v) for k, v in tree.items()}
         if isinstance(tree, (list, tuple)):

@@ -30,6 +30,8 @@ import sysconfig
 import traceback
 
 from . import __version__
+from .frontend.objects import as_function
+from .frontend.source import function_name
 from .api import dtype_refusal, wrt_names
 from .errors import SGCompilerError
 from .explain import explain
@@ -197,7 +199,7 @@ def _check_result(fn, compiled, arrays) -> str | None:
     """Refuse a result the shapes prove is not a scalar; a note when it may not be one."""
     if not compiled.returns_value:
         return None     # a scalar by construction
-    name = fn.__name__
+    name = function_name(fn)
     shape = compiled.result_shape
     if shape is not None and math.prod(shape) != 1:     # grad takes any size-1 result
         raise UsageError(f"{name} must return a scalar to be differentiated, but for these "
@@ -230,6 +232,8 @@ def load_target(target: str):
             raise UsageError(f"{where}: no function named '{name}'")
         obj = getattr(obj, part)
     obj = getattr(obj, "primal", obj)
+    if not isinstance(obj, type):   # a bound method, callable object, partial: a function
+        obj = as_function(obj) or obj
     if not callable(obj) or not hasattr(obj, "__code__"):
         raise UsageError(f"{where}: '{name}' is not a Python function")
     return obj
@@ -326,14 +330,14 @@ def parse_shapes(fn, text, wrt=()):
             raise UsageError(f"--shapes {item}: {expected} (the "
                              f"{'shape' if equals and name else 'NAME='} is missing)")
         if name not in params:
-            raise UsageError(f"--shapes {item}: {fn.__name__} has no parameter "
+            raise UsageError(f"--shapes {item}: {function_name(fn)} has no parameter "
                              f"'{name}' (its parameters: {', '.join(params)})")
         if name in seen:
             raise UsageError(f"--shapes {item}: '{name}' is given twice")
         seen.add(name)
         if spec in ("float", "int"):
             if spec == "int" and name in wrt:
-                raise UsageError(f"--shapes {item}: {fn.__name__}: cannot differentiate "
+                raise UsageError(f"--shapes {item}: {function_name(fn)}: cannot differentiate "
                                  f"with respect to '{name}', an int; use {name}=float")
             scalars.add(name)
             continue
@@ -347,7 +351,7 @@ def parse_shapes(fn, text, wrt=()):
             raise UsageError(f"--shapes {item}: {expected}") from None
         refusal = dtype_refusal(dtype) if name in wrt else None
         if refusal is not None:
-            raise UsageError(f"--shapes {item}: {fn.__name__}: cannot differentiate with "
+            raise UsageError(f"--shapes {item}: {function_name(fn)}: cannot differentiate with "
                              f"respect to '{name}', {refusal}"
                              + ("" if dtype.kind == "c" else
                                 f"; give it a float dtype ({name}={dims}:float32, or "

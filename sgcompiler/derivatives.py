@@ -20,6 +20,7 @@ import numpy as np
 from .analysis.sizes import WEAK
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
 from .forward.batch import NotBatchable
+from .frontend.source import function_name
 from .pipeline import compile_jvp
 from .tree_blocks import (flat, is_tree, leaves, nested_blocks, tree_jacobian_fwd,
                           tree_jacobian_rev, unit_trees)
@@ -292,7 +293,7 @@ def _scalarised(f):
     weights = "_weights"
     while weights in params:
         weights += "_"
-    name = f"{f.__name__}_weighted"
+    name = f"{function_name(f)}_weighted"
     text = (f"def {name}({', '.join(params + [weights])}):\n"
             f"    return _np.sum(_f({', '.join(params)}) * {weights})\n")
     filename = f"<sgcompiler {name} {id(f)}>"

@@ -157,8 +157,6 @@ AVOIDABLE = {
     "early_return": "return inside if/loops (inplace_after_return_in_loop)",
     "star_args": "a helper that forwards *args: refused with STAR_REFUSAL where a gradient "
                  "must flow through it (issue 13, 3; it was a zero gradient)",
-    "lambda": "a module-level lambda helper: refused ('lambdas cannot be differentiated "
-              "directly'), with no file or line",
 }
 # The productions that only the extended grammar draws (write_program(extended=True)):
 # the fixed regression set keeps the grammar it was drawn from.

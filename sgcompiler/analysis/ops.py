@@ -110,6 +110,8 @@ def describe_op(rhs, resolution, fn, node) -> Op:
         return Op(INDEX, inputs=_names_of([rhs.value], "x"), reads=reads)
     if isinstance(rhs, (gast.Tuple, gast.List)):
         return Op(CONTAINER, inputs=_names_of(rhs.elts), reads=reads)
+    if isinstance(rhs, gast.Dict):
+        return Op(CONTAINER, inputs=_names_of(rhs.values), reads=reads)
     if isinstance(rhs, gast.Call):
         return _call_op(rhs, resolution, fn, node, reads)
     raise AssertionError(f"not in normal form: {gast.dump(rhs)}")

@@ -222,6 +222,13 @@ class _Forward:
                 return self.batched.index(stmt, base)
             return gast.Subscript(value=base, slice=copy.deepcopy(stmt.value.slice),
                                   ctx=gast.Load())
+        if op.kind == CONTAINER and isinstance(stmt.value, gast.Dict):
+            values = [self.tangent(v) for v in stmt.value.values]
+            if all(v is None for v in values):
+                return None
+            values = [v if v is not None else self.zero(a)
+                      for v, a in zip(values, stmt.value.values)]
+            return gast.Dict(keys=copy.deepcopy(stmt.value.keys), values=values)
         if op.kind == CONTAINER:
             elts = [self.tangent(e) for e in stmt.value.elts]
             if all(e is None for e in elts):

@@ -12,10 +12,11 @@ The normal form (later passes assume it and fail loudly on anything else):
            | ATOM(...)  as an expression statement (a call for its effect, e.g. print)
            | assert / raise                     (kept as they are; no gradient flows)
     expr  := ATOM | ATOM op ATOM | op ATOM | f(ATOM, ..., k=ATOM) | ATOM.attr
-           | ATOM[INDEX] | (ATOM, ...) | [ATOM, ...] | ATOM cmp ATOM ...
+           | ATOM[INDEX] | (ATOM, ...) | [ATOM, ...] | {KEY: ATOM, ...} | ATOM cmp ATOM ...
            | a and/or b                         (kept whole: never differentiable)
     ATOM  := NAME | CONSTANT | a read of a module-level name or attribute chain (np.pi)
     INDEX := ATOM | ATOM:ATOM:ATOM | None | ... | a tuple of these
+    KEY   := a string or int constant
 
 Temporaries are named after what they hold (`_sin`, `_mul`). A variable that is assigned
 more than once in straight-line code gets a new name per assignment (`z`, `z_1`), so each
@@ -488,6 +489,16 @@ class _Normalizer(IterationForms):
 
     def expr_List(self, node):
         return gast.List(elts=[self.atom(e, "item") for e in node.elts], ctx=gast.Load())
+
+    def expr_Dict(self, node):
+        # {"a": x, ...}: constant keys, so each value's adjoint is read back by its key
+        for key in node.keys:
+            if not (isinstance(key, gast.Constant) and type(key.value) in (str, int)):
+                raise error_at(node, self.fn, "a dict display needs constant keys (strings "
+                                              "or ints) in differentiated code; '**' "
+                                              "unpacking and computed keys are not supported")
+        return gast.Dict(keys=[copy.deepcopy(k) for k in node.keys],
+                         values=[self.atom(v, "item") for v in node.values])
 
     def expr_IfExp(self, node):
         name = self.namer.temp("ifexp")

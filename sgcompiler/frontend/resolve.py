@@ -30,6 +30,7 @@ from .. import rules
 from .depends import ATTR, MISSING, function_reads, note
 from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
+from .objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import nodes
 
@@ -113,7 +114,19 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
         if is_library(obj) and not rules.registry.is_source_module(obj.__module__):
             return None     # no rule: refused if a gradient must flow through it
         return Callee(USER, obj, name=text)
+    function = _user_callable(obj)
+    if function is not None:    # a method of the user's object, a partial, a __call__
+        return Callee(USER, function, name=text)
     return None
+
+
+def _user_callable(obj):
+    """The function a bound method, partial or callable object of user code is, or None."""
+    func = getattr(obj, "__func__", None) or getattr(obj, "func", None) or \
+        getattr(type(obj), "__call__", None)
+    if not isinstance(func, types.FunctionType) or not user_code(func) or is_library(func):
+        return None
+    return as_function(obj)
 
 
 def is_library(fn) -> bool:

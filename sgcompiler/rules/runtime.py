@@ -20,12 +20,13 @@ is refused, naming it. Helpers not listed have no rule: a gradient through them 
 """
 import numpy as np
 
-from ..runtime import (add_trees, as_float, balanced_eq, cast_grad, choose_grad,
+from ..runtime import (add_trees, as_float, field, balanced_eq, cast_grad, choose_grad,
                        cumsum_grad, dot_grad_left, dot_grad_right, float_dtype, hsplit_axis,
                        inner_grad_a, inner_grad_b, linspace_fractions, mT, matmul_grad_left, matmul_grad_right,
                        median_grad, nan_count, not_a_view, prod_grad, reduced_axes,
                        reduced_size, repeat_grad, scalar_result, take_grad, tensordot_axes,
-                       tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
+                       tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad, tree_item,
+                       tree_with,
                        unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce, zeros_tree)
 from .registry import linear, multilinear, nondifferentiable, vjp
 
@@ -65,6 +66,21 @@ def mT_(g, ans, x):
 @vjp(add_trees, name="add_trees")
 def add_trees_(g, ans, a, b):
     return g, g
+
+
+@vjp(field, name="field")
+def field_(g, ans, obj, name):
+    return tree_with(obj, name, g), None
+
+
+@vjp(tree_item, name="tree_item")
+def tree_item_(g, ans, g_, key):
+    return tree_with(g_, key, g), None
+
+
+@vjp(tree_with, name="tree_with")
+def tree_with_(g, ans, like, key, g_):
+    return None, None, tree_item(g, key)
 
 
 @vjp(transpose_grad, name="transpose_grad")
@@ -164,6 +180,6 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
 
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
-       repeat_grad)
+       repeat_grad, tree_item, field, tree_with)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

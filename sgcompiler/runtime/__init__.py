@@ -14,9 +14,10 @@ treats every function of this package alike (`is_helper`).
 from __future__ import annotations
 
 from .core import (SHAPE_ARGUMENT, add_at, add_trees, as_float, balanced_eq, bessel_i1,
-                   float_dtype, item_adjoint, mT, not_a_view, reduced_axes, reduced_size,
-                   scalar_result, stop_gradient, unbroadcast, unbroadcast_each,
-                   unbroadcast_sum, unreduce, written_part, zeros_tree)  # noqa: F401
+                   field, float_dtype, item_adjoint, mT, not_a_view, reduced_axes,
+                   reduced_size, scalar_result, stop_gradient, tree_item, tree_with,
+                   unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce, written_part,
+                   zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
                          choose_grad, cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
                          nan_count, prod_grad)  # noqa: F401
