@@ -23,10 +23,11 @@ from .derivatives import hessian, hvp, jacobian, jvp
 from .reverse_api import vjp
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning
-from .rules.custom import adjoint, nondifferentiable, tangent
+from .records import register_tree
+from .rules.custom import adjoint, differentiate_module, nondifferentiable, tangent
 from .runtime import stop_gradient
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp",
            "check_grads", "stop_gradient", "adjoint", "tangent", "nondifferentiable",
-           "SGCompilerError", "ZeroGradientWarning"]
+           "differentiate_module", "register_tree", "SGCompilerError", "ZeroGradientWarning"]
 __version__ = "0.1.0"

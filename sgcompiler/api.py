@@ -19,8 +19,11 @@ from . import rules
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
+from .frontend.objects import as_function, with_default_functions
+from .frontend.source import function_name
+from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
-from .reverse_api import like_tree as _like_tree, with_aux
+from .reverse_api import with_aux
 
 
 def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
@@ -120,6 +123,10 @@ class GradientFunction:
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
+        # a bound method, a callable object, a functools.partial: a function made from it
+        fn = as_function(fn) or fn
+        if inspect.isfunction(fn):      # act=np.tanh: calls of act are calls of np.tanh
+            fn = with_default_functions(fn)
         if not inspect.isfunction(fn):
             raise SGCompilerError(f"sgcompiler differentiates Python functions; got "
                                   f"{type(fn).__name__} {fn!r}")
@@ -144,7 +151,7 @@ class GradientFunction:
             warn_zero = os.environ.get("SGCOMPILER_WARN_ZERO", "") not in ("", "0")
         self._warn_zero = bool(warn_zero)     # until it has warned
         functools.update_wrapper(self, fn)
-        self.__name__ = f"{fn.__name__}_grad"
+        self.__name__ = f"{function_name(fn)}_grad"
 
     @property
     def source(self) -> str:
@@ -228,7 +235,7 @@ class GradientFunction:
                           self.has_aux)
 
     def __repr__(self):
-        return f"<gradient of {self.primal.__qualname__} with respect to {', '.join(self.wrt)}>"
+        return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
         if self.has_aux:
@@ -247,14 +254,28 @@ class GradientFunction:
             self._compiled.clear()
             found = None
         values = self._wrt_values(args, kwargs)
+        if kwargs:
+            _refuse_subclasses(self.primal.__name__, kwargs.items())
         if found is None or not found[2]:
             plain = True
             for name, value in zip(self.wrt, values):
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value)
                     plain = False
-            found = found or self._valid(self._compiled.get(kinds)) or \
-                self._specialise(args, kinds, plain)
+            found = found or self._valid(self._compiled.get(kinds))
+            if found is None:
+                found = self._specialise(args, kinds, plain)
+                if not found[1] and self._has_trees(args):
+                    self._primal_runs(kinds, args, kwargs)
+        try:
+            return self._run(found, values, args, kwargs)
+        except Exception as exc:
+            primal = self._primal_error(exc, args, kwargs)
+            if primal is None:
+                raise
+        raise primal from None
+
+    def _run(self, found, values, args, kwargs):
         function, returns_value, plain, _ = found
         if returns_value:
             result, grads = function(*args, **kwargs)
@@ -290,14 +311,44 @@ class GradientFunction:
             grads = tuple(_like_tree(g, v) for g, v in zip(grads, values))
         return ((loss, aux), grads) if self.with_value else (grads, aux)
 
+    def _primal_runs(self, kinds, args, kwargs):
+        """Run the primal once for arguments of a new kind with parameter trees, when the
+        gradient does not compute the value: a tree used as an array may raise in the
+        primal (`[1.0, 2.0] * 2.0`) where the gradient, which needs only other values,
+        would not; the user must see that error, not a gradient."""
+        try:
+            self.primal(*args, **kwargs)
+        except Exception:
+            del self._compiled[kinds]
+            raise
+
+    def _primal_error(self, exc, args, kwargs):
+        """When the gradient failed: the primal's own error for these arguments, if it
+        fails differently (the gradient may not compute the value, or fail later in the
+        same mistake: `{"a": 1.0} + 2.0`), or the non-scalar error when the primal returns
+        no scalar. None when the primal runs and returns a scalar, or fails the same way
+        (then the generated line, which tracebacks show, is the better place)."""
+        try:
+            result = self.primal(*args, **kwargs)
+        except Exception as primal:
+            if type(primal) is type(exc) and str(primal) == str(exc):
+                return None
+            return primal
+        try:        # a result that is not a scalar: the gradient's seed did not fit it
+            _check_scalar(self.primal.__name__, result)
+        except TypeError as not_scalar:
+            return not_scalar
+        return None
+
     def _specialise(self, args, kinds, plain):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
+        _refuse_subclasses(self.primal.__name__, zip(self._params, args))
         types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, types_)
-                          if issubclass(t, (dict, list, tuple)))
+                          if issubclass(t, (dict, list, tuple)) or is_record_type(t))
         arrays = ()
         if self._shaped < MAX_SHAPES:
             # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
@@ -329,7 +380,7 @@ class GradientFunction:
 
     @staticmethod
     def _has_trees(values):
-        return any(isinstance(v, (dict, list, tuple)) for v in values)
+        return any(isinstance(v, (dict, list, tuple)) or is_record(v) for v in values)
 
     def _wrt_values(self, args, kwargs):
         if not kwargs and len(args) > self._last_position:
@@ -364,15 +415,18 @@ def _tree_kind(tree):
     return t
 
 
-def _tree_arrays(tree, path=(), numbers=False):
+def _tree_arrays(tree, path=(), numbers=False, records=False):
     """(path of keys and indexes, array) for the arrays in a (nested) dict, list or
     tuple (and its Python floats and ints, with `numbers`)."""
-    if isinstance(tree, dict):
+    if records and is_record(tree):     # (the compiler reads these as field(tree, k))
+        for k, v in record_items(tree):
+            yield from _tree_arrays(v, path + (k,), numbers, records)
+    elif isinstance(tree, dict):
         for k, v in tree.items():
-            yield from _tree_arrays(v, path + (k,), numbers)
+            yield from _tree_arrays(v, path + (k,), numbers, records)
     elif isinstance(tree, (list, tuple)):
         for i, v in enumerate(tree):
-            yield from _tree_arrays(v, path + (i,), numbers)
+            yield from _tree_arrays(v, path + (i,), numbers, records)
     elif isinstance(tree, np.ndarray) or numbers and type(tree) in (float, int):
         yield path, tree
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
@@ -386,7 +440,10 @@ def _plain_float(value) -> bool:
 
 def _check_tree(fname, name, value):
     """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays."""
-    if isinstance(value, dict):
+    if is_record(value):        # a NamedTuple, a dataclass, a registered type
+        for key, item in record_items(value):
+            _check_tree(fname, f"{name}.{key}", item)
+    elif isinstance(value, dict):
         for key, item in value.items():
             _check_tree(fname, f"{name}[{key!r}]", item)
     elif isinstance(value, (list, tuple)):
@@ -394,6 +451,29 @@ def _check_tree(fname, name, value):
             _check_tree(fname, f"{name}[{i}]", item)
     else:
         _check_argument(fname, name, value)
+
+
+def _refuse_subclasses(fname, named_values):
+    """Refuse arguments (wrt or not, in parameter trees too) that are ndarray subclasses:
+    generated code computes with plain-array semantics, which a masked array (its mask)
+    or np.matrix (`*` is a matrix product) do not have."""
+    for name, value in named_values:
+        for path, leaf in _tree_arrays(value, (name,)) if type(value) in _TREES else \
+                [((name,), value)]:
+            if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray:
+                where = path[0] + "".join(f"[{k!r}]" for k in path[1:])
+                t = type(leaf)
+                hint = next((h for c, h in _SUBCLASS_HINTS if isinstance(leaf, c)),
+                            "generated code would treat it as a plain array")
+                raise TypeError(f"{fname}: argument '{where}' is a {t.__module__}."
+                                f"{t.__qualname__} (an ndarray subclass); sgcompiler "
+                                f"differentiates plain arrays only: {hint}; pass "
+                                "np.asarray(...) of it")
+
+
+_SUBCLASS_HINTS = ((np.ma.MaskedArray, "its mask would be ignored (np.where(x.mask, 0.0, "
+                                       "x.data) gives its masked entries no weight)"),
+                   (np.matrix, "its `*` is a matrix product"))
 
 
 def _check_argument(fname, name, value):
@@ -434,8 +514,34 @@ def _check_scalar(fname, result):
                     f"{what}; reduce it to a scalar (e.g. np.sum) first")
 
 
+def _like_tree(g, x):
+    """The gradient `g` with the structure, types and shapes of argument `x`."""
+    t = type(x)
+    if t is not float and t is not np.ndarray and is_record(x):
+        # its adjoint: {field: ...} from field(x, name), or a list by position
+        return rebuild(x, {name: _like_tree(_child(g, name, i), v)
+                           for i, (name, v) in enumerate(record_items(x))})
+    if isinstance(x, dict):
+        return {k: _like_tree(0.0 if _zero(g) else g.get(k, 0.0), v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [_like_tree(0.0 if _zero(g) else g[i], v) for i, v in enumerate(x)]
+        if hasattr(x, "_fields"):          # a namedtuple
+            return type(x)(*items)
+        return tuple(items) if isinstance(x, tuple) else items
+    return _like(g, x)
+
+
+def _child(g, name, i):
+    """The adjoint of a record's child `name` (at position `i`) in its adjoint `g`."""
+    if _zero(g):
+        return 0.0
+    if isinstance(g, dict):
+        return g.get(name, 0.0)
+    return g[i]
+
+
 def _leaves(tree):
-    return (a for _, a in _tree_arrays(tree))
+    return (a for _, a in _tree_arrays(tree, records=True))
 
 
 def _unaliased(grads, args, kwargs):
@@ -450,6 +556,8 @@ def _unaliased(grads, args, kwargs):
         return leaf
 
     def walk(tree):
+        if is_record(tree):
+            return rebuild(tree, {k: walk(v) for k, v in record_items(tree)})
         if isinstance(tree, dict):
             return {k: walk(v) for k, v in tree.items()}
         if isinstance(tree, (list, tuple)):
@@ -459,3 +567,19 @@ def _unaliased(grads, args, kwargs):
             return tuple(items) if isinstance(tree, tuple) else items
         return fresh(tree) if isinstance(tree, np.ndarray) else tree
     return walk(grads)
+
+
+def _zero(g):
+    return type(g) is float and g == 0.0
+
+
+def _like(g, x):
+    """The gradient `g` with the type, shape and dtype of its argument `x`."""
+    if type(x) is float:
+        return float(g)
+    if isinstance(x, np.generic):
+        return x.dtype.type(g)
+    if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \
+            and g.flags.writeable:
+        return g
+    return np.array(np.broadcast_to(np.asarray(g, dtype=x.dtype), x.shape))

@@ -7,6 +7,7 @@
     sgcompiler model.py:loss --mode forward      (the tangent function f_jvp, forward mode)
     sgcompiler explain model.py:loss [--wrt W,b] [--shapes ...]   (why the gradient is
                                                   what it is: explain/)
+    sgcompiler --version
 
 The file or module is imported, so its top-level code runs (as `python -c "import model"`
 would run it). Without --shapes the code is for arguments of any shape; with it, for those
@@ -31,6 +32,9 @@ import traceback
 
 import numpy as np
 
+from . import __version__
+from .frontend.objects import as_function
+from .frontend.source import function_name
 from .api import dtype_refusal, grad, wrt_names
 from .backend.loader import function_from_text
 from .errors import SGCompilerError
@@ -128,8 +132,8 @@ EXPLAIN = "explain"
 def _parser():
     parser = argparse.ArgumentParser(
         prog="sgcompiler",
-        usage="%(prog)s [-h] target [--wrt WRT] [--mode {reverse,forward}] [--stage STAGE] "
-              "[--shapes SHAPES]\n       %(prog)s explain target [--wrt WRT] "
+        usage="%(prog)s [-h] [--version] target [--wrt WRT] [--mode {reverse,forward}] "
+              "[--stage STAGE] [--shapes SHAPES]\n       %(prog)s explain target [--wrt WRT] "
               "[--shapes SHAPES]",
         description="Print the gradient code sgcompiler generates for a Python function. "
                     "The file or module is imported to find the function, so its top-level "
@@ -140,6 +144,7 @@ def _parser():
                "comparisons on the path to the result) and what the tape saves per loop "
                "iteration (sgcompiler explain --help). Errors are one line on stderr with "
                "exit status 1 (70 for a bug in sgcompiler).")
+    parser.add_argument("--version", action="version", version=f"sgcompiler {__version__}")
     _target_arguments(parser)
     parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
                         help="reverse: the gradient (default); forward: the tangent "
@@ -223,7 +228,7 @@ def _check_result(fn, compiled, arrays) -> str | None:
     """Refuse a result the shapes prove is not a scalar; a note when it may not be one."""
     if not compiled.returns_value:
         return None     # a scalar by construction
-    name = fn.__name__
+    name = function_name(fn)
     shape = compiled.result_shape
     if shape is not None and math.prod(shape) != 1:     # grad takes any size-1 result
         raise UsageError(f"{name} must return a scalar to be differentiated, but for these "
@@ -256,6 +261,8 @@ def load_target(target: str):
             raise UsageError(f"{where}: no function named '{name}'")
         obj = getattr(obj, part)
     obj = getattr(obj, "primal", obj)
+    if not isinstance(obj, type):   # a bound method, callable object, partial: a function
+        obj = as_function(obj) or obj
     if not callable(obj) or not hasattr(obj, "__code__"):
         raise UsageError(f"{where}: '{name}' is not a Python function")
     return obj
@@ -352,14 +359,14 @@ def parse_shapes(fn, text, wrt=()):
             raise UsageError(f"--shapes {item}: {expected} (the "
                              f"{'shape' if equals and name else 'NAME='} is missing)")
         if name not in params:
-            raise UsageError(f"--shapes {item}: {fn.__name__} has no parameter "
+            raise UsageError(f"--shapes {item}: {function_name(fn)} has no parameter "
                              f"'{name}' (its parameters: {', '.join(params)})")
         if name in seen:
             raise UsageError(f"--shapes {item}: '{name}' is given twice")
         seen.add(name)
         if spec in ("float", "int"):
             if spec == "int" and name in wrt:
-                raise UsageError(f"--shapes {item}: {fn.__name__}: cannot differentiate "
+                raise UsageError(f"--shapes {item}: {function_name(fn)}: cannot differentiate "
                                  f"with respect to '{name}', an int; use {name}=float")
             scalars.add(name)
             continue
@@ -373,7 +380,7 @@ def parse_shapes(fn, text, wrt=()):
             raise UsageError(f"--shapes {item}: {expected}") from None
         refusal = dtype_refusal(dtype) if name in wrt else None
         if refusal is not None:
-            raise UsageError(f"--shapes {item}: {fn.__name__}: cannot differentiate with "
+            raise UsageError(f"--shapes {item}: {function_name(fn)}: cannot differentiate with "
                              f"respect to '{name}', {refusal}"
                              + ("" if dtype.kind == "c" else
                                 f"; give it a float dtype ({name}={dims}:float32, or "

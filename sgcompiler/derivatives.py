@@ -6,17 +6,25 @@
     Hv = hvp(f, x, v)                               # one jvp of the gradient
 
 `jvp` runs a generated tangent function (pipeline.compile_jvp; `jvp_source` shows it).
-The Hessian is the jacobian of the generated gradient, column by column: each column is
-one jvp of the gradient code, so the compiler reads its own output.
+The Hessian is the jacobian of the generated gradient: the compiler reads its own output.
+`jacobian(mode="fwd")` and `hessian` run the tangent code once with all the unit directions
+along a leading axis of each tangent (batched, forward/batch.py), or, where the code cannot
+be batched, one jvp per column.
 """
 from __future__ import annotations
+
+import linecache
 
 import numpy as np
 
 from .analysis.sizes import WEAK
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
+from .forward.batch import NotBatchable
+from .frontend.source import function_name
 from .pipeline import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
+from .tree_blocks import (flat, is_tree, leaves, nested_blocks, tree_jacobian_fwd,
+                          tree_jacobian_rev, unit_trees)
 
 
 def jvp(f, primals, tangents):
@@ -36,11 +44,31 @@ def jvp(f, primals, tangents):
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give "
                         "one tangent per primal (None for a constant)")
+    tangents = tuple(_integer_tangent(f, p, v, t) for p, v, t in
+                     zip(_params(f), primals, tangents))
+    if all(t is None for t in tangents):       # nothing moves: the tangent is zero
+        out = f(*primals)
+        return out, _like_output(0.0, out)
     function, tangent_names = _tangent_function(f, primals, tangents)
     given = {tangent_names[p]: _float_tree(t) for p, t in
              zip(_params(f), tangents) if t is not None}
     out, out_dot = function(*primals, **given)
     return out, _like_output(out_dot, out)
+
+
+def _integer_tangent(f, name, value, tangent):
+    """A tangent given for an integer or bool argument (every primal gets one, as in
+    JAX): it can only be zero, and then the argument is a constant (None)."""
+    if tangent is None or is_tree(value):
+        return tangent
+    kind = np.asarray(value).dtype.kind if isinstance(value, (np.ndarray, np.generic)) \
+        else "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
+    if kind not in "biu":
+        return tangent
+    if np.any(np.asarray(tangent) != 0):
+        raise TypeError(f"jvp: '{name}' of {f.__name__} is an integer or bool, so its "
+                        "tangent must be zero (or None)")
+    return None
 
 
 def jvp_source(f, primals, tangents) -> str:
@@ -163,13 +191,25 @@ def jacobian(f, wrt=0, mode: str = "auto"):
         found = []
         for name in names:
             x = args[params.index(name)]
-            chosen = mode if mode != "auto" else \
-                ("fwd" if np.size(x) <= np.size(out) else "rev")
+            size = _size(x)
+            chosen = mode if mode != "auto" else ("fwd" if size <= np.size(out) else "rev")
+            if is_tree(x):
+                _check_tree(f.__name__, name, x)
+                found.append(tree_jacobian_fwd(jvp, f, args, params.index(name), out)
+                             if chosen == "fwd" else tree_jacobian_rev(
+                                 grad(_scalarised(f), wrt=params.index(name)), args,
+                                 params.index(name), out))
+                continue
             found.append(_jacobian_fwd(f, args, params.index(name)) if chosen == "fwd"
                          else _jacobian_rev(f, args, params.index(name), out))
         return tuple(found) if several else found[0]
     jac.__name__ = f"{f.__name__}_jacobian"
     return jac
+
+
+def _size(x) -> int:
+    """The number of elements of an array, a number or a parameter tree's leaves."""
+    return sum(int(np.size(leaf)) for _, leaf in leaves(x)) if is_tree(x) else int(np.size(x))
 
 
 def _unit_directions(x):
@@ -184,6 +224,9 @@ def _unit_directions(x):
 def _jacobian_fwd(f, args, position):
     x = args[position]
     _check_array(f, x)
+    batched = _batched_jacobian(f, args, position)
+    if batched is not None:
+        return batched
     function, names = None, None
     columns = []
     for e in _unit_directions(x):
@@ -199,10 +242,58 @@ def _jacobian_fwd(f, args, position):
     return stacked.reshape(shape + np.shape(x))
 
 
+def _batched_jacobian(f, args, position):
+    """Every column at once: one run of tangent code whose tangents hold all the unit
+    directions along a leading axis (forward/batch.py); None where the code cannot be
+    batched (the caller then runs one jvp per column)."""
+    x, params = args[position], _params(f)
+    size = int(np.size(x))
+    if size == 0:
+        return None
+    scalars, trees, arrays = _kinds(params, args)
+    try:
+        compiled = compile_jvp(f, (params[position],), scalars, trees, arrays, batch=size)
+    except NotBatchable:
+        return None
+    basis = np.eye(size, dtype=np.result_type(x, float)).reshape((size,) + np.shape(x))
+    out, out_dot = compiled.bind(f)(*args, **{compiled.tangent_params[params[position]]:
+                                              basis})
+    if not isinstance(out, (np.ndarray, np.generic, float, int)) or isinstance(out, bool):
+        return None
+    dtype = np.result_type(out, float)
+    out_dot = np.broadcast_to(np.asarray(out_dot, dtype=dtype), (size,) + np.shape(out))
+    return np.moveaxis(out_dot, 0, -1).reshape(np.shape(out) + np.shape(x))
+
+
 def _jacobian_rev(f, args, position, out):
     """One generated backward call per output element (vjp's forward/backward pair)."""
     _check_array(f, args[position])
     return jacobian_rev(f, (_params(f)[position],), args, {})[0]
+
+
+_SCALARISED: dict = {}
+
+
+def _scalarised(f):
+    """def f_weighted(x, w, weights): return np.sum(f(x, w) * weights), with its source in
+    linecache (the compiler reads source), calling f as a user function (the Jacobian of
+    a parameter tree, tree_blocks.tree_jacobian_rev)."""
+    found = _SCALARISED.get(f)
+    if found is not None:
+        return found
+    params = list(_params(f))
+    weights = "_weights"
+    while weights in params:
+        weights += "_"
+    name = f"{function_name(f)}_weighted"
+    text = (f"def {name}({', '.join(params + [weights])}):\n"
+            f"    return _np.sum(_f({', '.join(params)}) * {weights})\n")
+    filename = f"<sgcompiler {name} {id(f)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"_np": np, "_f": f}
+    exec(compile(text, filename, "exec"), namespace)
+    _SCALARISED[f] = namespace[name]
+    return namespace[name]
 
 
 def _check_array(f, x):
@@ -226,8 +317,13 @@ def hessian(f, wrt=0):
     def hess(*args):
         position = _params(f).index(name)
         x = args[position]
+        if is_tree(x):
+            return _tree_hessian(f, name, args, position)
         _check_array(f, x)
         gradient = _gradient_function(f, name, args)
+        batched = _batched_jacobian(gradient, args, position)
+        if batched is not None:
+            return batched
         columns = []
         function, names = None, None
         for e in _unit_directions(x):
@@ -243,13 +339,48 @@ def hessian(f, wrt=0):
     return hess
 
 
-def hvp(f, x, v, *args):
-    """The Hessian of f at x (f's first argument; `args` are the others) times v, without
-    forming the Hessian: one jvp of the generated gradient."""
-    name = _params(f)[0]
-    primals = (x,) + tuple(args)
+def _tree_hessian(f, name, args, position):
+    """H[i][j] (leaf_i.shape + leaf_j.shape) for a list or tuple of arrays: one jvp of
+    the generated gradient (a list) per element of the leaves."""
+    x = args[position]
+    _check_tree(f.__name__, name, x)
+    if any(isinstance(node, dict) for node in _containers(x)):
+        raise TypeError(f"{f.__name__}: hessian with respect to a dict is not supported yet "
+                        f"(forward mode cannot read the dict its gradient returns); pass "
+                        f"'{name}' as a list or tuple of arrays")
+    gradient = _gradient_function(f, name, args)
+    columns = []
+    for e in unit_trees(x):
+        tangents = [None] * len(args)
+        tangents[position] = e
+        columns.append(flat(jvp(gradient, tuple(args), tuple(tangents))[1]))
+    return nested_blocks(np.stack(columns, axis=-1), x)
+
+
+def _containers(tree):
+    if isinstance(tree, (dict, list, tuple)):
+        yield tree
+        for item in (tree.values() if isinstance(tree, dict) else tree):
+            yield from _containers(item)
+
+
+def hvp(f, x, v, *args, wrt=0):
+    """The Hessian of f at x times v, without forming the Hessian: one jvp of the
+    generated gradient. x is f's argument `wrt` (a position or a name; the first by
+    default) and `args` are the others, in order: hvp(f, w, v, X, y, wrt="w") is
+    H(f(X, w, y)) v for def f(X, w, y). x may be a list or tuple of arrays (v alike)."""
+    (name,) = wrt_names(f, (wrt,))
+    position = _params(f).index(name)
+    args = tuple(args)
+    primals = args[:position] + (x,) + args[position:]
+    if any(isinstance(node, dict) for node in _containers(x)):
+        raise TypeError(f"{f.__name__}: hvp with respect to a dict is not supported yet "
+                        f"(forward mode cannot read the dict its gradient returns); pass "
+                        f"'{name}' as a list or tuple of arrays")
     gradient = _gradient_function(f, name, primals)
-    return jvp(gradient, primals, (v,) + (None,) * len(args))[1]
+    tangents = [None] * len(primals)
+    tangents[position] = v
+    return jvp(gradient, primals, tuple(tangents))[1]
 
 
 def _gradient_function(f, name, args):

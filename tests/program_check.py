@@ -89,7 +89,9 @@ def load_namespace(source: str, stop_gradient, tag: str) -> dict:
     """The namespace `source` runs in (registered in linecache)."""
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     filename = f"<fuzz {tag} {digest}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    # the lines as a file's would be read (split at \n only, not at U+2028 as splitlines)
+    lines = [line + "\n" for line in source.split("\n")[:-1]]
+    linecache.cache[filename] = (len(source), None, lines, filename)
     namespace = {"np": np, "stop_gradient": stop_gradient, **HELPERS}
     exec(compile(source, filename, "exec"), namespace)
     return namespace
@@ -325,7 +327,8 @@ def main(argv=None):
     import random
     import time
 
-    from program_grammar import AVOIDABLE, Choices, write_factory_program, write_program
+    from program_grammar import (AVOIDABLE, EXTRAS, Choices, write_factory_program,
+                                 write_program)
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -339,6 +342,9 @@ def main(argv=None):
                         help="draw the productions of program_grammar.EXTENDED too")
     parser.add_argument("--factory", action="store_true",
                         help="factory programs whose names change meaning between calls")
+    parser.add_argument("--extras", nargs="*", default=[], choices=sorted(EXTRAS),
+                        help="add productions: " + "; ".join(f"{k}: {v}"
+                                                             for k, v in EXTRAS.items()))
     args = parser.parse_args(argv)
     check = check_program if args.order == 1 else check_program_second_order
     out = pathlib.Path(args.out)
@@ -353,7 +359,8 @@ def main(argv=None):
                 source, y_float = write_factory_program(choices)
                 outcome = check_factory_program(source, y_float)
             else:
-                source, y_float = write_program(choices, args.avoid, args.extended)
+                source, y_float = write_program(choices, args.avoid, args.extended,
+                                                args.extras)
                 outcome = check(source, y_float)
         except Exception:
             outcome = Outcome("failed", "checking raised:\n" + traceback.format_exc())
@@ -367,6 +374,7 @@ def main(argv=None):
             refusals.append(outcome.detail.splitlines()[0])
     summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,
                "extended": args.extended,
+               "extras": args.extras,
                "counts": dict(counts),
                "skipped points": dict(skip_reasons),
                "references settled by": dict(settled), "seconds": round(time.time() - started)}

@@ -157,19 +157,32 @@ AVOIDABLE = {
     "early_return": "return inside if/loops (inplace_after_return_in_loop)",
     "star_args": "a helper that forwards *args: refused with STAR_REFUSAL where a gradient "
                  "must flow through it (issue 13, 3; it was a zero gradient)",
-    "lambda": "a module-level lambda helper: refused ('lambdas cannot be differentiated "
-              "directly'), with no file or line",
 }
 # The productions that only the extended grammar draws (write_program(extended=True)):
 # the fixed regression set keeps the grammar it was drawn from.
 EXTENDED = ("array_literal", "list_literal", "star_args", "closure", "lambda")
 
 
+# productions a run can add (write_program(extras=...), program_check.py --extras ...);
+# without them the grammar draws exactly the programs it always drew
+EXTRAS = {
+    "deep": "expressions nested hundreds of levels deep (chains of *, + and unary -, "
+            "nested calls), as CPython compiles them",
+    "odd_comments": "comments and docstrings holding a character str.splitlines() takes "
+                    "as a line break, followed by code that would change the result",
+}
+# every line break of str.splitlines() but \n and \r (which Python takes as line breaks)
+LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
 class _Writer:
-    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset(), extended=False):
+    def __init__(self, choices: Choices, y_kind: str, avoid=frozenset(), extended=False,
+                 extras=()):
         self.c = choices
         self.avoid = avoid
         self.extended = extended
+        self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment}[e]
+                       for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
         self.lines = []
@@ -654,18 +667,49 @@ class _Writer:
         self.emit(f"if {self.cond(d)}:")
         self.emit(f"    return {self.result(d)}")
 
+    def deep_assign(self, d):
+        """`name = ` a chain or nesting hundreds of levels deep, with a bounded value."""
+        name, kind = self.target()
+        kind = kind or self.c.pick([ARRAY, SCALAR])
+        e = self.leaf(kind)
+        form = self.c.below(4)
+        # deep enough that the compiler's recursive walks need more than Python's default
+        # recursion limit (about 4 frames a level; CPython allows 200 nested parentheses)
+        n = self.c.pick([300, 400] if form < 3 else [190, 150])
+        if form == 0:
+            factors = [f"(1.0 + 0.01 * np.sin({e}))", "1.001", "0.999"]
+            text = " * ".join(factors[k % 3] for k in range(n))
+        elif form == 1:
+            text = " + ".join(f"{(-1) ** k * (k % 7 + 1) * 0.005:.3f} * np.tanh({e})"
+                              for k in range(n))
+        elif form == 2:
+            text = "-" * n + f"np.sin({e})"
+        else:
+            text = "".join(("np.sin(", "np.tanh(")[k % 2] for k in range(n)) + e + ")" * n
+        self.env[name] = Var(kind, False, True)
+        self.emit(f"{name} = {text}")
+
+    def odd_comment(self, d):
+        """An assignment whose comment holds a line break character of str.splitlines()
+        and, after it, code that would change the result if it became a line."""
+        ch = self.c.pick(LINE_BREAKS)
+        self.assign(d)
+        name = self.lines[-1].split(" = ")[0].strip()
+        hidden = self.c.pick([f"{name} = 0.0 * {name}", "return 0.0", f"{name} = {name} + 1"])
+        self.lines[-1] += f"  # note{ch}{'    ' * self.level}{hidden}"
+
     def count(self):
         return 1 + self.c.below(3)
 
     def statement(self):
         d = self.c.below(4)
         compound = self.nesting < 2
-        form = self.c.below(13 if compound else 6)
+        form = self.c.below(13 + len(self.extras) if compound else 6)
         if form == 11 and "early_return" in self.avoid:
             form = 0
-        [self.assign, self.augassign, self.tuple_assign, self.write_buffer, self.fill_buffer,
-         self.pair, self.branch, self.for_range, self.while_loop, self.build_list,
-         self.for_each, self.early_return, self.assign][form](d)
+        ([self.assign, self.augassign, self.tuple_assign, self.write_buffer, self.fill_buffer,
+          self.pair, self.branch, self.for_range, self.while_loop, self.build_list,
+          self.for_each, self.early_return, self.assign] + self.extras)[form](d)
 
     def result(self, d):
         terms = []
@@ -682,14 +726,21 @@ def ast_names(text: str) -> set:
     return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
 
 
-def write_program(choices: Choices, avoid=frozenset(), extended=False) -> tuple[str, bool]:
+def write_program(choices: Choices, avoid=frozenset(), extended=False,
+                  extras=()) -> tuple[str, bool]:
     """The source of a random `def f(x, y):` and whether y is a Python float; `avoid`
     names constructs (keys of AVOIDABLE) to leave out; `extended` adds the EXTENDED
-    productions (the fixed set is drawn without them, so it stays what it was)."""
+    productions (the fixed set is drawn without them, so it stays what it was), `extras`
+    the EXTRAS (keys) named."""
     y_float = choices.maybe(25)
-    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid), extended)
+    writer = _Writer(choices, SCALAR if y_float else ARRAY, frozenset(avoid), extended,
+                     extras)
+    if "odd_comments" in extras and choices.maybe(50):
+        writer.emit(f'"""doc{choices.pick(LINE_BREAKS)}    return 0.0"""')
     for _ in range(1 + choices.below(6)):
         writer.statement()
+    for extra in writer.extras:     # each at least once, where the result may read it
+        extra(choices.below(4))
     writer.emit(f"return {writer.result(choices.below(3))}")
     return "def f(x, y):\n" + "\n".join(writer.lines) + "\n", y_float
 

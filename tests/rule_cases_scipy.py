@@ -1,4 +1,6 @@
 """The rule table's rows for SciPy functions (imported only when SciPy is installed)."""
+import inspect
+
 import numpy as np
 import scipy.linalg
 import scipy.signal
@@ -45,7 +47,8 @@ for prim in (sp.softmax, sp.log_softmax):
     case(prim, normal(2, 3, 2), value((0, 2)), id="axes")
 
 case(scipy.linalg.inv, square(3))
-case(scipy.linalg.inv, spd(3), id="pos", assume_a="pos", lower=True)
+if "assume_a" in inspect.signature(scipy.linalg.inv).parameters:      # SciPy 1.17
+    case(scipy.linalg.inv, spd(3), id="pos", assume_a="pos", lower=True)
 case(scipy.linalg.det, square(3))
 case(scipy.linalg.solve, square(3), normal(3))
 case(scipy.linalg.solve, square(3), normal(3, 2), id="matrix")

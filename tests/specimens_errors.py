@@ -44,12 +44,17 @@ def uses_eval(x):
 def nested_def(x):
     def inner(y):
         return y
-    return np.sum(inner(x))
+    h = inner
+    return np.sum(h(x))
 
 
 def uses_lambda(x):
-    f = lambda y: y * 2  # noqa: E731
+    f = lambda y, k=2.0: y * k  # noqa: E731
     return np.sum(f(x))
+
+
+def lambda_to_numpy(x):
+    return np.sum(np.apply_along_axis(lambda r: r * 2, 0, x))
 
 
 def class_def(x):

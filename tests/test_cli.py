@@ -126,6 +126,12 @@ def test_shapes_of_parameters_not_differentiated_may_be_ints(run, tmp_path):
     assert "def loss_grad(x, y, n):" in out.stdout
 
 
+def test_version_prints_the_package_version(run):
+    import sgcompiler
+    out = run("--version")
+    assert (out.returncode, out.stdout, out.stderr) == (0, f"sgcompiler {sgcompiler.__version__}\n", "")
+
+
 def test_help_says_the_file_is_imported_and_run(run):
     out = run("--help")
     assert out.returncode == 0
@@ -368,3 +374,13 @@ def test_installed_script(tmp_path):
     out = subprocess_run([script, f"{path}:f"])
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "exits.py:4: importing" in out.stderr and len(out.stderr.splitlines()) == 1
+
+
+def test_lambda_and_bound_method_targets(run):
+    # FILE.py:name where name = lambda ...; FILE.py:OBJECT.method
+    result = run("tests/specimens_forms.py:square_sum")
+    assert result.returncode == 0, result.stderr
+    assert "def square_sum_lambda_9_grad(x):" in result.stdout and "dx = 2.0 * x" in result.stdout
+    result = run("tests/specimens_forms.py:MODEL.loss", "--shapes", "w=3")
+    assert result.returncode == 0, result.stderr
+    assert "def Model_loss_grad(w):" in result.stdout and "self.scale" in result.stdout

@@ -1,8 +1,14 @@
 """Forward mode on random programs: jvp of each generated program (program_grammar.py)
 against central differences along a random direction, and against the reverse-mode
-gradient (jvp(f, (x, y), (vx, vy))[1] == grad(f)(x, y) . (vx, vy)).
+gradient (jvp(f, (x, y), (vx, vy))[1] == grad(f)(x, y) . (vx, vy)); and the forward-mode
+Jacobian in x (batched tangents where the code allows it, forward/batch.py) against
+grad(f)(x, y).
 
 The default run checks 60 programs from fixed seeds; SGCOMPILER_FUZZ_EXAMPLES=N checks N.
+Nothing is skipped silently: a refusal fails (the grammar's programs are all meant to be
+supported), a program with no smooth point of the two fails, and what each program did
+(checked, points skipped as not smooth, Jacobian batched or per column) is counted in
+fuzz_session and printed at the end of the run.
 """
 import os
 import random
@@ -10,11 +16,16 @@ import random
 import numpy as np
 import pytest
 
+import fuzz_session
 import sgcompiler
+from sgcompiler.derivatives import _kinds, _params
+from sgcompiler.forward.batch import NotBatchable
+from sgcompiler.pipeline import compile_jvp
 from program_check import Freezer, NotSmooth, _evaluate, _primal, load, point
 from program_grammar import Choices, write_program
 
 COUNT = int(os.environ.get("SGCOMPILER_FUZZ_EXAMPLES", "0")) or 60
+FUZZER = "forward programs"
 
 
 def _directional(reference, freezer, x, y, vx, vy, step):
@@ -48,7 +59,22 @@ def check_forward(source, y_float, seed):
         problems.append(f"jvp tangent {float(out_dot)} vs finite differences {fine}")
     if abs(float(out_dot) - reverse) > 1e-7 * abs(reverse) + 1e-9 * scale:
         problems.append(f"jvp tangent {float(out_dot)} vs grad . v {reverse}")
+    with np.errstate(all="ignore"):
+        jac = sgcompiler.jacobian(f, wrt=0, mode="fwd")(np.copy(x), y)
+    fuzz_session.count(FUZZER, f"jacobian {'batched' if _batches(f, x, y) else 'per column'}")
+    gscale = max(1.0, float(np.max(np.abs(gx))) if np.size(gx) else 1.0)
+    if np.shape(jac) != np.shape(gx) or not np.allclose(jac, gx, rtol=1e-7, atol=1e-9 * gscale):
+        problems.append(f"forward jacobian {jac} vs grad {gx}")
     return "; ".join(problems)
+
+
+def _batches(f, x, y) -> bool:
+    """Whether jacobian(f, wrt=0, mode="fwd") runs batched tangent code (it is cached)."""
+    try:
+        compile_jvp(f, ("x",), *_kinds(_params(f), (x, y)), batch=int(np.size(x)))
+    except NotBatchable:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("seed", range(COUNT))
@@ -59,10 +85,13 @@ def test_jvp_of_random_program(seed):
         try:
             problem = check_forward(source, y_float, point_seed)
         except NotSmooth:
+            fuzz_session.count(FUZZER, "point skipped: not smooth")
             continue
         except sgcompiler.SGCompilerError as exc:
-            pytest.skip(f"refused: {str(exc).splitlines()[0]}")
+            fuzz_session.count(FUZZER, "refused")
+            pytest.fail(f"forward mode refused a program the grammar means to be "
+                        f"supported: {str(exc).splitlines()[0]}\n{source}")
         assert not problem, f"{problem}\n{source}"
         checked += 1
-    if not checked:
-        pytest.skip("no smooth point")
+        fuzz_session.count(FUZZER, "point checked")
+    assert checked, f"neither point is smooth, so nothing was checked:\n{source}"

@@ -30,6 +30,10 @@ Each open bug has a minimal program below, marked xfail(strict=True): when the b
 fixed, that test fails; then remove the construct from OPEN_BUGS, so that the new
 programs draw it again.
 
+Six more programs (a fixed set too) also hold the productions in
+program_grammar.EXTRAS (expressions nested hundreds of levels deep, comments holding line
+break characters); `program_check.py --extras deep odd_comments` runs them long.
+
 Every bug this test has found has a minimal reproducer in test_fuzz_regressions.py.
 """
 import hashlib
@@ -42,7 +46,7 @@ from hypothesis import HealthCheck, Phase, event, given, settings, strategies as
 import fuzz_session
 from program_check import (check_factory_program, check_program,
                            check_program_second_order)
-from program_grammar import AVOIDABLE, Choices, write_factory_program, write_program
+from program_grammar import AVOIDABLE, EXTRAS, Choices, write_factory_program, write_program
 
 EXAMPLES = int(os.environ.get("SGCOMPILER_FUZZ_EXAMPLES", "0"))
 DEFAULT_RUN = not EXAMPLES
@@ -54,9 +58,7 @@ MAX_SKIPPED_FRACTION = 0.25          # of the new programs' points
 KNOWN_SKIPPED_POINTS: dict = {}
 
 # construct (a key of AVOIDABLE): (a minimal program that shows its open bug, y is a float)
-OPEN_BUGS = {
-    "lambda": ("def f(x, y):\n    return np.sum(helper_lambda(x) * y)\n", False),
-}
+OPEN_BUGS: dict = {}     # none open now: lambdas and mixed list literals are fixed
 
 
 def _digest(source):
@@ -176,3 +178,27 @@ def test_grad_of_grad_of_random_program_matches_finite_differences(program):
         event(f"refused: {outcome.detail.splitlines()[0][-80:]}")
     assert outcome.status != "failed", \
         f"y is a {'float' if y_float else 'array'}\n{source}\n{outcome.detail}"
+
+
+@st.composite
+def programs_with_extras(draw):
+    """(source, y is a Python float) of a random program that also holds deep expressions
+    and comments with line break characters (program_grammar.EXTRAS)."""
+    return write_program(Choices(lambda n: draw(st.integers(0, n - 1))),
+                         extras=tuple(EXTRAS))
+
+
+@settings(max_examples=EXAMPLES or 6, derandomize=DEFAULT_RUN, deadline=None,
+          database=None, print_blob=not DEFAULT_RUN,
+          phases=(Phase.explicit, Phase.generate) if DEFAULT_RUN else tuple(Phase),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs_with_extras())
+def test_gradient_of_random_program_with_deep_expressions_and_odd_comments(program):
+    source, y_float = program
+    outcome = check_program(source, y_float)
+    event(f"program {outcome.status}")
+    if outcome.status == "refused":
+        pytest.fail(f"sgcompiler refused a program the grammar means to be supported:\n"
+                    f"{ascii(source)}\n{outcome.detail}")
+    assert outcome.status != "failed", \
+        f"y is a {'float' if y_float else 'array'}\n{ascii(source)}\n{outcome.detail}"

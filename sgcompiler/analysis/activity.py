@@ -75,6 +75,7 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     active = frozenset(varied & useful)
     _refuse_in_place_calls(norm, resolution, varied)
     _refuse_blocked(fn, flows, varied, useful)
+    _refuse_unsupported(fn, flows, varied, useful)
     _refuse_aliased_writes(norm, flows, varied)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
     facts = tuple(flow_of(stmt, op, resolution) for _, _, op, stmt in flows)
@@ -420,6 +421,56 @@ def _refuse_blocked(fn, flows, varied, useful) -> None:
                                                "sgcompiler.adjoint"))
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _refuse_unsupported(fn, flows, varied, useful) -> None:
+    """A gradient through a rule called with an option its rule does not handle
+    (np.pad(mode="linear_ramp"), np.average(returned=True)) is refused here, with the
+    line, rather than raising in the generated code. (An option given as a variable is
+    known only at run time: the runtime helper checks it then.)"""
+    local = local_names(fn.tree)
+    problems = []
+    for target, ins, op, stmt in flows:
+        if op.kind != RULE or not op.rule.supported or target not in useful \
+                or not any(n in varied for n in ins):
+            continue
+        for param, allowed in op.rule.supported.items():
+            known, value = _literal(fn, op.args[param], local) if param in op.args \
+                else (True, op.rule.defaults.get(param))
+            if not known:
+                continue        # a variable (a parameter, say): checked when it runs
+            if callable(allowed):
+                if allowed(value):
+                    continue
+                shown = ""
+            elif any(value is a or type(value) is type(a) and value == a for a in allowed):
+                continue
+            else:
+                shown = f"; the supported values are {', '.join(map(repr, allowed))}"
+            text = repr(value)
+            problems.append(describe(fn, stmt, f"the gradient of {op.rule.name} with "
+                                               f"{param}={text} is not supported{shown}; "
+                                               "wrap the call in stop_gradient if no "
+                                               "gradient should flow through it"))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _literal(fn, node, local):
+    """(True, value) for a constant, or a global name or attribute chain (np.complex64);
+    (False, None) for a value known only at run time."""
+    if isinstance(node, gast.Constant):
+        return True, node.value
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or node.id in local:
+        return False, None
+    found, value = fn.lookup(node.id)
+    for attr in reversed(parts):
+        value = getattr(value, attr, None)
+    return found, value
 
 
 def all_params(fn) -> frozenset:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import types
 from dataclasses import dataclass, field
 
 import gast
@@ -20,7 +21,8 @@ import numpy as np
 from .. import rules, runtime
 from ..errors import error_at
 from ..frontend.normalize import is_global_chain
-from ..frontend.resolve import ITERATION, METHOD, NONDIFF, OPAQUE, PRIMITIVE, STOP, USER
+from ..frontend.resolve import (ITERATION, METHOD, NONDIFF, OPAQUE, PRIMITIVE, STOP, USER,
+                                is_library)
 
 COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, SETITEM, \
     NO_RULE = ("copy", "const", "rule", "stop", "nondiff", "index", "container", "append",
@@ -168,8 +170,13 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
         return _rule_op(fn, node, target, [receiver] + args, keywords, reads,
                         f".{callee.name}()")
     if callee.kind == OPAQUE:
+        what = callee.name
+        if isinstance(callee.obj, types.FunctionType) and is_library(callee.obj):
+            what = (f"{rules.registry._display_name(callee.obj)} (library code is not "
+                    "differentiated through its source unless you ask for it with "
+                    "sgcompiler.differentiate_module)")
         return Op(NO_RULE, blocked=_names_of(args + list(keywords.values())), reads=reads,
-                  what=callee.name)
+                  what=what)
     if callee.kind == ITERATION:
         return Op(NO_RULE, blocked=_names_of(args), reads=reads,
                   what=f"{callee.name}() outside a for statement")

@@ -270,6 +270,8 @@ def _kind_of(op, kinds):
         return kinds.get(op.inputs[0][1], ARRAY)
     if op.kind in (BUILD, APPEND) or (op.kind == RULE and op.rule.multiple_results):
         return CONTAINER
+    if op.kind == RULE and op.rule.name == "field":     # a record's field: it may be one
+        return EITHER
     if op.kind == INDEX:
         return ARRAY if kinds.get(op.inputs[0][1], ARRAY) == ARRAY else EITHER \
             if op.inputs else ARRAY

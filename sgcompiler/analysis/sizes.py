@@ -42,6 +42,11 @@ _REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "n
                "np.std", "np.var", "np.nansum", "np.nanmean", "np.nanmax", "np.nanmin",
                "np.nanprod", "np.nanstd", "np.nanvar", "np.ptp"}
 _MATMUL = {"operator.matmul", "np.matmul", "np.dot"}
+# runtime helpers whose result has the shape of one argument (unbroadcast(g, x): x's) and
+# the dtype of others
+_SHAPED_LIKE = {"unbroadcast": ("x", ("g_",)), "unreduce": ("x", ("g_",)),
+                "matmul_grad_left": ("x", ("g_", "y")),
+                "matmul_grad_right": ("y", ("g_", "x"))}
 
 
 def concrete_shapes(statements, params: dict, scalars, ints, call_result=None) -> dict:
@@ -192,7 +197,22 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result):
         return found if found in (None, _PENDING) else (found[0][::-1], found[1])
     if rule.name.startswith("math.") or rule.name == "float":
         return (), WEAK
+    if rule.name in _SHAPED_LIKE:     # helpers of generated gradient code, read again
+        return _shaped_like(values, *_SHAPED_LIKE[rule.name], atom)
     return None
+
+
+def _shaped_like(values, param, typed, atom):
+    """The shape of `param`, the dtype of the `typed` operands (None: not known)."""
+    found = [atom(values[p]) if p in values else None for p in typed]
+    shape = atom(values[param]) if param in values else None
+    if any(f is _PENDING for f in found) or shape is _PENDING:
+        return _PENDING
+    if shape is None or any(f is None for f in found):
+        return None
+    dtypes = [f[1] for f in found]
+    dtype = np.result_type(*dtypes) if all(isinstance(d, np.dtype) for d in dtypes) else None
+    return shape[0], dtype
 
 
 def same_dtype(a, b) -> bool:

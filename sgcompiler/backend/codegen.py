@@ -2,7 +2,9 @@
 
 (Not astunparse: version 1.6.3 on Python 3.11 prints `x[:, 0]` as `x[(:, 0)]`, a syntax
 error.) Comment markers left by the reverse pass become real `# ...` lines, and a first
-line says where the code came from; the loader relies on that line (see loader.py).
+line says where the code came from; the loader relies on that line (see loader.py). The
+text is the same on every supported Python: a tuple target prints bare (`a, b = f(x)`,
+`for i, v in ...`), as Python 3.11 prints it, where 3.10 writes `(a, b) = f(x)`.
 """
 from __future__ import annotations
 
@@ -18,28 +20,43 @@ def to_source(tree, header: str) -> str:
     comment `header`."""
     node = gast.gast_to_ast(tree)
     _prepare(node)
-    lines = ast.unparse(node).splitlines()
-    out = [f"# {header}"]
+    # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
+    # Python's tokenizer does not (unparse escapes them in strings, but not in docstrings)
+    lines = ast.unparse(node).split("\n")
+    out = [f"# {comment_text(header)}"]
     for line in lines:
         stripped = line.lstrip()
         if stripped.startswith(("'\\x00#", '"\\x00#', '"""\\x00#')):
             text = ast.literal_eval(stripped)[len(COMMENT):]
-            out.append(line[: len(line) - len(stripped)] + "# " + text)
+            out.append(line[: len(line) - len(stripped)] + "# " + comment_text(text))
         else:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+def comment_text(text: str) -> str:
+    """`text` safe to put in a comment: a character that a tool may take as a line break
+    (\\r, \\x0c, \\x85, U+2028, ...) or that does not show (a bidirectional override) is
+    written as its escape, so a source line quoted in a comment can never become code, and
+    the text compiled is the text printed, line for line."""
+    return "".join(c if c.isprintable() or c == "\t" else
+                   c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _prepare(root):
     """Make `root` printable, in one pass: a negative number constant becomes a negation
     (-2.0 as a constant prints as `-2.0`, so `(-2.0) ** 2` would print as `-2.0 ** 2`, which
     Python reads as -(2.0 ** 2)), and statements get the line numbers `ast.unparse` reads
-    (faster than `ast.fix_missing_locations` on every node)."""
+    (faster than `ast.fix_missing_locations` on every node). Tuple targets print bare on
+    every Python version (see `_bare_targets`)."""
     todo = [root]
+    targets = []
     while todo:
         node = todo.pop()
         if isinstance(node, ast.stmt) and not hasattr(node, "lineno"):
             node.lineno = 0
+        if isinstance(node, _TARGET_HOLDERS):
+            targets.append(node)
         for field, value in ast.iter_fields(node):
             if isinstance(value, list):
                 for k, item in enumerate(value):
@@ -51,6 +68,31 @@ def _prepare(root):
                 if new is not value:
                     setattr(node, field, new)
                 todo.append(new)
+    for node in targets:
+        _bare_targets(node)
+
+
+_TARGET_HOLDERS = (ast.Assign, ast.For, ast.AsyncFor, ast.comprehension)
+
+
+def _bare_targets(node):
+    """Print the tuple targets of `node` (an assignment, a loop, a comprehension) without
+    parentheses. Python 3.10's `ast.unparse` writes `(a, b) = ...` and `for (i, v) in`,
+    3.11 and later `a, b = ...`; a name whose text is the bare tuple prints the same on
+    both (the elements keep their own parentheses: `(a, b), c = ...`)."""
+    if isinstance(node, ast.Assign):
+        node.targets = [_bare(target) for target in node.targets]
+    else:
+        node.target = _bare(node.target)
+
+
+def _bare(target):
+    if not isinstance(target, ast.Tuple) or not target.elts:
+        return target
+    text = ", ".join(ast.unparse(element) for element in target.elts)
+    if len(target.elts) == 1:
+        text += ","
+    return ast.Name(id=text, ctx=ast.Store())
 
 
 def _positive(node):

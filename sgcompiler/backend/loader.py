@@ -19,15 +19,22 @@ def compile_source(source: str, filename: str, free_names) -> dict:
 
     `free_names` are the names the functions may take from outside their module: the
     user's closure variables and the objects inlined rules use. The text is registered in
-    linecache under `filename`, so tracebacks and pdb show it.
+    linecache under `filename` (with a digest of the text added inside its <>), so
+    tracebacks and pdb show it.
     """
-    lines = source.splitlines()
+    # a name of its own for each text: code for other shapes must not take its lines
+    filename = f"{filename[:-1]} {hashlib.sha1(source.encode()).hexdigest()[:6]}>" \
+        if filename.endswith(">") else filename
+    # "\n" only, as Python's tokenizer: str.splitlines would also split at \x0c or U+2028
+    lines = source.split("\n")
+    if lines[-1] == "":
+        lines.pop()
     wrapped = [f"def _sg_factory({', '.join(sorted(free_names))}):"]
     wrapped += ["    " + line if line else line for line in lines[1:]]
     wrapped.append("    pass")
     code = compile("\n".join(wrapped) + "\n", filename, "exec")
     factory = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, [line + "\n" for line in lines], filename)
     return {c.co_name: c for c in factory.co_consts if isinstance(c, types.CodeType)}
 
 

@@ -37,6 +37,8 @@ class TangentRules:
                            f"{op.rule.name}; register one with @sgcompiler.tangent("
                            f"{op.rule.name}) (def rule(t, ans, <its parameters>): return "
                            "<the tangent of the result>; see the README)")
+        if fwd.batched is not None:
+            return fwd.batched.tangent(stmt, op, target, rule, active)
         if rule.kind == "linear":
             return self.linear(stmt, op, rule)
         if rule.kind == "multilinear":

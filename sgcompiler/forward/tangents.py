@@ -34,6 +34,7 @@ from ..analysis.ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, describe
                             is_append, is_setitem, target_of, assignments)
 from ..analysis.shapes import ARRAY, Shapes
 from ..reverse.inline import Linker
+from .batch import BatchedRules, NotBatchable
 from .rules import TangentRules
 
 LOOPS = (gast.For, gast.While)
@@ -49,16 +50,24 @@ class TangentCode:
 
 
 def forward(norm, resolution, act: Activity, shapes: Shapes, wrt, pieces,
-            name: str | None = None, named: dict | None = None) -> TangentCode:
+            name: str | None = None, named: dict | None = None,
+            batch: int | None = None) -> TangentCode:
     """The tangent function of `norm` with respect to the parameters `wrt`: its parameters
     are the function's, then one tangent per `wrt` parameter; it returns (value, tangent).
     `pieces(fn, active, arrays, trees)` gives a called user function's tangent piece;
     `named`, if given, gets the tangent parameters' names first (for a recursive call).
+    `batch`: every tangent has a leading axis of that many directions (forward/batch.py),
+    and the tangents of the `wrt` parameters are the unit directions (np.eye for 1-D).
 
     Raises:
         SGCompilerError: for an operation with no tangent rule on an active value.
+        NotBatchable: with `batch`, for code whose tangents cannot all run at once.
     """
-    fwd = _Forward(norm, resolution, act, shapes, pieces)
+    fwd = _Forward(norm, resolution, act, shapes, pieces, batch)
+    if batch is not None:       # the caller passes the unit directions, np.eye(n) for 1-D
+        assigned = {target_of(s) for s in assignments(norm.body)}
+        fwd.seeds = frozenset(p for p in wrt if p not in assigned and shapes.shape(p) is not
+                              None and len(shapes.shape(p)) == 1)
     tangents = {p: fwd.tname(p) for p in wrt}
     if named is not None:
         named.update(tangents)
@@ -80,12 +89,15 @@ def forward(norm, resolution, act: Activity, shapes: Shapes, wrt, pieces,
 
 
 class _Forward:
-    def __init__(self, norm, resolution, act, shapes, pieces):
+    def __init__(self, norm, resolution, act, shapes, pieces, batch=None):
         self.norm, self.fn, self.resolution = norm, norm.fn, resolution
         self.act, self.shapes, self.pieces = act, shapes, pieces
         self.namer = norm.namer
         self.linker = Linker(norm.fn, norm.namer)
         self.rules = TangentRules(self)
+        self.batch = batch          # None, or the number of directions each tangent holds
+        self.batched = BatchedRules(self, self.rules) if batch is not None else None
+        self.seeds = frozenset()    # 1-D wrt parameters whose tangent is np.eye(batch)
         # arrays written in place (x[i] = v): their tangents must never share memory
         self.written = frozenset(target_of(s) for s in assignments(norm.body)
                                  if is_setitem(s))
@@ -116,9 +128,13 @@ class _Forward:
     def zero(self, atom):
         """An explicit zero tangent for `atom`, of its shape (only where a name that has a
         tangent gets a value without one)."""
+        if self.batched is not None:
+            return self.batched.zero(atom)
         if not isinstance(atom, gast.Name) or self.shapes.is_scalar(atom.id):
             return const(0.0)
-        if self.shapes.kind(atom.id) == ARRAY:
+        # (an array only where its shape is known: a helper's result, zeros_tree(p) in
+        # gradient code, may be a parameter tree)
+        if self.shapes.kind(atom.id) == ARRAY and self.shapes.shape(atom.id) is not None:
             return self.np_call("zeros_like", [load(atom.id)])
         return self.helper_call("zeros_tangent", [load(atom.id)])
 
@@ -148,6 +164,8 @@ class _Forward:
         if isinstance(stmt, gast.For):
             targets = [n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)
                        and self.active(n.id)]
+            if targets and self.batched is not None:
+                raise NotBatchable("a loop index with a tangent")
             if targets and not _is_range(stmt.iter):
                 raise error_at(stmt, self.fn, "forward mode needs the loop to run over "
                                "indexes (for i in range(len(xs)): x = xs[i])")
@@ -174,6 +192,9 @@ class _Forward:
         op = describe_stmt(stmt, self.resolution, self.fn)
         if not self.active(target):
             return [stmt]
+        if self.batched is not None and (op.kind == CALL or is_append(stmt) or
+                                         is_setitem(stmt)):
+            raise NotBatchable("a call, an append or a write into an array")
         if op.kind == CALL and any(self.active(n) for _, n in op.inputs):
             return [self.call(stmt, op, target)]
         if is_append(stmt):
@@ -197,8 +218,17 @@ class _Forward:
             base = self.tangent(stmt.value.value)
             if base is None:
                 return None
+            if self.batched is not None:
+                return self.batched.index(stmt, base)
             return gast.Subscript(value=base, slice=copy.deepcopy(stmt.value.slice),
                                   ctx=gast.Load())
+        if op.kind == CONTAINER and isinstance(stmt.value, gast.Dict):
+            values = [self.tangent(v) for v in stmt.value.values]
+            if all(v is None for v in values):
+                return None
+            values = [v if v is not None else self.zero(a)
+                      for v, a in zip(values, stmt.value.values)]
+            return gast.Dict(keys=copy.deepcopy(stmt.value.keys), values=values)
         if op.kind == CONTAINER:
             elts = [self.tangent(e) for e in stmt.value.elts]
             if all(e is None for e in elts):

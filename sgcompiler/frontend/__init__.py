@@ -3,6 +3,9 @@
     source.py     function -> gast tree with real file names and line numbers
     check.py      refuse what cannot be differentiated, all at once
     transforms.py grad(g)(x) inside the function: a call of g's generated gradient
+    contexts.py   with np.errstate(...): read as its body
+    nested.py     nested defs and lambdas lifted; helpers specialised for function arguments
+    fields.py     p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
     normalize.py  A-normal form: one primitive operation per assignment
     lower.py      structured jumps (break, continue, return) in the normal form
@@ -15,6 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .check import check
+from .contexts import unwrap_contexts
+from .fields import read_fields
+from .nested import lift_nested
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
 from .source import FunctionSource, parse_function
@@ -39,7 +45,7 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = inline_transforms(parse_function(fn))
+    src = read_fields(lift_nested(unwrap_contexts(inline_transforms(parse_function(fn)))))
     trace("parse", src)
     if checked:
         check(src)

@@ -25,7 +25,8 @@ _REFUSED = {
     gast.ClassDef: "class definitions inside a differentiated function are not supported; define the class at module level",
     gast.Try: "'try' is not supported in differentiated code; check the condition with 'if' instead",
     gast.TryStar: "'try' is not supported in differentiated code; check the condition with 'if' instead",
-    gast.With: "'with' is not supported in differentiated code; move it outside the function",
+    gast.With: "'with' is supported for np.errstate and warnings.catch_warnings only; move "
+               "this one outside the function",
     gast.Delete: "'del' is not supported in differentiated code; let the variable go out of scope instead",
     gast.Import: "imports inside a differentiated function are not supported; import at module level",
     gast.ImportFrom: "imports inside a differentiated function are not supported; import at module level",

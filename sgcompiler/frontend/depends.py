@@ -79,6 +79,20 @@ class recording:
         return False
 
 
+def recordings() -> list:
+    """The recordings in progress on this thread (to hand to another that compiles for it)."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def record_into(stack: list) -> None:
+    """Make this thread's reads go to `stack`, another thread's recordings (that thread
+    waits for this one meanwhile)."""
+    _local.stack = stack
+
+
 class unrecorded:
     """A context whose reads are not recorded (a name chosen for readability only)."""
 

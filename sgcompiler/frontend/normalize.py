@@ -16,7 +16,7 @@ The normal form (later passes assume it and fail loudly on anything else):
            | a and/or b                         (kept whole: never differentiable)
     ATOM  := NAME | CONSTANT | a read of a module-level name or attribute chain (np.pi)
     INDEX := ATOM | ATOM:ATOM:ATOM | None | ... | a tuple of these
-    KEY   := a string or integer constant
+    KEY   := a string or int constant
 
 Temporaries are named after what they hold (`_sin`, `_mul`). A variable that is assigned
 more than once in straight-line code gets a new name per assignment (`z`, `z_1`), so each
@@ -491,11 +491,13 @@ class _Normalizer(IterationForms):
         return gast.List(elts=[self.atom(e, "item") for e in node.elts], ctx=gast.Load())
 
     def expr_Dict(self, node):
-        if not all(isinstance(k, gast.Constant) and isinstance(k.value, (str, int))
-                   for k in node.keys):
-            raise error_at(node, self.fn, "a dict display needs constant keys (strings or "
-                                          "integers) in differentiated code")
-        return gast.Dict(keys=list(node.keys),
+        # {"a": x, ...}: constant keys, so each value's adjoint is read back by its key
+        for key in node.keys:
+            if not (isinstance(key, gast.Constant) and type(key.value) in (str, int)):
+                raise error_at(node, self.fn, "a dict display needs constant keys (strings "
+                                              "or ints) in differentiated code; '**' "
+                                              "unpacking and computed keys are not supported")
+        return gast.Dict(keys=[copy.deepcopy(k) for k in node.keys],
                          values=[self.atom(v, "item") for v in node.values])
 
     def expr_IfExp(self, node):

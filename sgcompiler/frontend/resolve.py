@@ -15,6 +15,11 @@ same text means the same object everywhere in one function (locals cannot be cal
 from __future__ import annotations
 
 import ast
+import functools
+import os
+import site
+import sys
+import sysconfig
 import types
 from dataclasses import dataclass
 
@@ -25,6 +30,7 @@ from .. import rules
 from .depends import ATTR, MISSING, function_reads, note
 from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
+from .objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import nodes
 
@@ -105,8 +111,47 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
         # generated code is differentiated like a user function's
         return Callee(USER, obj.as_function(), name=text)
     if isinstance(obj, types.FunctionType):
+        if is_library(obj) and not rules.registry.is_source_module(obj.__module__):
+            return None     # no rule: refused if a gradient must flow through it
         return Callee(USER, obj, name=text)
+    function = _user_callable(obj)
+    if function is not None:    # a method of the user's object, a partial, a __call__
+        return Callee(USER, function, name=text)
     return None
+
+
+def _user_callable(obj):
+    """The function a bound method, partial or callable object of user code is, or None."""
+    func = getattr(obj, "__func__", None) or getattr(obj, "func", None) or \
+        getattr(type(obj), "__call__", None)
+    if not isinstance(func, types.FunctionType) or not user_code(func) or is_library(func):
+        return None
+    return as_function(obj)
+
+
+def is_library(fn) -> bool:
+    """Whether `fn` is defined in the standard library or an installed package
+    (site-packages), not in the user's own code (any other file, or exec'd text). Told by
+    its file, not its module's name: a user's test.py is not the standard library's."""
+    filename = fn.__code__.co_filename
+    if filename.startswith("<"):
+        return filename.startswith("<frozen ")
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if module == __name__.split(".")[0]:
+        return False        # sgcompiler's own helpers, however it is installed
+    path = os.path.realpath(filename)
+    return any(path.startswith(root) for root in _library_roots())
+
+
+@functools.lru_cache(maxsize=1)
+def _library_roots() -> tuple:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
+    roots.add(site.getusersitepackages())
+    roots.update(p for p in sys.path if os.path.basename(p) in ("site-packages",
+                                                               "dist-packages"))
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
 
 
 # np.r_[a, b] and np.c_[a, b] (indexing, not calls): normalize writes them as the

@@ -18,6 +18,8 @@ import gast
 
 from ..errors import SGCompilerError
 from .depends import note_name
+from .lifted import lifted_source
+from .lambdas import is_lambda, lambda_def, lambda_name
 
 
 @dataclass(frozen=True)
@@ -93,11 +95,14 @@ def parse_function(fn) -> FunctionSource:
     if not inspect.isfunction(fn):
         raise SGCompilerError(
             f"sgcompiler differentiates Python functions; got {type(fn).__name__} {fn!r}")
+    lifted = lifted_source(fn)
+    if lifted is not None:
+        tree, filename = lifted
+        lines = tuple(inspect.linecache.getlines(filename))
+        return _source(fn, tree.name, fn.__qualname__, filename, tree.lineno, lines, tree)
+    if is_lambda(fn):
+        return _parse_lambda(fn)
     name = fn.__name__
-    if name == "<lambda>":
-        raise SGCompilerError(
-            f"{fn.__qualname__}: lambdas cannot be differentiated directly; "
-            "define the function with def")
     try:
         lines, firstlineno = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
@@ -116,9 +121,27 @@ def parse_function(fn) -> FunctionSource:
             if getattr(node, "end_lineno", None) is not None:
                 node.end_lineno += firstlineno - 1
     all_lines = tuple(inspect.linecache.getlines(filename)) or tuple(lines)
+    return _source(fn, name, fn.__qualname__, filename, firstlineno, all_lines, tree)
+
+
+def _parse_lambda(fn) -> FunctionSource:
+    """A lambda, read as the def it is equivalent to (lambdas.py)."""
+    tree = lambda_def(fn)
+    filename = fn.__code__.co_filename
+    qualname = ".".join(fn.__qualname__.split(".")[:-1] + [tree.name])
+    return _source(fn, tree.name, qualname, filename, tree.lineno,
+                   tuple(inspect.linecache.getlines(filename)), tree)
+
+
+def _source(fn, name, qualname, filename, firstlineno, lines, tree) -> FunctionSource:
     closure = {}
     if fn.__closure__:
         closure = dict(zip(fn.__code__.co_freevars, fn.__closure__))
-    return FunctionSource(name=name, qualname=fn.__qualname__, filename=filename,
-                          firstlineno=firstlineno, lines=all_lines, tree=tree,
+    return FunctionSource(name=name, qualname=qualname, filename=filename,
+                          firstlineno=firstlineno, lines=lines, tree=tree,
                           globals=fn.__globals__, closure=closure, function=fn)
+
+
+def function_name(fn) -> str:
+    """A function's name as generated code spells it (a lambda's: `loss_lambda_12`)."""
+    return lambda_name(fn) if is_lambda(fn) else fn.__name__

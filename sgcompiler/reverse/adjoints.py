@@ -52,6 +52,8 @@ def contributions(rev, stmt, op, target, g):
         return out
     if op.kind == INDEX:
         return index_adjoint(rev, stmt, g)
+    if op.kind == CONTAINER and isinstance(stmt.value, gast.Dict):
+        return _dict_display_adjoint(rev, stmt, g)
     if op.kind == CONTAINER:
         out = []
         keys = stmt.value.keys if isinstance(stmt.value, gast.Dict) else None
@@ -77,6 +79,38 @@ def contributions(rev, stmt, op, target, g):
     if op.kind == SETITEM:
         return setitem_adjoint(rev, stmt, op, g)
     return []
+
+
+def _dict_display_adjoint(rev, stmt, g):
+    """d = {"a": x, ...}: x gets the adjoint of d at "a" (a missing key: no gradient)."""
+    out = []
+    for key, value in zip(stmt.value.keys, stmt.value.values):
+        if isinstance(value, gast.Name) and rev.is_active(value.id):
+            element = _entry(g, key.value)
+            if element is _NO_ENTRY:
+                element = rev.helper_call("tree_item", [copy.deepcopy(g), copy.deepcopy(key)])
+            if element is not None:
+                out.extend(rev.accumulate(value.id, element, stmt))
+    return out
+
+
+_NO_ENTRY = object()
+
+
+def _entry(g, key):
+    """The entry `key` of an adjoint written as a dict literal ({**zeros_tree(d), 'a': da}):
+    its value, None when it has none (a zero), or _NO_ENTRY when that is not known."""
+    if not isinstance(g, gast.Dict):
+        return _NO_ENTRY
+    keyed = False
+    for k, v in zip(g.keys, g.values):
+        keyed = keyed or k is not None
+        if k is None and (keyed or not (isinstance(v, gast.Call) and isinstance(
+                v.func, gast.Name) and v.func.id.startswith("zeros_tree"))):
+            return _NO_ENTRY
+    found = [v for k, v in zip(g.keys, g.values) if isinstance(k, gast.Constant)
+             and k.value == key]
+    return copy.deepcopy(found[-1]) if found else None
 
 
 def setitem_adjoint(rev, stmt, op, g):

@@ -14,6 +14,7 @@ import copy
 import gast
 import numpy as np
 
+from ..frontend.source import function_name
 from ..ir.builders import load, store
 from ..analysis.ops import target_of
 from ..analysis.shapes import CONTAINER, EITHER
@@ -47,7 +48,7 @@ class CallSweeps:
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
         self.linker.pieces.append(piece)
-        saved = self.name_for(("saved", id(stmt)), f"_{op.rule.__name__}_saved")
+        saved = self.name_for(("saved", id(stmt)), f"_{function_name(op.rule)}_saved")
         self.primal_names.add(saved)
         return fwd, bwd, saved, active
 
@@ -75,7 +76,7 @@ class CallSweeps:
             return []
         _, bwd, saved, active = self.call_piece(stmt, op)
         self.reads.add(saved)
-        outs = [self.name_for(("out", id(stmt), p), f"_d{p}_{op.rule.__name__}")
+        outs = [self.name_for(("out", id(stmt), p), f"_d{p}_{function_name(op.rule)}")
                 for p in active]
         call = gast.Call(func=load(bwd), args=[g, load(saved)], keywords=[])
         node = gast.Assign(targets=[gast.Tuple(elts=[store(o) for o in outs],

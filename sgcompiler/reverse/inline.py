@@ -256,8 +256,9 @@ class _Simplify(gast.NodeTransformer):
         if not isinstance(operand, gast.Name):
             return grad if number(operand) is not None else node
         cls = self.shape_class(grad)
-        if cls is None and not self.exact:
+        if cls is None and not self.exact and not _reduces(grad):
             cls = self.shapes.of(self.ans)      # a full adjoint has its result's shape
+            # (not a sum of it along axes: unreduce's rule, unbroadcast(np.sum(g, axis), g_))
         target = self.shapes.of(operand.id)
         if cls is not None and cls == target:
             return grad
@@ -317,6 +318,12 @@ class _Simplify(gast.NodeTransformer):
             out = gast.BinOp(left=out, op=gast.Div() if inverted else gast.Mult(),
                              right=factor)
         return out
+
+
+def _reduces(node) -> bool:
+    """Whether an expression calls a function along axes (np.sum(g, axis=axis))."""
+    return any(isinstance(n, gast.Call) and any(k.arg == "axis" for k in n.keywords)
+               for n in gast.walk(node))
 
 
 def _may_be_bool(node) -> bool:

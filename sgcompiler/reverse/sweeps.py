@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..errors import error_at
 from ..ir.naming import grad_function_name
 from ..analysis.activity import Activity, assignments
 from .adjoints import contributions
@@ -359,11 +360,14 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
         return out + [stmt]
 
     def view_guard(self, stmt):
-        """After r = x[...] where x is later written in place: refuse a view (at run time,
-        since only then is it known whether x[...] is a view), as the write would change
-        r behind the adjoint's back."""
+        """After r = x[...] where x is later written in place: refuse a view, as the write
+        would change r behind the adjoint's back. When compiled if the index makes a view
+        of an array for sure (a slice, None or ...), else when it runs (`x[i]` is a view
+        for an array index i only when i is not an int)."""
         if id(stmt) not in self.read_after_write or not self.is_active(target_of(stmt)):
             return []
+        if self.shapes.kind(stmt.value.value.id) == ARRAY and _basic_view(stmt.value.slice):
+            raise error_at(stmt, self.fn, _VIEW_WRITTEN)
         check = gast.Expr(value=self.helper_call("not_a_view", [
             load(target_of(stmt)), load(stmt.value.value.id),
             const(f"{self.fn.short_filename}:{stmt.lineno}")]))
@@ -505,3 +509,15 @@ def _forward_order(value):
         value.keys.reverse()
         value.values.reverse()
     return value
+
+
+_VIEW_WRITTEN = ("this reads a view of an array that is written in place later, so the "
+                 "write would change the value read here; read a copy instead: "
+                 "x[...].copy()")
+
+
+def _basic_view(index) -> bool:
+    """Whether indexing with `index` surely gives a view: a slice, None or ... in it."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(p, gast.Slice) or isinstance(p, gast.Constant) and
+               (p.value is None or p.value is Ellipsis) for p in parts)

@@ -31,7 +31,7 @@ import types
 import numpy as np
 
 from ..errors import SGCompilerError
-from .registry import (GLOBAL, _display_name, builtin_entry, parse_rule,
+from .registry import (GLOBAL, _display_name, add_source_module, builtin_entry, parse_rule,
                        parse_tangent_rule, register_scoped, register_tangent, scoped_entry)
 
 
@@ -69,6 +69,22 @@ def adjoint(fn, *, scope=None, override: bool = False, multiple_results: bool = 
         register_scoped(fn, rule, where)
         return rule_fn
     return register
+
+
+def differentiate_module(module) -> None:
+    """Differentiate the functions of an installed library module (and its submodules)
+    through their source, as your own code is. By default a function of the standard
+    library or of site-packages without a derivative rule is refused ("no derivative rule
+    for scipy.signal.convolve"): its source is not written for sgcompiler.
+
+    Args:
+        module: a module object or its name ("mypackage.layers").
+    """
+    name = module if isinstance(module, str) else getattr(module, "__name__", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"differentiate_module takes a module or a module name, got "
+                        f"{module!r}")
+    add_source_module(name)
 
 
 def tangent(fn, *, multiple_results: bool = False):

@@ -80,7 +80,7 @@ def kron(g, ans, a, b):
     return kron_grad(g, a, b, 0), kron_grad(g, a, b, 1)
 
 
-@vjp(np.cross, notes="3-vectors")
+@vjp(np.cross, notes="2- and 3-vectors")
 def cross(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return (cross_grad(g, a, b, axisa, axisb, axisc, axis, 0),
             cross_grad(g, a, b, axisa, axisb, axisc, axis, 1))

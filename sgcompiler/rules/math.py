@@ -1,6 +1,7 @@
 """Derivative rules of the `math` module's functions (Python floats)."""
 import math
 
+from ..runtime import divide_or_zero
 from .registry import nondifferentiable, present, vjp
 
 
@@ -114,9 +115,9 @@ def atanh(g, ans, x):
     return g / (1.0 - x * x)
 
 
-@vjp(math.hypot, notes="two arguments")
+@vjp(math.hypot, notes="two arguments; 0 at (0, 0)")
 def hypot(g, ans, x, y):
-    return g * x / ans, g * y / ans
+    return g * divide_or_zero(x, ans), g * divide_or_zero(y, ans)
 
 
 @vjp(math.erf)

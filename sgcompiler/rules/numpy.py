@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from ..runtime import balanced_eq, bessel_i1, unbroadcast
+from ..runtime import balanced_eq, bessel_i1, divide_or_zero, unbroadcast
 from .registry import jvp, vjp
 
 # --- exponentials and logarithms -------------------------------------------------------------
@@ -130,9 +130,10 @@ def arctan2(g, ans, x1, x2):
             unbroadcast(-g * x1 / (x1 ** 2 + x2 ** 2), x2))
 
 
-@vjp(np.hypot, elementwise=True)
+@vjp(np.hypot, elementwise=True, notes="0 at (0, 0)")
 def hypot(g, ans, x1, x2):
-    return unbroadcast(g * x1 / ans, x1), unbroadcast(g * x2 / ans, x2)
+    return (unbroadcast(g * divide_or_zero(x1, ans), x1),
+            unbroadcast(g * divide_or_zero(x2, ans), x2))
 
 
 @vjp(np.sinh, elementwise=True)

@@ -6,7 +6,8 @@ of its input; the NaN-ignoring variants send nothing to the NaNs.
 import numpy as np
 
 from ..runtime.reductions import (average_grad_a, average_grad_weights, choose_grad,
-                                  cumprod_grad, cumsum_grad, median_grad, nan_count, prod_grad)
+                                  cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
+                                  nan_count, prod_grad)
 from ..runtime import reduced_size, unreduce
 from ..runtime.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
 from ..runtime.tangents import choose_tangent, cumprod_tangent_of, cumulative_prod_tangent_of
@@ -34,7 +35,7 @@ def nanmean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 
 @vjp(np.average, reduction=True, notes="a and weights (1-D along axis, or a's shape); "
-                                       "not returned=True")
+                                       "not returned=True", supported={"returned": (False,)})
 def average(g, ans, a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (average_grad_a(g, a, axis, weights, keepdims, returned), None,
             average_grad_weights(g, ans, a, axis, weights, keepdims, returned))
@@ -74,9 +75,9 @@ def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
             / (reduced_size(a, axis) - ddof))
 
 
-@vjp(np.std, reduction=True, notes="ddof; undefined where the std is 0")
+@vjp(np.std, reduction=True, notes="ddof; 0 where the std is 0")
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return (unreduce(g / ans, a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
+    return (unreduce(divide_or_zero(g, ans), a, axis, keepdims) * (a - np.mean(a, axis=axis, keepdims=True))
             / (reduced_size(a, axis) - ddof))
 
 
@@ -86,9 +87,9 @@ def nanvar(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
                     * (a - np.nanmean(a, axis=axis, keepdims=True)) / (nan_count(a, axis) - ddof))
 
 
-@vjp(np.nanstd, reduction=True, notes="ddof; zero at NaNs")
+@vjp(np.nanstd, reduction=True, notes="ddof; zero at NaNs and where the std is 0")
 def nanstd(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return np.where(np.isnan(a), 0.0, unreduce(g / ans, a, axis, keepdims)
+    return np.where(np.isnan(a), 0.0, unreduce(divide_or_zero(g, ans), a, axis, keepdims)
                     * (a - np.nanmean(a, axis=axis, keepdims=True)) / (nan_count(a, axis) - ddof))
 
 

@@ -56,6 +56,9 @@ class Rule:
     notes: str = ""                        # caveats, for docs/numpy-coverage.md
     scope: str = BUILTIN                   # BUILTIN, GLOBAL or a module name
     text: str = field(repr=False, default="")   # the rule's source text
+    # parameter -> the literal values the rule handles (a tuple), or a test of a value
+    # known at compile time (a function): other values are refused at compile time
+    supported: dict = field(repr=False, default_factory=dict)
     single_result_when: tuple = ()         # (parameter, literal): a call passing it has one
     #                                        result (np.linalg.svd's compute_uv=False)
 
@@ -119,7 +122,7 @@ def _is_literal(value) -> bool:
 
 def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
                multiple_results=False, name=None, notes="", scope=BUILTIN,
-               single_result_when=()) -> Rule:
+               supported=None, single_result_when=()) -> Rule:
     """Read a rule function into a `Rule`.
 
     Raises:
@@ -174,6 +177,7 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
                 outputs=outputs, namespace=namespace, elementwise=elementwise,
                 reduction=reduction, multiple_results=multiple_results, source=rule_fn,
                 signature=signature, notes=notes, scope=scope, text=text,
+                supported=dict(supported or {}),
                 single_result_when=tuple(single_result_when))
 
 
@@ -183,7 +187,7 @@ def _is_docstring(stmt) -> bool:
 
 
 def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False, name=None,
-        notes="", single_result_when=()):
+        notes="", supported=None, single_result_when=()):
     """Register the decorated function as the built-in derivative rule of `primitives`.
 
     `multiple_results`: the primitive returns a tuple; the rule's `g` is then a list with
@@ -192,8 +196,10 @@ def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False,
     compute_uv=False); the rule's `g` is then that array's adjoint, and calls must pass
     the parameter as a literal (see `as_called`). `name` is how messages
     and the coverage page name the primitive (default: its module and name), `notes` a
-    caveat for the coverage page. For sgcompiler's own rule modules only; users call
-    `sgcompiler.adjoint`.
+    caveat for the coverage page. `supported` maps a parameter to the literal values the
+    rule handles (a tuple) or to a test of its value (a function): a call with another
+    value that needs the gradient is refused at compile time. For sgcompiler's own rule
+    modules only; users call `sgcompiler.adjoint`.
     """
     def register(rule_fn):
         for primitive in dict.fromkeys(map(_keep_bound, primitives)):  # aliases once
@@ -202,7 +208,7 @@ def vjp(*primitives, elementwise=False, reduction=False, multiple_results=False,
             _RULES[id(primitive)] = parse_rule(rule_fn, primitive, elementwise=elementwise,
                                                reduction=reduction,
                                                multiple_results=multiple_results, name=name,
-                                               notes=notes,
+                                               notes=notes, supported=supported,
                                                single_result_when=single_result_when)
         return rule_fn
     return register
@@ -284,6 +290,21 @@ def register_scoped(obj, rule, scope: str) -> None:
     obj = _keep_bound(key(obj))
     _SCOPED.setdefault(scope, {})[id(obj)] = (obj, rule)
     _VERSION[0] += 1
+
+
+_SOURCE_MODULES: set = set()     # library modules whose functions are read as user code
+
+
+def add_source_module(name: str) -> None:
+    """Differentiate the functions of library module `name` (and its submodules) through
+    their source."""
+    _SOURCE_MODULES.add(name)
+    _VERSION[0] += 1
+
+
+def is_source_module(module: str | None) -> bool:
+    return bool(module) and any(module == m or module.startswith(m + ".")
+                                for m in _SOURCE_MODULES)
 
 
 def version() -> int:
@@ -478,7 +499,7 @@ def jvp(*primitives, multiple_results=False, name=None, elementwise=False):
     (sgcompiler's own rule modules; users call `sgcompiler.tangent`). `elementwise`: a
     contribution may have an operand's shape, and is broadcast to the result's."""
     def register(rule_fn):
-        for primitive in dict.fromkeys(primitives):
+        for primitive in dict.fromkeys(map(_keep_bound, primitives)):
             assert id(primitive) not in _TANGENTS, f"two tangent rules for {primitive!r}"
             _TANGENTS[id(primitive)] = parse_tangent_rule(
                 rule_fn, primitive, multiple_results=multiple_results, name=name,

@@ -22,15 +22,16 @@ gradient through them is refused.
 """
 import numpy as np
 
-from ..runtime import (add_at, add_trees, item_adjoint, scatter_item, as_float, balanced_eq, cast_grad, choose_grad, copied,
-                       cumsum_grad, dot_grad_left, dot_grad_right, float_dtype,
-                       hsplit_axis, index_part, inner_grad_a, inner_grad_b, length,
-                       linspace_fractions, matmul_grad_left, matmul_grad_right,
-                       median_grad, mT, nan_count, not_a_view, prod_grad, reduce_like,
-                       reduced_axes, reduced_size, repeat_grad, scalar_result, take_grad,
-                       tensordot_axes, tensordot_grad_a, tensordot_grad_b, tile_grad,
-                       transpose_grad, unbroadcast, unbroadcast_each, unbroadcast_sum,
-                       unreduce, zeros_tree)
+from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad,
+                       copied, cumsum_grad, dot_grad_left, dot_grad_right, field,
+                       float_dtype, hsplit_axis, index_part, inner_grad_a, inner_grad_b,
+                       item_adjoint, length, linspace_fractions, matmul_grad_left,
+                       matmul_grad_right, median_grad, mT, nan_count, not_a_view,
+                       prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
+                       scalar_result, scatter_item, take_grad, tensordot_axes,
+                       tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
+                       tree_item, tree_with, unbroadcast, unbroadcast_each,
+                       unbroadcast_sum, unreduce, zeros_tree)
 from .registry import linear, multilinear, nondifferentiable, vjp
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------
@@ -99,6 +100,21 @@ def add_at_(g, ans, dx, index, g_):
 @vjp(index_part, name="index_part")
 def index_part_(g, ans, g_, index, like):
     return add_at(zeros_tree(g_), index, g), 0.0, 0.0
+
+
+@vjp(field, name="field")
+def field_(g, ans, obj, name):
+    return tree_with(obj, name, g), None
+
+
+@vjp(tree_item, name="tree_item")
+def tree_item_(g, ans, g_, key):
+    return tree_with(g_, key, g), None
+
+
+@vjp(tree_with, name="tree_with")
+def tree_with_(g, ans, like, key, g_):
+    return None, None, tree_item(g, key)
 
 
 @vjp(transpose_grad, name="transpose_grad")
@@ -203,6 +219,6 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
-       scatter_item)
+       scatter_item, tree_item, field, tree_with)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

@@ -2,18 +2,23 @@
 
 Loaded with the other SciPy rule modules (rules/scipy.py), so SciPy stays optional.
 """
+import inspect
+
 import numpy as np
 import scipy.linalg
 
 from ..runtime import mT
 from ..runtime.linalg import cholesky_grad, eigvalsh_grad
-from ..runtime.scipy_linalg import (block_diag_grad, cho_factor_grad, cho_solve_grad_b,
-                                    cho_solve_grad_factor, expm_grad, inv_grad, lu_factor_grad,
+from ..runtime.scipy_linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
+                                    cho_solve_grad_b, cho_solve_grad_factor, expm_grad, inv_grad, lu_factor_grad,
                                     lu_solve_grad_b, lu_solve_grad_factor, solve_banded_grad_ab,
                                     solve_banded_grad_b, solve_grad_matrix, solve_grad_rhs,
                                     solve_triangular_grad_a, solve_triangular_grad_b,
                                     sqrtm_grad, sylvester_adjoint)
-from .registry import vjp
+from ..runtime.scipy_linalg import (cho_factor_tangent, cho_solve_tangent_factor,
+                                    lu_factor_tangent, lu_solve_tangent_factor,
+                                    solve_banded_tangent_ab)
+from .registry import jvp, linear, vjp
 
 
 def linalg(name, **options):
@@ -21,9 +26,15 @@ def linalg(name, **options):
     return vjp(getattr(scipy.linalg, name), name=f"scipy.linalg.{name}", **options)
 
 
-@linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite")
-def inv(g, ans, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
-    return inv_grad(g, ans, a, assume_a, lower)
+if "assume_a" in inspect.signature(scipy.linalg.inv).parameters:      # SciPy 1.17 and later
+    @linalg("inv", notes="nonsingular input; assume_a general, symmetric or positive definite",
+            supported={"assume_a": ASSUME_A})
+    def inv(g, ans, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+        return inv_grad(g, ans, a, assume_a, lower)
+else:
+    @linalg("inv", notes="nonsingular input")
+    def inv(g, ans, a, overwrite_a=False, check_finite=True):
+        return inv_grad(g, ans, a)
 
 
 @linalg("det", notes="nonsingular input")
@@ -31,7 +42,8 @@ def det(g, ans, a, overwrite_a=False, check_finite=True):
     return g * ans * mT(np.linalg.inv(a))
 
 
-@linalg("solve", notes="assume_a general, symmetric or positive definite")
+@linalg("solve", notes="assume_a general, symmetric or positive definite",
+        supported={"assume_a": ASSUME_A})
 def solve(g, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
           assume_a=None, transposed=False):
     return (solve_grad_matrix(g, ans, a, b, lower, assume_a, transposed),
@@ -115,3 +127,47 @@ def block_diag(g, ans, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
             block_diag_grad(g, 5, a0, a1, a2, a3, a4, a5, a6, a7),
             block_diag_grad(g, 6, a0, a1, a2, a3, a4, a5, a6, a7),
             block_diag_grad(g, 7, a0, a1, a2, a3, a4, a5, a6, a7))
+
+
+# --- tangent rules (forward mode) ------------------------------------------------------------
+
+linear(scipy.linalg.block_diag)
+
+
+@jvp(scipy.linalg.cho_factor, multiple_results=True)
+def cho_factor_jvp(t, ans, a, lower=False, overwrite_a=False, check_finite=True):
+    return cho_factor_tangent(t, ans, lower)
+
+
+@jvp(scipy.linalg.cho_solve)
+def cho_solve_jvp(c_and_lower_dot, b_dot, ans, c_and_lower, b, overwrite_b=False,
+                  check_finite=True):
+    return (cho_solve_tangent_factor(c_and_lower_dot, ans, c_and_lower),
+            scipy.linalg.cho_solve(c_and_lower, b_dot))
+
+
+@jvp(scipy.linalg.lu_factor, multiple_results=True)
+def lu_factor_jvp(t, ans, a, overwrite_a=False, check_finite=True):
+    return lu_factor_tangent(t, ans)
+
+
+@jvp(scipy.linalg.lu_solve)
+def lu_solve_jvp(lu_and_piv_dot, b_dot, ans, lu_and_piv, b, trans=0, overwrite_b=False,
+                 check_finite=True):
+    return (lu_solve_tangent_factor(lu_and_piv_dot, ans, lu_and_piv, b, trans),
+            scipy.linalg.lu_solve(lu_and_piv, b_dot, trans=trans))
+
+
+# A X + X B = Q: A X' + X' B = Q' - A' X - X B'
+@jvp(scipy.linalg.solve_sylvester)
+def solve_sylvester_jvp(a_dot, b_dot, q_dot, ans, a, b, q):
+    return (scipy.linalg.solve_sylvester(a, b, -(a_dot @ ans)),
+            scipy.linalg.solve_sylvester(a, b, -(ans @ b_dot)),
+            scipy.linalg.solve_sylvester(a, b, q_dot))
+
+
+@jvp(scipy.linalg.solve_banded)
+def solve_banded_jvp(ab_dot, b_dot, ans, l_and_u, ab, b, overwrite_ab=False,
+                     overwrite_b=False, check_finite=True):
+    return (solve_banded_tangent_ab(ab_dot, ans, l_and_u, ab),
+            scipy.linalg.solve_banded(l_and_u, ab, b_dot))

@@ -5,7 +5,7 @@ Loaded with the other SciPy rule modules (rules/scipy.py), so SciPy stays option
 import scipy.signal
 
 from ..runtime.scipy_signal import convolve_grad, correlate_grad_in1, correlate_grad_in2
-from .registry import vjp
+from .registry import multilinear, vjp
 
 _MODES = "real inputs; every mode (full, same, valid) and method"
 
@@ -18,3 +18,6 @@ def convolve(g, ans, in1, in2, mode="full", method="auto"):
 @vjp(scipy.signal.correlate, name="scipy.signal.correlate", notes=_MODES)
 def correlate(g, ans, in1, in2, mode="full", method="auto"):
     return correlate_grad_in1(g, in1, in2, mode), correlate_grad_in2(g, in1, in2, mode)
+
+# bilinear: the tangent is convolve(in1_dot, in2) + convolve(in1, in2_dot), in the same mode
+multilinear(scipy.signal.convolve, scipy.signal.correlate)

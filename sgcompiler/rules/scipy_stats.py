@@ -30,7 +30,9 @@ from ..runtime.scipy_stats import (beta_dlogpdf_da, beta_dlogpdf_db, beta_score,
                                    lognorm_dcdf_ds, lognorm_dlogpdf_ds, lognorm_score,
                                    mvn_grad_cov, mvn_grad_mean, mvn_grad_x, norm_score,
                                    poisson_dlogpmf_dmu, t_dlogpdf_ddf, t_score)
-from .registry import vjp
+from ..runtime.scipy_stats import (dirichlet_tangent_alpha, mvn_tangent_cov, mvn_tangent_mean,
+                                   mvn_tangent_x)
+from .registry import jvp, vjp
 
 # family -> its shape parameters, each with (d log f0 / d shape, d cdf / d shape or None)
 FAMILIES = {
@@ -108,7 +110,7 @@ for _family in FAMILIES:
     for _method in METHODS:
         _dist = getattr(scipy.stats, _family)
         vjp(getattr(_dist, _method), name=f"scipy.stats.{_family}.{_method}",
-            notes=_notes(_family, _method))(_define(_family, _method))
+            notes=_notes(_family, _method), elementwise=True)(_define(_family, _method))
 
 
 # --- scipy.stats.poisson: a gradient in mu; k and loc are integers ---------------------------
@@ -116,34 +118,40 @@ for _family in FAMILIES:
 _POISSON = "no gradient in k or loc (integers)"
 
 
-@vjp(scipy.stats.poisson.logpmf, name="scipy.stats.poisson.logpmf", notes=_POISSON)
+@vjp(scipy.stats.poisson.logpmf, name="scipy.stats.poisson.logpmf", notes=_POISSON,
+     elementwise=True)
 def poisson_logpmf(g, ans, k, mu, loc=0):
     return None, unbroadcast(g * poisson_dlogpmf_dmu(k, mu, loc), mu), None
 
 
-@vjp(scipy.stats.poisson.pmf, name="scipy.stats.poisson.pmf", notes=_POISSON)
+@vjp(scipy.stats.poisson.pmf, name="scipy.stats.poisson.pmf", notes=_POISSON,
+     elementwise=True)
 def poisson_pmf(g, ans, k, mu, loc=0):
     return None, unbroadcast(g * ans * poisson_dlogpmf_dmu(k, mu, loc), mu), None
 
 
 # d/dmu P(K <= k) = -pmf(floor(k)): the cdf is a regularized incomplete gamma function in mu
-@vjp(scipy.stats.poisson.cdf, name="scipy.stats.poisson.cdf", notes=_POISSON)
+@vjp(scipy.stats.poisson.cdf, name="scipy.stats.poisson.cdf", notes=_POISSON,
+     elementwise=True)
 def poisson_cdf(g, ans, k, mu, loc=0):
     return None, unbroadcast(-g * scipy.stats.poisson.pmf(np.floor(k), mu, loc), mu), None
 
 
-@vjp(scipy.stats.poisson.logcdf, name="scipy.stats.poisson.logcdf", notes=_POISSON)
+@vjp(scipy.stats.poisson.logcdf, name="scipy.stats.poisson.logcdf", notes=_POISSON,
+     elementwise=True)
 def poisson_logcdf(g, ans, k, mu, loc=0):
     return (None, unbroadcast(-g * exp_ratio(scipy.stats.poisson.logpmf(np.floor(k), mu, loc),
                                              ans), mu), None)
 
 
-@vjp(scipy.stats.poisson.sf, name="scipy.stats.poisson.sf", notes=_POISSON)
+@vjp(scipy.stats.poisson.sf, name="scipy.stats.poisson.sf", notes=_POISSON,
+     elementwise=True)
 def poisson_sf(g, ans, k, mu, loc=0):
     return None, unbroadcast(g * scipy.stats.poisson.pmf(np.floor(k), mu, loc), mu), None
 
 
-@vjp(scipy.stats.poisson.logsf, name="scipy.stats.poisson.logsf", notes=_POISSON)
+@vjp(scipy.stats.poisson.logsf, name="scipy.stats.poisson.logsf", notes=_POISSON,
+     elementwise=True)
 def poisson_logsf(g, ans, k, mu, loc=0):
     return (None, unbroadcast(g * exp_ratio(scipy.stats.poisson.logpmf(np.floor(k), mu, loc),
                                             ans), mu), None)
@@ -180,3 +188,35 @@ def multivariate_normal_logpdf(g, ans, x, mean=None, cov=1, allow_singular=False
 def multivariate_normal_pdf(g, ans, x, mean=None, cov=1, allow_singular=False):
     return (mvn_grad_x(g * ans, ans, x, mean, cov), mvn_grad_mean(g * ans, ans, x, mean, cov),
             mvn_grad_cov(g * ans, ans, x, mean, cov))
+
+
+# --- tangent rules (forward mode) of dirichlet and multivariate_normal ------------------------
+# (the location-scale families and poisson are elementwise: rules/derive.py derives theirs)
+
+
+@jvp(scipy.stats.dirichlet.logpdf, name="scipy.stats.dirichlet.logpdf")
+def dirichlet_logpdf_jvp(x_dot, alpha_dot, ans, x, alpha):
+    return (np.sum(x_dot * dirichlet_grad_x(1.0, x, alpha), axis=0),
+            dirichlet_tangent_alpha(alpha_dot, x, alpha))
+
+
+@jvp(scipy.stats.dirichlet.pdf, name="scipy.stats.dirichlet.pdf")
+def dirichlet_pdf_jvp(x_dot, alpha_dot, ans, x, alpha):
+    return (ans * np.sum(x_dot * dirichlet_grad_x(1.0, x, alpha), axis=0),
+            ans * dirichlet_tangent_alpha(alpha_dot, x, alpha))
+
+
+@jvp(scipy.stats.multivariate_normal.logpdf, name="scipy.stats.multivariate_normal.logpdf")
+def multivariate_normal_logpdf_jvp(x_dot, mean_dot, cov_dot, ans, x, mean=None, cov=1,
+                                   allow_singular=False):
+    return (mvn_tangent_x(x_dot, ans, x, mean, cov),
+            mvn_tangent_mean(mean_dot, ans, x, mean, cov),
+            mvn_tangent_cov(cov_dot, ans, x, mean, cov))
+
+
+@jvp(scipy.stats.multivariate_normal.pdf, name="scipy.stats.multivariate_normal.pdf")
+def multivariate_normal_pdf_jvp(x_dot, mean_dot, cov_dot, ans, x, mean=None, cov=1,
+                                allow_singular=False):
+    return (ans * mvn_tangent_x(x_dot, ans, x, mean, cov),
+            ans * mvn_tangent_mean(mean_dot, ans, x, mean, cov),
+            ans * mvn_tangent_cov(cov_dot, ans, x, mean, cov))

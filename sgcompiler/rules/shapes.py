@@ -8,11 +8,12 @@ these rules through analysis/ops.py.
 import numpy as np
 
 from ..runtime import unbroadcast
-from ..runtime.shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
-                              diff_grad, dstack_grad, hsplit_axis, hstack_grad,
+from ..runtime.shapes import (COPYING_PAD_MODES, append_grad, astype, cast_grad,
+                              column_stack_grad, delete_grad, diff_grad, dstack_grad,
+                              hsplit_axis, hstack_grad,
                               interp_grad_fp, interp_grad_x, join_pieces, linspace_fractions,
                               pad_grad, partition_grad, partition_tangent_of, polyval_grad_p,
-                              polyval_grad_x, repeat_grad, rollaxis_grad,
+                              polyval_grad_x, real_dtype, repeat_grad, rollaxis_grad,
                               select_default_grad, select_grads, sort_grad, split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
@@ -113,7 +114,7 @@ def tril(g, ans, m, k=0):
 
 
 @vjp(np.pad, notes="modes constant, edge, reflect, symmetric, wrap; no gradient for "
-                   "constant_values")
+                   "constant_values", supported={"mode": COPYING_PAD_MODES})
 def pad(g, ans, array, pad_width, mode="constant", *, constant_values=0):
     return pad_grad(g, array, pad_width, mode)
 
@@ -156,12 +157,14 @@ def copy(g, ans, a, order="K"):
     return g
 
 
-@vjp(astype, name="x.astype()", notes="a cast to an integer or bool type has zero gradient")
+@vjp(astype, name="x.astype()", notes="a cast to an integer or bool type has zero gradient",
+     supported={"dtype": real_dtype})
 def astype_method(g, ans, x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     return cast_grad(g, x, dtype)
 
 
-@vjp(*present(np, "astype"), notes="a cast to an integer or bool type has zero gradient")
+@vjp(*present(np, "astype"), notes="a cast to an integer or bool type has zero gradient",
+     supported={"dtype": real_dtype})
 def astype_function(g, ans, x, dtype, *, copy=True, device=None):
     return cast_grad(g, x, dtype)
 
@@ -217,7 +220,7 @@ def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=No
     return 0.0, unbroadcast(g, fill_value)
 
 
-@vjp(np.linspace, notes="start and stop; not retstep=True")
+@vjp(np.linspace, notes="start and stop; not retstep=True", supported={"retstep": (False,)})
 def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     return (unbroadcast(np.sum(g * (1.0 - linspace_fractions(g, num, endpoint, axis, retstep)),
                                axis=axis), start),
@@ -228,7 +231,7 @@ def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=No
 # --- interpolation and integration ---------------------------------------------------------------
 
 
-@vjp(np.interp, notes="x and fp (not xp); not period")
+@vjp(np.interp, notes="x and fp (not xp); not period", supported={"period": (None,)})
 def interp(g, ans, x, xp, fp, left=None, right=None, period=None):
     return (interp_grad_x(g, x, xp, fp, left, right, period), None,
             interp_grad_fp(g, x, xp, fp, left, right, period))

@@ -6,6 +6,7 @@
     signal.py      rules/signal.py
     scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
+    batched.py     what batched tangent code calls (all basis directions at once)
 
 Generated code names a helper by its own name (`unbroadcast(g, x)`); the optimize pass
 treats every function of this package alike (`is_helper`).
@@ -13,20 +14,22 @@ treats every function of this package alike (`is_helper`).
 from __future__ import annotations
 
 from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, balanced_eq,
-                   bessel_i1, copied, float_dtype, index_part, item_adjoint, length, mT,
-                   not_a_view, reduce_like, reduced_axes, reduced_size, scalar_result, scatter_item,
-                   stop_gradient, unbroadcast, unbroadcast_each, unbroadcast_sum, unreduce,
-                   written_part, zeros_tree)  # noqa: F401
+                   bessel_i1, copied, field, float_dtype, index_part, item_adjoint, length,
+                   mT, not_a_view, reduce_like, reduced_axes, reduced_size, scalar_result,
+                   scatter_item, stop_gradient, tree_item, tree_with, unbroadcast,
+                   unbroadcast_each, unbroadcast_sum, unreduce, written_part, zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
-                         choose_grad, cumprod_grad, cumsum_grad, median_grad, nan_count,
-                         prod_grad)  # noqa: F401
+                         choose_grad, cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
+                         nan_count, prod_grad)  # noqa: F401
 from .shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
                      diff_grad, dstack_grad, hsplit_axis, hstack_grad, interp_grad_fp,
                      interp_grad_x, join_pieces, linspace_fractions, pad_grad, partition_grad,
                      partition_tangent_of, polyval_grad_p, polyval_grad_x, repeat_grad,
-                     rollaxis_grad, select_default_grad, select_grad, select_grads,
+                     real_dtype, rollaxis_grad, select_default_grad, select_grad, select_grads,
                      sort_grad, split_like, take_along_axis_grad, take_grad, tile_grad,
                      transpose_grad, trapezoid_grad, unstack, vstack_grad)  # noqa: F401
+from .batched import (batch_map, batch_matmul_grad_left, batch_matmul_grad_right,
+                      batch_unbroadcast, batch_unreduce, broadcast_batch)  # noqa: F401
 from .tangents import (broadcast_like, cast_tangent, choose_tangent,
                        zeros_tangent)  # noqa: F401
 from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,

@@ -121,6 +121,9 @@ def zeros_tree(x):
         return {k: _zero_part(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_zero_part(v) for v in x]
+    if not isinstance(x, (np.ndarray, np.generic, float, int)) and hasattr(x, "__dict__"):
+        # a record (a dataclass, a registered type): its adjoint is a dict by field name
+        return dict.fromkeys(vars(x), 0.0)
     return np.zeros_like(x, dtype=float_dtype(x))
 
 
@@ -199,6 +202,12 @@ def add_trees(a, b):
         return b
     if _is_zero(b):
         return a
+    if isinstance(a, dict) != isinstance(b, dict) and (
+            isinstance(a, (dict, list, tuple)) or isinstance(b, (dict, list, tuple))):
+        # a NamedTuple read both as p[0] and as p.w: its adjoint has two spellings
+        raise SGCompilerError("a parameter tree is read both by position (p[0], unpacking) "
+                              "and by field name (p.w), which sgcompiler cannot add up; "
+                              "read it one way in the differentiated code")
     if isinstance(a, dict):
         return {k: add_trees(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}
     if isinstance(a, (list, tuple)):
@@ -206,8 +215,38 @@ def add_trees(a, b):
     return a + b
 
 
+def field(obj, name):
+    """`obj.name`: a field of a record (a NamedTuple, a dataclass, a registered type); its
+    rule gives `obj` the adjoint {name: g}."""
+    return getattr(obj, name)
+
+
+def tree_item(g, key):
+    """The part at `key` of an adjoint `g` that may be a container (a dict display's, a
+    record's: a missing key is a zero, 0.0); an array is its own part (x.real)."""
+    if isinstance(g, dict):
+        return g.get(key, 0.0)
+    if isinstance(g, (list, tuple)):
+        return g[key]
+    if _is_zero(g) or not isinstance(key, str):
+        return 0.0
+    return g
+
+
+def tree_with(like, key, g):
+    """A tree shaped like `like` that is `g` at `key` and zero elsewhere: the adjoint of
+    `like` for a read of its part at `key` (field(p, 'w'), d['a'])."""
+    if isinstance(like, (list, tuple)) and not isinstance(key, str):
+        return [g if i == key else np.zeros_like(v) if isinstance(v, np.ndarray) else 0.0
+                for i, v in enumerate(like)]
+    if isinstance(like, (np.ndarray, np.generic, float, int)):
+        return g            # an array's own attribute (x.real)
+    return {key: g}         # a record's field (a NamedTuple's too), a dict's entry
+
+
 def not_a_view(value, array, where):
-    """Refuse `value = array[...]` being a view when `array` is later written in place."""
+    """Refuse `value = array[...]` being a view when `array` is later written in place
+    (an index known only at run time; a slice is refused when compiled)."""
     if isinstance(value, np.ndarray) and np.shares_memory(value, array):
         raise SGCompilerError(
             f"{where}: this reads a view of an array that is written in place later, so the "

@@ -227,16 +227,27 @@ def kron_grad(g, a, b, wrt):
 
 
 def cross_grad(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, wrt=0):
-    """Gradient of np.cross(a, b) of 3-vectors: b x g for a, g x a for b."""
+    """Gradient of np.cross(a, b): b x g for a, g x a for b. A 2-vector is a 3-vector with
+    a third component 0 (as np.cross takes it; two 2-vectors give that component alone)."""
     if axis is not None:
         axisa = axisb = axisc = axis
     am, bm = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
-    if am.shape[-1] != 3 or bm.shape[-1] != 3:
-        raise NotImplementedError("the gradient of np.cross is supported for 3-vectors only")
-    gm = np.moveaxis(g, axisc, -1)
+    g = np.asarray(as_float(g, a, b))
+    if am.shape[-1] == 2 and bm.shape[-1] == 2:
+        gm = np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
+    else:
+        gm = np.moveaxis(g, axisc, -1)
     if wrt == 0:
-        return np.moveaxis(unbroadcast(np.cross(bm, gm), am), -1, axisa)
-    return np.moveaxis(unbroadcast(np.cross(gm, am), bm), -1, axisb)
+        return np.moveaxis(unbroadcast(np.cross(_three(bm), gm)[..., :am.shape[-1]], am),
+                           -1, axisa)
+    return np.moveaxis(unbroadcast(np.cross(gm, _three(am))[..., :bm.shape[-1]], bm),
+                       -1, axisb)
+
+
+def _three(v):
+    """A stack of 2- or 3-vectors (last axis) as 3-vectors."""
+    v = np.asarray(v)
+    return v if v.shape[-1] == 3 else np.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, 1)])
 
 
 def vecdot_grad(g, x1, x2, axis=-1):

@@ -144,6 +144,15 @@ def _no_returned(returned):
                                   "supported; compute np.sum(weights) separately")
 
 
+def divide_or_zero(g, d):
+    """`g / d`, and 0 where `d` is 0: the gradient of a norm (np.std, np.hypot) where it is
+    0, a kink at its minimum, at which 0 is the subgradient (as for abs at 0)."""
+    zero = np.equal(d, 0)
+    if not np.any(zero):
+        return g / d
+    return np.where(zero, 0.0, g / np.where(zero, 1.0, d))
+
+
 def nan_count(a, axis=None):
     """How many elements of `a` are not NaN, per reduction over `axis` (dimensions kept)."""
     return np.sum(~np.isnan(a), axis=axis, keepdims=True, dtype=float_dtype(a))

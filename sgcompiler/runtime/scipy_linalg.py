@@ -14,6 +14,7 @@ from .linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
 
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
+ASSUME_A = _GENERAL + _SYMMETRIC        # what the rules handle (others refused when compiled)
 
 
 def _triangle(assume_a, lower):
@@ -207,3 +208,59 @@ def block_diag_grad(g, k, *arrays):
     col = sum(s[1] for s in shapes[:k])
     rows, cols = shapes[k]
     return np.reshape(g[row:row + rows, col:col + cols], np.shape(present[k]))
+
+
+# --- tangents (forward mode) -----------------------------------------------------------------
+
+
+def cho_factor_tangent(a_dot, ans, lower=False):
+    """Tangent of (c, lower) = cho_factor(a): with A = L L^T (L = U^T for the upper factor),
+    L' = L tril_half(L^-1 A' L^-T); c's other triangle is a copy of a's."""
+    low = np.tril(ans[0]) if lower else np.triu(ans[0]).T
+    sym = np.tril(a_dot) + np.tril(a_dot, -1).T if lower else \
+        np.triu(a_dot) + np.triu(a_dot, 1).T
+    inner = scipy.linalg.solve_triangular(low, sym, lower=True)
+    inner = scipy.linalg.solve_triangular(low, inner.T, lower=True).T
+    low_dot = low @ (np.tril(inner, -1) + 0.5 * np.diag(np.diagonal(inner)))
+    if lower:
+        return low_dot + np.triu(a_dot, 1), 0.0
+    return low_dot.T + np.tril(a_dot, -1), 0.0
+
+
+def cho_solve_tangent_factor(c_and_lower_dot, ans, c_and_lower):
+    """Tangent of x = cho_solve((c, lower), b) along c's tangent: -A^-1 A' x, with
+    A' = F' F^T + F F'^T from the factor's triangle."""
+    c, lower = c_and_lower
+    c_dot = c_and_lower_dot[0]
+    factor = np.tril(c) if lower else np.triu(c).T
+    factor_dot = np.tril(c_dot) if lower else np.triu(c_dot).T
+    a_dot = factor_dot @ factor.T + factor @ factor_dot.T
+    return -scipy.linalg.cho_solve(c_and_lower, a_dot @ ans)
+
+
+def lu_factor_tangent(a_dot, ans):
+    """Tangent of (lu, piv) = lu_factor(a): with a[rows] = L U and
+    M = L^-1 a'[rows] U^-1, L' = L tril(M, -1) and U' = triu(M) U, packed as lu is."""
+    low, up, rows = _lu_parts(*ans)
+    left = scipy.linalg.solve_triangular(low, a_dot[rows], lower=True, unit_diagonal=True)
+    middle = scipy.linalg.solve_triangular(up, left.T, lower=False, trans=1).T
+    return low @ np.tril(middle, -1) + np.triu(middle) @ up, 0.0
+
+
+def lu_solve_tangent_factor(lu_and_piv_dot, ans, lu_and_piv, b, trans=0):
+    """Tangent of x = lu_solve((lu, piv), b, trans) along lu's tangent: -A^-1 A' x (trans:
+    -A^-T A'^T x), with A'[rows] = L' U + L U'."""
+    low, up, rows = _lu_parts(*lu_and_piv)
+    lu_dot = lu_and_piv_dot[0]
+    permuted = np.tril(lu_dot, -1) @ up + low @ np.triu(lu_dot)
+    a_dot = np.empty_like(permuted)
+    a_dot[rows] = permuted
+    if trans in (1, 2, "T", "C"):
+        return -scipy.linalg.lu_solve(lu_and_piv, mT(a_dot) @ ans, trans=trans)
+    return -scipy.linalg.lu_solve(lu_and_piv, a_dot @ ans, trans=trans)
+
+
+def solve_banded_tangent_ab(ab_dot, ans, l_and_u, ab):
+    """Tangent of x = solve_banded((l, u), ab, b) along ab_dot: -A^-1 A' x (A' read from
+    ab_dot's band as A is from ab's)."""
+    return scipy.linalg.solve_banded(l_and_u, ab, -(_band_to_dense(*l_and_u, ab_dot) @ ans))

@@ -204,3 +204,40 @@ def mvn_grad_cov(g, ans, x, mean=None, cov=1):
         return np.diagonal(grad).copy()
     return np.tril(grad + grad.T, -1) + np.diag(np.diagonal(grad))
 
+
+
+# --- tangents (forward mode) of dirichlet and multivariate_normal ----------------------------
+
+
+def dirichlet_tangent_alpha(alpha_dot, x, alpha):
+    """Tangent of dirichlet.logpdf(x, alpha) along alpha_dot, one per point:
+    sum_i alpha_dot_i (log x_i + digamma(sum alpha) - digamma(alpha_i))."""
+    dirichlet_check(x, alpha)
+    weights = alpha_dot * (digamma(np.sum(alpha)) - digamma(alpha))
+    return np.tensordot(alpha_dot, np.log(x), axes=(0, 0)) + np.sum(weights)
+
+
+def _mvn_shaped(per_point, ans):
+    return np.reshape(per_point, np.shape(ans))
+
+
+def mvn_tangent_x(x_dot, ans, x, mean=None, cov=1):
+    """Tangent of multivariate_normal.logpdf along x_dot: -(x_dot . cov^-1 (x - mean))."""
+    _, solved, _ = _mvn_parts(x, mean, cov)
+    rows = np.reshape(np.broadcast_to(x_dot, np.shape(x)), np.shape(solved))
+    return _mvn_shaped(-np.sum(rows * solved, axis=1), ans)
+
+
+def mvn_tangent_mean(mean_dot, ans, x, mean=None, cov=1):
+    """Tangent of multivariate_normal.logpdf along mean_dot: mean_dot . cov^-1 (x - mean)."""
+    _, solved, _ = _mvn_parts(x, mean, cov)
+    return _mvn_shaped(np.sum(np.reshape(mean_dot, (1, -1)) * solved, axis=1), ans)
+
+
+def mvn_tangent_cov(cov_dot, ans, x, mean=None, cov=1):
+    """Tangent of multivariate_normal.logpdf along cov_dot, as SciPy reads it (the map from
+    cov to the full matrix is linear): (r^T C^-1 C' C^-1 r - tr(C^-1 C')) / 2."""
+    _, solved, inverse = _mvn_parts(x, mean, cov)
+    full_dot = _mvn_cov(cov_dot, np.shape(inverse)[0])
+    quadratic = np.sum((solved @ full_dot) * solved, axis=1)
+    return _mvn_shaped(0.5 * (quadratic - np.sum(inverse * full_dot.T)), ans)

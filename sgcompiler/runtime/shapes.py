@@ -72,15 +72,15 @@ def take_along_axis_grad(g, arr, indices, axis=-1):
     return out
 
 
-_COPYING_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+COPYING_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 
 def pad_grad(g, array, pad_width, mode="constant"):
     """Gradient of np.pad for the modes that copy elements (constant, edge, reflect,
     symmetric, wrap): padding an array of element numbers tells where each came from."""
-    if mode not in _COPYING_PAD_MODES:
+    if mode not in COPYING_PAD_MODES:
         raise NotImplementedError(f"the gradient of np.pad(mode={mode!r}) is not supported; "
-                                  f"the modes are {', '.join(_COPYING_PAD_MODES)}")
+                                  f"the modes are {', '.join(COPYING_PAD_MODES)}")
     array = np.asarray(array)
     source = np.arange(array.size).reshape(array.shape)
     if mode == "constant":
@@ -306,6 +306,14 @@ def transpose_grad(g, axes=None):
     if axes is None:
         return np.transpose(g)
     return np.transpose(g, np.argsort(axes))
+
+
+def real_dtype(dtype) -> bool:
+    """Whether a cast to `dtype` has a gradient sgcompiler computes (not complex)."""
+    try:
+        return np.dtype(dtype).kind != "c"
+    except TypeError:
+        return True         # not a dtype: the cast itself fails
 
 
 def cast_grad(g, x, dtype):

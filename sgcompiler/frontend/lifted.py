@@ -1,0 +1,98 @@
+"""Functions the front end makes from pieces of the user's source (part of parsing).
+
+A nested def or lambda inside a differentiated function, a helper specialised for the
+function it is passed, a method bound to its object: each becomes a real function object
+(so pieces, caches and reads work as for any user function) whose tree is kept here, with
+the user's file and line numbers; the names it has bound to objects (`introduced`) are
+its closure cells:
+
+    fn = lifted_function(tree, module_globals, key, introduced={"self": model})
+    lifted_source(fn)     # -> (tree copy, filename), which parse_function reads
+
+The same key gives the same function object, so code compiled for it is reused.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import types
+import weakref
+
+import gast
+
+_TREES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # function -> entry
+_MADE: dict = {}        # key -> function object
+
+
+def lifted_function(tree: gast.FunctionDef, globals_: dict, key, filename: str,
+                    introduced: dict | None = None, qualname: str | None = None,
+                    cells: dict | None = None, defaults=None):
+    """A function object for `tree` (a def from `filename`), run in `globals_`, the same
+    one for the same `key` (which must say everything the tree was made from); `cells`
+    are closure cells of the function it was made from (name -> cell), shared with it;
+    `defaults` its (__defaults__, __kwdefaults__), the very objects (not re-evaluated)."""
+    cells = dict(cells or {})
+    defaults = defaults or (None, None)
+    key = (key, id(globals_), tuple((k, id(c)) for k, c in sorted(cells.items())),
+           object_ids(defaults[0]), object_ids(defaults[1]))
+    found = _MADE.get(key)
+    if found is not None and found.__globals__ is globals_:
+        return found
+    # the names it has bound are its closure cells: the function runs as it is, too
+    introduced = dict(introduced or {})
+    runnable = copy.deepcopy(tree)
+    # defaults are the original objects (set below), not their source evaluated again
+    runnable.args.defaults = []
+    runnable.args.kw_defaults = [None] * len(runnable.args.kwonlyargs)
+    text = ast.unparse(gast.gast_to_ast(runnable))
+    text = (f"def _sg_lifted({', '.join(sorted(set(introduced) | set(cells)))}):\n"
+            + "".join(f"    {line}\n" for line in text.splitlines())
+            + f"    return {tree.name}\n")
+    namespace = {}
+    exec(compile(text, f"<sgcompiler lifted {tree.name}>", "exec"), globals_, namespace)
+    made = namespace["_sg_lifted"](**introduced, **{k: None for k in cells})
+    # the closure variables of the function it was made from: the very same cells
+    closure = tuple(cells.get(name, cell) for name, cell in
+                    zip(made.__code__.co_freevars, made.__closure__ or ()))
+    function = types.FunctionType(made.__code__, globals_, made.__name__, defaults[0],
+                                  closure)
+    function.__kwdefaults__ = defaults[1]
+    function.__qualname__ = qualname or tree.name
+    _TREES[function] = (copy.deepcopy(tree), filename)
+    if len(_MADE) > 4096:
+        _MADE.clear()
+    _MADE[key] = function
+    return function
+
+
+def object_ids(values):
+    """A hashable key for a tuple or dict of objects, by identity (they must be kept
+    alive by what the key finds)."""
+    if values is None:
+        return None
+    if isinstance(values, dict):
+        return tuple((k, id(v)) for k, v in sorted(values.items()))
+    return tuple(id(v) for v in values)
+
+
+def remaining_defaults(func, dropped) -> tuple:
+    """(__defaults__, __kwdefaults__) of `func` once the parameters in `dropped` are gone."""
+    code = func.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    values = func.__defaults__ or ()
+    named = zip(positional[len(positional) - len(values):], values)
+    defaults = tuple(v for n, v in named if n not in dropped) or None
+    kw = {k: v for k, v in (func.__kwdefaults__ or {}).items() if k not in dropped} or None
+    return defaults, kw
+
+
+def lifted_source(fn):
+    """(a copy of the tree, filename) of a lifted function, or None."""
+    try:
+        entry = _TREES.get(fn)
+    except TypeError:
+        return None
+    if entry is None:
+        return None
+    tree, filename = entry
+    return copy.deepcopy(tree), filename

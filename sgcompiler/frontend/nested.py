@@ -1,0 +1,299 @@
+"""Functions defined inside a differentiated function, and functions passed to helpers.
+
+Runs right after parsing, before `check`. A nested def or a lambda bound to a local name
+becomes a function of its own (lifted.py) that takes the enclosing function's variables it
+reads as extra parameters, passed at each call (Python reads them at call time too):
+
+    def loss(x, w):                          def loss(x, w):
+        act = lambda t: np.tanh(t * w)  ->       h = _loss_lambda_3(x, w)
+        h = act(x)                               ...       (loss_lambda_3(t, w) lifted)
+
+A function passed to a user helper (`apply(act, x)`, `apply(lambda t: t * 2, x)`,
+`apply(np.tanh, x)`) gives a copy of the helper with that parameter bound to it
+(`apply_act(x, w)`), so the helper's `g(x)` is a call of a known function.
+Anything else done with a local function (storing it, returning it) is refused.
+"""
+from __future__ import annotations
+
+import copy
+import types
+from dataclasses import replace
+
+import gast
+
+from ..errors import describe, errors_at
+from .depends import ATTR, MISSING, function_reads, note
+from .lambdas import is_lambda
+from .lifted import lifted_function, remaining_defaults
+from .source import FunctionSource, parse_function
+
+
+class _Refused(Exception):
+    pass
+
+
+def lift_nested(fn: FunctionSource) -> FunctionSource:
+    """`fn` with its nested functions lifted and calls of them rewritten (or `fn` itself).
+
+    Raises:
+        SGCompilerError: for a nested function used in a way that cannot be differentiated.
+    """
+    if not any(isinstance(n, (gast.Lambda, gast.FunctionDef)) for s in fn.tree.body
+               for n in gast.walk(s)) and not _passes_functions(fn):
+        return fn
+    lifter = _Lifter(fn)
+    try:
+        lifter.run()
+    except _Refused as exc:
+        node, message = exc.args
+        raise errors_at([describe(fn, node, message)]) from None
+    return replace(fn, introduced={**fn.introduced, **lifter.introduced})
+
+
+def _passes_functions(fn) -> bool:
+    """Whether some call passes a module-level function to another function."""
+    local = {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, (gast.Store, gast.Param))}
+    for node in gast.walk(fn.tree):
+        if isinstance(node, gast.Call):
+            for arg in node.args:
+                if isinstance(arg, (gast.Name, gast.Attribute)) and \
+                        _is_function(_module_level(fn, arg, local)):
+                    return True
+    return False
+
+
+def _is_function(obj) -> bool:
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) or \
+        type(obj).__name__ == "ufunc"
+
+
+def _module_level(fn, node, local):
+    """The object a Name/Attribute chain rooted outside the function refers to, or None
+    (the reads are recorded: code made from it depends on them)."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or node.id in local:
+        return None
+    found, obj = fn.lookup(node.id)
+    for attr in reversed(parts):
+        if not found:
+            break
+        holder, obj = obj, getattr(obj, attr, MISSING)
+        note(ATTR, holder, attr, obj)
+        found = obj is not MISSING
+    return obj if found else None
+
+
+def _name(id_):
+    return gast.Name(id=id_, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+class _Lifter:
+    """One pass over a function: lift its local functions, rewrite their uses."""
+
+    def __init__(self, fn: FunctionSource):
+        self.fn = fn
+        self.locals = {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)
+                       and isinstance(n.ctx, (gast.Store, gast.Param))}
+        self.locals |= {a.id for a in fn.tree.args.args + fn.tree.args.kwonlyargs}
+        self.values = {}        # local name -> (lifted function, captured names)
+        self.introduced = {}    # name in fn -> object
+
+    def run(self):
+        self._lift_block(self.fn.tree.body)
+        for node in list(gast.walk(self.fn.tree)):
+            if isinstance(node, gast.Call):
+                self._rewrite_call(node)
+        for node in gast.walk(self.fn.tree):
+            if isinstance(node, gast.Name) and node.id in self.values:
+                raise _Refused(node, f"the local function '{node.id}' can only be called or "
+                                     "passed to a function here; define it at module level "
+                                     "to use it otherwise")
+            if isinstance(node, (gast.Lambda, gast.FunctionDef)) and \
+                    node is not self.fn.tree:
+                raise _Refused(node, "this nested function can only be bound to a name "
+                                     "once and called, or passed to a function; define it "
+                                     "at module level otherwise")
+
+    def _lift_block(self, body):
+        for i, stmt in enumerate(body):
+            for field in ("body", "orelse"):
+                if not isinstance(stmt, gast.FunctionDef) and hasattr(stmt, field):
+                    self._lift_block(getattr(stmt, field))
+            name, tree = self._definition(stmt)
+            if name is None:
+                continue
+            if sum(1 for n in gast.walk(self.fn.tree) if isinstance(n, gast.Name)
+                   and n.id == name and isinstance(n.ctx, gast.Store)) > (
+                       0 if isinstance(stmt, gast.FunctionDef) else 1):
+                raise _Refused(stmt, f"the local function '{name}' is bound more than once; "
+                                     "give each function a name of its own")
+            self.values[name] = self._lift(tree, stmt)
+            body[i] = gast.Pass()
+            gast.copy_location(body[i], stmt)
+
+    def _definition(self, stmt):
+        """(name, def tree) when `stmt` defines a local function, else (None, None)."""
+        if isinstance(stmt, gast.FunctionDef):
+            if stmt.decorator_list:
+                raise _Refused(stmt, "decorated nested functions are not supported; define "
+                                     "the function at module level")
+            return stmt.name, copy.deepcopy(stmt)
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda) and \
+                len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+            return stmt.targets[0].id, self._lambda_def(stmt.value)
+        return None, None
+
+    def _lambda_def(self, node):
+        tree = gast.FunctionDef(name="lambda", args=node.args,
+                                body=[gast.Return(value=node.body)], decorator_list=[],
+                                returns=None, type_comment=None, type_params=[])
+        gast.copy_location(tree, node)
+        gast.copy_location(tree.body[0], node.body)
+        return copy.deepcopy(tree)
+
+    def _lift(self, tree, where):
+        """(function, captured names) for a nested def tree."""
+        args = tree.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+            raise _Refused(where, "a nested function with defaults, *args or keyword-only "
+                                  "parameters is not supported; pass every argument")
+        outer = self.fn.name
+        base = f"{outer}_lambda_{tree.lineno}" if tree.name == "lambda" else \
+            f"{outer}_{tree.name}"
+        # calls of the local functions lifted before it, inside it
+        for node in list(gast.walk(tree)):
+            if isinstance(node, gast.Call):
+                self._rewrite_call(node)
+        own = {a.id for a in args.args} | {n.id for n in gast.walk(tree) if isinstance(
+            n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        captured = sorted({n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+                           and isinstance(n.ctx, gast.Load) and n.id not in own
+                           and (n.id in self.locals or n.id in self.fn.closure)})
+        for name in captured:
+            args.args.append(gast.Name(id=name, ctx=gast.Param(), annotation=None,
+                                       type_comment=None))
+        tree.name = base
+        # what the tree was made from: where it is, and the objects it calls by name
+        key = ("nested", self.fn.function.__code__, tree.lineno, tree.col_offset,
+               tuple((k, id(v)) for k, v in sorted(self.introduced.items())))
+        function = lifted_function(tree, self.fn.globals, key, self.fn.filename,
+                                   dict(self.introduced))
+        return function, tuple(captured)
+
+    def _introduce(self, base, obj):
+        name = "_" + base
+        while name in self.locals or name in self.fn.globals or \
+                self.introduced.get(name, obj) is not obj:
+            name += "_"
+        self.introduced[name] = obj
+        return name
+
+    def _rewrite_call(self, call):
+        func = call.func
+        if isinstance(func, gast.Lambda) or isinstance(func, gast.Name) and \
+                func.id in self.values:
+            function, captured = self._argument(func)
+            call.func = _name(self._introduce(function.__name__, function))
+            call.args += [_name(c) for c in captured]
+            return
+        if isinstance(func, gast.Name) and func.id not in self.locals:
+            self._specialise(call)
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, gast.Lambda):
+                raise _Refused(arg, "a lambda can be passed to a user function called by "
+                                    "its module-level name; assign it to a local name "
+                                    "and call it, or define it with def")
+
+    def _argument(self, arg):
+        """(function, captured) when `arg` is a function value, else None."""
+        if isinstance(arg, gast.Lambda):
+            return self._lift(self._lambda_def(arg), arg)
+        if isinstance(arg, gast.Name) and arg.id in self.values:
+            return self.values[arg.id]
+        obj = _module_level(self.fn, arg, self.locals)
+        return (obj, ()) if _is_function(obj) else None
+
+    def _specialise(self, call):
+        """`h(a, g, b)` with h a user function and g a function: `_h_g(a, b, *captured)`."""
+        found, helper = self.fn.lookup(call.func.id)
+        if not found or not isinstance(helper, types.FunctionType):
+            return
+        bound = {i: v for i, a in enumerate(call.args)
+                 if (v := self._argument(a)) is not None}
+        # a parameter left to its default function (act=np.tanh): bound to it
+        positional = helper.__code__.co_varnames[:helper.__code__.co_argcount]
+        defaults = helper.__defaults__ or ()
+        given = {k.arg for k in call.keywords}
+        for i, value in enumerate(defaults, len(positional) - len(defaults)):
+            if i >= len(call.args) and positional[i] not in given and _is_function(value):
+                bound[i] = (value, ())
+        if not bound:
+            return
+        for read in function_reads(helper):
+            note(*read)
+        special = specialised(helper, bound, call)
+        call.func = _name(self._introduce(special.__name__, special))
+        call.args = [a for i, a in enumerate(call.args) if i not in bound]
+        # the caller's variables the functions read: keyword-only parameters at the end
+        names = helper.__code__.co_varnames
+        call.keywords += [gast.keyword(arg=_captured_name(names[i], c), value=_name(c))
+                          for i, (_, cs) in sorted(bound.items()) for c in cs]
+
+
+def _captured_name(param, name) -> str:
+    """The helper's parameter for variable `name` that the function bound to its
+    parameter `param` reads (`_g_w`)."""
+    return f"_{param}_{name}"
+
+
+def specialised(helper, bound: dict, where):
+    """A copy of user function `helper` with the positional parameters in `bound`
+    (position -> (function, captured names)) bound to those functions; the captured
+    names become keyword-only parameters, passed on to each call of the function."""
+    src = parse_function(helper)
+    tree = src.tree
+    args = tree.args
+    if args.vararg or args.kwarg or args.posonlyargs or max(bound) >= len(args.args):
+        raise _Refused(where, f"'{src.name}' takes a function argument in a form that is "
+                              "not supported (*args, positional-only parameters); name each "
+                              "parameter")
+    names = [a.id for a in args.args]
+    first_default = len(names) - len(args.defaults)
+    introduced, extra, suffix = dict(src.introduced), {}, []
+    for i, (function, captured) in sorted(bound.items()):
+        introduced[names[i]] = function
+        renamed = [_captured_name(names[i], c) for c in captured]
+        extra[names[i]] = renamed
+        suffix.append(getattr(function, "__name__", "f").strip("<>"))
+    calls = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in extra:
+            node.args += [_name(r) for r in extra[node.func.id]]
+            calls.add(id(node.func))
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                extra.get(node.id) and id(node) not in calls:
+            raise _Refused(where, f"'{src.name}' uses its function parameter '{node.id}' "
+                                  "other than by calling it, and the function passed reads "
+                                  "variables of its caller; call it there, or pass a "
+                                  "module-level function")
+    keep = [i for i in range(len(names)) if i not in bound]
+    args.defaults = [d for j, d in enumerate(args.defaults) if first_default + j in keep]
+    args.args = [args.args[i] for i in keep]
+    for i in sorted(bound):
+        for r in extra[names[i]]:
+            args.kwonlyargs.append(gast.Name(id=r, ctx=gast.Param(), annotation=None,
+                                             type_comment=None))
+            args.kw_defaults.append(None)
+    tree.name = f"{src.name}_{'_'.join(suffix)}"
+    key = ("specialised", helper.__code__,
+           tuple((i, f, c) for i, (f, c) in sorted(bound.items())))
+    return lifted_function(tree, helper.__globals__, key, src.filename, introduced,
+                           cells=dict(zip(helper.__code__.co_freevars,
+                                          helper.__closure__ or ())),
+                           defaults=remaining_defaults(helper, {names[i] for i in bound}))

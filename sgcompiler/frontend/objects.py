@@ -1,0 +1,137 @@
+"""Callables that are not plain functions, read as functions (part of parsing).
+
+    model.loss                 -> Model_loss(w), with `self` bound to model
+    model (with __call__)      -> Model_call(w), the same
+    functools.partial(f, a, k=v) -> f_partial(x), with f's first parameter bound to a, k to v
+
+Each is a function made from the user's source with the bound parameters removed and
+bound, as closure cells, to the objects (lifted.py). The same objects give the same
+function, so code compiled for it is reused; other objects give other code: the cache
+cannot hand one instance's gradient to another.
+"""
+from __future__ import annotations
+
+import functools
+import sysconfig
+import types
+
+import numpy as np
+
+from ..errors import SGCompilerError
+from .lifted import lifted_function, remaining_defaults
+from .source import parse_function
+
+
+def user_code(func) -> bool:
+    """Whether `func` is the user's own code, not a library's (whose methods without a
+    rule stay opaque: their source is not read)."""
+    filename = func.__code__.co_filename
+    if func.__module__ and func.__module__.split(".")[0] in ("numpy", "scipy", "sgcompiler"):
+        return False
+    return not any(path and filename.startswith(path) for path in _LIBRARIES)
+
+
+_LIBRARIES = tuple(sorted({sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib",
+                                                                   "purelib", "platlib")}
+                          - {None}))
+
+
+def as_function(obj):
+    """A plain function equivalent to callable `obj` (itself when it is one), or None."""
+    if isinstance(obj, types.FunctionType):
+        return obj
+    if getattr(type(obj), "sgcompiler_transform", False):
+        return None
+    if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        return _bound(obj.__func__, obj.__self__)
+    if isinstance(obj, functools.partial) and isinstance(obj.func, types.FunctionType):
+        return _partial(obj)
+    call = getattr(type(obj), "__call__", None)
+    if isinstance(call, types.FunctionType) and not isinstance(obj, type):
+        return _bound(call, obj)
+    return None
+
+
+def _owner(func) -> str:
+    parts = [p for p in func.__qualname__.split(".") if p != "<locals>"]
+    return "_".join(p for p in parts if p.isidentifier()) or func.__name__
+
+
+def _bound(func, self):
+    """`func` (a method) with its first parameter bound to `self`."""
+    src = parse_function(func)
+    args = src.tree.args
+    if not args.args:
+        raise SGCompilerError(f"{src.qualname} ({src.short_filename}:{src.firstlineno}): a "
+                              "method without a 'self' parameter cannot be bound")
+    name = args.args.pop(0).id
+    src.tree.name = _owner(func).replace("___call__", "_call")
+    key = ("method", func.__code__, id(self))
+    return lifted_function(src.tree, func.__globals__, key, src.filename, {name: self},
+                           qualname=func.__qualname__, cells=cells_of(func),
+                           defaults=remaining_defaults(func, {name}))
+
+
+def _partial(p):
+    """`p.func` with the parameters `p` binds removed and bound to `p`'s values."""
+    func = p.func
+    src = parse_function(func)
+    args = src.tree.args
+    where = f"{src.qualname} ({src.short_filename}:{src.firstlineno})"
+    if args.vararg or args.kwarg or len(p.args) > len(args.args) + len(args.posonlyargs):
+        raise SGCompilerError(f"{where}: a functools.partial of a function with *args or "
+                              "**kwargs is not supported; name each parameter")
+    params = args.posonlyargs + args.args
+    bound = {a.id: v for a, v in zip(params, p.args)}
+    for key, value in p.keywords.items():
+        if key in bound or key not in {a.id for a in params + args.kwonlyargs}:
+            raise SGCompilerError(f"{where}: functools.partial binds '{key}', which is not "
+                                  "a parameter it can bind")
+        bound[key] = value
+    _drop(args, set(bound))
+    src.tree.name = f"{func.__name__}_partial"
+    key = ("partial", func.__code__, tuple((k, id(v)) for k, v in sorted(bound.items())))
+    return lifted_function(src.tree, func.__globals__, key, src.filename, bound,
+                           qualname=f"{func.__qualname__}_partial", cells=cells_of(func),
+                           defaults=remaining_defaults(func, set(bound)))
+
+
+def with_default_functions(fn):
+    """`fn` with its parameters whose defaults are functions (`act=np.tanh`) bound to
+    them (a call that passes another function is then a TypeError, not a wrong
+    gradient), or `fn` itself when it has none."""
+    code = fn.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    defaults = fn.__defaults__ or ()
+    bound = {n: v for n, v in zip(positional[len(positional) - len(defaults):], defaults)
+             if _is_function(v)}
+    bound.update((n, v) for n, v in (fn.__kwdefaults__ or {}).items() if _is_function(v))
+    if not bound:
+        return fn
+    src = parse_function(fn)
+    _drop(src.tree.args, set(bound))
+    key = ("defaults", code, tuple((k, id(v)) for k, v in sorted(bound.items())))
+    return lifted_function(src.tree, fn.__globals__, key, src.filename, bound,
+                           qualname=fn.__qualname__, cells=cells_of(fn),
+                           defaults=remaining_defaults(fn, set(bound)))
+
+
+def _is_function(obj) -> bool:
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, np.ufunc))
+
+
+def cells_of(func) -> dict:
+    """A function's closure cells by name."""
+    return dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+
+
+def _drop(args, names):
+    """Remove the parameters in `names` (and their defaults) from a gast `arguments`."""
+    positional = args.posonlyargs + args.args
+    first_default = len(positional) - len(args.defaults)
+    args.defaults = [d for j, d in enumerate(args.defaults)
+                     if positional[first_default + j].id not in names]
+    args.posonlyargs = [a for a in args.posonlyargs if a.id not in names]
+    args.args = [a for a in args.args if a.id not in names]
+    kept = [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if a.id not in names]
+    args.kwonlyargs, args.kw_defaults = [a for a, _ in kept], [d for _, d in kept]

@@ -1,0 +1,107 @@
+"""Parameter trees (dicts, lists, tuples of arrays and floats) for jacobian: the unit
+directions of a tree, one per element of its leaves, and the Jacobian's columns put back
+into one block per leaf.
+
+    leaves({"W": (3, 2) array, "b": (2,) array})       -> [("W", ...), ("b", ...)], 8 elements
+    unit_trees(tree)                                   -> 8 trees: one 1.0, zeros elsewhere
+    blocks(columns (out.shape + (8,)), tree, out.shape) -> {"W": out.shape + (3, 2), "b": ...}
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def is_tree(value) -> bool:
+    return type(value) in (dict, list, tuple)
+
+
+def leaves(tree, path=()):
+    """(path, leaf) for every array or number of a tree, in its order."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from leaves(v, path + (k,))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from leaves(v, path + (i,))
+    else:
+        yield path, tree
+
+
+def _rebuilt(tree, values):
+    """The tree with its leaves replaced, in order, by `values` (an iterator)."""
+    if isinstance(tree, dict):
+        return {k: _rebuilt(v, values) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        items = [_rebuilt(v, values) for v in tree]
+        return tuple(items) if isinstance(tree, tuple) else items
+    return next(values)
+
+
+def unit_trees(tree):
+    """A tree of tangents for each element of the tree's leaves: 1.0 there, 0 elsewhere."""
+    found = [leaf for _, leaf in leaves(tree)]
+    for index, leaf in enumerate(found):
+        for k in range(int(np.size(leaf))):
+            values = []
+            for j, other in enumerate(found):
+                zero = np.zeros(np.shape(other), dtype=np.result_type(other, float))
+                if j == index:
+                    zero.reshape(-1)[k] = 1.0
+                values.append(float(zero) if isinstance(other, float) else zero)
+            yield _rebuilt(tree, iter(values))
+
+
+def blocks(columns, tree, shape):
+    """columns (shape + (number of elements,)) cut into one block per leaf of `tree`, of
+    shape + the leaf's shape, in the tree's structure."""
+    found, start, parts = [leaf for _, leaf in leaves(tree)], 0, []
+    for leaf in found:
+        size = int(np.size(leaf))
+        parts.append(columns[..., start:start + size].reshape(shape + np.shape(leaf)))
+        start += size
+    return _rebuilt(tree, iter(parts))
+
+
+def flat(tree) -> np.ndarray:
+    """A tree (a tangent or a gradient of the tree's structure) as one vector."""
+    return np.concatenate([np.ravel(np.asarray(leaf, dtype=float)) for _, leaf in leaves(tree)]
+                          or [np.zeros(0)])
+
+
+def tree_jacobian_fwd(jvp, f, args, position, out):
+    """The Jacobian of f's array output in the tree args[position]: one jvp per element
+    of its leaves, one block per leaf."""
+    x = args[position]
+    columns = []
+    for e in unit_trees(x):
+        tangents = [None] * len(args)
+        tangents[position] = e
+        columns.append(np.asarray(jvp(f, tuple(args), tuple(tangents))[1], dtype=float))
+    stacked = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(out) + (0,))
+    return blocks(stacked, x, np.shape(out))
+
+
+def tree_jacobian_rev(gradient, args, position, out):
+    """The same from one gradient (a tree) per output element: `gradient(*args, weights)`
+    is the gradient of sum(f(*args) * weights) in args[position]."""
+    out = np.asarray(out)
+    rows = []
+    for k in range(out.size):
+        weights = np.zeros(out.size)
+        weights[k] = 1.0
+        rows.append(flat(gradient(*args, weights.reshape(out.shape))))
+    size = sum(int(np.size(leaf)) for _, leaf in leaves(args[position]))
+    stacked = np.stack(rows) if rows else np.zeros((0, size))
+    return blocks(stacked.reshape(out.shape + (size,)), args[position], out.shape)
+
+
+def nested_blocks(matrix, tree):
+    """A (n, n) matrix over the elements of a tree's leaves as a tree of trees of blocks:
+    H[i][j] of shape leaf_i.shape + leaf_j.shape (the Hessian of a tree)."""
+    found, start, rows = [leaf for _, leaf in leaves(tree)], 0, []
+    for leaf in found:
+        size = int(np.size(leaf))
+        rows.append(blocks(matrix[start:start + size].reshape(np.shape(leaf) + (-1,)),
+                           tree, np.shape(leaf)))
+        start += size
+    return _rebuilt(tree, iter(rows))

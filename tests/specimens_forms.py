@@ -1,0 +1,223 @@
+"""Python as people write it: lambdas, nested functions, functions passed to helpers,
+methods, callable objects, partials (tests/test_python_forms.py)."""
+import functools
+
+import numpy as np
+
+from sgcompiler import stop_gradient
+
+square_sum = lambda x: np.sum(x ** 2)  # noqa: E731
+PAIR = [lambda x: np.sum(np.sin(x)), lambda x: np.sum(x ** 3)]; cube = lambda y: np.sum(y * y * y)  # noqa: E702,E501,E731
+TABLE = {"exp": lambda x: np.sum(np.exp(x)), "tanh": lambda x: np.sum(np.tanh(x) * x)}
+NESTED = lambda x: np.sum((lambda t: t * 3.0)(x) * x)  # noqa: E731
+triple = lambda t: t * 3.0  # noqa: E731
+
+
+def calls_module_lambda(x):
+    return np.sum(triple(x) * np.sin(x))
+
+
+def module_lambda_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(triple(x) * x * i)
+    return s
+
+
+def apply(g, x):
+    return g(x)
+
+
+def twice(g, x):
+    return g(g(x))
+
+
+def local_lambda(x, w):
+    act = lambda t: np.tanh(t * w)  # noqa: E731
+    return np.sum(act(x) * act(2.0 * x))
+
+
+def local_def(x, w):
+    def layer(t):
+        z = t * w
+        return np.sin(z) + z
+    return np.sum(layer(x) ** 2)
+
+
+def nested_calls_nested(x, w):
+    def inner(t):
+        return t * w
+    def outer(t):
+        return np.exp(inner(t))
+    return np.sum(outer(x))
+
+
+def local_in_loop(x, w):
+    g = lambda t: np.sin(t) * w  # noqa: E731
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(g(x) * (i + 1.0))
+    return s
+
+
+def lambda_to_helper(x, w):
+    return np.sum(apply(lambda t: t * w, x)) + np.sum(twice(np.sin, x))
+
+
+def def_to_helper_in_loop(x, w):
+    def act(t):
+        return np.tanh(t + w)
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(apply(act, x) * i) + np.sum(apply(np.exp, x))
+    return s
+
+
+def local_with_stop(x):
+    g = lambda t: t * stop_gradient(t)  # noqa: E731
+    return np.sum(g(x))
+
+
+def local_with_stop_reference(x, c):
+    return np.sum(x * c)
+
+
+def helper_with_stop(x):
+    return np.sum(apply(lambda t: np.sin(t) * stop_gradient(np.cos(t)), x))
+
+
+def helper_with_stop_reference(x, c):
+    return np.sum(np.sin(x) * c)
+
+
+class Model:
+    def __init__(self, data, scale):
+        self.data = data
+        self.scale = scale
+
+    def predict(self, w):
+        return np.tanh(self.data @ w)
+
+    def loss(self, w):
+        return np.sum(self.predict(w) ** 2) * self.scale
+
+
+class Quadratic:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, x):
+        return np.sum(self.a * x ** 2)
+
+
+MODEL = Model(np.arange(6.0).reshape(2, 3) / 6, 3.0)
+
+
+def calls_method(w):
+    s = 0.0
+    for i in range(2):
+        s = s + MODEL.loss(w) * (i + 1.0)
+    return s
+
+
+def scaled(a, x, k=1.0):
+    return np.sum(a * np.sin(x) * k)
+
+
+PARTIAL = functools.partial(scaled, 2.0, k=3.0)
+
+
+def calls_partial(x):
+    return PARTIAL(x) * 2.0
+
+
+def default_callable(x, act=np.tanh):
+    return np.sum(act(x) * x)
+
+
+def layer(x, w, act=np.sin):
+    return act(x * w)
+
+
+def calls_default_callable(x, w):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(layer(x, w) * (i + 1.0)) + np.sum(layer(x, w, np.exp))
+    return s
+
+
+def make_loss(act, scale):
+    def loss(x, w):
+        return np.sum(apply(act, x * w)) * scale
+    return loss
+
+
+class Shifted:
+    """A callable object whose method reads a closure variable."""
+    offset = 0.5
+
+    def __call__(self, x):
+        return np.sum(np.sin(x + self.offset) * x)
+
+
+def dict_display(x):
+    d = {"a": x, "b": np.sin(x) * 2.0, "c": 3.0}
+    return np.sum(d["a"] * d["b"]) + d["c"]
+
+
+def make_params(x):
+    return {"w": x * 2.0, "b": np.tanh(x)}
+
+
+def dict_from_helper(x):
+    p = make_params(x)
+    s = 0.0
+    for i in range(3):
+        q = {"v": p["w"] * i, "u": stop_gradient(p["b"])}
+        s = s + np.sum(q["v"] * q["u"] + p["b"])
+    return s
+
+
+def dict_from_helper_reference(x, c):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(x * 2.0 * i * c + np.tanh(x))
+    return s
+
+
+def statements(x):
+    assert x.ndim == 1, "a vector"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x * x)
+    print(f"y sums to {np.sum(y):.3f}")
+    return np.sum(y * x)
+
+
+QUADRATIC = Quadratic(np.array([1.0, 2.0, 3.0]))
+
+
+def calls_object(x):
+    return QUADRATIC(x) * 2.0 + np.sum(x)
+
+
+def apply_scaled(g, x, k=2.0, *, shift=0.0):
+    return g(x) * k + shift
+
+
+def helper_with_defaults(x, w):
+    # the captured w must not land in k's place
+    return np.sum(apply_scaled(lambda t: t * w, x)) + np.sum(apply_scaled(np.sin, x, 3.0))
+
+
+class WithDefaults:
+    def __init__(self, a):
+        self.a = a
+
+    def loss(self, x, k=2.0, *, p=3.0):
+        return np.sum(self.a * x ** p) * k
+
+
+def make_with_default(scale):
+    def loss(x, k=scale):
+        return np.sum(np.sin(x) * k)
+    return loss

@@ -1,0 +1,145 @@
+"""Batched tangents (forward/batch.py): jacobian(mode="fwd") and hessian run the tangent
+code once, with every unit direction along a leading axis of each tangent. Checked against
+finite differences, on code the batched pass handles (broadcasting between ranks, sums
+along axes, every matmul case, indexing, transposes, gradient code's helpers) and on code
+it hands back to one jvp per column (calls, writes into arrays)."""
+import numpy as np
+import pytest
+
+from sgcompiler import grad, hessian, jacobian
+from sgcompiler.derivatives import _kinds, _params
+from sgcompiler.forward.batch import NotBatchable
+from sgcompiler.pipeline import compile_jvp
+from test_forward import _fd_hessian, fd_jvp
+
+R = np.random.default_rng(7)
+
+
+def batched_source(f, args, position):
+    """The batched tangent code of f for the unit directions of args[position], or None."""
+    scalars, trees, arrays = _kinds(_params(f), args)
+    try:
+        return compile_jvp(f, (_params(f)[position],), scalars, trees, arrays,
+                           batch=int(np.size(args[position]))).source
+    except NotBatchable:
+        return None
+
+
+def fd_jacobian(f, args, position):
+    x = args[position]
+    columns = []
+    for k in range(np.size(x)):
+        e = np.zeros(np.size(x))
+        e[k] = 1.0
+        tangents = [None] * len(args)
+        tangents[position] = float(e[0]) if isinstance(x, float) else e.reshape(np.shape(x))
+        columns.append(np.asarray(fd_jvp(f, args, tangents)))
+    out = np.shape(f(*args))
+    return np.stack(columns, axis=-1).reshape(out + np.shape(x))
+
+
+def ranks(x, Y):
+    return np.sin(x) * Y + x - np.sum(Y * x, axis=1, keepdims=True)
+
+
+def scalar_param(a, x):
+    return np.exp(a * x) * a
+
+
+def sums(x):
+    return np.sum(x, axis=0) * np.mean(x, axis=-1, keepdims=True) + np.sum(x ** 2)
+
+
+def products(x, A):
+    return np.tanh(A @ x) + x @ A.T + (x @ x) * x
+
+
+def matrix_products(M, v):
+    return np.sum(M @ v) + v @ M @ v + np.sum(M @ M.T) + np.sum(M.T * 2.0)
+
+
+def indexing(x):
+    return np.concatenate([x[1:] * x[:-1], x[0] * x, x[..., -1:]])
+
+
+def helper(u):
+    return np.sin(u) * 2.0
+
+
+def calls(x):
+    return helper(x) * x
+
+
+def writes(x):
+    y = np.zeros(3)
+    y[0] = x[0] * 2.0
+    y[1:] = np.sin(x[1:])
+    return y
+
+
+def reshaped(x):
+    return np.reshape(np.sin(x), (2, 3))
+
+
+# (f, arguments, position, whether the batched pass takes it)
+JACOBIANS = [
+    (ranks, lambda: (R.normal(size=3), R.normal(size=(4, 3))), 0, True),
+    (scalar_param, lambda: (0.3, R.normal(size=4)), 0, True),
+    (sums, lambda: (R.normal(size=(3, 4)),), 0, True),
+    (products, lambda: (R.normal(size=3), R.normal(size=(3, 3))), 0, True),
+    (products, lambda: (R.normal(size=3), R.normal(size=(3, 3))), 1, True),
+    (matrix_products, lambda: (R.normal(size=(3, 3)), R.normal(size=3)), 0, True),
+    (matrix_products, lambda: (R.normal(size=(3, 3)), R.normal(size=3)), 1, True),
+    (indexing, lambda: (R.normal(size=4),), 0, True),
+    (reshaped, lambda: (R.normal(size=6),), 0, True),
+    (calls, lambda: (R.normal(size=3),), 0, False),
+    (writes, lambda: (R.normal(size=3),), 0, False),
+]
+
+
+@pytest.mark.parametrize("f, make, position, batched", JACOBIANS,
+                         ids=[f"{f.__name__}-{p}" for f, _, p, _ in JACOBIANS])
+def test_forward_jacobian_matches_finite_differences(f, make, position, batched):
+    args = make()
+    assert (batched_source(f, args, position) is not None) == batched
+    J = jacobian(f, wrt=position, mode="fwd")(*args)
+    np.testing.assert_allclose(J, fd_jacobian(f, args, position), rtol=1e-5, atol=1e-7)
+
+
+def logistic(w, X, y):
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    return -np.sum(y * np.log(p) + (1.0 - y) * np.log(1.0 - p)) / X.shape[0]
+
+
+def two_layer(W, x, v):
+    h = np.tanh(W @ x)
+    return np.sum((h @ v) ** 2) + np.sum(W ** 2) * 0.1
+
+
+def broadcast_loss(b, X):
+    z = X * b + b
+    return np.sum(np.log1p(z ** 2)) + np.sum(z, axis=0) @ b
+
+
+HESSIANS = [
+    (logistic, lambda: (R.normal(size=4), R.normal(size=(20, 4)),
+                        (R.random(20) > 0.5).astype(float))),
+    (two_layer, lambda: (R.normal(size=(3, 4)), R.normal(size=4), R.normal(size=3))),
+    (broadcast_loss, lambda: (R.normal(size=3), R.normal(size=(5, 3)))),
+]
+
+
+@pytest.mark.parametrize("f, make", HESSIANS, ids=[f.__name__ for f, _ in HESSIANS])
+def test_batched_hessian_matches_finite_differences_of_the_gradient(f, make):
+    args = make()
+    gradient = grad(f).as_function(*_kinds(_params(f), args)[:2])
+    assert batched_source(gradient, args, 0) is not None
+    np.testing.assert_allclose(hessian(f)(*args), _fd_hessian(f, args), rtol=1e-4, atol=1e-6)
+
+
+def test_the_unit_directions_of_a_vector_fold_into_its_matrix_product():
+    args = HESSIANS[0][1]()
+    gradient = grad(logistic).as_function(*_kinds(_params(logistic), args)[:2])
+    source = batched_source(gradient, args, 0)
+    assert "_matmul_dot = X.T\n" in source
+    assert "batch_matmul_grad_right(" in source

@@ -1,0 +1,96 @@
+"""jvp through SciPy functions, compiled, against central differences: the tangent rules
+that tests/test_tangent_rules.py cannot reach on numbers alone (a factor tuple passed from
+cho_factor or lu_factor to its solver, dirichlet's x moved inside the simplex) and one
+function of each kind (a derived scipy.stats rule, a bilinear scipy.signal one)."""
+import numpy as np
+import pytest
+
+scipy = pytest.importorskip("scipy")
+import scipy.linalg  # noqa: E402
+import scipy.signal  # noqa: E402
+import scipy.stats  # noqa: E402
+
+from test_forward import check_jvp  # noqa: E402
+
+R = np.random.default_rng(14)
+
+
+def _spd(n):
+    a = R.normal(size=(n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+def cho_upper(a, b):
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(a), b)
+
+
+def cho_lower(a, b):
+    factor = scipy.linalg.cho_factor(a, lower=True)
+    return scipy.linalg.cho_solve(factor, b)
+
+
+def lu_plain(a, b):
+    return scipy.linalg.lu_solve(scipy.linalg.lu_factor(a), b)
+
+
+def lu_transposed(a, b):
+    return scipy.linalg.lu_solve(scipy.linalg.lu_factor(a), b, trans=1)
+
+
+def banded(ab, b):
+    return scipy.linalg.solve_banded((1, 1), ab, b)
+
+
+def sylvester(a, b):
+    return scipy.linalg.solve_sylvester(a, b, a @ b)
+
+
+def stats_mix(x, s):
+    return np.sum(scipy.stats.norm.logpdf(x, 0.5, s) + scipy.stats.gamma.cdf(x * x, 2.0, 0.0, s))
+
+
+def convolved(x, k):
+    return scipy.signal.convolve(x, k, mode="same") * scipy.signal.correlate(x, k, mode="same")
+
+
+def mvn(x, cov):
+    return scipy.stats.multivariate_normal.logpdf(x, np.zeros(3), cov)
+
+
+def _banded_matrix():
+    ab = R.normal(size=(3, 5))
+    ab[1] += 4.0
+    return ab
+
+
+CASES = [
+    (cho_upper, lambda: (_spd(4), R.normal(size=4))),
+    (cho_lower, lambda: (_spd(3), R.normal(size=(3, 2)))),
+    (lu_plain, lambda: (R.normal(size=(4, 4)), R.normal(size=4))),
+    (lu_transposed, lambda: (R.normal(size=(3, 3)), R.normal(size=(3, 2)))),
+    (banded, lambda: (_banded_matrix(), R.normal(size=5))),
+    (sylvester, lambda: (R.normal(size=(3, 3)) + 3 * np.eye(3), R.normal(size=(3, 3)))),
+    (stats_mix, lambda: (R.uniform(0.5, 1.5, size=4), 1.3)),
+    (convolved, lambda: (R.normal(size=6), R.normal(size=3))),
+    (mvn, lambda: (R.normal(size=(4, 3)), _spd(3))),
+]
+
+
+@pytest.mark.parametrize("f, make", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_jvp_through_scipy_matches_finite_differences(f, make):
+    primals = make()
+    tangents = tuple(R.normal(size=np.shape(p)) if np.ndim(p) else float(R.normal())
+                     for p in primals)
+    check_jvp(f, primals, tangents)
+
+
+def dirichlet_points(x, alpha):
+    return np.sum(scipy.stats.dirichlet.logpdf(x, alpha) + scipy.stats.dirichlet.pdf(x, alpha))
+
+
+def test_jvp_of_dirichlet_along_the_simplex():
+    x = R.dirichlet(np.ones(3), size=4).T          # 4 points, 3 components
+    alpha = R.uniform(1.5, 3.0, size=3)
+    x_dot = R.normal(size=x.shape)
+    x_dot -= x_dot.mean(axis=0)                     # stays on the simplex
+    check_jvp(dirichlet_points, (x, alpha), (x_dot, R.normal(size=3)))

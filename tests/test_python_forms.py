@@ -1,0 +1,169 @@
+"""Lambdas, nested functions, functions passed as arguments, methods, callable objects and
+partials are differentiated like defs (issue 15), checked against finite differences."""
+import functools
+
+import numpy as np
+import pytest
+
+from sgcompiler import SGCompilerError, grad
+from gradcheck import assert_grad_matches, numeric_grad
+import specimens_forms as S
+
+X = np.array([0.1, -0.4, 0.7])
+W = np.array([0.5, -1.2, 2.0])
+
+
+@pytest.mark.parametrize("f", [S.square_sum, S.PAIR[0], S.PAIR[1], S.cube, S.TABLE["exp"],
+                               S.TABLE["tanh"], S.NESTED, S.calls_module_lambda,
+                               S.module_lambda_in_loop],
+                         ids=["assigned", "list_first", "list_second", "same_line_third",
+                              "dict_exp", "dict_tanh", "lambda_in_lambda", "module_lambda",
+                              "module_lambda_in_loop"])
+def test_lambdas(f):
+    assert_grad_matches(f, [X])
+
+
+def test_lambda_given_to_grad():
+    g = grad(lambda x: np.sum(np.cos(x) * x))
+    np.testing.assert_allclose(g(X), -np.sin(X) * X + np.cos(X))
+
+
+def test_lambda_on_a_line_of_several_is_told_apart():
+    # the three lambdas of one line: each by its code object, not by the line
+    np.testing.assert_allclose(grad(S.PAIR[0])(X), np.cos(X))
+    np.testing.assert_allclose(grad(S.PAIR[1])(X), 3 * X ** 2)
+    np.testing.assert_allclose(grad(S.cube)(X), 3 * X ** 2)
+    g = grad(S.PAIR[1])
+    g(X)
+    line = S.cube.__code__.co_firstlineno
+    assert f"def lambda_{line}_2_grad(x):" in g.source
+    assert f"def cube_lambda_{line}_grad(y):" in grad(S.cube).source
+
+
+def test_lambda_piece_named_after_where_it_was_defined():
+    g = grad(S.calls_module_lambda)
+    g(X)
+    line = S.triple.__code__.co_firstlineno
+    assert f"triple_lambda_{line}_" in g.source and "_forward(t)" in g.source
+    assert f"# line {line}: triple = lambda t: t * 3.0" in g.source
+
+
+@pytest.mark.parametrize("f", [S.local_lambda, S.local_def, S.nested_calls_nested,
+                               S.local_in_loop, S.lambda_to_helper, S.def_to_helper_in_loop],
+                         ids=lambda f: f.__name__)
+def test_nested_and_passed_functions(f):
+    assert_grad_matches(f, [X, W])
+
+
+@pytest.mark.parametrize("f, reference", [
+    (S.local_with_stop, S.local_with_stop_reference),
+    (S.helper_with_stop, S.helper_with_stop_reference)], ids=["local", "helper"])
+def test_stop_gradient_in_lambdas(f, reference):
+    stopped = X if f is S.local_with_stop else np.cos(X)
+    np.testing.assert_allclose(grad(f)(X), numeric_grad(reference, [X, stopped], 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+def _check_callable(f, x):
+    np.testing.assert_allclose(grad(f)(x), numeric_grad(f, [x], 0), rtol=1e-5, atol=1e-7)
+
+
+def test_bound_method_reads_self():
+    _check_callable(S.MODEL.loss, W)
+    other = S.Model(np.ones((2, 3)), 0.5)      # another instance: code of its own
+    _check_callable(other.loss, W)
+    g = grad(S.MODEL.loss)
+    g(W)
+    assert "def Model_loss_grad(w):" in g.source and "self.scale" in g.source
+    assert "# gradient of Model.loss with self bound" in g.source
+    model = S.Model(np.ones((2, 3)), 2.0)
+    g = grad(model.loss)
+    before = g(W)
+    model.scale = 5.0               # read when the gradient runs, not compiled in
+    np.testing.assert_allclose(g(W), before * 2.5)
+
+
+def test_callable_object_and_partials():
+    _check_callable(S.Quadratic(np.array([1.0, 2.0, 3.0])), X)
+    _check_callable(functools.partial(S.scaled, np.array([1.0, 2.0, 3.0]), k=2.0), X)
+    # two partials of one function with different bound values: different gradients
+    a = grad(functools.partial(S.scaled, 1.0))(X)
+    b = grad(functools.partial(S.scaled, 3.0))(X)
+    np.testing.assert_allclose(b, 3 * a)
+
+
+def test_methods_and_partials_called_inside():
+    assert_grad_matches(S.calls_method, [W])
+    assert_grad_matches(S.calls_partial, [X])
+
+
+def test_refusals_name_file_and_line(tmp_path):
+    f = eval("lambda x: x * 2.0")  # noqa: S307
+    with pytest.raises(SGCompilerError, match=r"lambda \(<string>:1\): its source code is "
+                                              "not available"):
+        grad(f)(1.0)
+
+
+def test_default_callables():
+    assert_grad_matches(S.default_callable, [X])
+    assert_grad_matches(S.calls_default_callable, [X, W])
+    with pytest.raises(TypeError):      # another function: refused, not a wrong gradient
+        grad(S.default_callable)(X, np.sin)
+
+
+def test_closures_over_functions_are_keyed_by_what_they_capture():
+    tanh_loss, sin_loss = S.make_loss(np.tanh, 2.0), S.make_loss(np.sin, 3.0)
+    for loss in (tanh_loss, sin_loss, tanh_loss):
+        assert_grad_matches(loss, [X, W])
+    np.testing.assert_allclose(grad(sin_loss)(X, W), 3.0 * np.cos(X * W) * W)
+
+
+def test_dict_displays():
+    assert_grad_matches(S.dict_display, [X])
+    g = grad(S.dict_display)
+    g(X)
+    assert "tree_item" not in g.source and "zeros_tree" not in g.source
+    got = grad(S.dict_from_helper)(X)
+    expected = numeric_grad(S.dict_from_helper_reference, [X, np.tanh(X)], 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_dict_display_forward_mode():
+    from sgcompiler import jvp
+    v = np.array([1.0, -2.0, 0.5])
+    _, tangent = jvp(S.dict_display, (X,), (v,))
+    np.testing.assert_allclose(tangent, np.sum(numeric_grad(S.dict_display, [X], 0) * v))
+
+
+def test_errstate_assert_and_print(capsys):
+    x = np.array([0.5, 1.5, 2.0])
+    assert_grad_matches(S.statements, [x])
+    assert "y sums to" in capsys.readouterr().out     # print runs in the primal sweep
+    with pytest.raises(AssertionError, match="a vector"):
+        grad(S.statements)(np.ones((2, 2)))
+
+
+def test_callable_object_called_inside():
+    assert_grad_matches(S.calls_object, [X])
+
+
+@pytest.mark.parametrize("f", [S.local_def, S.lambda_to_helper, S.def_to_helper_in_loop],
+                         ids=lambda f: f.__name__)
+def test_forward_mode(f):
+    # the lifted and specialised functions are bound in forward mode too (a NameError before)
+    from sgcompiler import jvp
+    v = np.array([1.0, -2.0, 0.5])
+    _, tangent = jvp(f, (X, W), (v, None))
+    np.testing.assert_allclose(tangent, np.sum(grad(f)(X, W) * v), rtol=1e-10)
+
+
+def test_defaults_survive_binding_and_specialising():
+    assert_grad_matches(S.helper_with_defaults, [X, W])
+    model = S.WithDefaults(np.array([1.0, 2.0, 3.0]))
+    _check_callable(model.loss, np.abs(X) + 0.5)
+    np.testing.assert_allclose(grad(model.loss)(np.abs(X) + 0.5),
+                               6.0 * model.a * (np.abs(X) + 0.5) ** 2)
+    # a partial of a closure whose default reads its cell: the very default object
+    loss = S.make_with_default(4.0)
+    np.testing.assert_allclose(grad(functools.partial(loss))(X), 4.0 * np.cos(X))
+    _check_callable(functools.partial(S.helper_with_defaults, w=W), X)
