@@ -128,7 +128,8 @@ def zeros_tree(x):
 
 
 def _zero_part(x):
-    return zeros_tree(x) if isinstance(x, (dict, list, tuple)) else 0.0
+    # (a record, a NamedTuple included, stays 0.0: its adjoint is keyed by field name)
+    return zeros_tree(x) if type(x) in (dict, list, tuple) else 0.0
 
 
 def item_adjoint(g, index, x=None):
