@@ -128,8 +128,10 @@ def zeros_tree(x):
 
 
 def _zero_part(x):
-    # (a record, a NamedTuple included, stays 0.0: its adjoint is keyed by field name)
-    return zeros_tree(x) if type(x) in (dict, list, tuple) else 0.0
+    # a record (a NamedTuple too) inside stays a plain 0.0: its adjoint may be spelled by
+    # field name (a dict), which zeros by position would not add up with
+    return zeros_tree(x) if isinstance(x, (dict, list, tuple)) and \
+        not hasattr(x, "_fields") else 0.0
 
 
 def item_adjoint(g, index, x=None):
