@@ -23,7 +23,7 @@ from .frontend.objects import as_function, with_default_functions
 from .frontend.source import function_name
 from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
-from .reverse_api import with_aux
+from .reverse_api import like_leaf, with_aux
 
 
 def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
@@ -573,13 +573,4 @@ def _zero(g):
     return type(g) is float and g == 0.0
 
 
-def _like(g, x):
-    """The gradient `g` with the type, shape and dtype of its argument `x`."""
-    if type(x) is float:
-        return float(g)
-    if isinstance(x, np.generic):
-        return x.dtype.type(g)
-    if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \
-            and g.flags.writeable:
-        return g
-    return np.array(np.broadcast_to(np.asarray(g, dtype=x.dtype), x.shape))
+_like = like_leaf        # the gradient of one number or array argument

@@ -427,11 +427,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         if rereadable:
             arrays = ()         # code for any shape (optimize/reread.py)
         key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
-        found = mine.get(key)
-        if found is not None and found.depends is None:
-            return found        # being compiled: a recursive call, on this thread
-        if found is not None and found.depends.holds_for(fn):
-            found.depends.replay(fn)
+        found = _found_piece(mine, key, fn)
+        if found is not None:
             return found
         name = function_name(fn)
         if rereadable:
@@ -767,6 +764,18 @@ class JvpPiece:
     depends: Depends | None = None      # None while it is being compiled
 
 
+def _found_piece(mine, key, fn):
+    """The piece of `fn` cached under `key` if it may serve: one being compiled (a
+    recursive call, on this thread), or one whose names still mean what they meant."""
+    found = mine.get(key)
+    if found is not None and found.depends is None:
+        return found
+    if found is not None and found.depends.holds_for(fn):
+        found.depends.replay(fn)
+        return found
+    return None
+
+
 def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> JvpPiece:
     """The (cached) tangent function of user function `fn` for `active` parameters.
 
@@ -778,11 +787,8 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
         if mine is None:
             mine = _PIECES[fn] = {}
         key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version())
-        found = mine.get(key)
-        if found is not None and found.depends is None:
-            return found        # being compiled: a recursive call, on this thread
-        if found is not None and found.depends.holds_for(fn):
-            found.depends.replay(fn)
+        found = _found_piece(mine, key, fn)
+        if found is not None:
             return found
         name = function_name(fn)
         if arrays:

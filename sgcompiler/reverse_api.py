@@ -187,6 +187,12 @@ def like_tree(g, x):
         if hasattr(x, "_fields"):          # a namedtuple
             return type(x)(*items)
         return tuple(items) if isinstance(x, tuple) else items
+    return like_leaf(g, x)
+
+
+def like_leaf(g, x):
+    """The gradient `g` with the type, shape and dtype of its argument `x` (a number or
+    an array): a new array unless `g` is already exactly that."""
     if type(x) is float:
         return float(g)
     if isinstance(x, np.generic):
