@@ -23,6 +23,8 @@ import keyword
 import threading
 import types
 
+import gast
+
 MISSING = object()          # "the name was not there": a later definition changes the code
 CELL, ITEM, ATTR, OWN = "cell", "item", "attr", "own"
 
@@ -228,3 +230,22 @@ class cached:
 
     def __contains__(self, key):
         return key in self.entries
+
+
+def module_level(fn, node, local):
+    """The object a Name/Attribute chain rooted outside the function refers to, or None
+    (the reads are recorded: code made from it depends on them)."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name) or node.id in local:
+        return None
+    found, obj = fn.lookup(node.id)
+    for attr in reversed(parts):
+        if not found:
+            break
+        holder, obj = obj, getattr(obj, attr, MISSING)
+        note(ATTR, holder, attr, obj)
+        found = obj is not MISSING
+    return obj if found else None

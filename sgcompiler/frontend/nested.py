@@ -22,8 +22,7 @@ from dataclasses import replace
 import gast
 
 from ..errors import describe, errors_at
-from .depends import ATTR, MISSING, function_reads, note
-from .lambdas import is_lambda
+from .depends import function_reads, module_level, note
 from .lifted import lifted_function, remaining_defaults
 from .source import FunctionSource, parse_function
 
@@ -58,7 +57,7 @@ def _passes_functions(fn) -> bool:
         if isinstance(node, gast.Call):
             for arg in node.args:
                 if isinstance(arg, (gast.Name, gast.Attribute)) and \
-                        _is_function(_module_level(fn, arg, local)):
+                        _is_function(module_level(fn, arg, local)):
                     return True
     return False
 
@@ -66,25 +65,6 @@ def _passes_functions(fn) -> bool:
 def _is_function(obj) -> bool:
     return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)) or \
         type(obj).__name__ == "ufunc"
-
-
-def _module_level(fn, node, local):
-    """The object a Name/Attribute chain rooted outside the function refers to, or None
-    (the reads are recorded: code made from it depends on them)."""
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, gast.Name) or node.id in local:
-        return None
-    found, obj = fn.lookup(node.id)
-    for attr in reversed(parts):
-        if not found:
-            break
-        holder, obj = obj, getattr(obj, attr, MISSING)
-        note(ATTR, holder, attr, obj)
-        found = obj is not MISSING
-    return obj if found else None
 
 
 def _name(id_):
@@ -214,7 +194,7 @@ class _Lifter:
             return self._lift(self._lambda_def(arg), arg)
         if isinstance(arg, gast.Name) and arg.id in self.values:
             return self.values[arg.id]
-        obj = _module_level(self.fn, arg, self.locals)
+        obj = module_level(self.fn, arg, self.locals)
         return (obj, ()) if _is_function(obj) else None
 
     def _specialise(self, call):

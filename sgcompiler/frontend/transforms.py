@@ -17,6 +17,7 @@ from dataclasses import replace
 import gast
 
 from ..errors import describe, errors_at
+from .depends import module_level
 from .source import FunctionSource
 
 
@@ -34,7 +35,7 @@ def inline_transforms(fn: FunctionSource) -> FunctionSource:
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Call)):
             continue
         inner = node.func
-        maker = _evaluate(fn, inner.func, local)
+        maker = module_level(fn, inner.func, local)
         if not getattr(maker, "sgcompiler_transform_maker", False):
             continue
         try:
@@ -66,29 +67,13 @@ def _text(node) -> str:
     return ast.unparse(gast.gast_to_ast(node))
 
 
-def _evaluate(fn, node, local):
-    """The object a module-level Name/Attribute chain refers to, or None."""
-    parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, gast.Name) or node.id in local:
-        return None
-    found, obj = fn.lookup(node.id)
-    if not found:
-        return None
-    for attr in reversed(parts):
-        obj = getattr(obj, attr, None)
-    return obj
-
-
 def _constant(fn, node, local):
     """The value of a constant, a tuple of constants or a module-level name."""
     if isinstance(node, gast.Constant):
         return node.value
     if isinstance(node, gast.Tuple):
         return tuple(_constant(fn, e, local) for e in node.elts)
-    found = _evaluate(fn, node, local) if isinstance(node, (gast.Name, gast.Attribute)) \
+    found = module_level(fn, node, local) if isinstance(node, (gast.Name, gast.Attribute)) \
         else None
     if found is None:
         raise _NotConstant(f"'{_text(node)}' is not known when the function is compiled")
