@@ -398,6 +398,25 @@ def inplace_after_return_in_loop(x):
     return a
 
 
+# A comprehension whose iterable reads a name that its own target shadows: Python reads
+# the first iterable in the enclosing scope, the compiler renamed it with the target, so
+# the generated code read an unbound `v2`: UnboundLocalError. Expected [18, 18, 18] at
+# (1, 2, 3); found by the random programs (seed 203587753).
+def comprehension_iterable_reads_the_outer_name(x):
+    a = 0.0
+    for v in x[::-1]:
+        a = a + np.sum([v * 3.0 for v in (v + x)])
+    return a
+
+
+# The same with a second generator, whose iterable is in the comprehension's scope.
+def second_generator_reads_the_inner_name(x):
+    a = 0.0
+    for v in x[::-1]:
+        a = a + np.sum([v * w for v in (v + x) for w in (v * x)])
+    return a
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -417,7 +436,8 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          inplace_divide_in_loop_over_former_alias, return_after_inner_loop_element_read,
          inplace_multiply_by_own_element_in_loop,
          copy_then_element_in_one_branch, sum_of_negated_broadcast, inplace_add_in_loop_with_break,
-         constant_rebound_after_branch_used_in_loop, inplace_after_return_in_loop]
+         constant_rebound_after_branch_used_in_loop, inplace_after_return_in_loop,
+         comprehension_iterable_reads_the_outer_name, second_generator_reads_the_inner_name]
 
 OPEN = []
 

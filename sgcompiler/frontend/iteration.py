@@ -113,7 +113,8 @@ class IterationForms:
 
     def expr_ListComp(self, node):
         """[e for x in xs if c] -> a loop appending to a fresh list (x renamed, as Python
-        gives a comprehension its own scope)."""
+        gives a comprehension its own scope; the first iterable is read in the enclosing
+        one, so `[v for v in v + x]` reads the outer v)."""
         name = self.namer.temp("list")
         self.assign(name, gast.List(elts=[], ctx=gast.Load()))
         renames = {}
@@ -121,7 +122,9 @@ class IterationForms:
             for n in gast.walk(gen.target):
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(n.id)
+        outer_iter = node.generators[0].iter        # evaluated in the enclosing scope
         node = _rename(copy.deepcopy(node), renames)
+        node.generators[0].iter = copy.deepcopy(outer_iter)
         append = gast.Expr(value=gast.Call(
             func=gast.Attribute(value=_load(name), attr="append", ctx=gast.Load()),
             args=[node.elt], keywords=[]))
