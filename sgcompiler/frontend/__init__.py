@@ -4,6 +4,10 @@
     check.py      refuse what cannot be differentiated, all at once
     transforms.py grad(g)(x) inside the function: a call of g's generated gradient
     contexts.py   with np.errstate(...): read as its body
+    statements.py starred unpacking, try blocks whose handlers only raise
+    sugar.py      generators consumed by sum/max/..., map, dict(...), d.get, dict
+                  comprehensions with known keys, * and ** of known length
+    varargs.py    a helper with *args/**kwargs: a copy made for each call's arguments
     nested.py     nested defs and lambdas lifted; helpers specialised for function arguments
     fields.py     p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
@@ -24,6 +28,9 @@ from .nested import lift_nested
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
 from .source import FunctionSource, parse_function
+from .statements import rewrite_statements
+from .sugar import rewrite_expressions
+from .varargs import specialise_varargs
 from .transforms import inline_transforms
 
 
@@ -45,7 +52,9 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = read_fields(lift_nested(unwrap_contexts(inline_transforms(parse_function(fn)))))
+    src = unwrap_contexts(inline_transforms(parse_function(fn)))
+    src = specialise_varargs(rewrite_expressions(rewrite_statements(src)))
+    src = read_fields(lift_nested(src))
     trace("parse", src)
     if checked:
         check(src)

@@ -23,7 +23,6 @@ _REFUSED = {
     gast.Global: "'global' statements are not supported; pass the value as an argument and return results",
     gast.Nonlocal: "'nonlocal' statements are not supported; pass the value as an argument and return results",
     gast.ClassDef: "class definitions inside a differentiated function are not supported; define the class at module level",
-    gast.Try: "'try' is not supported in differentiated code; check the condition with 'if' instead",
     gast.TryStar: "'try' is not supported in differentiated code; check the condition with 'if' instead",
     gast.With: "'with' is supported for np.errstate and warnings.catch_warnings only; move "
                "this one outside the function",
@@ -34,8 +33,17 @@ _REFUSED = {
     gast.Match: "'match' is not supported; use if/elif",
     gast.Set: "set literals are not supported in differentiated code",
     gast.SetComp: "set comprehensions are not supported in differentiated code",
-    gast.GeneratorExp: "generator expressions are not supported; use a list comprehension or a loop",
-    gast.Starred: "'*' unpacking is not supported in differentiated code; pass the arguments one by one",
+    gast.GeneratorExp: "generator expressions are supported as what sum, max, min, list, "
+                       "tuple, any, all or a for loop consumes; elsewhere use a list "
+                       "comprehension",
+    gast.Starred: "'*' unpacking is supported for a display ((a, b), [a, b]) or a name bound "
+                  "once to one, and in 'a, *rest = xs'; here the number of items is not "
+                  "known when the function is compiled, so pass them one by one "
+                  "(f(xs[0], xs[1]))",
+    gast.DictComp: "a dict comprehension is supported when its keys are known when the "
+                   "function is compiled (for k in a tuple of constants, zip of one, or "
+                   ".items() of a dict display of this function), with no 'if'; write a "
+                   "dict display {{'a': ..., 'b': ...}} instead",
 }
 _NOT_YET = {
     gast.Lambda: "lambdas inside a differentiated function are not supported; define the function at module level",

@@ -184,9 +184,11 @@ class _Lifter:
             self._specialise(call)
         for i, arg in enumerate(call.args):
             if isinstance(arg, gast.Lambda):
-                raise _Refused(arg, "a lambda can be passed to a user function called by "
-                                    "its module-level name; assign it to a local name "
-                                    "and call it, or define it with def")
+                raise _Refused(arg, "a lambda passed to a library function (np.apply_along_"
+                                    "axis, scipy.optimize...) is called by the library, "
+                                    "where no gradient can be derived; write the "
+                                    "computation with array operations or a loop (map(f, "
+                                    "xs) and user functions taking a lambda are fine)")
 
     def _argument(self, arg):
         """(function, captured) when `arg` is a function value, else None."""
