@@ -167,3 +167,36 @@ def test_defaults_survive_binding_and_specialising():
     loss = S.make_with_default(4.0)
     np.testing.assert_allclose(grad(functools.partial(loss))(X), 4.0 * np.cos(X))
     _check_callable(functools.partial(S.helper_with_defaults, w=W), X)
+
+
+class _Held:
+    def __init__(self, a):
+        self.a = a
+
+    def loss(self, w):
+        return np.sum(np.sin(w * self.a))
+
+
+def _scaled_loss(a, w):
+    return np.sum(np.sin(w * a))
+
+
+def test_gradients_of_bound_methods_and_partials_do_not_keep_their_objects_alive():
+    # the functions made for them held their instance (and a partial's values) until
+    # 4096 had been made
+    import gc
+    import weakref
+    for make in (lambda a: _Held(a).loss, lambda a: functools.partial(_scaled_loss, a)):
+        a = np.array([1.0, 2.0, 3.0])
+        g = grad(make(a))
+        np.testing.assert_allclose(g(W), np.cos(W * a) * a)
+        held = weakref.ref(g.primal)
+        del g
+        gc.collect()
+        assert held() is None
+    model = _Held(np.ones(3))
+    alive = weakref.ref(model)
+    grad(model.loss)(W)
+    del model
+    gc.collect()
+    assert alive() is None
