@@ -221,3 +221,32 @@ def make_with_default(scale):
     def loss(x, k=scale):
         return np.sum(np.sin(x) * k)
     return loss
+
+
+def nested_defaults(x, w):
+    # defaults, keyword-only parameters and defaults read from the enclosing function
+    # (evaluated where the function is defined, as Python does)
+    def layer(t, scale=2.0, *, shift=w * 0.5):
+        return np.sin(t * scale) + shift
+    act = lambda t, k=3.0: np.tanh(t * k)  # noqa: E731
+    w = w * 2.0                 # after the definition: the default keeps the old w
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(layer(x) * layer(x, 0.5) * layer(x, shift=w) * act(x) *
+                       act(x, k=stop_gradient(w)))
+    return s
+
+
+def nested_defaults_reference(x, w, c):
+    w2 = w * 2.0
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum((np.sin(x * 2.0) + w * 0.5) * (np.sin(x * 0.5) + w * 0.5) *
+                       (np.sin(x * 2.0) + w2) * np.tanh(x * 3.0) * np.tanh(x * c))
+    return s
+
+
+def passes_local_with_defaults(x, w):
+    def scaled(t, k=2.0):
+        return t * k
+    return np.sum(apply(scaled, x))

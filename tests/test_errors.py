@@ -26,7 +26,7 @@ CASES = [
     (S.uses_del, "del y", "'del'"),
     (S.uses_eval, "return eval", "'eval'"),
     (S.nested_def, "h = inner", "the local function 'inner' can only be called"),
-    (S.uses_lambda, "lambda y", "a nested function with defaults"),
+    (S.uses_lambda, "lambda *y", "a nested function with *args"),
     (S.lambda_to_numpy, "apply_along_axis", "a lambda passed to a library function"),
     (S.class_def, "class A", "class definitions"),
     (S.unknown_function, "math.gamma", "no derivative rule for math.gamma"),

@@ -200,3 +200,19 @@ def test_gradients_of_bound_methods_and_partials_do_not_keep_their_objects_alive
     del model
     gc.collect()
     assert alive() is None
+
+
+def test_nested_functions_with_defaults():
+    from sgcompiler import jvp
+    for x, w in ((X, W), (np.abs(X).reshape(3, 1) + 0.1, W)):
+        for i in (0, 1):
+            np.testing.assert_allclose(
+                grad(S.nested_defaults, wrt=i)(x, w),
+                numeric_grad(S.nested_defaults_reference, [x, w, 2.0 * w], i),
+                rtol=1e-5, atol=1e-7)
+    v = np.array([1.0, -2.0, 0.5])
+    _, tangent = jvp(S.nested_defaults, (X, W), (v, None))
+    np.testing.assert_allclose(tangent, np.sum(grad(S.nested_defaults)(X, W) * v))
+    with pytest.raises(SGCompilerError, match=r"specimens_forms.py:\d+\): a local function "
+                                              "with defaults .* not passed to another"):
+        grad(S.passes_local_with_defaults)(X, W)
