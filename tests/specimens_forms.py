@@ -250,3 +250,30 @@ def passes_local_with_defaults(x, w):
     def scaled(t, k=2.0):
         return t * k
     return np.sum(apply(scaled, x))
+
+
+colsum = functools.partial(np.sum, axis=0)
+two_to = functools.partial(np.power, 2.0)
+_A = np.array([1.0, 2.0, 0.5])
+times_a = functools.partial(np.multiply, _A)
+
+
+def numpy_partials(x, w):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(colsum(x * w) ** 2) + np.sum(two_to(x) * stop_gradient(times_a(x)))
+    return s
+
+
+def numpy_partials_reference(x, w, c):
+    return 2.0 * (np.sum(np.sum(x * w, axis=0) ** 2) + np.sum(2.0 ** x * c))
+
+
+def local_partials(x, w):
+    p = functools.partial(np.sum, axis=0)
+    q = functools.partial(np.multiply, w)
+    r = functools.partial(scaled, k=2.0)
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(p(x) ** 2) + np.sum(q(x) * p(x, keepdims=True)) + np.sum(r(w, x))
+    return s

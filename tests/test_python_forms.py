@@ -216,3 +216,26 @@ def test_nested_functions_with_defaults():
     with pytest.raises(SGCompilerError, match=r"specimens_forms.py:\d+\): a local function "
                                               "with defaults .* not passed to another"):
         grad(S.passes_local_with_defaults)(X, W)
+
+
+def test_partials_of_numpy_functions():
+    from sgcompiler import jvp
+    x2 = np.array([[0.1, 0.4, 0.3], [0.2, -0.5, 0.9]])
+    for x, w in ((x2, W), (x2, 1.5), (X, W)):
+        for i in (0, 1):
+            if isinstance(w, float) and i == 1:
+                continue
+            np.testing.assert_allclose(
+                grad(S.numpy_partials, wrt=i)(x, w),
+                numeric_grad(S.numpy_partials_reference, [x, w, S._A * x], i),
+                rtol=1e-5, atol=1e-7)
+        assert_grad_matches(S.local_partials, [x, w], wrt=[0] if isinstance(w, float)
+                            else None)
+        v = np.ones_like(x)
+        _, tangent = jvp(S.local_partials, (x, w), (v, None))
+        np.testing.assert_allclose(tangent, np.sum(grad(S.local_partials)(x, w) * v))
+    # a partial given to grad: its parameters are NumPy's (np.dot(a, b): b)
+    np.testing.assert_allclose(grad(functools.partial(np.dot, W))(X), W)
+    g = grad(S.numpy_partials)
+    g(X, W)
+    assert "sum_partial" in g.source and "<sgcompiler partial sum>" in g.source

@@ -25,8 +25,9 @@ from dataclasses import replace
 import gast
 
 from ..errors import describe, errors_at
+from ..ir.builders import const, load, store
 from .source import FunctionSource
-from .sugar import const, fresh, load, store
+from .sugar import fresh
 
 
 def rewrite_statements(fn: FunctionSource) -> FunctionSource:

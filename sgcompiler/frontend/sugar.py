@@ -5,13 +5,12 @@ already reads:
 
     sum(v ** 2 for v in xs)         ->  sum([v ** 2 for v in xs])
     list(map(lambda t: t * w, xs))  ->  [t * w for t in xs]
-    dict(a=x, b=y), dict([("a", x)]) -> {"a": x, "b": y}
-    dict(zip(("a", "b"), vs))       ->  {"a": vs[0], "b": vs[1]}
-    d.get("a", y)                   ->  d["a"] if "a" in d else y
-    {k: f(v) for k, v in d.items()} ->  {"a": f(d["a"]), "b": f(d["b"])}   (d's keys known)
+    p = partial(np.sum, axis=0)     ->  (nothing)
+    p(x)                            ->  np.sum(x, axis=0)
     f(*(a, b)), [*xs, y]            ->  f(a, b), [_item for _part in (xs, [y]) for _item in _part]
 
-Statements (starred unpacking, `try`) are in statements.py. What is left (a dict
+The dict forms (dict(a=x), d.get, dict comprehensions) are in dicts.py, the statements
+(starred unpacking, `try`) in statements.py. What is left (a dict
 comprehension whose keys are not known when the function is compiled, `*` of something
 else) stays as it was and is refused by check or normalize, with its line.
 """
@@ -19,28 +18,19 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 from dataclasses import replace
 
 import gast
 
+from ..ir.builders import const, load, store
 from .depends import module_level
+from .dicts import DictForms, displays, is_key
 from .source import FunctionSource
 
 # builtins that consume an iterable once: a list gives what a generator gives
 _CONSUMERS = ("sum", "max", "min", "list", "tuple", "sorted", "any", "all", "enumerate",
               "zip", "reversed")
-
-
-def load(id_):
-    return gast.Name(id=id_, ctx=gast.Load(), annotation=None, type_comment=None)
-
-
-def store(id_):
-    return gast.Name(id=id_, ctx=gast.Store(), annotation=None, type_comment=None)
-
-
-def const(value):
-    return gast.Constant(value=value, kind=None)
 
 
 def local_names(tree) -> set:
@@ -67,13 +57,59 @@ def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
     return replace(fn)
 
 
-class _Sugar(gast.NodeTransformer):
+class _Sugar(DictForms, gast.NodeTransformer):
     def __init__(self, fn):
         self.fn = fn
         self.local = local_names(fn.tree)
         self.taken = self.local | {n.id for n in gast.walk(fn.tree)
                                    if isinstance(n, gast.Name)}
-        self.displays = _displays(fn.tree)
+        self.displays = displays(fn.tree)
+        self.partials = self.local_partials()
+
+    def local_partials(self) -> dict:
+        """Names bound once to functools.partial(F, ...) and only called: name -> the
+        partial call (its bound arguments are constants or names that never change)."""
+        stores = {}
+        for node in gast.walk(self.fn.tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        calls = {id(n.func) for n in gast.walk(self.fn.tree) if isinstance(n, gast.Call)}
+        params = {a.id for a in self.fn.tree.args.args + self.fn.tree.args.kwonlyargs}
+        found = {}
+        for stmt in self.fn.tree.body:
+            if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                    isinstance(stmt.targets[0], gast.Name) and
+                    isinstance(stmt.value, gast.Call) and stmt.value.args):
+                continue
+            name, call = stmt.targets[0].id, stmt.value
+            if module_level(self.fn, call.func, self.local) is not functools.partial or \
+                    stores[name] != 1 or any(k.arg is None for k in call.keywords):
+                continue
+            fixed = all(isinstance(a, gast.Constant) or isinstance(a, (gast.Name,
+                        gast.Attribute)) and _unchanging(a, stores, params)
+                        for a in call.args + [k.value for k in call.keywords])
+            uses = [n for n in gast.walk(self.fn.tree) if isinstance(n, gast.Name)
+                    and n.id == name and isinstance(n.ctx, gast.Load)]
+            if fixed and all(id(n) in calls for n in uses):
+                found[name] = call
+        return found
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and \
+                node.targets[0].id in self.partials:
+            return gast.copy_location(gast.Pass(), node)
+        return node
+
+    def partial_call(self, node):
+        """p(a, k=v) for p = functools.partial(F, b, k=c): F(b, a, k=v)."""
+        made = self.partials[node.func.id]
+        given = {k.arg for k in node.keywords}
+        keywords = [copy.deepcopy(k) for k in made.keywords if k.arg not in given]
+        return gast.copy_location(gast.Call(
+            func=copy.deepcopy(made.args[0]),
+            args=[copy.deepcopy(a) for a in made.args[1:]] + node.args,
+            keywords=keywords + node.keywords), node)
 
     def builtin(self, node):
         """The name of the builtin `node` refers to (not shadowed), or None."""
@@ -85,6 +121,8 @@ class _Sugar(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.partials:
+            node = self.partial_call(node)
         node.args = self.spliced(node.args)
         node.keywords = self.spliced_keywords(node.keywords)
         name = self.builtin(node.func)
@@ -141,117 +179,6 @@ class _Sugar(gast.NodeTransformer):
         comp = gast.comprehension(target=target, iter=source, ifs=[], is_async=0)
         return gast.copy_location(gast.ListComp(elt=elt, generators=[comp]), node)
 
-    # dicts
-
-    def dict_call(self, node):
-        """dict(a=x), dict([("a", x)]), dict(zip(KEYS, values)) as a display."""
-        if any(k.arg is None for k in node.keywords) or len(node.args) > 1:
-            return None
-        pairs = [(const(k.arg), k.value) for k in node.keywords]
-        if node.args:
-            found = self.pairs(node.args[0])
-            if found is None:
-                return None
-            pairs = found + pairs
-        display = gast.Dict(keys=[k for k, _ in pairs], values=[v for _, v in pairs])
-        return gast.copy_location(display, node)
-
-    def pairs(self, arg):
-        """The (key, value) pairs of a literal list of pairs or of zip(KEYS, values)."""
-        if isinstance(arg, (gast.List, gast.Tuple)):
-            out = []
-            for item in arg.elts:
-                if not (isinstance(item, (gast.Tuple, gast.List)) and len(item.elts) == 2
-                        and _is_key(item.elts[0])):
-                    return None
-                out.append(tuple(item.elts))
-            return out
-        if isinstance(arg, gast.Call) and self.builtin(arg.func) == "zip" and \
-                len(arg.args) == 2 and not arg.keywords:
-            keys = self.constant_keys(arg.args[0])
-            values = arg.args[1]
-            if keys is None:
-                return None
-            return [(const(k), v) for k, v in zip(keys, self.items(values, len(keys)))] \
-                if self.items(values, len(keys)) is not None else None
-        return None
-
-    def items(self, node, count):
-        """`count` expressions for the first elements of `node` (a display or a name)."""
-        if isinstance(node, (gast.List, gast.Tuple)) and \
-                not any(isinstance(e, gast.Starred) for e in node.elts):
-            return node.elts[:count]
-        if isinstance(node, gast.Name):
-            return [gast.Subscript(value=load(node.id), slice=const(i), ctx=gast.Load())
-                    for i in range(count)]
-        return None
-
-    def constant_keys(self, node):
-        """The keys a display of constants or a module-level tuple of them holds."""
-        if isinstance(node, (gast.List, gast.Tuple)):
-            return [e.value for e in node.elts] if all(_is_key(e) for e in node.elts) \
-                else None
-        if isinstance(node, (gast.Name, gast.Attribute)):
-            value = module_level(self.fn, node, self.local)
-            if isinstance(value, (tuple, list)) and \
-                    all(type(v) in (str, int) for v in value):
-                return list(value)
-        return None
-
-    def dict_get(self, node):
-        """d.get(k, default) as `d[k] if k in d else default` (d a local name)."""
-        mapping = node.func.value
-        if not (isinstance(mapping, gast.Name) and mapping.id in self.local) or \
-                node.keywords or not 1 <= len(node.args) <= 2:
-            return None
-        key = node.args[0]
-        if not isinstance(key, (gast.Constant, gast.Name)):
-            return None
-        default = node.args[1] if len(node.args) == 2 else const(None)
-        test = gast.Compare(left=copy.deepcopy(key), ops=[gast.In()],
-                            comparators=[load(mapping.id)])
-        item = gast.Subscript(value=load(mapping.id), slice=copy.deepcopy(key),
-                              ctx=gast.Load())
-        return gast.copy_location(gast.IfExp(test=test, body=item, orelse=default), node)
-
-    def visit_DictComp(self, node):
-        """{k: e for k in KEYS} and {k: e for k, v in d.items()} (d a dict display) with
-        the keys known when the function is compiled: the display they make."""
-        self.generic_visit(node)
-        if len(node.generators) != 1 or node.generators[0].ifs:
-            return node
-        gen = node.generators[0]
-        unrolled = self.unrolled(gen.target, gen.iter)
-        if unrolled is None:
-            return node
-        keys, values = [], []
-        for bindings in unrolled:
-            keys.append(_substituted(node.key, bindings))
-            values.append(_substituted(node.value, bindings))
-        if not all(_is_key(k) for k in keys):
-            return node
-        return gast.copy_location(gast.Dict(keys=keys, values=values), node)
-
-    def unrolled(self, target, iterable):
-        """A list of {name: expression} per iteration, or None when unknown."""
-        if isinstance(target, gast.Name):
-            keys = self.constant_keys(iterable)
-            if keys is None and _dict_method(iterable) == "keys":
-                keys = self.displays.get(iterable.func.value.id)
-            return None if keys is None else [{target.id: const(k)} for k in keys]
-        if not (isinstance(target, gast.Tuple) and len(target.elts) == 2 and
-                all(isinstance(e, gast.Name) for e in target.elts)):
-            return None
-        k, v = (e.id for e in target.elts)
-        if _dict_method(iterable) == "items":
-            name = iterable.func.value.id
-            keys = self.displays.get(name)
-            return None if keys is None else [
-                {k: const(key), v: gast.Subscript(value=load(name), slice=const(key),
-                                                  ctx=gast.Load())} for key in keys]
-        found = self.pairs(iterable)
-        return None if found is None else [{k: key, v: value} for key, value in found]
-
     # starred arguments and elements
 
     def spliced(self, args):
@@ -297,7 +224,7 @@ class _Sugar(gast.NodeTransformer):
                     value=load(k.value.id), slice=const(key), ctx=gast.Load()))
                     for key in keys)
             elif k.arg is None and isinstance(k.value, gast.Dict) and \
-                    all(_is_key(key) and isinstance(key.value, str) for key in k.value.keys):
+                    all(is_key(key) and isinstance(key.value, str) for key in k.value.keys):
                 out.extend(gast.keyword(arg=key.value, value=value)
                            for key, value in zip(k.value.keys, k.value.values))
             else:
@@ -331,6 +258,15 @@ class _Sugar(gast.NodeTransformer):
         return gast.copy_location(gast.ListComp(elt=load(item), generators=gens), node)
 
 
+def _unchanging(node, stores, params) -> bool:
+    """Whether a name (or the root of an attribute chain) always holds one value: a
+    parameter never assigned, or a variable assigned once (before it could be read)."""
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name) and stores.get(node.id, 0) <= (
+        0 if node.id in params else 1)
+
+
 def _int_constant(node):
     """The int a slice bound spells (`1`, `-1`), None for no bound, False otherwise."""
     if node is None:
@@ -341,75 +277,3 @@ def _int_constant(node):
     if isinstance(node, gast.Constant) and type(node.value) is int:
         return sign * node.value
     return False
-
-
-def _is_key(node) -> bool:
-    return isinstance(node, gast.Constant) and type(node.value) in (str, int)
-
-
-def _dict_method(node):
-    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-            node.func.attr in ("items", "keys") and not node.args and \
-            isinstance(node.func.value, gast.Name):
-        return node.func.attr
-    return None
-
-
-def _displays(tree) -> dict:
-    """Names bound once, by a top-level assignment, to a display whose elements are known:
-    name -> its length (a list or tuple) or its list of keys (a dict with constant keys)."""
-    stores = {}
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
-            stores[node.id] = stores.get(node.id, 0) + 1
-    found = {}
-    for stmt in tree.body:
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
-                isinstance(stmt.targets[0], gast.Name)):
-            continue
-        name, value = stmt.targets[0].id, stmt.value
-        if stores.get(name) != 1:
-            continue
-        if not isinstance(value, gast.Tuple) and not _only_read(tree, name):
-            continue        # a list or dict that may change (xs.append(v), h(xs))
-        if isinstance(value, (gast.List, gast.Tuple)) and \
-                not any(isinstance(e, gast.Starred) for e in value.elts):
-            found[name] = len(value.elts)
-        elif isinstance(value, gast.Dict) and all(_is_key(k) for k in value.keys):
-            found[name] = [k.value for k in value.keys]
-    return found
-
-
-def _only_read(tree, name) -> bool:
-    """Whether every use of `name` only reads it: `name[i]`, `*name`, `**name`,
-    `len(name)`, `k in name`, `name.items()/keys()/values()`."""
-    reads = set()
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
-            reads.add(id(node.value))
-        elif isinstance(node, gast.Starred):
-            reads.add(id(node.value))
-        elif isinstance(node, gast.keyword) and node.arg is None:
-            reads.add(id(node.value))
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
-                node.func.id == "len" and len(node.args) == 1:
-            reads.add(id(node.args[0]))
-        elif isinstance(node, gast.Compare) and len(node.ops) == 1 and \
-                isinstance(node.ops[0], (gast.In, gast.NotIn)):
-            reads.add(id(node.comparators[0]))
-        elif _dict_method(node) or isinstance(node, gast.Call) and \
-                isinstance(node.func, gast.Attribute) and node.func.attr == "values" \
-                and not node.args:
-            reads.add(id(node.func.value))
-    return all(id(n) in reads for n in gast.walk(tree) if isinstance(n, gast.Name)
-               and n.id == name and isinstance(n.ctx, gast.Load))
-
-
-def _substituted(expr, bindings):
-    """A copy of `expr` with each read of a name in `bindings` replaced by its expression."""
-    class _Sub(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and node.id in bindings:
-                return copy.deepcopy(bindings[node.id])
-            return node
-    return _Sub().visit(copy.deepcopy(expr))
