@@ -160,7 +160,28 @@ def try_in_loop(x, w):
     return s
 
 
+def dict_loops(x, w):
+    d = {"a": x, "b": np.sin(x) * w}
+    s = 0.0
+    for k, v in d.items():
+        s = s + np.sum(v * d[k])
+    for v in d.values():
+        s = s + np.sum(v * w)
+    for k in d.keys():
+        s = s + np.sum(d[k] * 3.0)
+    for k in d:                 # the keys (it was indexed by position: a KeyError)
+        s = s + np.sum(d[k] * x)
+    return s
+
+
 # refused, each with its line
+
+def dict_filled_in_loop(x, w):
+    out = {}
+    for k, v in zip(KEYS, [x, w]):
+        out[k] = v * 2.0
+    return np.sum(out["a"] * out["b"])
+
 
 def try_returning_constant(x, w):
     try:

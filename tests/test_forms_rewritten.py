@@ -16,7 +16,8 @@ WORKING = [S.sum_of_generator, S.generators_in_loop, S.list_of_generator, S.map_
            S.map_of_function_in_loop, S.map_of_two, S.dict_of_keywords, S.dict_of_pairs,
            S.dict_of_zip, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
            S.starred_assignment, S.starred_in_loop, S.starred_call, S.starred_display,
-           S.forwards_args, S.forwards_mixed_in_loop, S.try_that_reraises, S.try_in_loop]
+           S.forwards_args, S.forwards_mixed_in_loop, S.try_that_reraises, S.try_in_loop,
+           S.dict_loops]
 
 rng = np.random.default_rng(15)
 SHAPES = {"vectors": ((3,), (3,)), "broadcast": ((2, 3), (3,)), "scalar_w": ((4,), ())}
@@ -86,6 +87,7 @@ REFUSED = [
     (S.starred_of_unknown_length, "three(x, *xs)", "'*'"),
     (S.generator_kept, "g = (v * w", "generator expressions"),
     (S.lambda_to_library, "apply_along_axis", "library function"),
+    (S.dict_filled_in_loop, "out[k] = v * 2.0", "adding a key to a dict"),
 ]
 
 

@@ -25,7 +25,7 @@ import gast
 
 from ..ir.builders import const, load, store
 from .depends import module_level
-from .dicts import DictForms, displays, is_key
+from .dicts import DictForms, dict_variables, displays, is_key
 from .source import FunctionSource
 
 # builtins that consume an iterable once: a list gives what a generator gives
@@ -65,6 +65,7 @@ class _Sugar(DictForms, gast.NodeTransformer):
                                    if isinstance(n, gast.Name)}
         self.displays = displays(fn.tree)
         self.partials = self.local_partials()
+        self.dicts = dict_variables(fn.tree)
 
     def local_partials(self) -> dict:
         """Names bound once to functools.partial(F, ...) and only called: name -> the
@@ -145,6 +146,10 @@ class _Sugar(DictForms, gast.NodeTransformer):
     def visit_For(self, node):
         self.generic_visit(node)
         node.iter = self.as_list(node.iter)
+        if isinstance(node.iter, gast.Name) and node.iter.id in self.dicts:
+            # `for k in d` runs over the keys (normalize indexes other iterables)
+            node.iter = gast.Call(func=gast.Attribute(value=node.iter, attr="keys",
+                                                      ctx=gast.Load()), args=[], keywords=[])
         return node
 
     def as_list(self, node):
