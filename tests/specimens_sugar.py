@@ -22,6 +22,14 @@ def generators_in_loop(x, w):
     return total
 
 
+def max_min_of_one_iterable(x, w):
+    parts = [np.sum(x * w), np.sum(np.cos(x)), np.sum(x * x)]
+    s = 0.0
+    for i in range(2):
+        s = s + max(p * (i + 1.0) for p in parts) + min(parts) * 2.0
+    return s + max(np.ravel(x)) * min(np.ravel(w * x)) + max(len(parts), 2)
+
+
 def list_of_generator(x, w):
     return np.sum(np.sum(list(np.cos(v) * w for v in [x, x * x])))
 
@@ -230,3 +238,7 @@ STOPPED = {map_of_function_in_loop: (map_of_function_in_loop_reference,
                                      lambda x, w: (np.sin(x), np.sin(x * w))),
            dict_get_in_loop: (dict_get_in_loop_reference, lambda x, w: x),
            forwards_mixed_in_loop: (forwards_mixed_in_loop_reference, lambda x, w: w)}
+
+
+def max_min_second_order(x):
+    return max([np.sum(x ** 3), np.sum(x)]) + min(np.sin(v) * v for v in [x[0], x[1]])

@@ -12,7 +12,7 @@ from sgcompiler import SGCompilerError, grad, jvp
 from gradcheck import assert_grad_matches, numeric_grad
 import specimens_sugar as S
 
-WORKING = [S.sum_of_generator, S.generators_in_loop, S.list_of_generator, S.map_of_lambda,
+WORKING = [S.sum_of_generator, S.generators_in_loop, S.max_min_of_one_iterable, S.list_of_generator, S.map_of_lambda,
            S.map_of_function_in_loop, S.map_of_two, S.dict_of_keywords, S.dict_of_pairs,
            S.dict_of_zip, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
            S.starred_assignment, S.starred_in_loop, S.starred_call, S.starred_display,
@@ -59,6 +59,15 @@ def test_forward_mode_matches_reverse_mode(f):
     assert np.isclose(value, f(x, w))
     expected = np.sum(grad(f, wrt=0)(x, w) * v) + np.sum(grad(f, wrt=1)(x, w) * u)
     np.testing.assert_allclose(tangent, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_second_order_through_max_of_a_generator():
+    from sgcompiler import hessian
+    x = np.array([0.1, 0.4, 0.3])
+    # max picks sum(x) (linear), min picks the first item: d2/dx0^2 of x0 sin(x0)
+    expected = np.zeros((3, 3))
+    expected[0, 0] = 2 * np.cos(0.1) - 0.1 * np.sin(0.1)
+    np.testing.assert_allclose(hessian(S.max_min_second_order)(x), expected, atol=1e-12)
 
 
 def test_rewritten_code_reads_plainly():

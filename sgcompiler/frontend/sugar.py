@@ -4,6 +4,7 @@ Runs after contexts.py, before nested.py and check; what it makes is what the fr
 already reads:
 
     sum(v ** 2 for v in xs)         ->  sum([v ** 2 for v in xs])
+    max(v for v in xs), min(xs)     ->  max_of([v for v in xs]), min_of(xs)   (runtime helpers)
     list(map(lambda t: t * w, xs))  ->  [t * w for t in xs]
     p = partial(np.sum, axis=0)     ->  (nothing)
     p(x)                            ->  np.sum(x, axis=0)
@@ -24,6 +25,7 @@ from dataclasses import replace
 import gast
 
 from ..ir.builders import const, load, store
+from ..runtime import max_of, min_of
 from .depends import module_level
 from .dicts import DictForms, dict_variables, displays, is_key
 from .source import FunctionSource
@@ -53,8 +55,9 @@ def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
     if not any(isinstance(n, (gast.Call, gast.DictComp, gast.Starred))
                for n in gast.walk(fn.tree)):
         return fn
-    _Sugar(fn).visit(fn.tree)
-    return replace(fn)
+    sugar = _Sugar(fn)
+    sugar.visit(fn.tree)
+    return replace(fn, introduced={**fn.introduced, **sugar.introduced})
 
 
 class _Sugar(DictForms, gast.NodeTransformer):
@@ -66,6 +69,7 @@ class _Sugar(DictForms, gast.NodeTransformer):
         self.displays = displays(fn.tree)
         self.partials = self.local_partials()
         self.dicts = dict_variables(fn.tree)
+        self.introduced = {}        # names this pass binds -> runtime helpers
 
     def local_partials(self) -> dict:
         """Names bound once to functools.partial(F, ...) and only called: name -> the
@@ -139,6 +143,14 @@ class _Sugar(DictForms, gast.NodeTransformer):
                 return gast.copy_location(kind(elts=arg.elts, ctx=gast.Load()), node)
         if name == "dict":
             return self.dict_call(node) or node
+        if name in ("max", "min") and len(node.args) == 1 and not node.keywords and \
+                not isinstance(node.args[0], gast.Starred):
+            # of one iterable: a helper with a rule (the rule of max takes max(a, b))
+            helper = max_of if name == "max" else min_of
+            introduced = fresh(f"{name}_of", self.taken)
+            self.introduced[introduced] = helper
+            node.func = load(introduced)
+            return node
         if isinstance(node.func, gast.Attribute) and node.func.attr == "get":
             return self.dict_get(node) or node
         return node

@@ -4,8 +4,9 @@ import operator
 
 import numpy as np
 
-from ..runtime import balanced_eq, unbroadcast, unbroadcast_each
-from .registry import linear, nondifferentiable, vjp
+from ..runtime import (balanced_eq, item_of, max_of, min_of, picked, unbroadcast,
+                       unbroadcast_each)
+from .registry import jvp, linear, nondifferentiable, vjp
 
 
 @vjp(builtins.float)
@@ -37,6 +38,21 @@ nondifferentiable(
 @vjp(builtins.max, builtins.min)
 def max(g, ans, a, b):
     return g * balanced_eq(a, ans, b), g * balanced_eq(b, ans, a)
+
+
+@vjp(max_of, name="max(iterable)", notes="the first largest item gets the gradient")
+def max_of_(g, ans, items):
+    return picked(g, items, ans)
+
+
+@vjp(min_of, name="min(iterable)", notes="the first smallest item gets the gradient")
+def min_of_(g, ans, items):
+    return picked(g, items, ans)
+
+
+@jvp(max_of, min_of)
+def max_of_tangent(t, ans, items):
+    return item_of(t, items, ans)
 
 
 @vjp(builtins.sum)

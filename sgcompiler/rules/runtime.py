@@ -25,9 +25,9 @@ import numpy as np
 from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad,
                        copied, cumsum_grad, dot_grad_left, dot_grad_right, field,
                        float_dtype, hsplit_axis, index_part, inner_grad_a, inner_grad_b,
-                       item_adjoint, length, linspace_fractions, matmul_grad_left,
+                       item_adjoint, item_of, length, linspace_fractions, matmul_grad_left,
                        matmul_grad_right, median_grad, mT, nan_count, not_a_view,
-                       prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
+                       picked, prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
                        scalar_result, scatter_item, take_grad, tensordot_axes,
                        tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
                        tree_item, tree_with, unbroadcast, unbroadcast_each,
@@ -208,6 +208,16 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
     return np.repeat(g, repeats, axis), 0.0, 0.0
 
 
+@vjp(picked, name="picked")
+def picked_(g, ans, g_, items, chosen):
+    return item_of(g, items, chosen), 0.0, 0.0
+
+
+@vjp(item_of, name="item_of")
+def item_of_(g, ans, t, items, chosen):
+    return picked(g, items, chosen), 0.0, 0.0
+
+
 # --- tangent rules (forward mode) -----------------------------------------------------------
 #
 # Forward over reverse (hessian, hvp) reads generated gradient code, so these helpers need
@@ -219,6 +229,6 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
-       scatter_item, tree_item, field, tree_with)
+       scatter_item, tree_item, field, tree_with, picked, item_of)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)
