@@ -30,6 +30,13 @@ def max_min_of_one_iterable(x, w):
     return s + max(np.ravel(x)) * min(np.ravel(w * x)) + max(len(parts), 2)
 
 
+def tuples_and_lists(x, w):
+    t = tuple(v * w for v in [x, np.sin(x)])
+    rows = tuple(x * w)         # an array's rows (its numbers, for a vector)
+    u = list((x, w * x))
+    return np.sum(t[0] * t[1]) + np.sum(rows[0] * rows[-1]) + np.sum(u[0] * u[1] * len(rows))
+
+
 def list_of_generator(x, w):
     return np.sum(np.sum(list(np.cos(v) * w for v in [x, x * x])))
 

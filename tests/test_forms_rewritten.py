@@ -12,7 +12,8 @@ from sgcompiler import SGCompilerError, grad, jvp
 from gradcheck import assert_grad_matches, numeric_grad
 import specimens_sugar as S
 
-WORKING = [S.sum_of_generator, S.generators_in_loop, S.max_min_of_one_iterable, S.list_of_generator, S.map_of_lambda,
+WORKING = [S.sum_of_generator, S.generators_in_loop, S.max_min_of_one_iterable,
+           S.tuples_and_lists, S.list_of_generator, S.map_of_lambda,
            S.map_of_function_in_loop, S.map_of_two, S.dict_of_keywords, S.dict_of_pairs,
            S.dict_of_zip, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
            S.starred_assignment, S.starred_in_loop, S.starred_call, S.starred_display,

@@ -4,8 +4,8 @@ import operator
 
 import numpy as np
 
-from ..runtime import (balanced_eq, item_of, max_of, min_of, picked, unbroadcast,
-                       unbroadcast_each)
+from ..runtime import (balanced_eq, item_of, max_of, min_of, picked, sequence_adjoint,
+                       unbroadcast, unbroadcast_each)
 from .registry import jvp, linear, nondifferentiable, vjp
 
 
@@ -55,9 +55,14 @@ def max_of_tangent(t, ans, items):
     return item_of(t, items, ans)
 
 
+@vjp(builtins.tuple, builtins.list, notes="of a list, a tuple or an array (its rows)")
+def sequence(g, ans, iterable):
+    return sequence_adjoint(g, iterable)
+
+
 @vjp(builtins.sum)
 def sum(g, ans, iterable, start=0):
     return unbroadcast_each(g, iterable), g
 
 
-linear(builtins.float, builtins.sum)
+linear(builtins.float, builtins.sum, builtins.tuple, builtins.list)

@@ -28,7 +28,8 @@ from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choo
                        item_adjoint, item_of, length, linspace_fractions, matmul_grad_left,
                        matmul_grad_right, median_grad, mT, nan_count, not_a_view,
                        picked, prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
-                       scalar_result, scatter_item, take_grad, tensordot_axes,
+                       scalar_result, scatter_item, sequence_adjoint, sequence_parts,
+                       take_grad, tensordot_axes,
                        tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
                        tree_item, tree_with, unbroadcast, unbroadcast_each,
                        unbroadcast_sum, unreduce, zeros_tree)
@@ -208,6 +209,16 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
     return np.repeat(g, repeats, axis), 0.0, 0.0
 
 
+@vjp(sequence_adjoint, name="sequence_adjoint")
+def sequence_adjoint_(g, ans, g_, items):
+    return sequence_parts(g, items), 0.0
+
+
+@vjp(sequence_parts, name="sequence_parts")
+def sequence_parts_(g, ans, g_, items):
+    return sequence_adjoint(g, items), 0.0
+
+
 @vjp(picked, name="picked")
 def picked_(g, ans, g_, items, chosen):
     return item_of(g, items, chosen), 0.0, 0.0
@@ -229,6 +240,7 @@ def item_of_(g, ans, t, items, chosen):
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
-       scatter_item, tree_item, field, tree_with, picked, item_of)
+       scatter_item, tree_item, field, tree_with, picked, item_of,
+       sequence_adjoint, sequence_parts)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

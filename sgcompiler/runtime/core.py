@@ -284,6 +284,27 @@ def mT(x):
     return np.swapaxes(x, -1, -2)
 
 
+def sequence_adjoint(g, items):
+    """The adjoint of `items` for tuple(items) or list(items) whose adjoint is `g` (a
+    list, or a plain 0.0): `g` itself for a list or tuple, the rows stacked for an array,
+    nothing for a dict (its keys are listed)."""
+    if isinstance(items, dict):
+        return 0.0
+    if not isinstance(items, np.ndarray):
+        return g
+    zero = np.zeros(items.shape[1:], dtype=float_dtype(items))
+    if _is_zero(g):
+        return np.zeros(items.shape, dtype=zero.dtype)
+    return np.stack([zero + part for part in g])
+
+
+def sequence_parts(g, items):
+    """The adjoint of sequence_adjoint(g_, items) (its rows, for an array)."""
+    if isinstance(items, np.ndarray) and not _is_zero(g):
+        return list(g)
+    return g
+
+
 def max_of(items):
     """max(items) of one iterable (Python's: the first largest item); the front end
     writes `max(v for v in xs)` so (frontend/sugar.py), as the rule of max takes two."""
@@ -326,7 +347,8 @@ def item_of(t, items, chosen):
 # helpers whose result is a tree when one of their arguments is -> that argument's
 # position (analysis/shapes.py; item_adjoint's item is like its x)
 TREE_HELPERS = ((zeros_tree, 0), (add_trees, 0), (add_at, 0), (item_adjoint, 2),
-                (scatter_item, 1), (unbroadcast_each, 1), (picked, 1))
+                (scatter_item, 1), (unbroadcast_each, 1), (picked, 1),
+                (sequence_adjoint, 0), (sequence_parts, 0))
 
 # runtime helper -> the position of the argument it reads only the shape of
 SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
