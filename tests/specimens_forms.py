@@ -277,3 +277,45 @@ def local_partials(x, w):
     for i in range(2):
         s = s + np.sum(p(x) ** 2) + np.sum(q(x) * p(x, keepdims=True)) + np.sum(r(w, x))
     return s
+
+
+def make_layer(scale, shift=0.5):
+    def layer(t):
+        return np.tanh(t * scale) + shift
+    return layer
+
+
+OFFSET = 1.0
+
+
+def make_offset(k):
+    def offset(t):
+        return t * k + OFFSET
+    return offset
+
+
+def closures_made_inside(x, w):
+    def make(s):
+        def inner(t):
+            return t * s * w
+        return inner
+    double = make(2.0)
+    layer = make_layer(w, shift=stop_gradient(w))
+    w = w * 3.0                 # double reads w when called (3w), layer was made with w
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(double(x) * layer(x))
+    return s
+
+
+def closures_made_inside_reference(x, w, c):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(x * 2.0 * (3.0 * w) * (np.tanh(x * w) + c))
+    return s
+
+
+def factory_reading_a_shadowed_global(x):
+    OFFSET = 2.0                # the factory's OFFSET is the module's, not this one
+    f = make_offset(OFFSET)
+    return np.sum(f(x))

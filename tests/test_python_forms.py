@@ -239,3 +239,21 @@ def test_partials_of_numpy_functions():
     g = grad(S.numpy_partials)
     g(X, W)
     assert "sum_partial" in g.source and "<sgcompiler partial sum>" in g.source
+
+
+def test_closures_made_by_factories_and_called_inside():
+    from sgcompiler import jvp
+    for x, w in ((X, W), (X.reshape(3, 1), W)):
+        for i in (0, 1):
+            np.testing.assert_allclose(
+                grad(S.closures_made_inside, wrt=i)(x, w),
+                numeric_grad(S.closures_made_inside_reference, [x, w, w], i),
+                rtol=1e-5, atol=1e-7)
+    v = np.array([1.0, -2.0, 0.5])
+    _, tangent = jvp(S.closures_made_inside, (X, W), (v, None))
+    np.testing.assert_allclose(tangent, np.sum(grad(S.closures_made_inside)(X, W) * v))
+    # a module-level factory whose closure reads a global the caller shadows: not read
+    # as the caller's code (refused, not the caller's OFFSET)
+    with pytest.raises(SGCompilerError, match=r"specimens_forms.py:\d+\): 'f' is a local "
+                                              "variable"):
+        grad(S.factory_reading_a_shadowed_global)(X)

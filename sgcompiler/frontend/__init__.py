@@ -8,6 +8,7 @@
     sugar.py      generators consumed by sum/max/..., map, dict(...), d.get, dict
                   comprehensions with known keys, * and ** of known length
     varargs.py    a helper with *args/**kwargs: a copy made for each call's arguments
+    factories.py  g = make(s), make returning a def: the def it makes, s bound
     nested.py     nested defs and lambdas lifted; helpers specialised for function arguments
     fields.py     p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 
 from .check import check
 from .contexts import unwrap_contexts
+from .factories import inline_factories
 from .fields import read_fields
 from .nested import lift_nested
 from .normalize import Normalized, normalize
@@ -54,7 +56,7 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
     trace = trace or (lambda stage, made: None)
     src = unwrap_contexts(inline_transforms(parse_function(fn)))
     src = specialise_varargs(rewrite_expressions(rewrite_statements(src)))
-    src = read_fields(lift_nested(src))
+    src = read_fields(lift_nested(inline_factories(src)))
     trace("parse", src)
     if checked:
         check(src)
