@@ -12,6 +12,7 @@ import gast
 from ..errors import describe, errors_at
 from .dicts import new_keys
 from .source import FunctionSource
+from .statements import try_refusal
 
 # construct -> what to say about it
 _REFUSED = {
@@ -71,6 +72,8 @@ def check(fn: FunctionSource) -> None:
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))
             if message:
                 problems.append((node, message.format(f=fn.name)))
+            elif isinstance(node, gast.Try):
+                problems.append(try_refusal(node) or (node, "this 'try' is not supported"))
             elif isinstance(node, gast.Call) and _is_builtin_call(node, ("eval", "exec")):
                 problems.append((node, f"'{node.func.id}' cannot be differentiated; "
                                        "write the code out in the function"))

@@ -24,24 +24,17 @@ from dataclasses import replace
 
 import gast
 
-from ..errors import describe, errors_at
 from ..ir.builders import const, load, store
 from .source import FunctionSource
 from .sugar import fresh
 
 
 def rewrite_statements(fn: FunctionSource) -> FunctionSource:
-    """`fn` with starred assignments and raising-only `try` blocks rewritten.
-
-    Raises:
-        SGCompilerError: for a `try` this cannot rewrite (its handler does not raise).
-    """
+    """`fn` with starred assignments and raising-only `try` blocks rewritten (another
+    `try` is left for check to refuse, with `try_refusal`'s reason)."""
     if not any(isinstance(n, (gast.Try, gast.Starred)) for n in gast.walk(fn.tree)):
         return fn
-    rewriter = _Statements(fn)
-    rewriter.visit(fn.tree)
-    if rewriter.problems:
-        raise errors_at(rewriter.problems)
+    _Statements(fn).visit(fn.tree)
     return replace(fn)
 
 
@@ -49,7 +42,6 @@ class _Statements(gast.NodeTransformer):
     def __init__(self, fn):
         self.fn = fn
         self.taken = {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)}
-        self.problems = []
 
     def visit_Lambda(self, node):
         return node
@@ -102,10 +94,7 @@ class _Statements(gast.NodeTransformer):
 
     def visit_Try(self, node):
         self.generic_visit(node)
-        problem = _why_not(node)
-        if problem is not None:
-            where, message = problem
-            self.problems.append(describe(self.fn, where, message))
+        if try_refusal(node) is not None:
             return node
         return node.body + node.orelse + node.finalbody
 
@@ -115,7 +104,7 @@ def _starred_target(target) -> bool:
         any(isinstance(e, gast.Starred) for e in target.elts)
 
 
-def _why_not(node):
+def try_refusal(node):
     """(node, message) when the `try` cannot be read as its body, else None."""
     for handler in node.handlers:
         body = handler.body
