@@ -19,7 +19,7 @@ from . import rules
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
-from .frontend.objects import as_function, with_default_functions
+from .frontend.forms.objects import as_function, with_default_functions
 from .frontend.source import function_name
 from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient

@@ -1,4 +1,4 @@
-"""Python forms the front end rewrites to plainer ones (frontend/statements.py, sugar.py,
+"""Python forms the front end rewrites to plainer ones (frontend/forms/statements.py, sugar.py,
 varargs.py): generators, map, dict(...), d.get, dict comprehensions, starred unpacking,
 *args/**kwargs forwarding, try blocks (tests/test_forms_rewritten.py). Each takes (x, w),
 arrays that broadcast together."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 import gast
 
 from ..errors import describe, errors_at
-from .dicts import new_keys
+from .forms.dicts import new_keys
 from .source import FunctionSource
-from .statements import try_refusal
+from .forms.statements import try_refusal
 
 # construct -> what to say about it
 _REFUSED = {

@@ -30,7 +30,7 @@ from .. import rules
 from .depends import ATTR, MISSING, function_reads, note
 from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
-from .objects import as_function, user_code
+from .forms.objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import nodes
 

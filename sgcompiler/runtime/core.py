@@ -307,7 +307,7 @@ def sequence_parts(g, items):
 
 def max_of(items):
     """max(items) of one iterable (Python's: the first largest item); the front end
-    writes `max(v for v in xs)` so (frontend/sugar.py), as the rule of max takes two."""
+    writes `max(v for v in xs)` so (frontend/forms/sugar.py), as the rule of max takes two."""
     return max(items)
 
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 
 import gast
 
-from ..errors import describe, errors_at
-from .depends import function_reads, module_level, note
+from ...errors import describe, errors_at
+from ..depends import function_reads, module_level, note
 from .lifted import lifted_function, remaining_defaults
-from .source import FunctionSource, parse_function
+from ..source import FunctionSource, parse_function
 
 
 class _Refused(Exception):

@@ -14,8 +14,8 @@ import copy
 
 import gast
 
-from ..ir.builders import const, load
-from .depends import module_level
+from ...ir.builders import const, load
+from ..depends import module_level
 
 
 class DictForms:

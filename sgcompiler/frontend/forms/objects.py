@@ -20,9 +20,9 @@ import types
 import gast
 import numpy as np
 
-from ..errors import SGCompilerError
+from ...errors import SGCompilerError
 from .lifted import lifted_function, remaining_defaults
-from .source import parse_function
+from ..source import parse_function
 
 
 def user_code(func) -> bool:

@@ -24,11 +24,11 @@ from dataclasses import replace
 
 import gast
 
-from ..ir.builders import const, load, store
-from ..runtime import max_of, min_of
-from .depends import module_level
+from ...ir.builders import const, load, store
+from ...runtime import max_of, min_of
+from ..depends import module_level
 from .dicts import DictForms, dict_variables, displays, is_key
-from .source import FunctionSource
+from ..source import FunctionSource
 
 # builtins that consume an iterable once: a list gives what a generator gives
 _CONSUMERS = ("sum", "max", "min", "list", "tuple", "sorted", "any", "all", "enumerate",

@@ -26,10 +26,10 @@ from dataclasses import replace
 
 import gast
 
-from ..ir.builders import load, store
-from .depends import function_reads, module_level, note
+from ...ir.builders import load, store
+from ..depends import function_reads, module_level, note
 from .objects import user_code
-from .source import FunctionSource, parse_function
+from ..source import FunctionSource, parse_function
 from .sugar import fresh, local_names
 
 

@@ -24,8 +24,8 @@ from dataclasses import replace
 
 import gast
 
-from ..ir.builders import const, load, store
-from .source import FunctionSource
+from ...ir.builders import const, load, store
+from ..source import FunctionSource
 from .sugar import fresh
 
 
