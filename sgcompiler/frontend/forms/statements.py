@@ -64,23 +64,10 @@ class _Statements(gast.NodeTransformer):
                                    type_comment=None))
         fixed = len(target.elts) - 1
         if fixed:
-            message = (f"not enough values to unpack (expected at least {fixed}, got "
-                       "{})")
-            length = gast.Call(func=load("len"), args=[load(source)], keywords=[])
-            error = gast.Call(func=load("ValueError"), args=[gast.Call(
-                func=gast.Attribute(value=const(message), attr="format", ctx=gast.Load()),
-                args=[length], keywords=[])], keywords=[])
-            test = gast.Compare(left=length, ops=[gast.Lt()], comparators=[const(fixed)])
-            out.append(gast.If(test=test, body=[gast.Raise(exc=error, cause=None)],
-                               orelse=[]))
+            out.append(_length_check(source, fixed))
         for i, part in enumerate(target.elts):
             if i == star:
-                item = fresh("_item", self.taken)
-                rest = gast.Subscript(value=load(source), slice=gast.Slice(
-                    const(star) if star else None, const(-after) if after else None, None),
-                    ctx=gast.Load())
-                value = gast.ListComp(elt=load(item), generators=[gast.comprehension(
-                    target=store(item), iter=rest, ifs=[], is_async=0)])
+                value = self._rest(source, star, after)
                 part = part.value
             else:
                 value = gast.Subscript(value=load(source),
@@ -92,11 +79,31 @@ class _Statements(gast.NodeTransformer):
                 gast.copy_location(n, node)
         return out
 
+    def _rest(self, source, star, after):
+        """[_item for _item in xs[star:-after]]: the starred part, a list as in Python."""
+        item = fresh("_item", self.taken)
+        rest = gast.Subscript(value=load(source), slice=gast.Slice(
+            const(star) if star else None, const(-after) if after else None, None),
+            ctx=gast.Load())
+        return gast.ListComp(elt=load(item), generators=[gast.comprehension(
+            target=store(item), iter=rest, ifs=[], is_async=0)])
+
     def visit_Try(self, node):
         self.generic_visit(node)
         if try_refusal(node) is not None:
             return node
         return node.body + node.orelse + node.finalbody
+
+
+def _length_check(source, fixed):
+    """if len(xs) < fixed: raise ValueError(...), with Python's message."""
+    message = f"not enough values to unpack (expected at least {fixed}, got " "{})"
+    length = gast.Call(func=load("len"), args=[load(source)], keywords=[])
+    error = gast.Call(func=load("ValueError"), args=[gast.Call(
+        func=gast.Attribute(value=const(message), attr="format", ctx=gast.Load()),
+        args=[length], keywords=[])], keywords=[])
+    test = gast.Compare(left=length, ops=[gast.Lt()], comparators=[const(fixed)])
+    return gast.If(test=test, body=[gast.Raise(exc=error, cause=None)], orelse=[])
 
 
 def _starred_target(target) -> bool:

@@ -74,38 +74,10 @@ def _special(helper, bound, call):
     """(the copy of `helper` for this binding, the call's keywords for it)."""
     src = parse_function(helper)
     tree, args = src.tree, src.tree.args
-    taken = local_names(tree) | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
-    given = {k.arg: k.value for k in call.keywords}
-    keywords, prologue, suffix = [], [], []
-    for name, value in bound.arguments.items():
-        if args.vararg is not None and name == args.vararg.id:
-            names = [fresh(f"{name}_{i}", taken) for i in range(len(value))]
-            keywords += [gast.keyword(arg=n, value=call.args[i]) for n, i in zip(names, value)]
-            prologue.append((name, gast.Tuple(elts=[load(n) for n in names],
-                                              ctx=gast.Load())))
-            _add_keyword_only(args, names)
-            suffix.append(f"star{len(names)}")
-        elif args.kwarg is not None and name == args.kwarg.id:
-            names = [fresh(f"{name}_{k}", taken) for k in value]
-            keywords += [gast.keyword(arg=n, value=given[k]) for n, k in zip(names, value)]
-            prologue.append((name, gast.Dict(keys=[const(k) for k in value],
-                                             values=[load(n) for n in names])))
-            _add_keyword_only(args, names)
-            suffix.extend(value)
-        else:
-            keywords.append(gast.keyword(
-                arg=name, value=call.args[value] if isinstance(value, int) else given[value]))
-    for name in (args.vararg.id if args.vararg else None,
-                 args.kwarg.id if args.kwarg else None):
-        if name is not None and name not in dict(prologue):
-            # nothing collected: an empty tuple or dict
-            empty = gast.Tuple(elts=[], ctx=gast.Load()) if args.vararg and \
-                name == args.vararg.id else gast.Dict(keys=[], values=[])
-            prologue.append((name, empty))
+    keywords, prologue, suffix = _collected(tree, bound, call)
     args.vararg = args.kwarg = None
     first = tree.body[0]
-    tree.body[:0] = [gast.copy_location(gast.Assign(targets=[store(n)], value=v,
-                                                    type_comment=None), first)
+    tree.body[:0] = [gast.Assign(targets=[store(n)], value=v, type_comment=None)
                      for n, v in prologue]
     for stmt in tree.body[:len(prologue)]:
         for n in gast.walk(stmt):
@@ -117,6 +89,40 @@ def _special(helper, bound, call):
                               cells=cells_of(helper),
                               defaults=(helper.__defaults__, helper.__kwdefaults__))
     return special, keywords
+
+
+def _collected(tree, bound, call):
+    """(the call's keywords, [(*args or **kwargs name, its display)], name suffix): each
+    collected argument becomes a keyword-only parameter of the copy."""
+    args = tree.args
+    taken = local_names(tree) | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    given = {k.arg: k.value for k in call.keywords}
+    star = args.vararg.id if args.vararg else None
+    double = args.kwarg.id if args.kwarg else None
+    keywords, prologue, suffix = [], {}, []
+    for name, value in bound.arguments.items():
+        if name == star:
+            names = [fresh(f"{name}_{i}", taken) for i in range(len(value))]
+            keywords += [gast.keyword(arg=n, value=call.args[i]) for n, i in zip(names, value)]
+            prologue[name] = gast.Tuple(elts=[load(n) for n in names], ctx=gast.Load())
+            suffix.append(f"star{len(names)}")
+        elif name == double:
+            names = [fresh(f"{name}_{k}", taken) for k in value]
+            keywords += [gast.keyword(arg=n, value=given[k]) for n, k in zip(names, value)]
+            prologue[name] = gast.Dict(keys=[const(k) for k in value],
+                                       values=[load(n) for n in names])
+            suffix.extend(value)
+        else:
+            keywords.append(gast.keyword(
+                arg=name, value=call.args[value] if isinstance(value, int) else given[value]))
+            continue
+        _add_keyword_only(args, names)
+    # nothing collected: an empty tuple or dict
+    if star is not None and star not in prologue:
+        prologue[star] = gast.Tuple(elts=[], ctx=gast.Load())
+    if double is not None and double not in prologue:
+        prologue[double] = gast.Dict(keys=[], values=[])
+    return keywords, list(prologue.items()), suffix
 
 
 def _add_keyword_only(args, names):
