@@ -195,6 +195,8 @@ def like_leaf(g, x):
     an array): a new array unless `g` is already exactly that."""
     if type(x) is float:
         return float(g)
+    if type(x) is complex:
+        return complex(g)
     if isinstance(x, np.generic):
         return x.dtype.type(g)
     if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \

@@ -1,0 +1,82 @@
+"""Whether a function may compute with complex values: then it is compiled in complex mode
+(rules/registry.py), which keeps every other function's code as it is.
+
+Read before the front end, from what the function is made of: a complex argument (its
+dtype, from the call), a complex literal (`1j`), a name that makes complex values
+(`np.fft.fft`, `.imag`, `np.complex128`, `astype("complex64")`, `np.linalg.eig`), a
+complex number or array among its globals, closure cells and defaults, and the same for
+the functions it refers to (a helper that returns a spectrum makes its caller complex).
+"""
+from __future__ import annotations
+
+import numbers
+import types
+
+import numpy as np
+
+_MAKERS = frozenset({
+    "fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2",
+    "rfftn", "irfftn", "hfft", "ihfft", "imag", "angle", "eig", "eigvals", "complex",
+    "complex64", "complex128", "complex256", "complex_", "csingle", "cdouble",
+    "clongdouble", "complexfloating", "iscomplexobj",
+})
+_DEPTH = 8      # functions followed through the names they refer to
+
+
+def may_hold_complex(fn, arrays=()) -> bool:
+    """Whether `fn`, called with arguments of `arrays` ((parameter, shape, dtype) as the
+    compiler is given them), may compute with complex values."""
+    if any(isinstance(dtype, np.dtype) and dtype.kind == "c" for _, _, dtype in arrays):
+        return True
+    return _makes_complex(fn, set(), _DEPTH)
+
+
+def _makes_complex(fn, seen, depth) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is None or id(code) in seen or depth == 0:
+        return False
+    seen.add(id(code))
+    if _code_makes_complex(code):
+        return True
+    values = [getattr(fn, "__globals__", {}).get(name) for name in _names(code)]
+    values += [c.cell_contents for c in (fn.__closure__ or ()) if _filled(c)]
+    values += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
+    for value in values:
+        if _complex_value(value):
+            return True
+        if isinstance(value, types.FunctionType) and _makes_complex(value, seen, depth - 1):
+            return True
+    return False
+
+
+def _code_makes_complex(code) -> bool:
+    if _MAKERS.intersection(code.co_names):
+        return True
+    for const in code.co_consts:
+        if isinstance(const, complex) or isinstance(const, str) and "complex" in const:
+            return True
+        if isinstance(const, types.CodeType) and _code_makes_complex(const):
+            return True
+    return False
+
+
+def _names(code):
+    """The global names `code` (and the code nested in it) reads."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _names(const)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _complex_value(value) -> bool:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind == "c"
+    return isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
