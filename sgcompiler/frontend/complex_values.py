@@ -14,6 +14,8 @@ import types
 
 import numpy as np
 
+from .resolve import is_library
+
 _MAKERS = frozenset({
     "fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2",
     "rfftn", "irfftn", "hfft", "ihfft", "imag", "angle", "eig", "eigvals", "complex",
@@ -44,7 +46,8 @@ def _makes_complex(fn, seen, depth) -> bool:
     for value in values:
         if _complex_value(value):
             return True
-        if isinstance(value, types.FunctionType) and _makes_complex(value, seen, depth - 1):
+        if isinstance(value, types.FunctionType) and not _library(value) and \
+                _makes_complex(value, seen, depth - 1):
             return True
     return False
 
@@ -66,6 +69,12 @@ def _names(code):
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from _names(const)
+
+
+def _library(fn) -> bool:
+    """A library function (sgcompiler's runtime helpers too): it has rules, not a body
+    the compiler reads."""
+    return is_library(fn) or (getattr(fn, "__module__", None) or "").startswith("sgcompiler.")
 
 
 def _filled(cell) -> bool:
