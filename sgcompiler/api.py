@@ -402,8 +402,8 @@ def _complex_kinds(params, args, arrays) -> tuple:
     for p, a in zip(params, args):
         leaves = _tree_arrays(a, (p,)) if type(a) in _TREES else [(p, a)]
         for path, leaf in leaves:
-            if path not in known and (type(leaf) is complex or np.iscomplexobj(leaf)
-                                      and isinstance(leaf, (np.ndarray, np.generic))):
+            if path not in known and (type(leaf) is complex or isinstance(
+                    leaf, (np.ndarray, np.generic)) and leaf.dtype.kind == "c"):
                 found.append((path, np.shape(leaf), np.result_type(leaf)))
     return tuple(found)
 

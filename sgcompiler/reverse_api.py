@@ -67,8 +67,9 @@ def pair(fn, active, args, kwargs):
     """(forward, backward, Piece) of `fn` for the `active` parameters, specialised for the
     shapes of the array arguments and the parameter trees among `args`/`kwargs`."""
     bound = inspect.signature(fn).bind(*args, **kwargs)
-    arrays = tuple((p, v.shape, v.dtype) for p, v in bound.arguments.items()
-                   if type(v) is np.ndarray and v.ndim)
+    arrays = tuple((p, np.shape(v), np.result_type(v)) for p, v in bound.arguments.items()
+                   if type(v) is np.ndarray and v.ndim or type(v) is complex
+                   or isinstance(v, np.complexfloating))
     trees = frozenset(p for p, v in bound.arguments.items()
                       if isinstance(v, (dict, list, tuple)))
     made = piece(fn, active, arrays, trees)
@@ -148,8 +149,8 @@ def check_primal(fname, name, value):
         for i, v in enumerate(value):
             check_primal(fname, f"{name}[{i}]", v)
     elif isinstance(value, bool) or not (
-            isinstance(value, float) or
-            isinstance(value, (np.ndarray, np.floating)) and value.dtype.kind == "f"):
+            isinstance(value, (float, complex)) or isinstance(
+                value, (np.ndarray, np.floating, np.complexfloating)) and value.dtype.kind in "fc"):
         raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
                         f"{type(value).__name__}; pass a float, a NumPy float array, or a "
                         "dict, list or tuple of them")
