@@ -679,3 +679,24 @@ for norm in NORMS:
 complex_case(np.fft.fftn, cnormal(2, 3, 4), value(None), value((1,)), id="one-axis")
 complex_case(np.fft.fftshift, cnormal(4, 5))
 complex_case(np.fft.ifftshift, cnormal(4, 5), value(1), id="axis")
+
+
+def rotation_spectrum(n, *batch):
+    """A real matrix with complex (distinct) eigenvalues: a scaled rotation plus noise."""
+    def make(r):
+        a = r.normal(size=batch + (n, n)) * 0.3
+        a[..., 0, 1] -= 1.5
+        a[..., 1, 0] += 1.5
+        return a
+    return make
+
+
+complex_case(np.linalg.eigvals, rotation_spectrum(3))
+complex_case(np.linalg.eigvals, rotation_spectrum(3, 2), id="stacked")
+complex_case(np.linalg.eigvals, cnormal(3, 3), id="complex-matrix")
+complex_case(np.linalg.eigvals, real_spectrum(3), id="real-spectrum")
+complex_case(np.linalg.eig, rotation_spectrum(3), id="values", unused=(1,))
+complex_case(np.linalg.eig, rotation_spectrum(3), id="vectors")
+complex_case(np.linalg.eig, cnormal(2, 3, 3), id="complex-matrix-vectors")
+complex_case(np.linalg.eig, cnormal(2, 3, 3), id="complex-matrix-values", unused=(1,))
+complex_case(np.linalg.eig, real_spectrum(3), id="real-spectrum")

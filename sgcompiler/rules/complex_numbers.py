@@ -18,7 +18,9 @@ import operator
 import numpy as np
 
 from ..runtime import astype
-from ..runtime.complex_numbers import angle_scale, complex_cast_grad, complex_sign
+from ..runtime.complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
+                                       complex_eig_tangent_of, complex_eigvals_grad,
+                                       complex_eigvals_tangent_of, complex_sign)
 from ..runtime.tangents import cast_tangent
 from .registry import complex_jvp, complex_safe, complex_vjp, present
 
@@ -93,6 +95,28 @@ def astype_function_complex(g, ans, x, dtype, *, copy=True, device=None):
 def astype_complex_tangent(t, ans, x, dtype, order="K", casting="unsafe", subok=True,
                            copy=True):
     return cast_tangent(t, dtype)
+
+
+@complex_vjp(np.linalg.eigvals, notes="distinct eigenvalues, real or complex")
+def eigvals(g, ans, a):
+    return complex_eigvals_grad(g, a)
+
+
+@complex_jvp(np.linalg.eigvals)
+def eigvals_tangent(t, ans, a):
+    return complex_eigvals_tangent_of(t, a)
+
+
+@complex_vjp(np.linalg.eig, multiple_results=True,
+             notes="distinct eigenvalues, real or complex; the eigenvectors' phases are "
+                   "LAPACK's (unit columns whose largest component is real)")
+def eig(g, ans, a):
+    return complex_eig_grad(g, ans, a)
+
+
+@complex_jvp(np.linalg.eig, multiple_results=True)
+def eig_tangent(t, ans, a):
+    return complex_eig_tangent_of(t, ans, a)
 
 
 # rules that hold for complex operands as they are written: holomorphic functions (their

@@ -386,7 +386,12 @@ def complex_jvp(*primitives, **options):
 
 def complex_rules() -> list:
     """The adjoint rules complex mode uses instead of the built-in ones (or in addition)."""
-    return list(_COMPLEX_RULES.values())
+    return sorted(_COMPLEX_RULES.values(), key=lambda r: r.name)
+
+
+def complex_safe_functions() -> list:
+    """The functions whose ordinary rules complex mode uses for complex operands too."""
+    return [f for i, f in _COMPLEX_SAFE.items() if i not in _COMPLEX_RULES]
 
 
 def _scope_chain(module: str | None):
@@ -448,7 +453,8 @@ def load_all_optional() -> None:
 def all_rules() -> list[Rule]:
     """Every built-in rule, by name (with those of installed optional packages)."""
     load_all_optional()
-    return sorted(_RULES.values(), key=lambda r: r.name)
+    only_complex = [r for i, r in _COMPLEX_RULES.items() if i not in _RULES]
+    return sorted([*_RULES.values(), *only_complex], key=lambda r: r.name)
 
 
 def all_nondifferentiable() -> list:
