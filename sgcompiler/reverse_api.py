@@ -68,12 +68,28 @@ def pair(fn, active, args, kwargs):
     shapes of the array arguments and the parameter trees among `args`/`kwargs`."""
     bound = inspect.signature(fn).bind(*args, **kwargs)
     arrays = tuple((p, np.shape(v), np.result_type(v)) for p, v in bound.arguments.items()
-                   if type(v) is np.ndarray and v.ndim or type(v) is complex
-                   or isinstance(v, np.complexfloating))
+                   if type(v) is np.ndarray and (v.ndim or v.dtype.kind == "c")
+                   or type(v) is complex or isinstance(v, np.complexfloating))
+    # complex leaves of parameter trees: the code for them is complex mode's
+    arrays += tuple(((p,) + path, np.shape(leaf), np.result_type(leaf))
+                    for p, v in bound.arguments.items() if isinstance(v, (dict, list, tuple))
+                    for path, leaf in _leaves(v) if np.iscomplexobj(leaf))
     trees = frozenset(p for p, v in bound.arguments.items()
                       if isinstance(v, (dict, list, tuple)))
     made = piece(fn, active, arrays, trees)
     return made.forward_cell.cell_contents, made.backward_cell.cell_contents, made
+
+
+def _leaves(tree, path=()):
+    """(path, leaf) of the arrays and numbers in a dict, list or tuple."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _leaves(v, path + (k,))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from _leaves(v, path + (i,))
+    elif isinstance(tree, (np.ndarray, np.generic, complex)):
+        yield path, tree
 
 
 def with_aux(fn, wrt, args, kwargs):

@@ -617,7 +617,7 @@ for shape in SHAPES:
     for prim in (np.real, np.imag, np.conjugate):
         complex_case(prim, cnormal(*shape), id=label)
         complex_case(prim, normal(*shape), id=f"{label}-real")
-    for prim in (np.abs, np.absolute, np.angle):
+    for prim in (np.abs, np.absolute, np.angle, np.sign):
         complex_case(prim, cnonzero(*shape), id=label)
         complex_case(prim, nonzero(*shape), id=f"{label}-real")
     complex_case(np.angle, cnonzero(*shape), value(True), id=f"{label}-deg")

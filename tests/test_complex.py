@@ -88,6 +88,17 @@ def written_into(x, z):
     return np.sum(np.abs(buffer) ** 2)
 
 
+def signs(z):
+    return np.sum(np.real(np.sign(z) * np.conj(z[::-1])))
+
+
+SETTINGS = {"phases": np.exp(1j * np.arange(3.0))}
+
+
+def settings_in_a_dict(x):
+    return np.sum(np.abs(x + SETTINGS["phases"]) ** 2)
+
+
 def mean_mixed(z, x):
     return np.real(np.mean(z * x)) + np.sum(np.imag(z) * x)
 
@@ -111,6 +122,8 @@ CASES = [
     (loop, lambda: [cn(3)], (0,)),
     (written_into, lambda: [R.normal(size=2), cn(3)], (0, 1)),
     (mean_mixed, lambda: [cn(2, 3), R.normal(size=3)], (0, 1)),
+    (signs, lambda: [away_from_zero(4)], (0,)),
+    (settings_in_a_dict, lambda: [R.normal(size=3)], (0,)),
 ]
 
 
@@ -280,3 +293,22 @@ def test_second_order_of_complex_code_is_refused_with_its_location():
         grad(grad(unit_circle))(np.ones(2))
     with pytest.raises(SGCompilerError, match="complex values"):
         hessian(unit_circle)(np.ones(3))
+
+
+def documented(x):
+    """A real model: no complex numbers here (the word in a docstring changes nothing)."""
+    return np.sum(np.tanh(x) ** 2)
+
+
+def test_a_real_function_stays_real_code():
+    x = R.normal(size=3)
+    assert "real_like" not in grad(documented).source
+    hessian(documented)(x)      # (second order is refused for complex code only)
+
+
+def test_vjp_of_a_tree_with_complex_leaves():
+    tree = {"z": away_from_zero(3), "x": R.normal(size=3)}
+    out, pull = vjp(lambda p: np.sum(np.abs(p["z"]) * p["x"]), tree)
+    (g,) = pull(1.0)
+    np.testing.assert_allclose(g["z"], tree["x"] * np.conj(tree["z"]) / np.abs(tree["z"]))
+    np.testing.assert_allclose(g["x"], np.abs(tree["z"]))

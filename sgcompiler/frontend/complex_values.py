@@ -20,7 +20,7 @@ _MAKERS = frozenset({
     "fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2",
     "rfftn", "irfftn", "hfft", "ihfft", "imag", "angle", "eig", "eigvals", "complex",
     "complex64", "complex128", "complex256", "complex_", "csingle", "cdouble",
-    "clongdouble", "complexfloating", "iscomplexobj",
+    "clongdouble", "complexfloating", "iscomplexobj", "roots", "hilbert", "emath", "scimath",
 })
 _DEPTH = 8      # functions followed through the names they refer to
 
@@ -56,7 +56,7 @@ def _code_makes_complex(code) -> bool:
     if _MAKERS.intersection(code.co_names):
         return True
     for const in code.co_consts:
-        if isinstance(const, complex) or isinstance(const, str) and "complex" in const:
+        if isinstance(const, complex) or isinstance(const, str) and _complex_dtype_name(const):
             return True
         if isinstance(const, types.CodeType) and _code_makes_complex(const):
             return True
@@ -85,7 +85,25 @@ def _filled(cell) -> bool:
     return True
 
 
-def _complex_value(value) -> bool:
+def _complex_dtype_name(text) -> bool:
+    """`astype("complex64")`, `dtype="c16"`: a string that names a complex dtype."""
+    return text.startswith("complex") or text in ("c8", "c16", "c32", "F", "D", "G")
+
+
+def _complex_value(value, depth=2) -> bool:
+    """A complex number or array, or (`depth` levels down) a container or an object that
+    holds one (a dict of parameters, a model's attributes)."""
     if isinstance(value, (np.ndarray, np.generic)):
         return value.dtype.kind == "c"
-    return isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
+    if isinstance(value, numbers.Number):
+        return isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
+    if depth == 0 or isinstance(value, (str, bytes, type, types.ModuleType,
+                                        types.FunctionType)):
+        return False
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        items = list(getattr(value, "__dict__", {}).values())
+    return any(_complex_value(v, depth - 1) for v in items[:64])

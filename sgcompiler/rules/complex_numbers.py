@@ -20,7 +20,8 @@ import numpy as np
 from ..runtime import astype
 from ..runtime.complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                                        complex_eig_tangent_of, complex_eigvals_grad,
-                                       complex_eigvals_tangent_of, complex_sign)
+                                       complex_eigvals_tangent_of, complex_sign,
+                                       complex_sign_reciprocal)
 from ..runtime.tangents import cast_tangent
 from .registry import complex_jvp, complex_safe, complex_vjp, present
 
@@ -63,6 +64,17 @@ def absolute(g, ans, x):
 @complex_jvp(np.abs, np.absolute)
 def absolute_tangent(t, ans, x):
     return np.real(np.conj(complex_sign(x)) * t)
+
+
+@complex_vjp(np.sign, elementwise=True, notes="z / |z| for complex z (a constant for real z); "
+             "0 at z == 0")
+def sign(g, ans, x):
+    return np.real(1j * g * ans) * complex_sign_reciprocal(x)
+
+
+@complex_jvp(np.sign)
+def sign_tangent(t, ans, x):
+    return 1j * ans * np.real(t * complex_sign_reciprocal(x))
 
 
 @complex_vjp(np.angle, elementwise=True, notes="undefined at z == 0")

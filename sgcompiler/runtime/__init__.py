@@ -45,7 +45,8 @@ from .decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tan
                              qr_tangent_of, svd_grad, svd_tangent_of)  # noqa: F401
 from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                               complex_eig_tangent_of, complex_eigvals_grad,
-                              complex_eigvals_tangent_of, complex_sign, real_like,
+                              complex_eigvals_tangent_of, complex_sign,
+                              complex_sign_reciprocal, real_like,
                               real_only)  # noqa: F401
 from .fft import fft_grad, fftn_grad, irfft_grad, rfft_grad  # noqa: F401
 from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,

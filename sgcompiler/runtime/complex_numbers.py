@@ -39,6 +39,12 @@ def complex_sign(x):
     return np.where(magnitude == 0, 0.0, x / np.where(magnitude == 0, 1.0, magnitude))
 
 
+def complex_sign_reciprocal(x):
+    """-1j / x (0 where x == 0): the derivative of sign(x) = x / |x| is 1j sign(x) times
+    d angle(x), and d angle(x) = Im(dx / x) = Re(-1j dx / x)."""
+    return np.where(x == 0, 0.0, -1j / np.where(x == 0, 1.0, x))
+
+
 def complex_cast_grad(g, x, dtype):
     """Gradient of x.astype(dtype) in complex mode: `g` for a cast to a complex type (the
     real part of it, for a real x, is taken by `real_like`), else as `cast_grad`."""
