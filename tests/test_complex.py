@@ -12,6 +12,8 @@ from gradcheck import assert_grad_matches, numeric_grad
 from sgcompiler import SGCompilerError, grad, hessian, jvp, value_and_grad, vjp
 
 R = np.random.default_rng(16)
+# a complex adjoint reaching a real value would be cast with this warning: it must not be
+pytestmark = pytest.mark.filterwarnings("error::numpy.exceptions.ComplexWarning")
 
 
 def cn(*shape):
@@ -99,6 +101,31 @@ def settings_in_a_dict(x):
     return np.sum(np.abs(x + SETTINGS["phases"]) ** 2)
 
 
+def joined(z, x):
+    a = np.concatenate([z, x])
+    b = np.reshape(a, (2, 3)).T
+    return np.sum(np.abs(b @ np.ones(2)) ** 2) + np.sum(np.imag(b) * np.real(b))
+
+
+def looped_helper(z, w):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(np.abs(conj_affine(z, w[i])) ** 2)
+    return s
+
+
+def conj_affine(z, w):
+    return z * w + np.conj(z)
+
+
+def rotate_until(z):
+    k = 0
+    while np.sum(np.abs(z)) < 50.0 and k < 5:
+        z = z * (1.5 + 0.5j)
+        k += 1
+    return np.sum(np.real(z))
+
+
 def mean_mixed(z, x):
     return np.real(np.mean(z * x)) + np.sum(np.imag(z) * x)
 
@@ -123,6 +150,9 @@ CASES = [
     (written_into, lambda: [R.normal(size=2), cn(3)], (0, 1)),
     (mean_mixed, lambda: [cn(2, 3), R.normal(size=3)], (0, 1)),
     (signs, lambda: [away_from_zero(4)], (0,)),
+    (joined, lambda: [cn(3), R.normal(size=3)], (0, 1)),
+    (looped_helper, lambda: [cn(3), R.normal(size=(3, 3))], (0, 1)),
+    (rotate_until, lambda: [cn(3)], (0,)),
     (settings_in_a_dict, lambda: [R.normal(size=3)], (0,)),
 ]
 

@@ -16,7 +16,10 @@ from .shapes import cast_grad
 def real_like(g, x):
     """The adjoint `g` of `x` in x's kind: real when `x` is real (its imaginary part pairs
     with no change of a real value), complex when `x` is complex (so that later
-    contributions can be added to it in place)."""
+    contributions can be added to it in place). Element by element for a sequence of
+    arrays (np.concatenate's)."""
+    if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
+        return type(g)(real_like(gi, xi) for gi, xi in zip(g, x))
     if np.iscomplexobj(x):
         return g if np.iscomplexobj(g) else np.asarray(g, dtype=np.result_type(g, x))
     return np.real(g) if np.iscomplexobj(g) else g
