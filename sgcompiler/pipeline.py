@@ -235,9 +235,10 @@ def analyse(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
-    src, resolution, norm = _front(fn)
-    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    with _complex_values(fn, arrays):
+        src, resolution, norm = _front(fn)
+        specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+        act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     return Analysed(src, resolution, norm, act)
 
 
