@@ -342,3 +342,30 @@ def test_vjp_of_a_tree_with_complex_leaves():
     (g,) = pull(1.0)
     np.testing.assert_allclose(g["z"], tree["x"] * np.conj(tree["z"]) / np.abs(tree["z"]))
     np.testing.assert_allclose(g["x"], np.abs(tree["z"]))
+
+
+def kinds_sample(z, x):
+    a = np.abs(z)
+    b = a * x
+    c = b * z
+    s = np.fft.rfft(x)
+    return np.sum(np.real(c)) + np.sum(np.abs(s))
+
+
+def test_which_values_may_be_complex():
+    from sgcompiler import pipeline, rules
+    from sgcompiler.analysis.complex_kinds import maybe_complex
+    analysed = pipeline.analyse(kinds_sample, ("z", "x"))
+    with rules.complex_values(True):
+        found = maybe_complex(analysed.norm, analysed.resolution,
+                              {"x": ((3,), np.dtype(float))})
+    assert {"z", "c", "s"} <= found
+    assert not {"x", "a", "b"} & found
+    # an argument of unknown dtype may be complex, and so is what is computed from it
+    with rules.complex_values(True):
+        assert {"x", "b"} <= maybe_complex(analysed.norm, analysed.resolution, {})
+    # no guard on the real statements: b = a * x gets plain adjoint code
+    g = grad(kinds_sample, wrt=(0, 1))
+    g(cn(3), R.normal(size=3))
+    assert "da = real_like(" not in g.source and "dx = real_like(" in g.source
+    assert_grad_matches(kinds_sample, [cn(3), R.normal(size=3)])

@@ -12,24 +12,23 @@ def spectrum_loss_grad(c, signal, weights):
     _abs2 = np.abs(c)
     _pow2 = _abs2 ** 2
     _sum2 = np.sum(_pow2)
+    del _pow2
     _mul2 = 0.001 * _sum2
     result = _sum + _mul2
     # backward
     # line 19: return np.sum(weights * np.abs(residual) ** 2) + 1e-3 * np.sum(np.abs(c) ** 2)
     d_sum = real_like(1.0, _sum)
     d_mul2 = real_like(1.0, _mul2)
-    d_sum2 = real_like(d_mul2 * 0.001, _sum2)
-    d_pow2 = real_like(unreduce(d_sum2, c), _pow2)
-    del _pow2
-    d_abs2 = real_like(d_pow2 * 2 * _abs2, _abs2)
-    del _abs2, d_pow2
+    d_sum2 = d_mul2 * 0.001
+    d_abs2 = d_sum2 * 2 * _abs2
+    del _abs2
     dc = real_like(d_abs2 * np.conj(complex_sign(c)), c)
     del d_abs2
     d_mul = real_like(unreduce(d_sum, _mul), _mul)
     del _mul
     d_pow = real_like(unbroadcast(d_mul * weights, residual), _pow)
     del _pow, d_mul
-    d_abs = real_like(d_pow * 2 * _abs, _abs)
+    d_abs = d_pow * 2 * _abs
     del _abs, d_pow
     dresidual = real_like(d_abs * np.conj(complex_sign(residual)), residual)
     del d_abs, residual
