@@ -209,7 +209,19 @@ def like_tree(g, x):
 
 def like_leaf(g, x):
     """The gradient `g` with the type, shape and dtype of its argument `x` (a number or
-    an array): a new array unless `g` is already exactly that."""
+    an array): a new array unless `g` is already exactly that.
+
+    Raises:
+        TypeError: for a complex `g` of a real `x`: complex values met code compiled for
+            real ones (frontend/complex_values.py did not see where they come from), whose
+            rules may not hold for them.
+    """
+    if type(g) is not float and np.iscomplexobj(g) and not (
+            type(x) is complex or np.iscomplexobj(x)):
+        raise TypeError("complex values appeared in code that sgcompiler compiled for real "
+                        "values (it did not see where they come from), so its gradient may "
+                        "be wrong; make them visibly complex where they are made "
+                        "(np.asarray(..., dtype=complex), or pass them as an argument)")
     if type(x) is float:
         return float(g)
     if type(x) is complex:

@@ -369,3 +369,25 @@ def test_which_values_may_be_complex():
     g(cn(3), R.normal(size=3))
     assert "da = real_like(" not in g.source and "dx = real_like(" in g.source
     assert_grad_matches(kinds_sample, [cn(3), R.normal(size=3)])
+
+
+class _Box:
+    pass
+
+
+HIDDEN = _Box()
+HIDDEN.inner = _Box()
+HIDDEN.inner.inner = _Box()
+HIDDEN.inner.inner.kernel = np.array([1 + 1j, 2 - 1j, 0.5j])
+
+
+def hidden_kernel(x):
+    return np.sum(np.abs(x * HIDDEN.inner.inner.kernel))
+
+
+def test_complex_values_the_compiler_did_not_see_are_refused():
+    # three attributes deep: compiled as real code, whose np.abs rule would be wrong for
+    # complex values; the complex adjoint that reaches the real x gives it away
+    with pytest.raises(TypeError, match="complex values appeared in code that sgcompiler "
+                                        "compiled for real values"):
+        grad(hidden_kernel)(np.ones(3))
