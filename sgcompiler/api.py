@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import numbers
 import os
 import sys
 import warnings
