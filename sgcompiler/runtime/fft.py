@@ -47,25 +47,35 @@ def fftn_grad(g, a, s, axes, norm, transform=np.fft.fftn):
     return fit_along(transform(g, axes=axes, norm=norm), np.shape(a), axes)
 
 
-def rfft_grad(g, a, n, axis, norm):
-    """Adjoint of np.fft.rfft(a, n, axis, norm), a real input's half spectrum."""
-    axis = int(axis) % np.ndim(a)
-    length = np.shape(a)[axis] if n is None else n
-    shape = list(np.shape(g))
-    shape[axis] = length
-    full = np.fft.fft(fit_along(g, shape, (axis,)), axis=axis, norm=norm)
-    return np.real(fit_along(full, np.shape(a), (axis,)))
+# The scaling of a transform's adjoint is that of the inverse transform with the other norm
+_SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def irfft_grad(g, a, n, axis, norm):
-    """Adjoint of np.fft.irfft(a, n, axis, norm), the real signal of a half spectrum."""
-    axis = int(axis) % np.ndim(a)
-    length = 2 * (np.shape(a)[axis] - 1) if n is None else n
-    half = np.fft.ifft(g, axis=axis, norm=norm)
-    half = np.take(half, np.arange(length // 2 + 1), axis=axis)
+def _doubled(length, ndim, axis):
+    """2 for the bins of a half spectrum of `length` points that stand for two (all but the
+    first and, for even lengths, the middle one), 1 for the others, along `axis`."""
     twice = np.full(length // 2 + 1, 2.0)
     twice[0] = 1.0
     if length % 2 == 0:
         twice[-1] = 1.0
-    weights = np.reshape(twice, (-1,) + (1,) * (np.ndim(half) - axis - 1))
-    return fit_along(half * weights, np.shape(a), (axis,))
+    return np.reshape(twice, (-1,) + (1,) * (ndim - axis - 1))
+
+
+def rfft_grad(g, a, n, axis, norm):
+    """Adjoint of np.fft.rfft(a, n, axis, norm), a real input's half spectrum: the real
+    part of the fft of g padded with zeros to the full spectrum, which irfft computes
+    from half of it (its bins but the first and the middle one count twice)."""
+    axis = int(axis) % np.ndim(a)
+    length = np.shape(a)[axis] if n is None else n
+    half = np.conj(g) / _doubled(length, np.ndim(g), axis)
+    full = np.fft.irfft(half, n=length, axis=axis, norm=_SWAPPED[norm])
+    return fit_along(full, np.shape(a), (axis,))
+
+
+def irfft_grad(g, a, n, axis, norm):
+    """Adjoint of np.fft.irfft(a, n, axis, norm), the real signal of a half spectrum: the
+    first half of ifft(g) (the conjugate of rfft(g)), its doubled bins doubled."""
+    axis = int(axis) % np.ndim(a)
+    length = 2 * (np.shape(a)[axis] - 1) if n is None else n
+    half = np.conj(np.fft.rfft(g, n=length, axis=axis, norm=_SWAPPED[norm]))
+    return fit_along(half * _doubled(length, np.ndim(half), axis), np.shape(a), (axis,))
