@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 import os
 import sys
@@ -162,7 +163,7 @@ class GradientFunction:
         last = self._last
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
-                                last.arrays).source
+                                last.arrays, rereadable=last.lazy).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -264,7 +265,7 @@ class GradientFunction:
                     plain = False
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
-                found = self._specialise(args, kinds, plain)
+                found = self._specialise(args, kinds, plain, _has_foreign((args, kwargs)))
                 if not found[1] and self._has_trees(args):
                     self._primal_runs(kinds, args, kwargs)
         try:
@@ -340,17 +341,20 @@ class GradientFunction:
             return not_scalar
         return None
 
-    def _specialise(self, args, kinds, plain):
+    def _specialise(self, args, kinds, plain, lazy=False):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
-        (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
+        (up to MAX_SHAPES different sets of shapes; then code for any shape). With `lazy`
+        (an argument is a dask array, say): code for any shape that writes into no array
+        (no `out=` buffer, no `+=`), which another library may not support or would
+        compute eagerly; the code made to be read again is just that."""
         _refuse_subclasses(self.primal.__name__, zip(self._params, args))
         types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, types_)
                           if issubclass(t, (dict, list, tuple)) or is_record_type(t))
         arrays = ()
-        if self._shaped < MAX_SHAPES:
+        if self._shaped < MAX_SHAPES and not lazy:
             # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
@@ -363,8 +367,9 @@ class GradientFunction:
         with recording() as seen:       # grad of grad: what the inner gradient's code read
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
-        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
-        self._last = CallKind(scalars, trees, arrays)
+        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
+                                    rereadable=lazy)
+        self._last = CallKind(scalars, trees, arrays, lazy)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
         self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
@@ -438,6 +443,24 @@ def _plain_float(value) -> bool:
     return t is float or (t is np.ndarray and value.dtype.kind == "f")
 
 
+def _foreign(value) -> bool:
+    """Whether `value` is an array of another library that NumPy functions dispatch to
+    (a dask array; `__array_function__`), not a NumPy array or scalar."""
+    return hasattr(type(value), "__array_function__") and \
+        not isinstance(value, (np.ndarray, np.generic))
+
+
+def _has_foreign(tree) -> bool:
+    """Whether an array of another library is among the (nested) arguments `tree`."""
+    if isinstance(tree, dict):
+        return any(_has_foreign(v) for v in tree.values())
+    if isinstance(tree, (list, tuple)):
+        return any(_has_foreign(v) for v in tree)
+    if is_record(tree):
+        return any(_has_foreign(v) for _, v in record_items(tree))
+    return _foreign(tree)
+
+
 def _check_tree(fname, name, value):
     """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays."""
     if is_record(value):        # a NamedTuple, a dataclass, a registered type
@@ -505,7 +528,7 @@ def _check_scalar(fname, result):
         shapes = ", ".join(str(np.shape(r)) if not isinstance(r, (tuple, list, dict))
                            else type(r).__name__ for r in result)
         what = f"a {type(result).__name__} of {len(result)} values of shapes ({shapes})"
-    elif isinstance(result, dict) or np.size(result) != 1:
+    elif isinstance(result, dict) or math.prod(np.shape(result)) != 1:
         what = f"a value of shape {np.shape(result)}" if not isinstance(result, dict) \
             else "a dict"
     else:
