@@ -35,8 +35,26 @@ def unbroadcast(g, x):
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     if np.shape(g) != shape:     # g was smaller than x (a broadcast scalar gradient)
-        g = np.array(np.broadcast_to(g, shape))   # a writable array of its own
+        g = _broadcast_to_x(g, x)
+        if type(g) is np.ndarray:
+            g = np.array(g)     # a writable array of its own
     return g
+
+
+def _broadcast_to_x(g, x):
+    """`g` broadcast to the shape of `x`: a read-only view (in g's library). A NumPy `g`
+    for an `x` of another library (a dask array) is zeros like `x` plus `g`, made by that
+    library, so the result is as lazy as `x` and chunked like it (dask would take a NumPy
+    broadcast of `x`'s N elements in as a full array of N numbers)."""
+    if not _other_library(x) or _other_library(g):
+        return np.broadcast_to(g, np.shape(x))
+    return np.zeros_like(x, dtype=np.result_type(g)) + g
+
+
+def _other_library(x) -> bool:
+    """Whether `x` is an array of a library NumPy functions dispatch to (dask)."""
+    return hasattr(type(x), "__array_function__") and \
+        not isinstance(x, (np.ndarray, np.generic))
 
 
 def scalar_result(value):
@@ -64,7 +82,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     if axis is not None and not keepdims and np.ndim(g):
         # (a number g, the zero of an unused result say, broadcasts as it is)
         g = np.expand_dims(g, reduced_axes(axis, len(shape)))
-    return np.broadcast_to(g, shape)
+    return _broadcast_to_x(g, x)
 
 
 def reduce_like(g, h, axis=None, keepdims=False):
