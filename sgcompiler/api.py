@@ -19,6 +19,9 @@ import numpy as np
 from . import rules
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
+from .analysis.sparse import sparse_misuse
+from .errors import error_at
+from .frontend import front_end
 from .frontend.depends import recording
 from .frontend.objects import as_function, with_default_functions
 from .frontend.source import function_name
@@ -265,7 +268,8 @@ class GradientFunction:
                     plain = False
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
-                found = self._specialise(args, kinds, plain, _has_foreign((args, kwargs)))
+                found = self._specialise(args, kinds, plain, _has_foreign((args, kwargs)),
+                                         self._sparse_params(args, kwargs))
                 if not found[1] and self._has_trees(args):
                     self._primal_runs(kinds, args, kwargs)
         try:
@@ -341,13 +345,15 @@ class GradientFunction:
             return not_scalar
         return None
 
-    def _specialise(self, args, kinds, plain, lazy=False):
+    def _specialise(self, args, kinds, plain, lazy=False, sparse=frozenset()):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape). With `lazy`
         (an argument is a dask array, say): code for any shape that writes into no array
         (no `out=` buffer, no `+=`), which another library may not support or would
-        compute eagerly; the code made to be read again is just that."""
+        compute eagerly; the code made to be read again is just that. `sparse` names
+        the parameters that are scipy.sparse data, which the function may use only in
+        matrix products (analysis/sparse.py)."""
         _refuse_subclasses(self.primal.__name__, zip(self._params, args))
         types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
@@ -367,6 +373,8 @@ class GradientFunction:
         with recording() as seen:       # grad of grad: what the inner gradient's code read
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
+        if sparse:
+            _check_sparse(primal, sparse)
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
                                     rereadable=lazy)
         self._last = CallKind(scalars, trees, arrays, lazy)
@@ -382,6 +390,22 @@ class GradientFunction:
             self._compiled.clear()
             return None
         return found
+
+    def _sparse_params(self, args, kwargs) -> frozenset:
+        """The parameters passed scipy.sparse data; sparse data inside a parameter tree is
+        refused (a wrt argument that is sparse, by _check_argument)."""
+        if not any(_sparse(a) or type(a) in _TREES for a in (*args, *kwargs.values())):
+            return frozenset()
+        bound = self._signature.bind_partial(*args, **kwargs).arguments
+        found = set()
+        for name, value in bound.items():
+            if _sparse(value):
+                found.add(name)
+            elif type(value) in _TREES and any(_sparse(v) for v in _all_leaves(value)):
+                raise TypeError(f"{self.primal.__name__}: argument '{name}' holds "
+                                "scipy.sparse data inside a dict, list or tuple; pass it as "
+                                "an argument of its own (used in matrix products: X @ w)")
+        return frozenset(found)
 
     @staticmethod
     def _has_trees(values):
@@ -459,6 +483,37 @@ def _has_foreign(tree) -> bool:
     if is_record(tree):
         return any(_has_foreign(v) for _, v in record_items(tree))
     return _foreign(tree)
+
+
+def _sparse(value) -> bool:
+    """Whether `value` is a scipy.sparse matrix or array (told without importing SciPy)."""
+    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "nnz")
+
+
+def _all_leaves(tree):
+    """Every leaf of a (nested) dict, list or tuple, whatever its type."""
+    items = tree.values() if isinstance(tree, dict) else \
+        tree if isinstance(tree, (list, tuple)) else None
+    if items is None:
+        yield tree
+    for v in items or ():
+        yield from _all_leaves(v)
+
+
+def _check_sparse(fn, sparse):
+    """Refuse a use of sparse data other than in a matrix product (analysis/sparse.py)."""
+    front = front_end(fn)
+    found = sparse_misuse(front.norm.body, sparse)
+    if found is None:
+        return
+    stmt, name = found
+    raise error_at(stmt, front.source, (
+        f"'{name}' holds scipy.sparse data (from argument "
+        f"{', '.join(repr(p) for p in sorted(sparse))}), which sgcompiler differentiates "
+        "through only in matrix products (X @ w, w @ X, X.T @ r) and reads of X.T and "
+        "X.shape; used otherwise its semantics are not NumPy's (`*` of a sparse matrix "
+        "is a matrix product, its sums are np.matrix); write it as a product, or pass "
+        "X.toarray()"))
 
 
 def _check_tree(fname, name, value):
