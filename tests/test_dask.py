@@ -93,6 +93,34 @@ def test_gradient_over_dask_data_is_lazy_and_right(kind, rows, cols, chunk, lazy
                                        rtol=1e-5, atol=1e-7)
 
 
+def relu_sum(w, X):
+    return np.sum(np.maximum(X @ w, 0.0) ** 2)       # maximum's rule compares values
+
+
+def first_weight(w, X):
+    return np.sum((X[:, 0] * w[0] + X[:, 1:] @ w[1:]) ** 2)     # w[0]: an add at an index
+
+
+def aliased(w, X):
+    return np.sum(X * w)        # the gradient is X's column sums (once X itself, copied)
+
+
+def row_max(w, X):
+    return np.sum(np.max(X * w, axis=1)) + np.var(X @ w)
+
+
+@pytest.mark.parametrize("f", [relu_sum, first_weight, aliased, row_max],
+                         ids=lambda f: f.__name__)
+def test_more_forms_over_dask_data_stay_lazy(f):
+    rng = np.random.default_rng(3)
+    X, w = rng.normal(size=(45, 3)), rng.normal(size=3)
+    with dask.config.set(scheduler=refuse):
+        g = grad(f)(w, as_dask(X, 10))
+    assert isinstance(g, da.Array)
+    np.testing.assert_allclose(g.compute(), grad(f)(w, X), rtol=1e-10)
+    np.testing.assert_allclose(g.compute(), numeric_grad(f, (w, X), 0), rtol=1e-5, atol=1e-7)
+
+
 def test_value_and_grad_over_dask_data_is_lazy():
     w, X, y = data("logreg", 100, 4)
     with dask.config.set(scheduler=refuse):
