@@ -193,3 +193,12 @@ def test_gradient_on_a_local_cluster_with_worker_processes():
     want = grad(least_squares)(params, X, Y)
     for key in params:
         np.testing.assert_allclose(g[key], want[key], rtol=1e-10)
+
+
+def test_adding_at_an_index_array_with_dask_data_is_refused_not_computed():
+    def picked(w, X):
+        return np.sum((X[:, :2] @ w[np.array([0, 0])]) ** 2)    # w[0] twice: np.add.at
+    X = as_dask(np.random.default_rng(0).normal(size=(20, 3)), 5)
+    with dask.config.set(scheduler=refuse), \
+            pytest.raises(Exception, match="an index array into an array of another library"):
+        grad(picked)(np.ones(3), X)
