@@ -202,3 +202,15 @@ def test_adding_at_an_index_array_with_dask_data_is_refused_not_computed():
     with dask.config.set(scheduler=refuse), \
             pytest.raises(Exception, match="an index array into an array of another library"):
         grad(picked)(np.ones(3), X)
+
+
+def test_one_gradient_serves_numpy_and_dask_calls_with_code_of_their_own():
+    W, X, Y = data("softmax", 90, 4)
+    g = grad(softmax)
+    want = g(W, X, Y)
+    assert "out=" in g.source       # NumPy's code, specialised for the shapes, with buffers
+    with dask.config.set(scheduler=refuse):
+        lazy = g(W, as_dask(X, 30), Y)      # dask X, NumPy Y: once an out= into NumPy's Y
+    assert "out=" not in g.source and "+=" not in g.source
+    np.testing.assert_allclose(lazy.compute(), want, rtol=1e-10)
+    np.testing.assert_allclose(g(W, X, Y), want, rtol=1e-12)
