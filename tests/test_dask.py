@@ -214,3 +214,19 @@ def test_one_gradient_serves_numpy_and_dask_calls_with_code_of_their_own():
     assert "out=" not in g.source and "+=" not in g.source
     np.testing.assert_allclose(lazy.compute(), want, rtol=1e-10)
     np.testing.assert_allclose(g(W, X, Y), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("workload", ["logistic", "softmax"])
+def test_the_dask_benchmark_compares_equal_gradients(workload):
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+    from benchmarks import dask_scale
+    made = {m: dask_scale.measure_one(workload, m, 3000, 1000, 1)
+            for m in ("hand", "sgcompiler", "numpy")}
+    assert made["hand"]["lazy"] and made["sgcompiler"]["lazy"] and not made["numpy"]["lazy"]
+    rows = [{"workload": workload, "method": m, "gradient": np.array(r["gradient"])}
+            for m, r in made.items()]
+    assert dask_scale.check(rows) == []
+    rows[1]["gradient"] = rows[1]["gradient"] * (1 + 1e-6)      # and a wrong one is seen
+    assert dask_scale.check(rows) == [f"{workload} (sgcompiler)"]
