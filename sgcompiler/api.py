@@ -17,10 +17,9 @@ import warnings
 import numpy as np
 
 from . import rules
-from .errors import SGCompilerError
-from .explain import ZeroGradientWarning, explain, zero_gradients
 from .analysis.sparse import sparse_misuse
-from .errors import error_at
+from .errors import SGCompilerError, error_at
+from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend import front_end
 from .frontend.depends import recording
 from .frontend.objects import as_function, with_default_functions
