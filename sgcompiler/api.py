@@ -17,10 +17,9 @@ import warnings
 import numpy as np
 
 from . import rules
-from .analysis.sparse import sparse_misuse
-from .errors import SGCompilerError, error_at
+from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
+from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
-from .frontend import front_end
 from .frontend.depends import recording
 from .frontend.objects import as_function, with_default_functions
 from .frontend.source import function_name
@@ -267,7 +266,7 @@ class GradientFunction:
                     plain = False
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
-                found = self._specialise(args, kinds, plain, _has_foreign((args, kwargs)),
+                found = self._specialise(args, kinds, plain, has_foreign((args, kwargs)),
                                          self._sparse_params(args, kwargs))
                 if not found[1] and self._has_trees(args):
                     self._primal_runs(kinds, args, kwargs)
@@ -373,7 +372,7 @@ class GradientFunction:
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
         if sparse:
-            _check_sparse(primal, sparse)
+            check_sparse(primal, sparse)
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
                                     rereadable=lazy)
         self._last = CallKind(scalars, trees, arrays, lazy)
@@ -393,14 +392,14 @@ class GradientFunction:
     def _sparse_params(self, args, kwargs) -> frozenset:
         """The parameters passed scipy.sparse data; sparse data inside a parameter tree is
         refused (a wrt argument that is sparse, by _check_argument)."""
-        if not any(_sparse(a) or type(a) in _TREES for a in (*args, *kwargs.values())):
+        if not any(is_sparse(a) or type(a) in _TREES for a in (*args, *kwargs.values())):
             return frozenset()
         bound = self._signature.bind_partial(*args, **kwargs).arguments
         found = set()
         for name, value in bound.items():
-            if _sparse(value):
+            if is_sparse(value):
                 found.add(name)
-            elif type(value) in _TREES and any(_sparse(v) for v in _all_leaves(value)):
+            elif type(value) in _TREES and any(is_sparse(v) for v in all_leaves(value)):
                 raise TypeError(f"{self.primal.__name__}: argument '{name}' holds "
                                 "scipy.sparse data inside a dict, list or tuple; pass it as "
                                 "an argument of its own (used in matrix products: X @ w)")
@@ -464,55 +463,6 @@ def _plain_float(value) -> bool:
     """The common, valid case, checked fast: a float or a float64/float32 array."""
     t = type(value)
     return t is float or (t is np.ndarray and value.dtype.kind == "f")
-
-
-def _foreign(value) -> bool:
-    """Whether `value` is an array of another library that NumPy functions dispatch to
-    (a dask array; `__array_function__`), not a NumPy array or scalar."""
-    return hasattr(type(value), "__array_function__") and \
-        not isinstance(value, (np.ndarray, np.generic))
-
-
-def _has_foreign(tree) -> bool:
-    """Whether an array of another library is among the (nested) arguments `tree`."""
-    if isinstance(tree, dict):
-        return any(_has_foreign(v) for v in tree.values())
-    if isinstance(tree, (list, tuple)):
-        return any(_has_foreign(v) for v in tree)
-    if is_record(tree):
-        return any(_has_foreign(v) for _, v in record_items(tree))
-    return _foreign(tree)
-
-
-def _sparse(value) -> bool:
-    """Whether `value` is a scipy.sparse matrix or array (told without importing SciPy)."""
-    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "nnz")
-
-
-def _all_leaves(tree):
-    """Every leaf of a (nested) dict, list or tuple, whatever its type."""
-    items = tree.values() if isinstance(tree, dict) else \
-        tree if isinstance(tree, (list, tuple)) else None
-    if items is None:
-        yield tree
-    for v in items or ():
-        yield from _all_leaves(v)
-
-
-def _check_sparse(fn, sparse):
-    """Refuse a use of sparse data other than in a matrix product (analysis/sparse.py)."""
-    front = front_end(fn)
-    found = sparse_misuse(front.norm.body, sparse)
-    if found is None:
-        return
-    stmt, name = found
-    raise error_at(stmt, front.source, (
-        f"'{name}' holds scipy.sparse data (from argument "
-        f"{', '.join(repr(p) for p in sorted(sparse))}), which sgcompiler differentiates "
-        "through only in matrix products (X @ w, w @ X, X.T @ r) and reads of X.T and "
-        "X.shape; used otherwise its semantics are not NumPy's (`*` of a sparse matrix "
-        "is a matrix product, its sums are np.matrix); write it as a product, or pass "
-        "X.toarray()"))
 
 
 def _check_tree(fname, name, value):
