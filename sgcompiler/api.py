@@ -20,7 +20,7 @@ from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
-from .frontend.objects import as_function, with_default_functions
+from .frontend.forms.objects import as_function, with_default_functions
 from .frontend.source import function_name
 from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient

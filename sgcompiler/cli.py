@@ -33,7 +33,7 @@ import traceback
 import numpy as np
 
 from . import __version__
-from .frontend.objects import as_function
+from .frontend.forms.objects import as_function
 from .frontend.source import function_name
 from .api import dtype_refusal, grad, wrt_names
 from .backend.loader import function_from_text

@@ -450,14 +450,21 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         mine = _PIECES.get(fn)
         if mine is None:
             mine = _PIECES[fn] = {}
-        if arrays and sum(1 for k in mine if k[0] != "jvp" and k[1]) >= _PIECE_SHAPES:
-            arrays = ()         # (a recursion whose shapes change on every call, say)
         if rereadable:
             arrays = ()         # code for any shape (optimize/reread.py)
         key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
+        # a piece already made for these shapes is found above even past the limit: the
+        # primal and adjoint sweeps of one call site ask for it separately, and must get
+        # the same forward/backward pair
+        if arrays and sum(1 for k in mine if k[0] != "jvp" and k[1]) >= _PIECE_SHAPES:
+            arrays = ()         # (a recursion whose shapes change on every call, say)
+            key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
+            found = _found_piece(mine, key, fn)
+            if found is not None:
+                return found
         name = function_name(fn)
         if rereadable:
             name = f"{name}_plain"

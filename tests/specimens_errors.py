@@ -49,7 +49,7 @@ def nested_def(x):
 
 
 def uses_lambda(x):
-    f = lambda y, k=2.0: y * k  # noqa: E731
+    f = lambda *y: y[0] * 2.0  # noqa: E731
     return np.sum(f(x))
 
 

@@ -221,3 +221,101 @@ def make_with_default(scale):
     def loss(x, k=scale):
         return np.sum(np.sin(x) * k)
     return loss
+
+
+def nested_defaults(x, w):
+    # defaults, keyword-only parameters and defaults read from the enclosing function
+    # (evaluated where the function is defined, as Python does)
+    def layer(t, scale=2.0, *, shift=w * 0.5):
+        return np.sin(t * scale) + shift
+    act = lambda t, k=3.0: np.tanh(t * k)  # noqa: E731
+    w = w * 2.0                 # after the definition: the default keeps the old w
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(layer(x) * layer(x, 0.5) * layer(x, shift=w) * act(x) *
+                       act(x, k=stop_gradient(w)))
+    return s
+
+
+def nested_defaults_reference(x, w, c):
+    w2 = w * 2.0
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum((np.sin(x * 2.0) + w * 0.5) * (np.sin(x * 0.5) + w * 0.5) *
+                       (np.sin(x * 2.0) + w2) * np.tanh(x * 3.0) * np.tanh(x * c))
+    return s
+
+
+def passes_local_with_defaults(x, w):
+    def scaled(t, k=2.0):
+        return t * k
+    return np.sum(apply(scaled, x))
+
+
+colsum = functools.partial(np.sum, axis=0)
+two_to = functools.partial(np.power, 2.0)
+_A = np.array([1.0, 2.0, 0.5])
+times_a = functools.partial(np.multiply, _A)
+
+
+def numpy_partials(x, w):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(colsum(x * w) ** 2) + np.sum(two_to(x) * stop_gradient(times_a(x)))
+    return s
+
+
+def numpy_partials_reference(x, w, c):
+    return 2.0 * (np.sum(np.sum(x * w, axis=0) ** 2) + np.sum(2.0 ** x * c))
+
+
+def local_partials(x, w):
+    p = functools.partial(np.sum, axis=0)
+    q = functools.partial(np.multiply, w)
+    r = functools.partial(scaled, k=2.0)
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(p(x) ** 2) + np.sum(q(x) * p(x, keepdims=True)) + np.sum(r(w, x))
+    return s
+
+
+def make_layer(scale, shift=0.5):
+    def layer(t):
+        return np.tanh(t * scale) + shift
+    return layer
+
+
+OFFSET = 1.0
+
+
+def make_offset(k):
+    def offset(t):
+        return t * k + OFFSET
+    return offset
+
+
+def closures_made_inside(x, w):
+    def make(s):
+        def inner(t):
+            return t * s * w
+        return inner
+    double = make(2.0)
+    layer = make_layer(w, shift=stop_gradient(w))
+    w = w * 3.0                 # double reads w when called (3w), layer was made with w
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(double(x) * layer(x))
+    return s
+
+
+def closures_made_inside_reference(x, w, c):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(x * 2.0 * (3.0 * w) * (np.tanh(x * w) + c))
+    return s
+
+
+def factory_reading_a_shadowed_global(x):
+    OFFSET = 2.0                # the factory's OFFSET is the module's, not this one
+    f = make_offset(OFFSET)
+    return np.sum(f(x))

@@ -32,7 +32,10 @@ else:
 # Rows of primitives with several results: the weighing below takes one array.
 SEVERAL_RESULTS = {"split", "array_split", "hsplit", "vsplit", "dsplit", "slogdet", "eigh",
                    "svd", "qr", "lstsq", "eig",
-                   "cho_factor", "lu_factor"}
+                   "cho_factor", "lu_factor",
+                   # a sequence (tuple(x), list(x) of an array's rows): in
+                   # tests/test_forms_rewritten.py (tuples_and_lists)
+                   "tuple-rows", "list-rows", "sequence_parts"}
 # row id: why grad() raises for it (a TypeError was skipped here before, silently).
 KNOWN_GRAD_ERRORS: dict = {}
 

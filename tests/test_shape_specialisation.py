@@ -361,3 +361,23 @@ def test_a_helpers_backward_is_specialised_and_saves_only_what_it_reads():
     assert "np.full((7,), dresult / 7" in backward     # the mean's adjoint, made once
     saved = backward.split("= _saved")[0].splitlines()[-1]
     assert "_mul" not in saved and "_add" not in saved   # read only for their shapes
+
+
+def _three(a, b, c):
+    return a * b + c
+
+
+def _calls_three_ways(x, w):
+    args = (x, np.sin(x), w)
+    return (np.sum(_three(args[0], args[1], args[2])) + np.sum(_three(x, x, w))
+            + np.sum(_three(x, args[1], args[2])))
+
+
+def test_piece_made_before_the_shape_limit_is_used_by_both_sweeps():
+    # a call site's primal and adjoint sweeps ask for its piece separately; when the
+    # helper reached its limit of shape-specialised pieces in between, the adjoint got
+    # the piece for any shape, with another saved tuple (a ValueError, before)
+    from gradcheck import assert_grad_matches
+    rng = np.random.default_rng(3)
+    assert_grad_matches(_calls_three_ways, [rng.uniform(size=3), rng.uniform(size=3)])
+    assert_grad_matches(_calls_three_ways, [rng.uniform(size=(2, 3)), rng.uniform(size=3)])

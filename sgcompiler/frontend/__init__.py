@@ -3,9 +3,9 @@
     source.py     function -> gast tree with real file names and line numbers
     check.py      refuse what cannot be differentiated, all at once
     transforms.py grad(g)(x) inside the function: a call of g's generated gradient
-    contexts.py   with np.errstate(...): read as its body
-    nested.py     nested defs and lambdas lifted; helpers specialised for function arguments
-    fields.py     p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
+    forms/        Python as people write it, in its plainer forms (forms/__init__.py):
+                  with-blocks, starred unpacking, try, generators, map, dict forms,
+                  *args helpers, factories, nested defs and lambdas, record fields
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
     normalize.py  A-normal form: one primitive operation per assignment
     lower.py      structured jumps (break, continue, return) in the normal form
@@ -18,12 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .check import check
-from .contexts import unwrap_contexts
-from .fields import read_fields
-from .nested import lift_nested
+from .forms.contexts import unwrap_contexts
+from .forms.factories import inline_factories
+from .forms.fields import read_fields
+from .forms.nested import lift_nested
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
 from .source import FunctionSource, parse_function
+from .forms.statements import rewrite_statements
+from .forms.sugar import rewrite_expressions
+from .forms.varargs import specialise_varargs
 from .transforms import inline_transforms
 
 
@@ -45,7 +49,9 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = read_fields(lift_nested(unwrap_contexts(inline_transforms(parse_function(fn)))))
+    src = unwrap_contexts(inline_transforms(parse_function(fn)))
+    src = specialise_varargs(rewrite_expressions(rewrite_statements(src)))
+    src = read_fields(lift_nested(inline_factories(src)))
     trace("parse", src)
     if checked:
         check(src)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import gast
 
 from ..errors import describe, errors_at
+from .forms.dicts import new_keys
 from .source import FunctionSource
+from .forms.statements import try_refusal
 
 # construct -> what to say about it
 _REFUSED = {
@@ -23,7 +25,6 @@ _REFUSED = {
     gast.Global: "'global' statements are not supported; pass the value as an argument and return results",
     gast.Nonlocal: "'nonlocal' statements are not supported; pass the value as an argument and return results",
     gast.ClassDef: "class definitions inside a differentiated function are not supported; define the class at module level",
-    gast.Try: "'try' is not supported in differentiated code; check the condition with 'if' instead",
     gast.TryStar: "'try' is not supported in differentiated code; check the condition with 'if' instead",
     gast.With: "'with' is supported for np.errstate and warnings.catch_warnings only; move "
                "this one outside the function",
@@ -34,8 +35,17 @@ _REFUSED = {
     gast.Match: "'match' is not supported; use if/elif",
     gast.Set: "set literals are not supported in differentiated code",
     gast.SetComp: "set comprehensions are not supported in differentiated code",
-    gast.GeneratorExp: "generator expressions are not supported; use a list comprehension or a loop",
-    gast.Starred: "'*' unpacking is not supported in differentiated code; pass the arguments one by one",
+    gast.GeneratorExp: "generator expressions are supported as what sum, max, min, list, "
+                       "tuple, any, all or a for loop consumes; elsewhere use a list "
+                       "comprehension",
+    gast.Starred: "'*' unpacking is supported for a display ((a, b), [a, b]) or a name bound "
+                  "once to one, and in 'a, *rest = xs'; here the number of items is not "
+                  "known when the function is compiled, so pass them one by one "
+                  "(f(xs[0], xs[1]))",
+    gast.DictComp: "a dict comprehension is supported when its keys are known when the "
+                   "function is compiled (for k in a tuple of constants, zip of one, or "
+                   ".items() of a dict display of this function), with no 'if'; write a "
+                   "dict display {{'a': ..., 'b': ...}} instead",
 }
 _NOT_YET = {
     gast.Lambda: "lambdas inside a differentiated function are not supported; define the function at module level",
@@ -62,11 +72,17 @@ def check(fn: FunctionSource) -> None:
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))
             if message:
                 problems.append((node, message.format(f=fn.name)))
+            elif isinstance(node, gast.Try):
+                problems.append(try_refusal(node) or (node, "this 'try' is not supported"))
             elif isinstance(node, gast.Call) and _is_builtin_call(node, ("eval", "exec")):
                 problems.append((node, f"'{node.func.id}' cannot be differentiated; "
                                        "write the code out in the function"))
             elif isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
                 problems.extend((node, m) for m in _check_targets(node))
+    problems.extend((node, "adding a key to a dict is not supported in differentiated "
+                           "code; build the dict with all its keys at once, as a display "
+                           "{'a': ..., 'b': ...} or dict(a=..., b=...)")
+                    for node in new_keys(tree))
     if problems:
         problems.sort(key=lambda p: getattr(p[0], "lineno", 0) or 0)
         raise errors_at(list(dict.fromkeys(describe(fn, n, m) for n, m in problems)))

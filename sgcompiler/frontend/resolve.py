@@ -30,7 +30,7 @@ from .. import rules
 from .depends import ATTR, MISSING, function_reads, note
 from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
-from .objects import as_function, user_code
+from .forms.objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import nodes
 
@@ -121,7 +121,10 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
 
 
 def _user_callable(obj):
-    """The function a bound method, partial or callable object of user code is, or None."""
+    """The function a bound method, partial or callable object of user code is, or None
+    (a partial of a library function too: objects.library_partial)."""
+    if isinstance(obj, functools.partial):
+        return as_function(obj)
     func = getattr(obj, "__func__", None) or getattr(obj, "func", None) or \
         getattr(type(obj), "__call__", None)
     if not isinstance(func, types.FunctionType) or not user_code(func) or is_library(func):

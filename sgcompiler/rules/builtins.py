@@ -4,8 +4,9 @@ import operator
 
 import numpy as np
 
-from ..runtime import balanced_eq, unbroadcast, unbroadcast_each
-from .registry import linear, nondifferentiable, vjp
+from ..runtime import (balanced_eq, item_of, max_of, min_of, picked, sequence_adjoint,
+                       unbroadcast, unbroadcast_each)
+from .registry import jvp, linear, nondifferentiable, vjp
 
 
 @vjp(builtins.float)
@@ -39,9 +40,29 @@ def max(g, ans, a, b):
     return g * balanced_eq(a, ans, b), g * balanced_eq(b, ans, a)
 
 
+@vjp(max_of, name="max(iterable)", notes="the first largest item gets the gradient")
+def max_of_(g, ans, items):
+    return picked(g, items, ans)
+
+
+@vjp(min_of, name="min(iterable)", notes="the first smallest item gets the gradient")
+def min_of_(g, ans, items):
+    return picked(g, items, ans)
+
+
+@jvp(max_of, min_of)
+def max_of_tangent(t, ans, items):
+    return item_of(t, items, ans)
+
+
+@vjp(builtins.tuple, builtins.list, notes="of a list, a tuple or an array (its rows)")
+def sequence(g, ans, iterable):
+    return sequence_adjoint(g, iterable)
+
+
 @vjp(builtins.sum)
 def sum(g, ans, iterable, start=0):
     return unbroadcast_each(g, iterable), g
 
 
-linear(builtins.float, builtins.sum)
+linear(builtins.float, builtins.sum, builtins.tuple, builtins.list)

@@ -25,10 +25,11 @@ import numpy as np
 from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad,
                        copied, cumsum_grad, dot_grad_left, dot_grad_right, field,
                        float_dtype, hsplit_axis, index_part, inner_grad_a, inner_grad_b,
-                       item_adjoint, length, linspace_fractions, matmul_grad_left,
+                       item_adjoint, item_of, length, linspace_fractions, matmul_grad_left,
                        matmul_grad_right, median_grad, mT, nan_count, not_a_view,
-                       prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
-                       scalar_result, scatter_item, take_grad, tensordot_axes,
+                       picked, prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
+                       scalar_result, scatter_item, sequence_adjoint, sequence_parts,
+                       take_grad, tensordot_axes,
                        tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
                        tree_item, tree_with, unbroadcast, unbroadcast_each,
                        unbroadcast_sum, unreduce, zeros_tree)
@@ -208,6 +209,26 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
     return np.repeat(g, repeats, axis), 0.0, 0.0
 
 
+@vjp(sequence_adjoint, name="sequence_adjoint")
+def sequence_adjoint_(g, ans, g_, items):
+    return sequence_parts(g, items), 0.0
+
+
+@vjp(sequence_parts, name="sequence_parts")
+def sequence_parts_(g, ans, g_, items):
+    return sequence_adjoint(g, items), 0.0
+
+
+@vjp(picked, name="picked")
+def picked_(g, ans, g_, items, chosen):
+    return item_of(g, items, chosen), 0.0, 0.0
+
+
+@vjp(item_of, name="item_of")
+def item_of_(g, ans, t, items, chosen):
+    return picked(g, items, chosen), 0.0, 0.0
+
+
 # --- tangent rules (forward mode) -----------------------------------------------------------
 #
 # Forward over reverse (hessian, hvp) reads generated gradient code, so these helpers need
@@ -219,6 +240,7 @@ def repeat_grad_(g, ans, g_, a, repeats, axis=None):
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
-       scatter_item, tree_item, field, tree_with)
+       scatter_item, tree_item, field, tree_with, picked, item_of,
+       sequence_adjoint, sequence_parts)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

@@ -328,12 +328,71 @@ def mT(x):
     return np.swapaxes(x, -1, -2)
 
 
+def sequence_adjoint(g, items):
+    """The adjoint of `items` for tuple(items) or list(items) whose adjoint is `g` (a
+    list, or a plain 0.0): `g` itself for a list or tuple, the rows stacked for an array,
+    nothing for a dict (its keys are listed)."""
+    if isinstance(items, dict):
+        return 0.0
+    if not isinstance(items, np.ndarray):
+        return g
+    zero = np.zeros(items.shape[1:], dtype=float_dtype(items))
+    if _is_zero(g):
+        return np.zeros(items.shape, dtype=zero.dtype)
+    return np.stack([zero + part for part in g])
+
+
+def sequence_parts(g, items):
+    """The adjoint of sequence_adjoint(g_, items) (its rows, for an array)."""
+    if isinstance(items, np.ndarray) and not _is_zero(g):
+        return list(g)
+    return g
+
+
+def max_of(items):
+    """max(items) of one iterable (Python's: the first largest item); the front end
+    writes `max(v for v in xs)` so (frontend/forms/sugar.py), as the rule of max takes two."""
+    return max(items)
+
+
+def min_of(items):
+    """min(items) of one iterable, as max_of."""
+    return min(items)
+
+
+def _chosen_index(items, chosen) -> int:
+    if isinstance(items, np.ndarray):
+        return int(np.flatnonzero(items == chosen)[0])
+    for i, item in enumerate(items):
+        if item is chosen:
+            return i
+    return next(i for i, item in enumerate(items) if item == chosen)
+
+
+def picked(g, items, chosen):
+    """The adjoint of `items` for max_of/min_of(items) = chosen: g at the first item
+    that is the result, zero elsewhere (a list for a list, an array for an array)."""
+    index = _chosen_index(items, chosen)
+    if isinstance(items, np.ndarray):
+        out = np.zeros(items.shape, dtype=float_dtype(items, g))
+        out[index] = g
+        return out
+    return [g if i == index else 0.0 for i in range(len(items))]
+
+
+def item_of(t, items, chosen):
+    """The tangent of max_of/min_of(items) = chosen: the tangent `t` of items at the item
+    chosen (the adjoint of `picked`)."""
+    return t if _is_zero(t) else t[_chosen_index(items, chosen)]
+
+
 
 
 # helpers whose result is a tree when one of their arguments is -> that argument's
 # position (analysis/shapes.py; item_adjoint's item is like its x)
 TREE_HELPERS = ((zeros_tree, 0), (add_trees, 0), (add_at, 0), (item_adjoint, 2),
-                (scatter_item, 1), (unbroadcast_each, 1))
+                (scatter_item, 1), (unbroadcast_each, 1), (picked, 1),
+                (sequence_adjoint, 0), (sequence_parts, 0))
 
 # runtime helper -> the position of the argument it reads only the shape of
 SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}

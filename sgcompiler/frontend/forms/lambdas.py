@@ -22,7 +22,7 @@ import os
 
 import gast
 
-from ..errors import SGCompilerError
+from ...errors import SGCompilerError
 
 
 def is_lambda(fn) -> bool:

@@ -17,9 +17,9 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from ..runtime import field
-from .resolve import local_names
-from .source import FunctionSource
+from ...runtime import field
+from ..resolve import local_names
+from ..source import FunctionSource
 
 _ARRAY_ATTRIBUTES = frozenset(dir(np.ndarray))
 

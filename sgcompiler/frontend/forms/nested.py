@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import copy
 import types
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import gast
 
-from ..errors import describe, errors_at
-from .depends import function_reads, module_level, note
+from ...errors import describe, errors_at
+from ..depends import function_reads, module_level, note
 from .lifted import lifted_function, remaining_defaults
-from .source import FunctionSource, parse_function
+from ..source import FunctionSource, parse_function
 
 
 class _Refused(Exception):
@@ -71,6 +71,20 @@ def _name(id_):
     return gast.Name(id=id_, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
+def _store(id_):
+    return gast.Name(id=id_, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """How a local function takes its arguments (its lifted copy takes them all by
+    position, in this order, then the variables it captures)."""
+
+    positional: tuple
+    kwonly: tuple
+    defaults: dict          # parameter -> a constant, or the variable its default is in
+
+
 class _Lifter:
     """One pass over a function: lift its local functions, rewrite their uses."""
 
@@ -80,6 +94,7 @@ class _Lifter:
                        and isinstance(n.ctx, (gast.Store, gast.Param))}
         self.locals |= {a.id for a in fn.tree.args.args + fn.tree.args.kwonlyargs}
         self.values = {}        # local name -> (lifted function, captured names)
+        self.signatures = {}    # local name -> its _Signature
         self.introduced = {}    # name in fn -> object
 
     def run(self):
@@ -111,9 +126,14 @@ class _Lifter:
                        0 if isinstance(stmt, gast.FunctionDef) else 1):
                 raise _Refused(stmt, f"the local function '{name}' is bound more than once; "
                                      "give each function a name of its own")
-            self.values[name] = self._lift(tree, stmt)
-            body[i] = gast.Pass()
-            gast.copy_location(body[i], stmt)
+            function, captured, signature, evaluated = self._lift(tree, stmt)
+            self.values[name] = (function, captured)
+            self.signatures[name] = signature
+            # defaults are evaluated where the function is defined, as Python does
+            body[i] = [gast.copy_location(gast.Assign(targets=[_store(n)], value=v,
+                                                      type_comment=None), stmt)
+                       for n, v in evaluated] or gast.copy_location(gast.Pass(), stmt)
+        body[:] = [s for item in body for s in (item if isinstance(item, list) else [item])]
 
     def _definition(self, stmt):
         """(name, def tree) when `stmt` defines a local function, else (None, None)."""
@@ -136,14 +156,19 @@ class _Lifter:
         return copy.deepcopy(tree)
 
     def _lift(self, tree, where):
-        """(function, captured names) for a nested def tree."""
+        """(function, captured names, signature, [(name, default expression)]) for a
+        nested def tree; the lifted function takes every parameter by position."""
         args = tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
-            raise _Refused(where, "a nested function with defaults, *args or keyword-only "
-                                  "parameters is not supported; pass every argument")
+        if args.vararg or args.kwarg or args.posonlyargs:
+            raise _Refused(where, "a nested function with *args, **kwargs or positional-"
+                                  "only parameters is not supported; name each parameter, "
+                                  "or define the function at module level")
         outer = self.fn.name
         base = f"{outer}_lambda_{tree.lineno}" if tree.name == "lambda" else \
             f"{outer}_{tree.name}"
+        signature, evaluated = self._signature(args, base, where)
+        args.args = args.args + args.kwonlyargs
+        args.kwonlyargs, args.kw_defaults, args.defaults = [], [], []
         # calls of the local functions lifted before it, inside it
         for node in list(gast.walk(tree)):
             if isinstance(node, gast.Call):
@@ -162,7 +187,58 @@ class _Lifter:
                tuple((k, id(v)) for k, v in sorted(self.introduced.items())))
         function = lifted_function(tree, self.fn.globals, key, self.fn.filename,
                                    dict(self.introduced))
-        return function, tuple(captured)
+        return function, tuple(captured), signature, evaluated
+
+    def _signature(self, args, base, where):
+        """(_Signature, [(name, expression)]): a default that is not a constant is
+        evaluated where the function is defined, into a variable of its own."""
+        positional = [a.id for a in args.args]
+        given = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        given += [(a.id, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)
+                  if d is not None]
+        defaults, evaluated = {}, []
+        for name, expr in given:
+            if isinstance(expr, gast.Constant):
+                defaults[name] = expr
+                continue
+            if where is None:
+                raise _Refused(expr, "a lambda written where it is called or passed may "
+                                     "have constant defaults only; assign it to a name "
+                                     "first")
+            variable = self._fresh_local(f"_{base}_{name}")
+            evaluated.append((variable, expr))
+            defaults[name] = _name(variable)
+        return _Signature(tuple(positional), tuple(a.id for a in args.kwonlyargs),
+                          defaults), evaluated
+
+    def _fresh_local(self, base):
+        name = base
+        while name in self.locals or name in self.fn.globals or name in self.introduced:
+            name += "_"
+        self.locals.add(name)
+        return name
+
+    def _bound_arguments(self, call, signature):
+        """The arguments of a call of a local function, in its parameters' order."""
+        if any(isinstance(a, gast.Starred) for a in call.args) or \
+                any(k.arg is None for k in call.keywords) or \
+                len(call.args) > len(signature.positional):
+            raise _Refused(call, "this call of a local function passes arguments it does "
+                                 "not take, or unpacks them with * or **; pass each one")
+        values = dict(zip(signature.positional, call.args))
+        for k in call.keywords:
+            if k.arg in values or k.arg not in signature.positional + signature.kwonly:
+                raise _Refused(call, f"this call of a local function passes '{k.arg}', "
+                                     "which it does not take or is given twice")
+            values[k.arg] = k.value
+        out = []
+        for name in signature.positional + signature.kwonly:
+            if name not in values and name not in signature.defaults:
+                raise _Refused(call, f"this call of a local function does not pass "
+                                     f"'{name}'")
+            out.append(values[name] if name in values else
+                       copy.deepcopy(signature.defaults[name]))
+        return out
 
     def _introduce(self, base, obj):
         name = "_" + base
@@ -176,27 +252,39 @@ class _Lifter:
         func = call.func
         if isinstance(func, gast.Lambda) or isinstance(func, gast.Name) and \
                 func.id in self.values:
-            function, captured = self._argument(func)
+            if isinstance(func, gast.Lambda):
+                function, captured, signature, _ = self._lift(self._lambda_def(func), None)
+            else:
+                (function, captured), signature = self.values[func.id], \
+                    self.signatures[func.id]
             call.func = _name(self._introduce(function.__name__, function))
-            call.args += [_name(c) for c in captured]
+            call.args = self._bound_arguments(call, signature) + [_name(c) for c in captured]
+            call.keywords = []
             return
         if isinstance(func, gast.Name) and func.id not in self.locals:
             self._specialise(call)
         for i, arg in enumerate(call.args):
             if isinstance(arg, gast.Lambda):
-                raise _Refused(arg, "a lambda can be passed to a user function called by "
-                                    "its module-level name; assign it to a local name "
-                                    "and call it, or define it with def")
+                raise _Refused(arg, "a lambda passed to a library function (np.apply_along_"
+                                    "axis, scipy.optimize...) is called by the library, "
+                                    "where no gradient can be derived; write the "
+                                    "computation with array operations or a loop (map(f, "
+                                    "xs) and user functions taking a lambda are fine)")
 
     def _argument(self, arg):
         """(function, captured) when `arg` is a function value, else None."""
         if isinstance(arg, gast.Lambda):
-            return self._lift(self._lambda_def(arg), arg)
-        if isinstance(arg, gast.Name) and arg.id in self.values:
-            return self.values[arg.id]
-        obj = module_level(self.fn, arg, self.locals)
-        return (obj, ()) if _is_function(obj) else None
-
+            function, captured, signature, _ = self._lift(self._lambda_def(arg), None)
+        elif isinstance(arg, gast.Name) and arg.id in self.values:
+            (function, captured), signature = self.values[arg.id], self.signatures[arg.id]
+        else:
+            obj = module_level(self.fn, arg, self.locals)
+            return (obj, ()) if _is_function(obj) else None
+        if signature.defaults or signature.kwonly:
+            raise _Refused(arg, "a local function with defaults or keyword-only "
+                                "parameters can be called here, not passed to another "
+                                "function; pass one without defaults")
+        return function, captured
     def _specialise(self, call):
         """`h(a, g, b)` with h a user function and g a function: `_h_g(a, b, *captured)`."""
         found, helper = self.fn.lookup(call.func.id)

@@ -18,7 +18,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from .source import FunctionSource
+from ..source import FunctionSource
 
 
 def _neutral():

@@ -12,14 +12,17 @@ cannot hand one instance's gradient to another.
 from __future__ import annotations
 
 import functools
+import inspect
+import linecache
 import sysconfig
 import types
 
+import gast
 import numpy as np
 
-from ..errors import SGCompilerError
+from ...errors import SGCompilerError
 from .lifted import lifted_function, remaining_defaults
-from .source import parse_function
+from ..source import parse_function
 
 
 def user_code(func) -> bool:
@@ -44,8 +47,12 @@ def as_function(obj):
         return None
     if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         return _bound(obj.__func__, obj.__self__)
-    if isinstance(obj, functools.partial) and isinstance(obj.func, types.FunctionType):
+    if isinstance(obj, functools.partial) and isinstance(obj.func, types.FunctionType) \
+            and user_code(obj.func):
         return _partial(obj)
+    if isinstance(obj, functools.partial) and callable(obj.func) and \
+            not isinstance(obj.func, type):
+        return library_partial(obj)
     call = getattr(type(obj), "__call__", None)
     if isinstance(call, types.FunctionType) and not isinstance(obj, type):
         return _bound(call, obj)
@@ -94,6 +101,53 @@ def _partial(p):
     return lifted_function(src.tree, func.__globals__, key, src.filename, bound,
                            qualname=f"{func.__qualname__}_partial", cells=cells_of(func),
                            defaults=remaining_defaults(func, set(bound)))
+
+
+def library_partial(p):
+    """`functools.partial(np.sum, axis=0)` as the function `def sum_partial(a): return
+    sum(a, axis=0)`, whose parameters are the library function's required ones it does
+    not bind (NumPy's names; a ufunc's are x1, x2, ...); constants are written in, other
+    bound values (arrays) are names bound to them. None when its parameters are unknown."""
+    func = p.func
+    if isinstance(func, np.ufunc):
+        params = [f"x{i + 1}" for i in range(func.nin)]
+    else:
+        try:
+            params = [q.name for q in inspect.signature(func).parameters.values()
+                      if q.default is inspect.Parameter.empty and q.kind in (
+                          q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            return None
+    name = getattr(func, "__name__", "function")
+    if len(p.args) > len(params) or not name.isidentifier() or name in params:
+        return None
+    free = [q for q in params[len(p.args):] if q not in p.keywords]
+    bound, values = {name: func}, []
+    for i, value in enumerate(list(p.args) + list(p.keywords.values())):
+        if _literal(value):
+            values.append(repr(value))
+        else:
+            bound[f"_bound{i}"] = value
+            values.append(f"_bound{i}")
+    positional = values[:len(p.args)] + free
+    keywords = [f"{k}={v}" for k, v in zip(p.keywords, values[len(p.args):])]
+    text = (f"def {name}_partial({', '.join(free)}):\n"
+            f"    return {name}({', '.join(positional + keywords)})\n")
+    filename = f"<sgcompiler partial {name}>"
+    lines = [text.splitlines(True)[0], text.splitlines(True)[1]]
+    linecache.cache[filename] = (len(text), None, lines, filename)
+    tree = gast.parse(text).body[0]
+    key = ("library partial", id(func), tuple(free), tuple(values),
+           tuple(id(v) for v in bound.values()))
+    return lifted_function(tree, {"__builtins__": __builtins__}, key, filename, bound,
+                           qualname=f"{name}_partial")
+
+
+def _literal(value) -> bool:
+    """Whether `value` is written in code as its repr (a number, a string, a tuple)."""
+    if isinstance(value, tuple):
+        return all(_literal(v) for v in value)
+    return value is None or type(value) in (bool, int, float, str)
 
 
 def with_default_functions(fn):

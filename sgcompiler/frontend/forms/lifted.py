@@ -21,7 +21,10 @@ import weakref
 import gast
 
 _TREES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # function -> entry
-_MADE: dict = {}        # key -> function object
+# key -> function object, held weakly: a function holds what it was made from (a bound
+# method's instance, a partial's values) in its cells, so holding it here would keep every
+# instance alive; it lives as long as a gradient, a caller's code or a caller holds it
+_MADE: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
 
 def lifted_function(tree: gast.FunctionDef, globals_: dict, key, filename: str,
@@ -59,15 +62,13 @@ def lifted_function(tree: gast.FunctionDef, globals_: dict, key, filename: str,
     function.__kwdefaults__ = defaults[1]
     function.__qualname__ = qualname or tree.name
     _TREES[function] = (copy.deepcopy(tree), filename)
-    if len(_MADE) > 4096:
-        _MADE.clear()
     _MADE[key] = function
     return function
 
 
 def object_ids(values):
     """A hashable key for a tuple or dict of objects, by identity (they must be kept
-    alive by what the key finds)."""
+    alive by what the key finds: while it lives, no other object can take their ids)."""
     if values is None:
         return None
     if isinstance(values, dict):

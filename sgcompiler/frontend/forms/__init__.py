@@ -1,0 +1,20 @@
+"""Python as people write it, read as the plainer forms the rest of the front end takes
+(part of parsing, before check). Each module is one pass or the helpers one needs; the
+front end (frontend/__init__.py) runs the passes in this order:
+
+    contexts.py    with np.errstate(...): read as its body
+    statements.py  a, *rest = xs; try blocks whose handlers only raise
+    sugar.py       generators consumed by sum/max/..., map, * and ** of displays, local
+                   partials (dicts.py: dict(a=x), d.get, dict comprehensions)
+    varargs.py     a helper with *args/**kwargs: a copy made for each call's arguments
+    factories.py   g = make(s), make returning a def: the def it makes
+    nested.py      nested defs and lambdas lifted; helpers specialised for function arguments
+    fields.py      p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
+
+and, for the function object itself (source.py, resolve.py, api.py): lambdas.py (a lambda
+found by its code object), objects.py (bound methods, callable objects, partials) and
+lifted.py (the function objects made from pieces of the user's source).
+
+This package imports nothing at its top, so that source.py can use lifted.py and
+lambdas.py while the passes here use source.py.
+"""

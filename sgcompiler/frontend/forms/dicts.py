@@ -1,0 +1,246 @@
+"""The dict forms of sugar.py (part of parsing): a mixin of its rewriter.
+
+    dict(a=x, b=y), dict([("a", x)]) -> {"a": x, "b": y}
+    dict(zip(("a", "b"), vs))       ->  {"a": vs[0], "b": vs[1]}
+    d.get("a", y)                   ->  d["a"] if "a" in d else y
+    {k: f(v) for k, v in d.items()} ->  {"a": f(d["a"]), "b": f(d["b"])}   (d's keys known)
+
+The keys must be known when the function is compiled: constants, a module-level tuple of
+them, or a dict display of this function that is only read.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ...ir.builders import const, load
+from ..depends import module_level
+
+
+class DictForms:
+    """dict(...), d.get and dict comprehensions (mixed into sugar._Sugar, which has
+    `fn`, `local`, `displays` and `builtin`)."""
+
+    def dict_call(self, node):
+        """dict(a=x), dict([("a", x)]), dict(zip(KEYS, values)) as a display."""
+        if any(k.arg is None for k in node.keywords) or len(node.args) > 1:
+            return None
+        pairs = [(const(k.arg), k.value) for k in node.keywords]
+        if node.args:
+            found = self.pairs(node.args[0])
+            if found is None:
+                return None
+            pairs = found + pairs
+        display = gast.Dict(keys=[k for k, _ in pairs], values=[v for _, v in pairs])
+        return gast.copy_location(display, node)
+
+    def pairs(self, arg):
+        """The (key, value) pairs of a literal list of pairs or of zip(KEYS, values)."""
+        if isinstance(arg, (gast.List, gast.Tuple)):
+            out = []
+            for item in arg.elts:
+                if not (isinstance(item, (gast.Tuple, gast.List)) and len(item.elts) == 2
+                        and is_key(item.elts[0])):
+                    return None
+                out.append(tuple(item.elts))
+            return out
+        if isinstance(arg, gast.Call) and self.builtin(arg.func) == "zip" and \
+                len(arg.args) == 2 and not arg.keywords:
+            keys = self.constant_keys(arg.args[0])
+            values = arg.args[1]
+            if keys is None:
+                return None
+            return [(const(k), v) for k, v in zip(keys, self.items(values, len(keys)))] \
+                if self.items(values, len(keys)) is not None else None
+        return None
+
+    def items(self, node, count):
+        """`count` expressions for the first elements of `node` (a display or a name)."""
+        if isinstance(node, (gast.List, gast.Tuple)) and \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return node.elts[:count]
+        if isinstance(node, gast.Name):
+            return [gast.Subscript(value=load(node.id), slice=const(i), ctx=gast.Load())
+                    for i in range(count)]
+        return None
+
+    def constant_keys(self, node):
+        """The keys a display of constants or a module-level tuple of them holds."""
+        if isinstance(node, (gast.List, gast.Tuple)):
+            return [e.value for e in node.elts] if all(is_key(e) for e in node.elts) \
+                else None
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            value = module_level(self.fn, node, self.local)
+            if isinstance(value, (tuple, list)) and \
+                    all(type(v) in (str, int) for v in value):
+                return list(value)
+        return None
+
+    def dict_get(self, node):
+        """d.get(k, default) as `d[k] if k in d else default` (d a local name)."""
+        mapping = node.func.value
+        if not (isinstance(mapping, gast.Name) and mapping.id in self.local) or \
+                node.keywords or not 1 <= len(node.args) <= 2:
+            return None
+        key = node.args[0]
+        if not isinstance(key, (gast.Constant, gast.Name)):
+            return None
+        default = node.args[1] if len(node.args) == 2 else const(None)
+        test = gast.Compare(left=copy.deepcopy(key), ops=[gast.In()],
+                            comparators=[load(mapping.id)])
+        item = gast.Subscript(value=load(mapping.id), slice=copy.deepcopy(key),
+                              ctx=gast.Load())
+        return gast.copy_location(gast.IfExp(test=test, body=item, orelse=default), node)
+
+    def visit_DictComp(self, node):
+        """{k: e for k in KEYS} and {k: e for k, v in d.items()} (d a dict display) with
+        the keys known when the function is compiled: the display they make."""
+        self.generic_visit(node)
+        if len(node.generators) != 1 or node.generators[0].ifs:
+            return node
+        gen = node.generators[0]
+        unrolled = self.unrolled(gen.target, gen.iter)
+        if unrolled is None:
+            return node
+        keys, values = [], []
+        for bindings in unrolled:
+            keys.append(_substituted(node.key, bindings))
+            values.append(_substituted(node.value, bindings))
+        if not all(is_key(k) for k in keys):
+            return node
+        return gast.copy_location(gast.Dict(keys=keys, values=values), node)
+
+    def unrolled(self, target, iterable):
+        """A list of {name: expression} per iteration, or None when unknown."""
+        if isinstance(target, gast.Name):
+            keys = self.constant_keys(iterable)
+            if keys is None and dict_method(iterable) == "keys":
+                keys = self.displays.get(iterable.func.value.id)
+            return None if keys is None else [{target.id: const(k)} for k in keys]
+        if not (isinstance(target, gast.Tuple) and len(target.elts) == 2 and
+                all(isinstance(e, gast.Name) for e in target.elts)):
+            return None
+        k, v = (e.id for e in target.elts)
+        if dict_method(iterable) == "items":
+            name = iterable.func.value.id
+            keys = self.displays.get(name)
+            return None if keys is None else [
+                {k: const(key), v: gast.Subscript(value=load(name), slice=const(key),
+                                                  ctx=gast.Load())} for key in keys]
+        found = self.pairs(iterable)
+        return None if found is None else [{k: key, v: value} for key, value in found]
+
+
+def is_key(node) -> bool:
+    return isinstance(node, gast.Constant) and type(node.value) in (str, int)
+
+
+def dict_method(node):
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr in ("items", "keys") and not node.args and \
+            isinstance(node.func.value, gast.Name):
+        return node.func.attr
+    return None
+
+
+def displays(tree) -> dict:
+    """Names bound once, by a top-level assignment, to a display whose elements are known:
+    name -> its length (a list or tuple) or its list of keys (a dict with constant keys)."""
+    stores = {}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    found = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], gast.Name)):
+            continue
+        name, value = stmt.targets[0].id, stmt.value
+        if stores.get(name) != 1:
+            continue
+        if not isinstance(value, gast.Tuple) and not _only_read(tree, name):
+            continue        # a list or dict that may change (xs.append(v), h(xs))
+        if isinstance(value, (gast.List, gast.Tuple)) and \
+                not any(isinstance(e, gast.Starred) for e in value.elts):
+            found[name] = len(value.elts)
+        elif isinstance(value, gast.Dict) and all(is_key(k) for k in value.keys):
+            found[name] = [k.value for k in value.keys]
+    return found
+
+
+def _only_read(tree, name) -> bool:
+    """Whether every use of `name` only reads it: `name[i]`, `*name`, `**name`,
+    `len(name)`, `k in name`, `name.items()/keys()/values()`."""
+    reads = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+            reads.add(id(node.value))
+        elif isinstance(node, gast.Starred):
+            reads.add(id(node.value))
+        elif isinstance(node, gast.keyword) and node.arg is None:
+            reads.add(id(node.value))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "len" and len(node.args) == 1:
+            reads.add(id(node.args[0]))
+        elif isinstance(node, gast.Compare) and len(node.ops) == 1 and \
+                isinstance(node.ops[0], (gast.In, gast.NotIn)):
+            reads.add(id(node.comparators[0]))
+        elif dict_method(node) or isinstance(node, gast.Call) and \
+                isinstance(node.func, gast.Attribute) and node.func.attr == "values" \
+                and not node.args:
+            reads.add(id(node.func.value))
+    return all(id(n) in reads for n in gast.walk(tree) if isinstance(n, gast.Name)
+               and n.id == name and isinstance(n.ctx, gast.Load))
+
+
+def _substituted(expr, bindings):
+    """A copy of `expr` with each read of a name in `bindings` replaced by its expression."""
+    class _Sub(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, gast.Load) and node.id in bindings:
+                return copy.deepcopy(bindings[node.id])
+            return node
+    return _Sub().visit(copy.deepcopy(expr))
+
+
+def dict_variables(tree) -> set:
+    """Local variables that are only ever assigned dicts (displays, comprehensions)."""
+    kinds = {}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            kinds.setdefault(node.id, set()).add("other")
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name):
+            kinds[node.targets[0].id].discard("other")
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name):
+            is_dict = isinstance(node.value, (gast.Dict, gast.DictComp))
+            kinds[node.targets[0].id].add("dict" if is_dict else "other")
+    return {name for name, found in kinds.items() if found == {"dict"}}
+
+
+def new_keys(tree):
+    """The writes `d[key] = v` that add a key to a dict of this function: `d` is only
+    assigned dict displays, and they are all empty or lack the constant `key` (the
+    adjoint sweep restores what a write overwrote, which a new key did not have)."""
+    dicts = dict_variables(tree)
+    keys = {}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name) and node.targets[0].id in dicts:
+            shown = {k.value for k in node.value.keys if is_key(k)} \
+                if isinstance(node.value, gast.Dict) else set()
+            name = node.targets[0].id
+            keys[name] = shown if name not in keys else keys[name] & shown
+    for node in gast.walk(tree):
+        targets = node.targets if isinstance(node, gast.Assign) else \
+            [node.target] if isinstance(node, gast.AugAssign) else []
+        for t in targets:
+            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name) and \
+                    t.value.id in dicts:
+                known = keys.get(t.value.id, set())
+                if not known or is_key(t.slice) and t.slice.value not in known:
+                    yield node

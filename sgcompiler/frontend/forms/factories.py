@@ -1,0 +1,166 @@
+"""Closures made inside a differentiated function by a factory, and called there (part of
+parsing, before nested.py).
+
+A factory is a function whose body defines a function and returns it. A call of one bound
+to a name is read as the definition it makes, with the factory's parameters bound to the
+call's arguments (evaluated there, as Python does); nested.py then lifts the definition:
+
+    def make(s):                         def loss(x, w):
+        def inner(t):                        _g_s = 2.0 * w
+            return t * s           ->        def g(t):
+        return inner                             return t * _g_s
+    def loss(x, w):                          return np.sum(g(x))
+        g = make(2.0 * w)
+        return np.sum(g(x))
+
+The factory is a def of the function itself, or a module-level function of the same module
+whose inner function reads no variable of the caller's by the same name. Anything else (a
+factory with more statements, a closure stored or returned) is left as it is, and refused
+where it is used.
+"""
+from __future__ import annotations
+
+import copy
+import types
+from dataclasses import replace
+
+import gast
+
+from ...ir.builders import load, store
+from ..depends import function_reads, module_level, note
+from .objects import user_code
+from ..source import FunctionSource, parse_function
+from .sugar import fresh, local_names
+
+
+def inline_factories(fn: FunctionSource) -> FunctionSource:
+    """`fn` with each `g = factory(...)` replaced by the definition the factory makes."""
+    if not any(isinstance(n, gast.Return) and isinstance(n.value, gast.Name)
+               for n in gast.walk(fn.tree)) and not _calls_module_factory(fn):
+        return fn
+    local = local_names(fn.tree)
+    taken = local | {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)}
+    stores = {}
+    for node in gast.walk(fn.tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    defs = {n.name: n for n in gast.walk(fn.tree) if isinstance(n, gast.FunctionDef)
+            and n is not fn.tree}
+    changed = _Inliner(fn, local, taken, stores, defs).visit(fn.tree)
+    return replace(fn, tree=changed)
+
+
+def _calls_module_factory(fn) -> bool:
+    local = local_names(fn.tree)
+    return any(isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) and
+               _factory_of(module_level(fn, n.value.func, local)) is not None
+               for n in gast.walk(fn.tree))
+
+
+def _factory_of(obj):
+    """(def tree, inner def) when `obj` is a module-level user function that is a
+    factory, else None."""
+    if not (isinstance(obj, types.FunctionType) and user_code(obj) and not obj.__closure__):
+        return None
+    tree = parse_function(obj).tree
+    inner = _made(tree)
+    return None if inner is None else (tree, inner, obj)
+
+
+def _made(tree):
+    """The inner def of a factory tree (`def inner...; return inner`), or None."""
+    body = [s for s in tree.body if not (isinstance(s, gast.Expr) and
+                                         isinstance(s.value, gast.Constant))]
+    if len(body) != 2 or not isinstance(body[0], gast.FunctionDef) or \
+            not isinstance(body[1], gast.Return) or \
+            not isinstance(body[1].value, gast.Name) or body[1].value.id != body[0].name:
+        return None
+    inner = body[0]
+    if inner.decorator_list or any(isinstance(n, (gast.Lambda, gast.FunctionDef))
+                                   for s in inner.body for n in gast.walk(s)):
+        return None
+    args = tree.args
+    if args.vararg or args.kwarg or args.posonlyargs or args.kwonlyargs:
+        return None
+    return inner
+
+
+class _Inliner(gast.NodeTransformer):
+    def __init__(self, fn, local, taken, stores, defs):
+        self.fn, self.local, self.taken = fn, local, taken
+        self.stores, self.defs = stores, defs
+
+    def visit_FunctionDef(self, node):
+        if node is self.fn.tree:
+            self.generic_visit(node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Assign(self, node):
+        if not (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and
+                isinstance(node.value, gast.Call) and
+                isinstance(node.value.func, gast.Name) and
+                self.stores.get(node.targets[0].id) == 1):
+            return node
+        found = self.factory(node.value.func.id)
+        if found is None:
+            return node
+        tree, inner, obj = found
+        bound = _bind(tree.args, node.value)
+        if bound is None:
+            return node
+        name = node.targets[0].id
+        renames = {p: fresh(f"_{name}_{p}", self.taken) for p in bound}
+        own = {a.id for a in inner.args.args + inner.args.kwonlyargs} | \
+            {n.id for s in inner.body for n in gast.walk(s)
+             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        made = copy.deepcopy(inner)
+        for n in gast.walk(made):
+            if isinstance(n, gast.Name) and n.id in renames and n.id not in own and \
+                    isinstance(n.ctx, gast.Load):
+                n.id = renames[n.id]
+            elif obj is not None and isinstance(n, gast.Name) and n.id in self.local \
+                    and n.id not in own and n.id not in renames:
+                return node     # it would read the caller's variable, not a global
+        if obj is not None:
+            for read in function_reads(obj):
+                note(*read)
+        made.name = name
+        out = [gast.Assign(targets=[store(renames[p])], value=v, type_comment=None)
+               for p, v in bound.items()] + [made]
+        for stmt in out[:-1]:
+            for n in gast.walk(stmt):
+                gast.copy_location(n, node)
+        return out
+
+    def factory(self, name):
+        if name in self.defs:
+            inner = _made(self.defs[name])
+            return None if inner is None else (self.defs[name], inner, None)
+        if name in self.local:
+            return None
+        found = _factory_of(module_level(self.fn, load(name), self.local))
+        return found if found is not None and found[2].__globals__ is self.fn.globals \
+            else None
+
+
+def _bind(args, call):
+    """{parameter: argument expression} of a call of a factory, or None."""
+    if any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords) or len(call.args) > len(args.args):
+        return None
+    names = [a.id for a in args.args]
+    bound = dict(zip(names, call.args))
+    for k in call.keywords:
+        if k.arg in bound or k.arg not in names:
+            return None
+        bound[k.arg] = k.value
+    defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+    for name in names:
+        if name not in bound:
+            if not isinstance(defaults.get(name), gast.Constant):
+                return None
+            bound[name] = copy.deepcopy(defaults[name])
+    return {n: bound[n] for n in names}

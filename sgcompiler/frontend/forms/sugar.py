@@ -1,0 +1,296 @@
+"""Python forms that have a plainer spelling, rewritten to it (part of parsing).
+
+Runs after contexts.py, before nested.py and check; what it makes is what the front end
+already reads:
+
+    sum(v ** 2 for v in xs)         ->  sum([v ** 2 for v in xs])
+    max(v for v in xs), min(xs)     ->  max_of([v for v in xs]), min_of(xs)   (runtime helpers)
+    list(map(lambda t: t * w, xs))  ->  [t * w for t in xs]
+    p = partial(np.sum, axis=0)     ->  (nothing)
+    p(x)                            ->  np.sum(x, axis=0)
+    f(*(a, b)), [*xs, y]            ->  f(a, b), [_item for _part in (xs, [y]) for _item in _part]
+
+The dict forms (dict(a=x), d.get, dict comprehensions) are in dicts.py, the statements
+(starred unpacking, `try`) in statements.py. What is left (a dict
+comprehension whose keys are not known when the function is compiled, `*` of something
+else) stays as it was and is refused by check or normalize, with its line.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import functools
+from dataclasses import replace
+
+import gast
+
+from ...ir.builders import const, load, store
+from ...runtime import max_of, min_of
+from ..depends import module_level
+from .dicts import DictForms, dict_variables, displays, is_key
+from ..source import FunctionSource
+
+# builtins that consume an iterable once: a list gives what a generator gives
+_CONSUMERS = ("sum", "max", "min", "list", "tuple", "sorted", "any", "all", "enumerate",
+              "zip", "reversed")
+
+
+def local_names(tree) -> set:
+    """Every name the function stores or takes as a parameter."""
+    return {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, (gast.Store, gast.Param))}
+
+
+def fresh(base: str, taken: set) -> str:
+    """`base`, or `base_2`, ... : a name not in `taken` (which it joins)."""
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
+    """`fn` with the expression forms of the module docstring rewritten."""
+    if not any(isinstance(n, (gast.Call, gast.DictComp, gast.Starred))
+               for n in gast.walk(fn.tree)):
+        return fn
+    sugar = _Sugar(fn)
+    sugar.visit(fn.tree)
+    return replace(fn, introduced={**fn.introduced, **sugar.introduced})
+
+
+class _Sugar(DictForms, gast.NodeTransformer):
+    def __init__(self, fn):
+        self.fn = fn
+        self.local = local_names(fn.tree)
+        self.taken = self.local | {n.id for n in gast.walk(fn.tree)
+                                   if isinstance(n, gast.Name)}
+        self.displays = displays(fn.tree)
+        self.partials = self.local_partials()
+        self.dicts = dict_variables(fn.tree)
+        self.introduced = {}        # names this pass binds -> runtime helpers
+
+    def local_partials(self) -> dict:
+        """Names bound once to functools.partial(F, ...) and only called: name -> the
+        partial call (its bound arguments are constants or names that never change)."""
+        stores = {}
+        for node in gast.walk(self.fn.tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+        calls = {id(n.func) for n in gast.walk(self.fn.tree) if isinstance(n, gast.Call)}
+        params = {a.id for a in self.fn.tree.args.args + self.fn.tree.args.kwonlyargs}
+        found = {}
+        for stmt in self.fn.tree.body:
+            if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                    isinstance(stmt.targets[0], gast.Name) and
+                    isinstance(stmt.value, gast.Call) and stmt.value.args):
+                continue
+            name, call = stmt.targets[0].id, stmt.value
+            if module_level(self.fn, call.func, self.local) is not functools.partial or \
+                    stores[name] != 1 or any(k.arg is None for k in call.keywords):
+                continue
+            fixed = all(isinstance(a, gast.Constant) or isinstance(a, (gast.Name,
+                        gast.Attribute)) and _unchanging(a, stores, params)
+                        for a in call.args + [k.value for k in call.keywords])
+            uses = [n for n in gast.walk(self.fn.tree) if isinstance(n, gast.Name)
+                    and n.id == name and isinstance(n.ctx, gast.Load)]
+            if fixed and all(id(n) in calls for n in uses):
+                found[name] = call
+        return found
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and \
+                node.targets[0].id in self.partials:
+            return gast.copy_location(gast.Pass(), node)
+        return node
+
+    def partial_call(self, node):
+        """p(a, k=v) for p = functools.partial(F, b, k=c): F(b, a, k=v)."""
+        made = self.partials[node.func.id]
+        given = {k.arg for k in node.keywords}
+        keywords = [copy.deepcopy(k) for k in made.keywords if k.arg not in given]
+        return gast.copy_location(gast.Call(
+            func=copy.deepcopy(made.args[0]),
+            args=[copy.deepcopy(a) for a in made.args[1:]] + node.args,
+            keywords=keywords + node.keywords), node)
+
+    def builtin(self, node):
+        """The name of the builtin `node` refers to (not shadowed), or None."""
+        if isinstance(node, gast.Name) and node.id not in self.local:
+            obj = module_level(self.fn, node, self.local)
+            if obj is not None and getattr(builtins, node.id, None) is obj:
+                return node.id
+        return None
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.partials:
+            node = self.partial_call(node)
+        node.args = self.spliced(node.args)
+        node.keywords = self.spliced_keywords(node.keywords)
+        name = self.builtin(node.func)
+        if name in _CONSUMERS and node.args:
+            node.args[0] = self.as_list(node.args[0])
+        if name in ("list", "tuple") and len(node.args) == 1 and not node.keywords:
+            arg = node.args[0]
+            if isinstance(arg, gast.ListComp) and name == "list":
+                return arg
+            if isinstance(arg, (gast.List, gast.Tuple)) and \
+                    not any(isinstance(e, gast.Starred) for e in arg.elts):
+                kind = gast.List if name == "list" else gast.Tuple
+                return gast.copy_location(kind(elts=arg.elts, ctx=gast.Load()), node)
+        if name == "dict":
+            return self.dict_call(node) or node
+        if name in ("max", "min") and len(node.args) == 1 and not node.keywords and \
+                not isinstance(node.args[0], gast.Starred):
+            # of one iterable: a helper with a rule (the rule of max takes max(a, b))
+            helper = max_of if name == "max" else min_of
+            introduced = fresh(f"{name}_of", self.taken)
+            self.introduced[introduced] = helper
+            node.func = load(introduced)
+            return node
+        if isinstance(node.func, gast.Attribute) and node.func.attr == "get":
+            return self.dict_get(node) or node
+        return node
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        node.iter = self.as_list(node.iter)
+        if isinstance(node.iter, gast.Name) and node.iter.id in self.dicts:
+            # `for k in d` runs over the keys (normalize indexes other iterables)
+            node.iter = gast.Call(func=gast.Attribute(value=node.iter, attr="keys",
+                                                      ctx=gast.Load()), args=[], keywords=[])
+        return node
+
+    def as_list(self, node):
+        """A generator expression or a `map(...)` as the list comprehension it lists."""
+        if isinstance(node, gast.GeneratorExp):
+            return gast.copy_location(gast.ListComp(elt=node.elt, generators=node.generators),
+                                      node)
+        if isinstance(node, gast.Call) and self.builtin(node.func) == "map" and \
+                len(node.args) >= 2 and not node.keywords:
+            return self.map_comprehension(node) or node
+        return node
+
+    def map_comprehension(self, node):
+        """map(f, a, b) as [f(_a, _b) for _a, _b in zip(a, b)] (a lambda's body inline)."""
+        func, iterables = node.args[0], node.args[1:]
+        if isinstance(func, gast.Lambda):
+            args = func.args
+            if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or \
+                    args.posonlyargs or len(args.args) != len(iterables):
+                return None
+            names, elt = [a.id for a in args.args], func.body
+        elif isinstance(func, (gast.Name, gast.Attribute)):
+            names = [fresh("_item", self.taken) for _ in iterables]
+            elt = gast.Call(func=func, args=[load(n) for n in names], keywords=[])
+        else:
+            return None
+        if len(names) == 1:
+            target, source = store(names[0]), iterables[0]
+        else:
+            target = gast.Tuple(elts=[store(n) for n in names], ctx=gast.Store())
+            source = gast.Call(func=load("zip"), args=iterables, keywords=[])
+        comp = gast.comprehension(target=target, iter=source, ifs=[], is_async=0)
+        return gast.copy_location(gast.ListComp(elt=elt, generators=[comp]), node)
+
+    # starred arguments and elements
+
+    def spliced(self, args):
+        """`*` arguments whose elements are known: a display's, or a name bound once to
+        a display (`*args` of a helper specialised for its call, varargs.py)."""
+        out = []
+        for arg in args:
+            if isinstance(arg, gast.Starred):
+                items = self.known_items(arg.value)
+                if items is not None:
+                    out.extend(items)
+                    continue
+            out.append(arg)
+        return out
+
+    def known_items(self, node):
+        if isinstance(node, (gast.List, gast.Tuple)) and \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return list(node.elts)
+        if isinstance(node, gast.Name) and isinstance(self.displays.get(node.id), int):
+            return [gast.Subscript(value=load(node.id), slice=const(i), ctx=gast.Load())
+                    for i in range(self.displays[node.id])]
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+                isinstance(self.displays.get(node.value.id), int) and \
+                isinstance(node.slice, gast.Slice):
+            # *args[1:]: the positions the slice keeps
+            bounds = [_int_constant(b) for b in (node.slice.lower, node.slice.upper,
+                                                 node.slice.step)]
+            if False in bounds:
+                return None
+            kept = range(self.displays[node.value.id])[slice(*bounds)]
+            return [gast.Subscript(value=load(node.value.id), slice=const(i),
+                                   ctx=gast.Load()) for i in kept]
+        return None
+
+    def spliced_keywords(self, keywords):
+        out = []
+        for k in keywords:
+            keys = self.displays.get(k.value.id) if k.arg is None and \
+                isinstance(k.value, gast.Name) else None
+            if isinstance(keys, list) and all(isinstance(key, str) for key in keys):
+                out.extend(gast.keyword(arg=key, value=gast.Subscript(
+                    value=load(k.value.id), slice=const(key), ctx=gast.Load()))
+                    for key in keys)
+            elif k.arg is None and isinstance(k.value, gast.Dict) and \
+                    all(is_key(key) and isinstance(key.value, str) for key in k.value.keys):
+                out.extend(gast.keyword(arg=key.value, value=value)
+                           for key, value in zip(k.value.keys, k.value.values))
+            else:
+                out.append(k)
+        return out
+
+    def visit_List(self, node):
+        return self.starred_display(node)
+
+    def visit_Tuple(self, node):
+        return self.starred_display(node)
+
+    def starred_display(self, node):
+        """[*a, b, *c]: the elements of each part in turn, as a list comprehension."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return node
+        node.elts = self.spliced(node.elts)
+        if not any(isinstance(e, gast.Starred) for e in node.elts):
+            return node
+        if isinstance(node, gast.Tuple):
+            return node         # a tuple of unknown length: refused by check
+        parts = [e.value if isinstance(e, gast.Starred) else
+                 gast.List(elts=[e], ctx=gast.Load()) for e in node.elts]
+        part, item = fresh("_part", self.taken), fresh("_item", self.taken)
+        gens = [gast.comprehension(target=store(part), iter=gast.Tuple(elts=parts,
+                                                                        ctx=gast.Load()),
+                                   ifs=[], is_async=0),
+                gast.comprehension(target=store(item), iter=load(part), ifs=[], is_async=0)]
+        return gast.copy_location(gast.ListComp(elt=load(item), generators=gens), node)
+
+
+def _unchanging(node, stores, params) -> bool:
+    """Whether a name (or the root of an attribute chain) always holds one value: a
+    parameter never assigned, or a variable assigned once (before it could be read)."""
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name) and stores.get(node.id, 0) <= (
+        0 if node.id in params else 1)
+
+
+def _int_constant(node):
+    """The int a slice bound spells (`1`, `-1`), None for no bound, False otherwise."""
+    if node is None:
+        return None
+    sign = 1
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        sign, node = -1, node.operand
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return False
