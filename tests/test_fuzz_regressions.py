@@ -920,3 +920,64 @@ def test_a_display_with_constants_before_its_variables():
     x = np.array([0.3, -1.2, 0.7])
     assert_grad_matches(array_literal, [x, 1.5])
     assert_grad_matches(list_literal, [x, 1.5])
+
+
+# Issue 13, 1 (probing the scoping of loop names, found by hand and then by the EXTRAS
+# production "scopes"): `for v in v` rebinds the name of the sequence it indexes, but only
+# names the body rebinds were read once before the loop, so from the second pass `v[i]`
+# indexed the element: IndexError "invalid index to scalar variable" (with enumerate, zip,
+# reversed and a list too). Python iterates over the object v named when the loop started.
+def loop_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for v in v:
+        s = s * 0.5 + v * v
+    return s + v
+
+
+def enumerate_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for i, v in enumerate(v):
+        s = s + v * v * i
+    return s + v
+
+
+def zip_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for v, a in zip(v, x):
+        s = s + a * v * v
+    return s + v
+
+
+def reversed_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for v in reversed(v):
+        s = s * 0.5 + v * v
+    return s + v
+
+
+def nested_loops_over_their_own_target(x, y):
+    v = np.outer(x, x) * y
+    s = 0.0
+    for v in v:
+        for v in v:
+            s = s + v * v
+    return s + v
+
+
+def comprehension_scopes(x, y):
+    sc = x * y
+    inner = sum([sum([w * sc for sc in sc if sc > w]) for w in sc])
+    return inner + sum([sc * 2.0 for sc in sc + x]) + sum([a * sc for a, sc in zip(sc, x)])
+
+
+@pytest.mark.parametrize("f", [loop_over_its_own_target, enumerate_over_its_own_target,
+                               zip_over_its_own_target, reversed_over_its_own_target,
+                               nested_loops_over_their_own_target, comprehension_scopes])
+def test_a_loop_over_the_name_its_target_rebinds(f):
+    for x in (X, np.array([1.5, -0.3, 0.2, 0.9])):
+        assert_grad_matches(f, [x, 1.3])
+        assert_grad_matches(f, [x, -0.7])

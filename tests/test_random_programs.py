@@ -32,7 +32,8 @@ programs draw it again.
 
 Six more programs (a fixed set too) also hold the productions in
 program_grammar.EXTRAS (expressions nested hundreds of levels deep, comments holding line
-break characters); `program_check.py --extras deep odd_comments` runs them long.
+break characters, loops and comprehensions whose target is the name they read);
+`program_check.py --extras deep odd_comments scopes` runs them long.
 
 Every bug this test has found has a minimal reproducer in test_fuzz_regressions.py.
 """
