@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 
 from . import rules
-from .errors import SGCompilerError
+from .backend.located import located
+from .errors import RuntimeRefusal, SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
 from .frontend.objects import as_function, with_default_functions
@@ -271,6 +272,8 @@ class GradientFunction:
             return self._run(found, values, args, kwargs)
         except Exception as exc:
             primal = self._primal_error(exc, args, kwargs)
+            if primal is None and isinstance(exc, RuntimeRefusal):
+                raise located(exc) from None    # with the line whose gradient refused
             if primal is None:
                 raise
         raise primal from None

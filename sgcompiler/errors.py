@@ -42,3 +42,9 @@ def error_at(node, fn, message: str) -> SGCompilerError:
 def errors_at(problems: list[str]) -> SGCompilerError:
     """Several located problems (from `describe`) as one error, one line each."""
     return SGCompilerError("\n".join(problems), tuple(problems))
+
+
+class RuntimeRefusal(SGCompilerError):
+    """Raised by a runtime helper for what only run time shows (an option held in a
+    variable, a matrix with a complex spectrum). Its message has no place: the API adds
+    the file and line from the generated code that called the helper (backend/located.py)."""

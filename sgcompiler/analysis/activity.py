@@ -437,6 +437,14 @@ def _refuse_unsupported(fn, flows, varied, useful) -> None:
         for param, allowed in op.rule.supported.items():
             known, value = _literal(fn, op.args[param], local) if param in op.args \
                 else (True, op.rule.defaults.get(param))
+            if not known and allowed == (False,):
+                # a flag that makes the call return a tuple (retstep, returned): the
+                # code after the call is made for one result, so it must be known now
+                problems.append(describe(fn, stmt, f"{op.rule.name}'s {param} decides "
+                                                   "whether it returns one result or two, "
+                                                   "and only one has a gradient: pass "
+                                                   f"{param}=False as a literal"))
+                continue
             if not known:
                 continue        # a variable (a parameter, say): checked when it runs
             if callable(allowed):
