@@ -1091,3 +1091,18 @@ def test_a_view_maker_of_an_array_written_later_is_refused(f):
     message = str(info.value)
     assert f"test_fuzz_regressions.py:{f.__code__.co_firstlineno + 2}" in message, message
     assert "view" in message or "keeps a reference" in message, message
+
+
+# Issue 13, the wide-shape fuzzer with its new view makers (seeds 53, 62, 333, --extended):
+# np.ascontiguousarray (and np.asfortranarray) of a 0-d value returns shape (1,), but the
+# rule took the adjoint for the argument's own: ValueError "cannot broadcast a non-scalar
+# to a scalar array" or TypeError in the API. The adjoint is reshaped to the argument's.
+def contiguous_of_a_scalar(x, c):
+    t0 = np.ascontiguousarray(c)
+    return np.sum(t0 * x) + c * np.sum(np.asfortranarray(np.sum(x) * c) * t0)
+
+
+def test_contiguous_of_a_scalar():
+    for x in (X, np.array([[0.3, 0.2], [-0.1, 0.5]])):
+        assert_grad_matches(contiguous_of_a_scalar, [x, 0.7])
+        assert_grad_matches(contiguous_of_a_scalar, [x, np.array(-0.4)])
