@@ -370,7 +370,8 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
             raise error_at(stmt, self.fn, _VIEW_WRITTEN)
         check = gast.Expr(value=self.helper_call("not_a_view", [
             load(target_of(stmt)), load(stmt.value.value.id),
-            const(f"{self.fn.short_filename}:{stmt.lineno}")]))
+            const(f"{self.fn.name} ({self.fn.short_filename}:{stmt.lineno})"),
+            const(self.fn.line_text(stmt.lineno))]))
         check.lineno = stmt.lineno
         return [check]
 
