@@ -398,8 +398,11 @@ def main(argv=None):
         skip_reasons.update(outcome.skips)
         settled.update(outcome.settled)
         if outcome.status in ("failed", "refused"):
-            (out / f"{outcome.status}-{seed}.txt").write_text(
-                f"# seed {seed}, y float: {y_float}\n{source}\n{outcome.detail}\n")
+            saved = out / f"{outcome.status}-{seed}.txt"
+            saved.write_text(f"# seed {seed}, y float: {y_float}\n{source}\n{outcome.detail}\n")
+            if args.count <= 10:        # a rerun of a few seeds: show what was wrong
+                print(f"seed {seed} {outcome.status} (saved in {saved}):\n{source}\n"
+                      f"{outcome.detail}\n", flush=True)
         if outcome.status == "refused":
             refusals.append(outcome.detail.splitlines()[0])
     summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,

@@ -117,9 +117,10 @@ def test_random_programs_of_this_run():
         skipped += len(outcome.skips)
         points += 2
         if outcome.status in ("refused", "failed"):
+            avoided = f" --avoid {' '.join(avoid)}" if avoid else ""
             how = fuzz_session.reproduce(
-                seed, f"python3 tests/program_check.py --extended --avoid {' '.join(avoid)} "
-                f"--count 1 --start {seed}")
+                seed, f"python3 tests/program_check.py --extended{avoided} --count 1 "
+                f"--start {seed}", "test_random_programs.py::test_random_programs_of_this_run")
             problems.append(f"{how}: {outcome.status}, y is a "
                             f"{'float' if y_float else 'array'}\n{source}\n{outcome.detail}")
     assert not problems, "\n\n".join(problems)
