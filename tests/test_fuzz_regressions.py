@@ -1106,3 +1106,37 @@ def test_contiguous_of_a_scalar():
     for x in (X, np.array([[0.3, 0.2], [-0.1, 0.5]])):
         assert_grad_matches(contiguous_of_a_scalar, [x, 0.7])
         assert_grad_matches(contiguous_of_a_scalar, [x, np.array(-0.4)])
+
+
+# Issue 13, 1 (found probing names in loops by hand): a write into a dict, `d[k] = v`,
+# saved the old element as `d[k].copy()` for the adjoint sweep to put back: KeyError from
+# the generated code for a key the dict did not have yet, AttributeError for a float
+# element (of a list too). The old element is now saved by runtime.old_item (0.0 for a
+# new key: a zero of any structure).
+def dict_built_in_a_loop(x, y):
+    v = x * y
+    d = {}
+    for k in range(3):
+        d[k] = sum([v[k] * u for u in v])
+    return d[0] + d[2] * d[1]
+
+
+def dict_new_keys(x, y):
+    d = {}
+    d["a"] = x[0] * y
+    d["b"] = x[1:] * y
+    return d["a"] * np.sum(d["b"])
+
+
+def float_elements_replaced(x, y):
+    d = {"a": 1.0, "b": x * 2.0}
+    d["a"] = x[0] * y
+    lst = [1.0, 2.0]
+    lst[0] = x[1] * d["a"]
+    return lst[0] * lst[1] + np.sum(d["b"] * y)
+
+
+@pytest.mark.parametrize("f", [dict_built_in_a_loop, dict_new_keys, float_elements_replaced])
+def test_a_write_into_a_dict_or_list(f):
+    for x, y in ((X, 1.3), (np.array([1.5, -0.3, 0.2, 0.9]), -0.7)):
+        assert_grad_matches(f, [x, y])
