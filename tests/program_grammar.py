@@ -171,7 +171,8 @@ EXTRAS = {
     "odd_comments": "comments and docstrings holding a character str.splitlines() takes "
                     "as a line break, followed by code that would change the result",
     "scopes": "loops and comprehensions whose target is the name of what they read "
-              "(for v in v, [v for v in v + x], nested and tuple targets, if clauses)",
+              "(for v in v, [v for v in v + x], nested and tuple targets, if clauses), "
+              "and a dict built by writes into new keys",
 }
 # every line break of str.splitlines() but \n and \r (which Python takes as line breaks)
 LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -697,8 +698,14 @@ class _Writer:
         name = f"sc{self.lists}"
         self.lists += 1
         self.emit(f"{name} = {self.array(d, True)}")
-        form = self.c.below(5)
-        if form < 2:
+        form = self.c.below(6)
+        if form == 5:       # a dict built by writes into new keys, in a loop
+            table = f"d{name}"
+            self.emit(f"{table} = {{}}")
+            self.emit(f"for k{name} in range(3):")
+            self.emit(f"    {table}[k{name}] = {name}[k{name}] * {name}[2 - k{name}]")
+            total = f"{table}[0] + {table}[2] * {table}[1]"
+        elif form < 2:
             acc = f"acc{name}"
             self.emit(f"{acc} = 0.0")
             header = (f"for {name} in {name}:" if form == 0
