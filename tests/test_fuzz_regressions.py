@@ -1140,3 +1140,25 @@ def float_elements_replaced(x, y):
 def test_a_write_into_a_dict_or_list(f):
     for x, y in ((X, 1.3), (np.array([1.5, -0.3, 0.2, 0.9]), -0.7)):
         assert_grad_matches(f, [x, y])
+
+
+# Issue 13, the wide-shape fuzzer (seed 810654, --extended): the adjoint of a mean along
+# axis 0, unreduce(g / 4, x, 0), was taken for a broadcast scalar (the test read axis=0
+# as no axis, since 0 == False), so the consumers used g / 4 itself, of the reduction's
+# shape: ValueError from `db += ...` in the generated code, or a gradient of shape (1,)
+# for b of shape (4, 1).
+def mean_along_axis_0(b, w):
+    t5 = ((-(b * b - b)).mean(0)) * (np.sum(w, axis=0, keepdims=True))
+    return np.sum(np.sin(t5))
+
+
+def negated_mean_along_axis_0(b, w):
+    return np.sum(np.sin((-b).mean(0) * w))
+
+
+@pytest.mark.parametrize("f", [mean_along_axis_0, negated_mean_along_axis_0])
+def test_a_mean_along_axis_0_is_no_broadcast_scalar(f):
+    rng = np.random.default_rng(2)
+    for b, w in (((4, 1), (3, 4)), ((4, 3), (2, 3)), ((2, 1), (1, 1))):
+        args = [rng.normal(size=b), rng.normal(size=w)]
+        assert_grad_matches(f, args, wrt=(0,))
