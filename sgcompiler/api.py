@@ -16,8 +16,9 @@ import warnings
 import numpy as np
 
 from . import rules
+from .backend.located import located
 from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
-from .errors import SGCompilerError
+from .errors import RuntimeRefusal, SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
 from .frontend.forms.objects import as_function, with_default_functions
@@ -271,6 +272,8 @@ class GradientFunction:
             return self._run(found, values, args, kwargs)
         except Exception as exc:
             primal = self._primal_error(exc, args, kwargs)
+            if primal is None and isinstance(exc, RuntimeRefusal):
+                raise located(exc) from None    # with the line whose gradient refused
             if primal is None:
                 raise
         raise primal from None

@@ -18,6 +18,8 @@ import linecache
 import numpy as np
 
 from .analysis.sizes import WEAK
+from .backend.located import located
+from .errors import RuntimeRefusal
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
 from .forward.batch import NotBatchable
 from .frontend.source import function_name
@@ -52,7 +54,10 @@ def jvp(f, primals, tangents):
     function, tangent_names = _tangent_function(f, primals, tangents)
     given = {tangent_names[p]: _float_tree(t) for p, t in
              zip(_params(f), tangents) if t is not None}
-    out, out_dot = function(*primals, **given)
+    try:
+        out, out_dot = function(*primals, **given)
+    except RuntimeRefusal as exc:
+        raise located(exc) from None            # with the line whose tangent refused
     return out, _like_output(out_dot, out)
 
 

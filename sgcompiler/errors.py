@@ -42,3 +42,14 @@ def error_at(node, fn, message: str) -> SGCompilerError:
 def errors_at(problems: list[str]) -> SGCompilerError:
     """Several located problems (from `describe`) as one error, one line each."""
     return SGCompilerError("\n".join(problems), tuple(problems))
+
+
+class SourceUnavailable(SGCompilerError):
+    """A function's (or lambda's) source cannot be read. For a user function called from a
+    differentiated one, the caller re-raises it with the place of the call."""
+
+
+class RuntimeRefusal(SGCompilerError):
+    """Raised by a runtime helper for what only run time shows (an option held in a
+    variable, a matrix with a complex spectrum). Its message has no place: the API adds
+    the file and line from the generated code that called the helper (backend/located.py)."""

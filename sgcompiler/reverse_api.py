@@ -13,7 +13,8 @@ import inspect
 
 import numpy as np
 
-from .errors import SGCompilerError
+from .backend.located import located
+from .errors import RuntimeRefusal, SGCompilerError
 from .pipeline import piece
 
 
@@ -59,7 +60,10 @@ class VJPFunction:
         if problem:
             raise TypeError(f"vjp of {self._fn.__name__}: the cotangent must have the "
                             f"structure and shapes of the output: {problem}")
-        grads = self._backward(cotangent, self._saved)
+        try:
+            grads = self._backward(cotangent, self._saved)
+        except RuntimeRefusal as exc:
+            raise located(exc) from None        # with the line whose gradient refused
         return tuple(like_tree(g, p) for g, p in zip(grads, self._primals))
 
 
@@ -140,7 +144,11 @@ def jacobian_rev(fn, wrt, args, kwargs):
     for k in range(int(np.prod(shape, dtype=int))):
         seed = np.zeros(shape, dtype=np.result_type(out))
         seed.flat[k] = 1.0
-        for row, g, name in zip(rows, backward(seed if shape else float(seed), saved), wrt):
+        try:
+            grads = backward(seed if shape else float(seed), saved)
+        except RuntimeRefusal as exc:
+            raise located(exc) from None        # with the line whose gradient refused
+        for row, g, name in zip(rows, grads, wrt):
             row.append(np.asarray(like_tree(g, bound[name]), dtype=float))
     return tuple(np.reshape(np.array(row), shape + np.shape(bound[name]))
                  for row, name in zip(rows, wrt))

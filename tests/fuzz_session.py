@@ -11,7 +11,8 @@ the same programs again:
 
 Program k of a run has the seed `SGC_FUZZ_SEED + k` in its fuzzer's own script
 (`python3 tests/shape_fuzz_wide.py --seed N`, `python3 tests/tree_fuzz.py --seed N`,
-`python3 tests/program_check.py --count 1 --start N`).
+`python3 tests/program_check.py --extended --count 1 --start N`, which prints what was
+wrong); each failure message says which, with the test to run again.
 """
 from __future__ import annotations
 
@@ -31,10 +32,13 @@ def program_seeds(count: int) -> list[int]:
     return [FUZZ_SEED + k for k in range(count)]
 
 
-def reproduce(seed: int, script: str) -> str:
-    """How to run one program of this run again (for a failure message)."""
+def reproduce(seed: int, script: str, test: str) -> str:
+    """How to run one program of this run again (for a failure message): the test that
+    draws it (`test`: file::name) with this run's seed, or the fuzzer's own script on
+    it alone; both from the repository root."""
     return (f"program seed {seed} from {ENV}={FUZZ_SEED}; rerun it with "
-            f"`{ENV}={FUZZ_SEED} python3 -m pytest ...` or `{script}`")
+            f"`{ENV}={FUZZ_SEED} python3 -m pytest -q tests/{test}` or "
+            f"`PYTHONPATH=. {script}`")
 
 
 def count(fuzzer: str, what: str, n: int = 1) -> None:

@@ -11,7 +11,9 @@ differences. A point is skipped, and the reason counted, when the primal fails t
 (overflow, a domain error) or is huge, or when the function is not smooth there: central
 differences with steps 1e-6 and 1e-5 disagree (a kink or a jump, e.g. a branch that flips)
 and so do the extrapolated ones at larger steps that settle what rounding alone unsettled
-(gradcheck.settled_reference), or the stopped values cannot be replayed (control flow
+(gradcheck.settled_reference), or the point sits exactly on a kink (the one-sided
+differences disagree at both steps, while the central ones agree on their mean:
+`on_a_kink`), or the stopped values cannot be replayed (control flow
 changed). These decisions look only
 at the primal, never at sgcompiler's gradient, so they cannot hide a wrong gradient at a
 smooth point.
@@ -122,10 +124,19 @@ def _evaluate(reference, freezer, x, y):
 
 def finite_differences(reference, freezer, x, y, step):
     """Central differences of the reference in x and in y, element by element."""
-    grads = []
+    return differences(reference, freezer, x, y, step)[0]
+
+
+def differences(reference, freezer, x, y, step, value=None):
+    """Central differences of the reference in x and in y, element by element, and (given
+    the value at the point) the second differences |f(+h) - 2 f + f(-h)| / h, the gap
+    between the one-sided differences: about h |f''| where f is smooth, but the jump of
+    the derivative, whatever the step, at a kink (where the central difference is the
+    mean of the two one-sided derivatives, which no gradient has to be)."""
+    grads, gaps = [], []
     for i, arg in enumerate((x, y)):
         flat = np.atleast_1d(np.array(arg, dtype=float))
-        out = np.zeros_like(flat)
+        out, gap = np.zeros_like(flat), np.zeros_like(flat)
         for k in range(flat.size):
             shifted = []
             for sign in (1.0, -1.0):
@@ -136,8 +147,23 @@ def finite_differences(reference, freezer, x, y, step):
                 args = (new, y) if i == 0 else (x, new)
                 shifted.append(_evaluate(reference, freezer, *args))
             out[k] = (shifted[0] - shifted[1]) / (2 * step)
+            if value is not None:
+                gap[k] = abs(shifted[0] - 2.0 * value + shifted[1]) / step
         grads.append(out)
-    return grads
+        gaps.append(gap)
+    return grads, gaps
+
+
+def on_a_kink(gaps, coarse_gaps, fine, scale) -> bool:
+    """Whether the point sits on a kink in some coordinate: the one-sided differences
+    disagree by more than the comparison's tolerance at step 1e-6, and no less than half
+    as much as at step 1e-5 (on smooth ground the gap shrinks with the step, tenfold
+    here; at a kink it stays). Central differences of both steps then agree on the mean
+    of the two sides, which is no more the gradient than either side is."""
+    for gap, coarse, central in zip(gaps, coarse_gaps, fine):
+        if np.any((gap > RTOL * np.abs(central) + ATOL * scale) & (gap > 0.5 * coarse)):
+            return True
+    return False
 
 
 def _primal(reference, freezer, x, y):
@@ -167,11 +193,15 @@ def check_point(gradient, reference, freezer, x, y, settled=None) -> str:
         NotSmooth: when the point cannot be used (the reason is the message).
     """
     value = _primal(reference, freezer, x, y)
-    fine = finite_differences(reference, freezer, x, y, STEPS[0])
+    fine, gaps = differences(reference, freezer, x, y, STEPS[0], value)
+    coarse, coarse_gaps = differences(reference, freezer, x, y, STEPS[1], value)
     scale = max(1.0, abs(value), *(float(np.max(np.abs(g))) for g in fine))
+    if on_a_kink(gaps, coarse_gaps, fine, scale):
+        raise NotSmooth("on a kink (the one-sided differences disagree at both steps)")
 
     def central(step):
-        return fine if step == STEPS[0] else finite_differences(reference, freezer, x, y, step)
+        return {STEPS[0]: fine, STEPS[1]: coarse}.get(step) or \
+            finite_differences(reference, freezer, x, y, step)
 
     def agree(a, b):
         return all(_close(p, q, scale) for p, q in zip(a, b))
@@ -368,8 +398,11 @@ def main(argv=None):
         skip_reasons.update(outcome.skips)
         settled.update(outcome.settled)
         if outcome.status in ("failed", "refused"):
-            (out / f"{outcome.status}-{seed}.txt").write_text(
-                f"# seed {seed}, y float: {y_float}\n{source}\n{outcome.detail}\n")
+            saved = out / f"{outcome.status}-{seed}.txt"
+            saved.write_text(f"# seed {seed}, y float: {y_float}\n{source}\n{outcome.detail}\n")
+            if args.count <= 10:        # a rerun of a few seeds: show what was wrong
+                print(f"seed {seed} {outcome.status} (saved in {saved}):\n{source}\n"
+                      f"{outcome.detail}\n", flush=True)
         if outcome.status == "refused":
             refusals.append(outcome.detail.splitlines()[0])
     summary = {"programs": args.count, "start": args.start, "avoid": args.avoid,

@@ -170,6 +170,9 @@ EXTRAS = {
             "nested calls), as CPython compiles them",
     "odd_comments": "comments and docstrings holding a character str.splitlines() takes "
                     "as a line break, followed by code that would change the result",
+    "scopes": "loops and comprehensions whose target is the name of what they read "
+              "(for v in v, [v for v in v + x], nested and tuple targets, if clauses), "
+              "and a dict built by writes into new keys",
 }
 # every line break of str.splitlines() but \n and \r (which Python takes as line breaks)
 LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -181,7 +184,8 @@ class _Writer:
         self.c = choices
         self.avoid = avoid
         self.extended = extended
-        self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment}[e]
+        self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment,
+                        "scopes": self.scopes}[e]
                        for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
@@ -688,6 +692,40 @@ class _Writer:
             text = "".join(("np.sin(", "np.tanh(")[k % 2] for k in range(n)) + e + ")" * n
         self.env[name] = Var(kind, False, True)
         self.emit(f"{name} = {text}")
+
+    def scopes(self, d):
+        """A loop or comprehension whose target reuses the name of the array it reads."""
+        name = f"sc{self.lists}"
+        self.lists += 1
+        self.emit(f"{name} = {self.array(d, True)}")
+        form = self.c.below(6)
+        if form == 5:       # a dict built by writes into new keys, in a loop
+            table = f"d{name}"
+            self.emit(f"{table} = {{}}")
+            self.emit(f"for k{name} in range(3):")
+            self.emit(f"    {table}[k{name}] = {name}[k{name}] * {name}[2 - k{name}]")
+            total = f"{table}[0] + {table}[2] * {table}[1]"
+        elif form < 2:
+            acc = f"acc{name}"
+            self.emit(f"{acc} = 0.0")
+            header = (f"for {name} in {name}:" if form == 0
+                      else f"for k{name}, {name} in enumerate({name}):")
+            self.emit(header)
+            step = f"{name} * {name}" if form == 0 else f"{name} * k{name}"
+            self.emit(f"    {acc} = {acc} * 0.5 + {step}")
+            total = f"{acc} + {name}"
+        elif form == 2:
+            total = f"sum([{name} * 2.0 for {name} in {name} + x])"
+        elif form == 3:     # the inner first iterable is read in the outer comprehension
+            total = (f"sum([sum([w * {name} for {name} in {name} if {name} > w]) "
+                     f"for w in {name}])")
+        else:
+            total = f"sum([a * {name} for a, {name} in zip({name}, x[::-1])])"
+        target, fixed_kind = self.target()
+        if fixed_kind not in (None, SCALAR):
+            target = f"{target}_"
+        self.emit(f"{target} = {total}")
+        self.env[target] = Var(SCALAR, False, True)
 
     def odd_comment(self, d):
         """An assignment whose comment holds a line break character of str.splitlines()

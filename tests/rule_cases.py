@@ -424,6 +424,8 @@ case(np.diff, normal(4, 3), value(1), value(0), id="axis")
 case(np.diff, normal(4), id="prepend", prepend=0.5, append=np.array([1.0, 2.0]))
 for prim in (np.asarray, np.array, np.copy, np.ascontiguousarray, np.asfortranarray):
     case(prim, normal(2, 3))
+for prim in (np.ascontiguousarray, np.asfortranarray):     # a 0-d array gives shape (1,)
+    case(prim, normal(), id="0-d")
 case(np.float64, scalar())
 case(np.float32, scalar(), rtol=1e-3, eps=1e-2)
 case(runtime.astype, normal(2, 3), value(float))

@@ -128,6 +128,17 @@ for prim in (stats.dirichlet.logpdf, stats.dirichlet.pdf):
     case(prim, simplex(3), positive(3), fixed=(0,), id="dirichlet")
     case(prim, simplex(4, 5), positive(4), fixed=(0,), id="dirichlet-points")
 
+
+def open_simplex(k, *n):
+    """K-1 components of a point inside the simplex (SciPy adds the last, 1 - sum): any
+    small step keeps it inside, so x's gradient is checked too."""
+    return lambda r: simplex(k, *n)(r)[:-1] * 0.9 + 0.1 / k
+
+
+for prim in (stats.dirichlet.logpdf, stats.dirichlet.pdf):
+    case(prim, open_simplex(3), positive(3), id="dirichlet-k-1")
+    case(prim, open_simplex(4, 5), positive(4), id="dirichlet-k-1-points")
+
 for prim in (stats.multivariate_normal.logpdf, stats.multivariate_normal.pdf):
     case(prim, normal(3), normal(3), spd(3), id="mvn")
     case(prim, normal(4, 3), normal(3), spd(3), id="mvn-points")

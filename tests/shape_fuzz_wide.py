@@ -198,7 +198,7 @@ class Generator:
                  "index", "where", "dot", "outer", "join", "stop", "abs", "clip"]
         weights = [16, 6, 10, 6, 14, 3, 7, 8, 5, 7, 2, 4, 4, 2, 2]
         if self.extended:
-            kinds, weights = kinds + ["literal"], weights + [5]
+            kinds, weights = kinds + ["literal", "view"], weights + [5, 3]
         kind = r.choices(kinds, weights=weights)[0]
         return getattr(self, "e_" + kind)(depth)
 
@@ -295,6 +295,17 @@ class Generator:
             raise Reject("broadcast_to")
         t = self.rng.choice(cands)
         src = f"np.broadcast_to({a}, {t})"
+        return src, self.ev(src)
+
+    def e_view(self, depth):
+        """(extended) a function that returns a view of its argument, as broadcast_to and
+        reshape do: a write into the argument later changes it."""
+        a, va = self.atom(depth)
+        forms = ["np.flip({a})", "np.atleast_2d({a})", "np.real({a})", "{pa}.conj()",
+                 "np.ascontiguousarray({a})"]
+        if np.ndim(va) >= 2:
+            forms += ["np.fliplr({a})", "np.rot90({a})", "np.swapaxes({a}, 0, 1)"]
+        src = self.rng.choice(forms).format(a=a, pa=self.par(a))
         return src, self.ev(src)
 
     def e_reshape(self, depth):
@@ -843,7 +854,8 @@ def main():
     p.add_argument("--minutes", type=float, default=1e9)
     p.add_argument("--reduce", help="variant: reduce the program of --seed that fails in it")
     p.add_argument("--extended", action="store_true",
-                   help="also list literals and writes through duplicate indices")
+                   help="also list literals, view makers (np.flip, np.atleast_2d, ...) and "
+                        "writes through duplicate indices")
     opts = p.parse_args()
     EXTENDED[0] = opts.extended
     if opts.seed is not None:

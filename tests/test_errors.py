@@ -119,6 +119,38 @@ def test_source_not_available():
         grad(namespace["g"])(1.0)
 
 
+_UNREADABLE_LAMBDA = eval("lambda v: v * v")  # noqa: S307
+_NAMESPACE = {}
+exec("def unreadable(v):\n    return v * 3.0\n", _NAMESPACE)  # noqa: S102
+_unreadable = _NAMESPACE["unreadable"]
+
+
+def calls_an_unreadable_lambda(x):
+    y = x + 1.0
+    return np.sum(_UNREADABLE_LAMBDA(y))
+
+
+def calls_an_unreadable_def(x):
+    return np.sum(_unreadable(x * 2.0))
+
+
+@pytest.mark.parametrize("f, callee", [(calls_an_unreadable_lambda, "_UNREADABLE_LAMBDA"),
+                                       (calls_an_unreadable_def, "_unreadable")])
+def test_a_callee_without_source_is_refused_at_the_call(f, callee):
+    """Issue 13: a module-level lambda (or def) made by eval/exec, called from a
+    differentiated function, was refused with the lambda's place alone (<string>:1): the
+    message now starts with the caller's file and line, in grad and in jvp."""
+    from sgcompiler import jvp
+    line = f.__code__.co_firstlineno + (2 if f is calls_an_unreadable_lambda else 1)
+    x = np.array([0.5, -1.0])
+    for call in (lambda: grad(f)(x), lambda: jvp(f, (x,), (x,))):
+        with pytest.raises(SGCompilerError) as info:
+            call()
+        message = str(info.value)
+        assert message.startswith(f"{f.__name__} (test_errors.py:{line}): calling "), message
+        assert "source code is not available" in message and "[in: return" in message, message
+
+
 def _sum_sq(x):
     return np.sum(x * x)
 

@@ -920,3 +920,245 @@ def test_a_display_with_constants_before_its_variables():
     x = np.array([0.3, -1.2, 0.7])
     assert_grad_matches(array_literal, [x, 1.5])
     assert_grad_matches(list_literal, [x, 1.5])
+
+
+# Issue 13, 1 (probing the scoping of loop names, found by hand and then by the EXTRAS
+# production "scopes"): `for v in v` rebinds the name of the sequence it indexes, but only
+# names the body rebinds were read once before the loop, so from the second pass `v[i]`
+# indexed the element: IndexError "invalid index to scalar variable" (with enumerate, zip,
+# reversed and a list too). Python iterates over the object v named when the loop started.
+def loop_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for v in v:
+        s = s * 0.5 + v * v
+    return s + v
+
+
+def enumerate_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for i, v in enumerate(v):
+        s = s + v * v * i
+    return s + v
+
+
+def zip_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for v, a in zip(v, x):
+        s = s + a * v * v
+    return s + v
+
+
+def reversed_over_its_own_target(x, y):
+    v = x * y
+    s = 0.0
+    for v in reversed(v):
+        s = s * 0.5 + v * v
+    return s + v
+
+
+def nested_loops_over_their_own_target(x, y):
+    v = np.outer(x, x) * y
+    s = 0.0
+    for v in v:
+        for v in v:
+            s = s + v * v
+    return s + v
+
+
+def comprehension_scopes(x, y):
+    sc = x * y
+    inner = sum([sum([w * sc for sc in sc if sc > w]) for w in sc])
+    return inner + sum([sc * 2.0 for sc in sc + x]) + sum([a * sc for a, sc in zip(sc, x)])
+
+
+@pytest.mark.parametrize("f", [loop_over_its_own_target, enumerate_over_its_own_target,
+                               zip_over_its_own_target, reversed_over_its_own_target,
+                               nested_loops_over_their_own_target, comprehension_scopes])
+def test_a_loop_over_the_name_its_target_rebinds(f):
+    for x in (X, np.array([1.5, -0.3, 0.2, 0.9])):
+        assert_grad_matches(f, [x, 1.3])
+        assert_grad_matches(f, [x, -0.7])
+
+
+# Issue 13, the wide-shape fuzzer (seed 800128, --extended): a view of a view of an array
+# written in place later: `t1 = np.broadcast_to(t0[None, :], ...)` sees the writes into t0,
+# but only a read of `t0[None, :]` itself was checked, so t1 was taken as a copy and the
+# gradient was wrong (x got the adjoint of the values before the writes, w got zero).
+# np.atleast_2d, np.real, np.flip, np.split and the other view makers were not known as
+# views at all (wrong gradients too). Each is refused now, with the line.
+def view_of_a_view_written_later(x, w, b, s, c):
+    t0 = np.exp(c) * (abs(x))
+    t1 = np.broadcast_to(t0[None, :], (2, 4, 3))
+    t0[np.array([2, -1, 0, 3])] *= w
+    t0[[-3, 1]] = c
+    return np.mean(t1)
+
+
+def view_atleast_2d(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.atleast_2d(t0)
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_real(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.real(t0)
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_flip(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.flip(t0)
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_fliplr(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.fliplr(t0[None])
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_rot90(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.rot90(t0[None])
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_split(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.split(t0, [1])[1]
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_conj_method(x, w):
+    t0 = np.exp(w) * x
+    t1 = t0.conj()
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_ascontiguousarray(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.ascontiguousarray(t0)
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_t_of_an_index(x, w):
+    t0 = np.exp(w) * x
+    t1 = t0[:].T
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_reshape_of_an_index(x, w):
+    t0 = np.exp(w) * x
+    t1 = t0[None, :].reshape(3)
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def view_broadcast_of_an_index(x, w):
+    t0 = np.exp(w) * x
+    t1 = np.broadcast_to(t0[1:], (2, 2))
+    t0[1] = w
+    return np.sum(t1 * t1)
+
+
+def test_a_view_of_a_view_written_later_is_refused():
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(4, 3)), rng.normal(size=3)
+    with pytest.raises(SGCompilerError, match=r"view of an array that is written in place"):
+        grad(view_of_a_view_written_later, wrt=(0, 1))(x, w, 0.0, 0.0, 0.3)
+
+
+@pytest.mark.parametrize("f", [view_atleast_2d, view_real, view_flip, view_fliplr,
+                               view_rot90, view_split, view_conj_method,
+                               view_ascontiguousarray, view_t_of_an_index,
+                               view_reshape_of_an_index, view_broadcast_of_an_index])
+def test_a_view_maker_of_an_array_written_later_is_refused(f):
+    with pytest.raises(SGCompilerError) as info:
+        grad(f)(np.array([0.3, -1.2, 0.7]), 0.4)
+    message = str(info.value)
+    assert f"test_fuzz_regressions.py:{f.__code__.co_firstlineno + 2}" in message, message
+    assert "view" in message or "keeps a reference" in message, message
+
+
+# Issue 13, the wide-shape fuzzer with its new view makers (seeds 53, 62, 333, --extended):
+# np.ascontiguousarray (and np.asfortranarray) of a 0-d value returns shape (1,), but the
+# rule took the adjoint for the argument's own: ValueError "cannot broadcast a non-scalar
+# to a scalar array" or TypeError in the API. The adjoint is reshaped to the argument's.
+def contiguous_of_a_scalar(x, c):
+    t0 = np.ascontiguousarray(c)
+    return np.sum(t0 * x) + c * np.sum(np.asfortranarray(np.sum(x) * c) * t0)
+
+
+def test_contiguous_of_a_scalar():
+    for x in (X, np.array([[0.3, 0.2], [-0.1, 0.5]])):
+        assert_grad_matches(contiguous_of_a_scalar, [x, 0.7])
+        assert_grad_matches(contiguous_of_a_scalar, [x, np.array(-0.4)])
+
+
+# Issue 13, 1 (found probing names in loops by hand): a write into a dict, `d[k] = v`,
+# saved the old element as `d[k].copy()` for the adjoint sweep to put back: KeyError from
+# the generated code for a key the dict did not have yet, AttributeError for a float
+# element (of a list too). The old element is now saved by runtime.old_item (0.0 for a
+# new key: a zero of any structure).
+def dict_built_in_a_loop(x, y):
+    v = x * y
+    d = {}
+    for k in range(3):
+        d[k] = sum([v[k] * u for u in v])
+    return d[0] + d[2] * d[1]
+
+
+def dict_new_keys(x, y):
+    d = {}
+    d["a"] = x[0] * y
+    d["b"] = x[1:] * y
+    return d["a"] * np.sum(d["b"])
+
+
+def float_elements_replaced(x, y):
+    d = {"a": 1.0, "b": x * 2.0}
+    d["a"] = x[0] * y
+    lst = [1.0, 2.0]
+    lst[0] = x[1] * d["a"]
+    return lst[0] * lst[1] + np.sum(d["b"] * y)
+
+
+@pytest.mark.parametrize("f", [dict_built_in_a_loop, dict_new_keys, float_elements_replaced])
+def test_a_write_into_a_dict_or_list(f):
+    for x, y in ((X, 1.3), (np.array([1.5, -0.3, 0.2, 0.9]), -0.7)):
+        assert_grad_matches(f, [x, y])
+
+
+# Issue 13, the wide-shape fuzzer (seed 810654, --extended): the adjoint of a mean along
+# axis 0, unreduce(g / 4, x, 0), was taken for a broadcast scalar (the test read axis=0
+# as no axis, since 0 == False), so the consumers used g / 4 itself, of the reduction's
+# shape: ValueError from `db += ...` in the generated code, or a gradient of shape (1,)
+# for b of shape (4, 1).
+def mean_along_axis_0(b, w):
+    t5 = ((-(b * b - b)).mean(0)) * (np.sum(w, axis=0, keepdims=True))
+    return np.sum(np.sin(t5))
+
+
+def negated_mean_along_axis_0(b, w):
+    return np.sum(np.sin((-b).mean(0) * w))
+
+
+@pytest.mark.parametrize("f", [mean_along_axis_0, negated_mean_along_axis_0])
+def test_a_mean_along_axis_0_is_no_broadcast_scalar(f):
+    rng = np.random.default_rng(2)
+    for b, w in (((4, 1), (3, 4)), ((4, 3), (2, 3)), ((2, 1), (1, 1))):
+        args = [rng.normal(size=b), rng.normal(size=w)]
+        assert_grad_matches(f, args, wrt=(0,))

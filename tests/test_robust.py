@@ -234,6 +234,34 @@ def pad_stopped(x):
     return np.sum(stop_gradient(np.pad(x, 1, mode="linear_ramp"))) + np.sum(x ** 2)
 
 
+def average_local_returned(x, r):
+    return np.sum(np.average(x, weights=x, returned=r)[0])
+
+
+def linspace_local_retstep(x, r):
+    return np.sum(np.linspace(x, 2.0 * x, 5, retstep=r)[0])
+
+
+def interp_local_period(x, p):
+    return np.sum(np.interp(x, np.array([0.0, 1.0]), np.array([1.0, 3.0]), period=p))
+
+
+def solve_local_structure(x, a):
+    return np.sum(scipy.linalg.solve(np.diag(x) + 3.0, x, assume_a=a))
+
+
+def complex_local_cast(x, t):
+    return np.sum(np.abs(x.astype(t)))
+
+
+def pad_in_a_helper(x, m):
+    return np.sum(padded(x * 2.0, m))
+
+
+def padded(v, m):
+    return np.pad(v, 1, mode=m) ** 2
+
+
 def cross_2(a, b):
     c = np.cross(a, b)
     return np.sum(c ** 2 + c)
@@ -278,8 +306,46 @@ def test_an_unsupported_option_without_a_gradient_through_it_compiles(options_mo
     assert np.allclose(grad(options_module.pad_stopped)(x), 2 * x)
     # an option in a variable is known when the gradient runs (and checked then)
     assert_grad_matches(options_module.pad_local_mode, (x, "edge"), wrt=(0,))
-    with pytest.raises(NotImplementedError, match="np.pad.mode='linear_ramp'. is not supp"):
+    with pytest.raises(SGCompilerError, match="np.pad.mode='linear_ramp'. is not supp"):
         grad(options_module.pad_local_mode)(x, "linear_ramp")
+
+
+@pytest.mark.parametrize("name, option", [("average_local_returned", "returned"),
+                                          ("linspace_local_retstep", "retstep")])
+def test_a_flag_that_makes_a_tuple_must_be_a_literal(options_module, name, option):
+    """retstep=r in a variable made the adjoint code index a tuple as an array (ValueError
+    in the generated code when r is True): refused when compiled, with the line."""
+    f = getattr(options_module, name)
+    with pytest.raises(SGCompilerError) as info:
+        grad(f)(np.array([0.3, 0.6]), False)
+    message = str(info.value)
+    assert f"option_cases.py:{f.__code__.co_firstlineno + 1}" in message, message
+    assert f"pass {option}=False as a literal" in message, message
+
+
+@pytest.mark.parametrize("name, value, option", [
+    ("pad_local_mode", "linear_ramp", "np.pad(mode='linear_ramp')"),
+    ("interp_local_period", 2.0, "period=..."),
+    ("solve_local_structure", "banded", "assume_a='banded'"),
+    ("complex_local_cast", np.complex128, "complex dtype complex128"),
+    ("pad_in_a_helper", "linear_ramp", "np.pad(mode='linear_ramp')")])
+def test_an_unsupported_option_in_a_variable_is_refused_when_it_runs_with_its_line(
+        options_module, name, value, option):
+    """Issue 13: an option known only at run time raised NotImplementedError or TypeError
+    from a runtime helper; it is an SGCompilerError with the function, file and line of
+    the call (in the helper that makes it, for a helper), from grad, vjp and jacobian."""
+    f = getattr(options_module, name)
+    where = options_module.padded if name == "pad_in_a_helper" else f
+    place = f"{where.__name__} (option_cases.py:{where.__code__.co_firstlineno + 1})"
+    x = np.array([0.3, 0.6])
+    calls = [lambda: grad(f)(x, value), lambda: sgcompiler.value_and_grad(f)(x, value),
+             lambda: sgcompiler.jacobian(f, mode="rev")(x, value)]
+    for call in calls:
+        with pytest.raises(SGCompilerError) as info:
+            call()
+        message = str(info.value)
+        assert message.startswith(place + ": ") and option in message, message
+        assert message.endswith("]") and "[in: " in message, message
 
 
 @pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors")
@@ -521,8 +587,13 @@ def test_a_view_of_an_array_written_later_is_refused_when_compiled(tmp_path):
     # an index known only when it runs: an int is not a view, a slice is refused then
     x = np.array([0.5, -1.0, 2.0])
     assert np.allclose(grad(m.indexed)(x, 1), numeric_grad(lambda v: m.indexed(v, 1), (x,), 0))
-    with pytest.raises(SGCompilerError, match=rf"view_cases.py:{line + 14}: this reads a view"):
+    with pytest.raises(SGCompilerError) as info:
         grad(m.indexed)(x, slice(1, None))
+    # the same kind of message as when compiled: function, file, line, text (issue 13)
+    message = str(info.value)
+    assert message.startswith(f"indexed (view_cases.py:{line + 14}): this reads a view"), \
+        message
+    assert message.endswith("]") and "[in: " in message, message
 
 
 def test_a_deep_function_still_sees_a_name_rebound_later(tmp_path):

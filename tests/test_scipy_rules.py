@@ -109,11 +109,17 @@ def test_dirichlet_gradient_in_x_along_the_simplex():
         np.testing.assert_allclose(np.sum(dx * v), numeric, rtol=1e-5)
 
 
-def test_dirichlet_with_k_minus_one_components_is_refused_at_run_time():
-    rule = lookup(stats.dirichlet.logpdf)
-    x, alpha = np.array([0.2, 0.3]), np.array([1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="all K components"):
-        rule.source(1.0, stats.dirichlet.logpdf(x, alpha), x, alpha)
+def dirichlet_both(x, alpha):
+    return np.sum(stats.dirichlet.logpdf(x, alpha) + 0.1 * stats.dirichlet.pdf(x, alpha))
+
+
+def test_dirichlet_with_k_minus_one_components():
+    """SciPy reads x of K-1 components as a point whose last one is 1 - sum(x); the
+    gradient raised ValueError for it (issue 13). Any step keeps such a point inside the
+    simplex, so both gradients are checked against finite differences."""
+    alpha = np.array([1.5, 2.0, 3.0])
+    for x in (np.array([0.2, 0.3]), np.array([[0.2, 0.1, 0.5], [0.3, 0.6, 0.1]])):
+        assert_grad_matches(dirichlet_both, [x, alpha], wrt=(0, 1))
 
 
 # --- scipy.special ------------------------------------------------------------------------------

@@ -58,5 +58,7 @@ def test_tree_programs_of_this_run():
         found = _problems(seed, "new:")
         if found:
             problems.append(fuzz_session.reproduce(
-                seed, f"python3 tests/tree_fuzz.py --seed {seed}") + "\n" + "\n".join(found))
+                seed, f"python3 tests/tree_fuzz.py --seed {seed}",
+                "test_tree_programs.py::test_tree_programs_of_this_run") + "\n" +
+                "\n".join(found))
     assert not problems, "\n\n".join(problems)

@@ -83,7 +83,9 @@ def test_wide_shape_programs_of_this_run():
     accepted reason and not too many, no unstable reference."""
     problems, refusals, variants = [], 0, 0
     for seed in fuzz_session.program_seeds(NEW):
-        how = fuzz_session.reproduce(seed, f"python3 tests/shape_fuzz_wide.py --seed {seed}")
+        how = fuzz_session.reproduce(
+            seed, f"python3 tests/shape_fuzz_wide.py --seed {seed}",
+            "test_wide_shape_programs.py::test_wide_shape_programs_of_this_run")
         source, findings, unstable, refused = _outcome(seed, "new:")
         variants += 6
         refusals += len(refused)

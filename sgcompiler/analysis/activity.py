@@ -85,7 +85,13 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
 
 # results that may share memory with an input (views, the input itself)
 _VIEWS = {"np.reshape", "np.transpose", "np.squeeze", "np.expand_dims", "np.asarray",
-          "np.ravel", "np.swapaxes", "np.moveaxis", "np.broadcast_to", "np.diagonal"}
+          "np.ravel", "np.swapaxes", "np.moveaxis", "np.broadcast_to", "np.diagonal",
+          # (np.real(x) of a real x is x itself; the splits are lists of views)
+          "np.rollaxis", "np.diag", "np.linalg.diagonal", "np.atleast_1d", "np.atleast_2d",
+          "np.atleast_3d", "np.flip", "np.fliplr", "np.flipud", "np.rot90", "np.real",
+          "np.real_if_close", "np.ascontiguousarray", "np.asfortranarray", "mT",
+          "np.matrix_transpose", "np.linalg.matrix_transpose", "np.split", "np.array_split",
+          "np.hsplit", "np.vsplit", "np.dsplit"}
 
 
 def is_view(op, stmt) -> bool:
@@ -95,6 +101,11 @@ def is_view(op, stmt) -> bool:
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
             value.func.attr == "flatten":
         return False
+    if op.kind == RULE and op.rule.name == "np.conjugate":
+        # x.conj() of a real x is x itself; np.conjugate(x), a ufunc, makes a new array
+        return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+            and isinstance(value.func.value, gast.Name) and value.func.value.id not in \
+            ("np", "numpy")
     return op.kind == RULE and op.rule.name in _VIEWS
 
 
@@ -437,6 +448,14 @@ def _refuse_unsupported(fn, flows, varied, useful) -> None:
         for param, allowed in op.rule.supported.items():
             known, value = _literal(fn, op.args[param], local) if param in op.args \
                 else (True, op.rule.defaults.get(param))
+            if not known and allowed == (False,):
+                # a flag that makes the call return a tuple (retstep, returned): the
+                # code after the call is made for one result, so it must be known now
+                problems.append(describe(fn, stmt, f"{op.rule.name}'s {param} decides "
+                                                   "whether it returns one result or two, "
+                                                   "and only one has a gradient: pass "
+                                                   f"{param}=False as a literal"))
+                continue
             if not known:
                 continue        # a variable (a parameter, say): checked when it runs
             if callable(allowed):

@@ -81,27 +81,61 @@ def exclusive(path, other) -> bool:
     return False
 
 
+# calls and attributes whose result may be a view of their first operand (np.reshape(r),
+# r.reshape(...), r.T): a view of r, read after x is written, sees the write as r would
+VIEW_CALLS = frozenset({
+    "reshape", "transpose", "squeeze", "expand_dims", "asarray", "ravel", "swapaxes",
+    "moveaxis", "rollaxis", "broadcast_to", "diagonal", "diag", "atleast_1d", "atleast_2d",
+    "atleast_3d", "flip", "fliplr", "flipud", "rot90", "real", "real_if_close",
+    "ascontiguousarray", "asfortranarray", "matrix_transpose", "split", "array_split",
+    "hsplit", "vsplit", "dsplit", "view", "conj", "conjugate"})
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "real"})
+
+
 def reads_after_writes(body):
-    """ids of `r = x[...]` whose r is read after x is written in place: if r is a view,
-    the write changes it."""
+    """ids of `r = x[...]` whose r (or a view of r: np.broadcast_to(r, ...), r.T) is read
+    after x is written in place: if r is a view, the write changes it."""
     order = linear(body)
     found = set()
     for i, stmt in enumerate(order):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Subscript)
                 and isinstance(stmt.value.value, gast.Name) and not is_setitem(stmt)):
             continue
-        array, r = stmt.value.value.id, target_of(stmt)
+        array, aliases = stmt.value.value.id, {target_of(stmt)}
         written = False
         for later in order[i + 1:]:
-            if written and r in own_reads(later):
+            if written and aliases & own_reads(later):
                 found.add(id(stmt))
                 break
-            if isinstance(later, gast.Assign) and not is_setitem(later) and \
-                    target_of(later) == r:
-                break
+            if isinstance(later, gast.Assign) and not is_setitem(later):
+                if _view_of(later.value) in aliases:
+                    aliases.add(target_of(later))
+                else:
+                    aliases.discard(target_of(later))
+                if not aliases:
+                    break
             if is_setitem(later) and target_of(later) == array:
                 written = True
     return found
+
+
+def _view_of(value):
+    """The name whose memory `value` may share (a copy, an index, a view), or None."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+            value.func.attr in VIEW_CALLS:
+        value = value.args[0] if value.args and _is_module(value.func.value) \
+            else value.func.value
+    elif isinstance(value, gast.Attribute) and value.attr in VIEW_ATTRIBUTES or \
+            isinstance(value, gast.Subscript):
+        value = value.value
+    return value.id if isinstance(value, gast.Name) else None
+
+
+def _is_module(node) -> bool:
+    """`np` or `np.linalg` (the function form np.reshape(r, ...)), not r.reshape(...)."""
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name) and node.id in ("np", "numpy", "onp", "jnp")
 
 
 def own_reads(stmt) -> set:

@@ -26,7 +26,7 @@ import gast
 import numpy
 
 from .. import rules, runtime
-from ..errors import error_at
+from ..errors import SourceUnavailable, error_at
 from ..ir.builders import const, load, store
 from ..ir.naming import jvp_function_name
 from ..analysis.activity import Activity
@@ -269,7 +269,10 @@ class _Forward:
                        and isinstance(self.shapes.dtype(a.id), numpy.dtype))
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and
                           self.shapes.kind(a.id) != ARRAY)
-        piece = self.pieces(op.rule, active, arrays, trees)
+        try:
+            piece = self.pieces(op.rule, active, arrays, trees)
+        except SourceUnavailable as exc:      # say where it is called, too
+            raise error_at(stmt, self.fn, f"calling {op.what}: {exc}") from None
         self.linker.pieces.append(piece)
         call = copy.deepcopy(stmt.value)
         call.func = load(self.linker.name_for(piece.name, piece.cell))

@@ -25,7 +25,8 @@ class IterationForms:
 
     def stmt_For(self, stmt):
         lineno = self.lineno
-        self.rebound_in_loop = {n.id for s in stmt.body for n in gast.walk(s)
+        # the target too: `for v in v` rebinds the name of the sequence it indexes
+        self.rebound_in_loop = {n.id for s in [stmt.target] + stmt.body for n in gast.walk(s)
                                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         iterable, elements = self.iteration(stmt.iter)
         index = self.namer.temp(_index_hint(stmt.target)) if elements else None

@@ -436,16 +436,16 @@ class _Normalizer(IterationForms):
                 isinstance(e, gast.Constant) and (e.value is Ellipsis or type(e.value) is int
                                                   and 0 <= e.value < 52) for e in items)
             if not ok:
-                raise error_at(node, self.fn, "np.einsum with index lists is supported when "
-                                              "each list is written out as a tuple of ints "
-                                              "(0 to 51) and ...; or give the subscripts "
-                                              "as a string ('ij,jk->ik')")
+                return None
             return "".join("..." if e.value is Ellipsis else letters[e.value] for e in items)
         args = list(node.args)
-        operands, sublists = args[0:len(args) - len(args) % 2:2], args[1::2]
-        spec = ",".join(text(s) for s in sublists)
+        operands = args[0:len(args) - len(args) % 2:2]
+        texts = [text(s) for s in args[1::2] + args[len(args) - len(args) % 2:]]
+        if None in texts:
+            return node     # lists held in variables: the einsum rule reads them when it runs
+        spec = ",".join(texts[:len(args) // 2])
         if len(args) % 2:
-            spec += "->" + text(args[-1])
+            spec += "->" + texts[-1]
         subscripts = gast.Constant(value=spec, kind=None)
         return gast.Call(func=node.func, args=[subscripts] + operands, keywords=node.keywords)
 

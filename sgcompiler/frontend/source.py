@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import SGCompilerError
+from ..errors import SGCompilerError, SourceUnavailable
 from .depends import note_name
 from .forms.lifted import lifted_source
 from .forms.lambdas import is_lambda, lambda_def, lambda_name
@@ -107,7 +107,7 @@ def parse_function(fn) -> FunctionSource:
         lines, firstlineno = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     except (OSError, TypeError) as exc:
-        raise SGCompilerError(_undecodable(fn) or
+        raise SourceUnavailable(_undecodable(fn) or
             f"{name}: its source code is not available ({exc}); sgcompiler reads the source, "
             "so define the function in a file (not in an interactive prompt or exec)") from None
     text = textwrap.dedent("".join(lines))

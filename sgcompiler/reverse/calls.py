@@ -14,6 +14,7 @@ import copy
 import gast
 import numpy as np
 
+from ..errors import SourceUnavailable, error_at
 from ..frontend.source import function_name
 from ..ir.builders import load, store
 from ..analysis.ops import target_of
@@ -44,7 +45,10 @@ class CallSweeps:
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
             self.shapes.kind(a.id) == CONTAINER or
             self.shapes.kind(a.id) == EITHER and a.id not in self.call_results))
-        piece = self.pieces(op.rule, active, arrays, trees)
+        try:
+            piece = self.pieces(op.rule, active, arrays, trees)
+        except SourceUnavailable as exc:      # say where it is called, too
+            raise error_at(stmt, self.fn, f"calling {op.what}: {exc}") from None
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
         self.linker.pieces.append(piece)

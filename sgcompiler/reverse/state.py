@@ -146,7 +146,9 @@ class AdjointState:
             pass                # a constant summed to x's shape: broadcast to it
         elif not (isinstance(expr, gast.Call) and 2 <= len(expr.args) <= 4 and not expr.keywords
                   and helper is runtime.unreduce
-                  and all(isinstance(a, gast.Constant) and a.value in (None, False)
+                  # (axis=None, keepdims=False; `is`, as 0 == False: axis=0 is no scalar)
+                  and all(isinstance(a, gast.Constant) and (a.value is None or
+                                                           a.value is False)
                           for a in expr.args[2:])):
             return False
         scalar, shape = expr.args[:2]

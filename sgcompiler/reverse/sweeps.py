@@ -343,11 +343,16 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
     def primal_setitem(self, stmt, target, in_loop):
         """x[i] = v overwrites x[i]: keep the old element if the adjoint sweep reads x."""
         out = []
-        if target in self.needed:
+        if target in self.needed and self.shapes.kind(target) != ARRAY:
+            # d[k] = v into a dict may add the key, and an element may be a float
+            old = self.helper_call("old_item", [load(target),
+                                                copy.deepcopy(stmt.targets[0].slice)])
+        elif target in self.needed:
             old = gast.Call(func=gast.Attribute(value=copy.deepcopy(stmt.targets[0]),
                                                 attr="copy", ctx=gast.Load()),
                             args=[], keywords=[])
             old.func.value.ctx = gast.Load()
+        if target in self.needed:
             if in_loop:
                 self.saved[id(stmt)] = None
                 push = self.push(target, stmt)
@@ -370,7 +375,8 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
             raise error_at(stmt, self.fn, _VIEW_WRITTEN)
         check = gast.Expr(value=self.helper_call("not_a_view", [
             load(target_of(stmt)), load(stmt.value.value.id),
-            const(f"{self.fn.short_filename}:{stmt.lineno}")]))
+            const(f"{self.fn.name} ({self.fn.short_filename}:{stmt.lineno})"),
+            const(self.fn.line_text(stmt.lineno))]))
         check.lineno = stmt.lineno
         return [check]
 

@@ -62,10 +62,12 @@ def linalg_tensordot(g, ans, x1, x2, *, axes=2):
 
 
 @vjp(np.einsum, notes="x0...x7 are the operands: up to 8; subscripts as a string (any, "
-                      "with '...' and repeated indices)")
+                      "with '...' and repeated indices), or index lists after the operands")
 def einsum(g, ans, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None,
            x7=None, *, optimize=False):
-    return (None, einsum_grad(g, 0, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+    # (`subscripts` is the first operand when index lists held in variables follow it)
+    return (einsum_grad(g, -1, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad(g, 0, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
             einsum_grad(g, 1, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
             einsum_grad(g, 2, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
             einsum_grad(g, 3, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),

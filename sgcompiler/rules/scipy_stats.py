@@ -159,7 +159,7 @@ def poisson_logsf(g, ans, k, mu, loc=0):
 
 # --- scipy.stats.dirichlet and multivariate_normal -------------------------------------------
 
-_DIRICHLET = "x with all K components along its first axis; alpha 1-D"
+_DIRICHLET = "x with K or K-1 components (the last is 1 - sum) along its first axis; alpha 1-D"
 
 
 @vjp(scipy.stats.dirichlet.logpdf, name="scipy.stats.dirichlet.logpdf", notes=_DIRICHLET)

@@ -142,9 +142,14 @@ def float64(g, ans, x):
     return g
 
 
-@vjp(np.asarray, np.ascontiguousarray, np.asfortranarray)
+@vjp(np.asarray)
 def asarray(g, ans, a, dtype=None):
     return g
+
+
+@vjp(np.ascontiguousarray, np.asfortranarray)
+def ascontiguousarray(g, ans, a, dtype=None):
+    return np.reshape(g, np.shape(a))       # (a 0-d a gives an array of shape (1,))
 
 
 @vjp(np.array)

@@ -291,13 +291,26 @@ def tree_with(like, key, g):
     return {key: g}         # a record's field (a NamedTuple's too), a dict's entry
 
 
-def not_a_view(value, array, where):
+def old_item(container, key):
+    """container[key] before `container[key] = v` replaces it, for the adjoint sweep to
+    put back: a copy (an array element may be written in place later), or 0.0 (a zero of
+    any structure) for a key that a dict does not have yet."""
+    if isinstance(container, dict) and key not in container:
+        return 0.0
+    old = container[key]
+    return old.copy() if hasattr(old, "copy") else old
+
+
+def not_a_view(value, array, where, text=""):
     """Refuse `value = array[...]` being a view when `array` is later written in place
-    (an index known only at run time; a slice is refused when compiled)."""
+    (an index known only at run time; a slice is refused when compiled). `where` is
+    `f (file:line)`, `text` that line."""
     if isinstance(value, np.ndarray) and np.shares_memory(value, array):
+        shown = f" [in: {text}]" if text else ""
         raise SGCompilerError(
-            f"{where}: this reads a view of an array that is written in place later, so the "
-            "write would change the value read here; read a copy instead: x[...].copy()")
+            f"{where}: this reads a view of an array that is written in place later (the "
+            "index is a slice when it runs), so the write would change the value read "
+            f"here; read a copy instead: x[...].copy(){shown}")
 
 
 def float_dtype(*xs):

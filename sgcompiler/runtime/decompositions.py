@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import RuntimeRefusal
 from .core import as_float, float_dtype, mT
 from .linalg import fold_lower, pinv_grad
 
@@ -33,9 +34,9 @@ def _extra_columns(name, g, k, axis):
         return g
     extra = g[..., k:] if axis == -1 else g[..., k:, :]
     if np.any(extra != 0):
-        raise ValueError(f"{name}: the loss reads the columns of a full orthogonal factor "
-                         "beyond min(m, n), which are not unique and have no gradient; "
-                         "pass full_matrices=False (svd) or mode='reduced' (qr)")
+        raise RuntimeRefusal(f"{name}: the loss reads the columns of a full orthogonal factor "
+                             "beyond min(m, n), which are not unique and have no gradient; "
+                             "pass full_matrices=False (svd) or mode='reduced' (qr)")
     return g[..., :k] if axis == -1 else g[..., :k, :]
 
 
@@ -137,8 +138,8 @@ def qr_grad(g, ans, a, mode="reduced"):
     """Gradient of np.linalg.qr(a): of (Q, R), or of R alone with mode='r'. A wide a
     (m < n) splits as [X | Y], R = [U | V]: X = Q U as above (with gQ + Y gV^T), gY = Q gV."""
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"np.linalg.qr: no gradient for mode={mode!r}; use 'reduced', "
-                         "'complete' or 'r'")
+        raise RuntimeRefusal(f"np.linalg.qr: no gradient for mode={mode!r}; use 'reduced', "
+                             "'complete' or 'r'")
     m, n = np.shape(a)[-2], np.shape(a)[-1]
     k = min(m, n)
     if mode == "r":
@@ -164,8 +165,8 @@ def qr_tangent_of(t, ans, a, mode="reduced"):
     wide a splits as [X | Y], with dV = dQ^T Y + Q^T tY."""
     if mode not in ("reduced", "r") and not (mode == "complete" and
                                             np.shape(a)[-2] <= np.shape(a)[-1]):
-        raise ValueError(f"np.linalg.qr: no tangent for mode={mode!r} of this shape; use "
-                         "'reduced' or 'r'")
+        raise RuntimeRefusal(f"np.linalg.qr: no tangent for mode={mode!r} of this shape; use "
+                             "'reduced' or 'r'")
     q, r = np.linalg.qr(a) if mode == "r" else ans
     k = np.shape(r)[-2]
     tx, rx = t[..., :k], r[..., :k]
@@ -243,8 +244,8 @@ def lstsq_tangent_of(a_dot, b_dot, ans, a, b):
 
 def _real_spectrum(w, name):
     if np.iscomplexobj(w):
-        raise ValueError(f"{name}: the matrix has complex eigenvalues; sgcompiler "
-                         "differentiates it only where every eigenvalue is real")
+        raise RuntimeRefusal(f"{name}: the matrix has complex eigenvalues; sgcompiler "
+                             "differentiates it only where every eigenvalue is real")
 
 
 def _eig_gaps_inverse(w):

@@ -308,19 +308,36 @@ def _einsum_parse(subscripts, ndims):
     return expanded, output
 
 
+def _einsum_sublists(i, args):
+    """np.einsum(a, [0, 1], b, [1, 2], [0, 2]) (index lists held in variables, so the front
+    end could not write them as a string): (subscripts string, operands, the operand that
+    argument i + 1 is, or None for an index list)."""
+    count = len(args) // 2
+    text = [_sublist_text(s) for s in args[1::2][:count]]
+    spec = ",".join(text) + ("->" + _sublist_text(args[-1]) if len(args) % 2 else "")
+    position = i + 1
+    k = position // 2 if position % 2 == 0 and position // 2 < count else None
+    return spec, list(args[0::2][:count]), k
+
+
+def _sublist_text(sublist) -> str:
+    letters = string.ascii_uppercase + string.ascii_lowercase    # as NumPy numbers them
+    return "".join("..." if e is Ellipsis else letters[e] for e in sublist)
+
+
 def einsum_grad(g, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None,
                 x6=None, x7=None):
-    """Gradient of np.einsum(subscripts, x0, x1, ...) with respect to operand i: an einsum
+    """Gradient of np.einsum(subscripts, x0, x1, ...) with respect to operand i (-1: the
+    first argument, an operand when the index lists follow the operands): an einsum
     of g with the other operands, broadcast over indices that only operand i has and
     written onto the diagonal for an index repeated in it ('ii->i')."""
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("the gradient of np.einsum is supported for subscripts "
-                                  "given as a string")
     operands = [x0, x1, x2, x3, x4, x5, x6, x7]
-    while operands[-1] is None:
+    while operands and operands[-1] is None:
         operands.pop()
-    if i >= len(operands):
-        return None         # no such operand (the rule has room for eight)
+    if not isinstance(subscripts, str):
+        subscripts, operands, i = _einsum_sublists(i, [subscripts] + operands)
+    if i is None or i < 0 or i >= len(operands):
+        return None         # an index list, or no such operand (the rule has room for 8)
     inputs, output = _einsum_parse(subscripts, [np.ndim(x) for x in operands])
     x, mine = np.asarray(operands[i]), inputs[i]
     others = [s for k, s in enumerate(inputs) if k != i]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import RuntimeRefusal
 from .core import float_dtype, reduced_axes, reduced_size, unreduce
 
 
@@ -140,8 +141,8 @@ def average_grad_weights(g, ans, a, axis=None, weights=None, keepdims=False, ret
 
 def _no_returned(returned):
     if returned:
-        raise NotImplementedError("the gradient of np.average(..., returned=True) is not "
-                                  "supported; compute np.sum(weights) separately")
+        raise RuntimeRefusal("the gradient of np.average(..., returned=True) is not "
+                             "supported; compute np.sum(weights) separately")
 
 
 def divide_or_zero(g, d):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ..errors import RuntimeRefusal
 from .core import float_dtype, mT, unbroadcast, unreduce
 from .linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
 
@@ -23,9 +24,9 @@ def _triangle(assume_a, lower):
         return None
     if assume_a in _SYMMETRIC:
         return lower
-    raise NotImplementedError(f"the gradient of scipy.linalg.solve/inv with assume_a="
-                              f"{assume_a!r} is not supported; the supported structures are "
-                              "general, symmetric and positive definite")
+    raise RuntimeRefusal(f"the gradient of scipy.linalg.solve/inv with assume_a="
+                         f"{assume_a!r} is not supported; the supported structures are "
+                         "general, symmetric and positive definite")
 
 
 def inv_grad(g, ans, a, assume_a=None, lower=False):

@@ -13,6 +13,7 @@ import numpy as np
 from scipy.special import digamma
 from scipy.stats import norm
 
+from ..errors import RuntimeRefusal
 from .core import unbroadcast
 
 
@@ -127,25 +128,32 @@ def poisson_dlogpmf_dmu(k, mu, loc=0):
     return np.where(inside, k / mu - 1.0, 0.0)
 
 
-def dirichlet_check(x, alpha):
-    """x's components run along its first axis, as many as alpha has."""
-    if np.ndim(alpha) != 1 or np.shape(x)[0] != np.shape(alpha)[0]:
-        raise ValueError(f"the gradient of scipy.stats.dirichlet needs alpha 1-D and x with "
-                         f"len(alpha) components along its first axis (x: {np.shape(x)}, "
-                         f"alpha: {np.shape(alpha)}); give all K components, not K-1")
+def dirichlet_full(x, alpha):
+    """x with its K components along its first axis, as SciPy reads it: given K-1, the
+    last is 1 minus their sum. alpha must be 1-D (SciPy's own check, which the primal ran)."""
+    if np.ndim(alpha) != 1 or np.shape(x)[0] not in (np.shape(alpha)[0],
+                                                     np.shape(alpha)[0] - 1):
+        raise RuntimeRefusal(f"scipy.stats.dirichlet: alpha must be 1-D and x must have "
+                             f"len(alpha) or len(alpha) - 1 components along its first "
+                             f"axis (x: {np.shape(x)}, alpha: {np.shape(alpha)})")
+    if np.shape(x)[0] == np.shape(alpha)[0]:
+        return np.asarray(x)
+    return np.concatenate([x, (1.0 - np.sum(x, axis=0))[np.newaxis]], axis=0)
 
 
 def dirichlet_grad_x(g, x, alpha):
-    """Gradient of dirichlet.logpdf(x, alpha) in x: g (alpha - 1) / x, per component."""
-    dirichlet_check(x, alpha)
+    """Gradient of dirichlet.logpdf(x, alpha) in x: g (alpha - 1) / x, per component; for
+    x of K-1 components, whose last one is 1 - sum(x), minus that of the last."""
+    full = dirichlet_full(x, alpha)
     a = np.reshape(alpha, np.shape(alpha) + (1,) * (np.ndim(x) - 1))
-    return g * (a - 1.0) / x
+    grad = g * (a - 1.0) / full
+    return grad if np.shape(full) == np.shape(x) else grad[:-1] - grad[-1:]
 
 
 def dirichlet_grad_alpha(g, x, alpha):
     """Gradient of dirichlet.logpdf(x, alpha) in alpha: the sum over the points of
     g (log x_i + digamma(sum alpha) - digamma(alpha_i))."""
-    dirichlet_check(x, alpha)
+    x = dirichlet_full(x, alpha)
     logs = np.reshape(np.log(x), (np.shape(x)[0], -1))
     weights = np.reshape(np.broadcast_to(g, np.shape(x)[1:]), (-1,))
     return logs @ weights + np.sum(weights) * (digamma(np.sum(alpha)) - digamma(alpha))
@@ -212,7 +220,7 @@ def mvn_grad_cov(g, ans, x, mean=None, cov=1):
 def dirichlet_tangent_alpha(alpha_dot, x, alpha):
     """Tangent of dirichlet.logpdf(x, alpha) along alpha_dot, one per point:
     sum_i alpha_dot_i (log x_i + digamma(sum alpha) - digamma(alpha_i))."""
-    dirichlet_check(x, alpha)
+    x = dirichlet_full(x, alpha)
     weights = alpha_dot * (digamma(np.sum(alpha)) - digamma(alpha))
     return np.tensordot(alpha_dot, np.log(x), axes=(0, 0)) + np.sum(weights)
 

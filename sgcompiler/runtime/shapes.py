@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import RuntimeRefusal
 from .core import float_dtype, unbroadcast
 
 
@@ -79,8 +80,10 @@ def pad_grad(g, array, pad_width, mode="constant"):
     """Gradient of np.pad for the modes that copy elements (constant, edge, reflect,
     symmetric, wrap): padding an array of element numbers tells where each came from."""
     if mode not in COPYING_PAD_MODES:
-        raise NotImplementedError(f"the gradient of np.pad(mode={mode!r}) is not supported; "
-                                  f"the modes are {', '.join(COPYING_PAD_MODES)}")
+        raise RuntimeRefusal(f"the gradient of np.pad(mode={mode!r}) is not supported; the "
+                             f"modes are {', '.join(COPYING_PAD_MODES)}; pass one of them, "
+                             "or wrap the call in stop_gradient if no gradient should flow "
+                             "through it")
     array = np.asarray(array)
     source = np.arange(array.size).reshape(array.shape)
     if mode == "constant":
@@ -155,8 +158,8 @@ def linspace_fractions(g, num=50, endpoint=True, axis=0, retstep=False):
     """Where each point of np.linspace(start, stop, num) lies between start (0) and
     stop (1), shaped to broadcast against its result (`g`) along `axis`."""
     if retstep:
-        raise NotImplementedError("the gradient of np.linspace(..., retstep=True) is not "
-                                  "supported; compute the step as (stop - start) / (num - 1)")
+        raise RuntimeRefusal("the gradient of np.linspace(..., retstep=True) is not "
+                             "supported; compute the step as (stop - start) / (num - 1)")
     t = np.linspace(0.0, 1.0, num, endpoint=endpoint, dtype=float_dtype(g))
     shape = [1] * np.ndim(g)
     if shape:
@@ -200,8 +203,8 @@ def _interp_segment(x, xp):
 
 def _no_period(period):
     if period is not None:
-        raise NotImplementedError("the gradient of np.interp(..., period=...) is not "
-                                  "supported")
+        raise RuntimeRefusal("the gradient of np.interp(..., period=...) is not supported; "
+                             "reduce x modulo the period first (np.mod) and pass period=None")
 
 
 def polyval_grad_p(g, p, x):
@@ -321,8 +324,9 @@ def cast_grad(g, x, dtype):
     which are piecewise constant."""
     kind = np.dtype(dtype).kind
     if kind == "c":
-        raise TypeError("cannot differentiate a cast to a complex dtype; complex gradients "
-                        "are not supported")
+        raise RuntimeRefusal(f"the gradient of a cast to the complex dtype {np.dtype(dtype)} "
+                             "is not supported; cast to a real dtype, or wrap the call in "
+                             "stop_gradient if no gradient should flow through it")
     if kind != "f":
         return np.zeros(np.shape(x), dtype=float_dtype(x))
     return np.asarray(g, dtype=float_dtype(x))

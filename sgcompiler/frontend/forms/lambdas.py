@@ -22,7 +22,7 @@ import os
 
 import gast
 
-from ...errors import SGCompilerError
+from ...errors import SGCompilerError, SourceUnavailable
 
 
 def is_lambda(fn) -> bool:
@@ -61,13 +61,13 @@ def _located(code, qualname):
     lines = linecache.getlines(code.co_filename)
     where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
     if not lines:
-        raise SGCompilerError(
+        raise SourceUnavailable(
             f"lambda ({where}): its source code is not available; sgcompiler reads the "
             "source, so define the lambda in a file (not in an interactive prompt or exec)")
     try:
         module = gast.parse("".join(lines))
     except SyntaxError:
-        raise SGCompilerError(f"lambda ({where}): the source file cannot be parsed, so the "
+        raise SourceUnavailable(f"lambda ({where}): the source file cannot be parsed, so the "
                               "lambda's source cannot be found; define the function with def "
                               "in a file") from None
     on_line = [n for n in gast.walk(module)
@@ -75,7 +75,7 @@ def _located(code, qualname):
     on_line.sort(key=lambda n: n.col_offset)
     found = [n for n in on_line if _holds(n.body, code) and _same_parameters(n, code)]
     if not found:
-        raise SGCompilerError(
+        raise SourceUnavailable(
             f"lambda ({where}): no lambda in the source at line {code.co_firstlineno} "
             "matches this function (was the file edited after it was imported?); define "
             "the function with def, or import the file again")
