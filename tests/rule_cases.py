@@ -334,6 +334,7 @@ case(np.linalg.det, square(3))
 case(np.linalg.det, square(3, 2), id="stacked")
 for n in (0, 1, 3, -2):
     case(np.linalg.matrix_power, square(3), value(n), id=str(n))
+case(np.linalg.matrix_power, square(2, 3), value(4), id="stacked")
 case(np.linalg.cholesky, spd(3))
 case(np.linalg.cholesky, spd(3, 2), id="stacked")
 case(np.linalg.cholesky, spd(3), id="upper", upper=True)
@@ -347,6 +348,7 @@ case(np.linalg.pinv, square(3))
 case(np.linalg.pinv, normal(4, 2), id="tall")
 case(np.linalg.pinv, normal(2, 4), id="wide")
 case(np.linalg.pinv, spd(3), id="hermitian", hermitian=True)
+case(np.linalg.pinv, normal(2, 4, 3), id="stacked")
 
 # --- shapes, copies and indexing ---------------------------------------------------------------
 
@@ -489,6 +491,8 @@ case(np.select, value([np.array([True, False, False])]), arrays((2, 3)), value(0
      id="broadcast")
 case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 2)))
 case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2), (2,)), id="vectors")
+case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2)), id="row")
+case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 5), (5, 1), (1, 3)), id="five")
 for prim in (np.split, np.array_split):
     case(prim, normal(6, 2), value(3))
     case(prim, normal(2, 6), value([1, 4]), value(1), id="indices", unused=(1,))

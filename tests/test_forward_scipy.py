@@ -57,6 +57,21 @@ def mvn(x, cov):
     return scipy.stats.multivariate_normal.logpdf(x, np.zeros(3), cov)
 
 
+def matrix_functions(a, b):
+    """The scipy.linalg functions whose tangent rules came last, chained."""
+    s = _sym(a)
+    x = scipy.linalg.solve(a, b) + scipy.linalg.solve(s, b, assume_a="pos")
+    t = scipy.linalg.solve_triangular(a, x, lower=True, trans=1)
+    e = scipy.linalg.expm(0.1 * a) @ scipy.linalg.sqrtm(s)
+    w = scipy.linalg.eigvalsh(s) + np.diag(scipy.linalg.cholesky(s, lower=True))
+    return np.sum(e @ t) + scipy.linalg.det(a) * np.sum(w) \
+        + np.sum(scipy.linalg.inv(a) * e)
+
+
+def _sym(a):
+    return a @ a.T + 4.0 * np.eye(a.shape[0])
+
+
 def _banded_matrix():
     ab = R.normal(size=(3, 5))
     ab[1] += 4.0
@@ -73,10 +88,12 @@ CASES = [
     (stats_mix, lambda: (R.uniform(0.5, 1.5, size=4), 1.3)),
     (convolved, lambda: (R.normal(size=6), R.normal(size=3))),
     (mvn, lambda: (R.normal(size=(4, 3)), _spd(3))),
+    (matrix_functions, lambda: (R.normal(size=(3, 3)) + 3 * np.eye(3), R.normal(size=3))),
+    (matrix_functions, lambda: (R.normal(size=(4, 4)) + 4 * np.eye(4), R.normal(size=(4, 2)))),
 ]
 
 
-@pytest.mark.parametrize("f, make", CASES, ids=[f.__name__ for f, _ in CASES])
+@pytest.mark.parametrize("f, make", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
 def test_jvp_through_scipy_matches_finite_differences(f, make):
     primals = make()
     tangents = tuple(R.normal(size=np.shape(p)) if np.ndim(p) else float(R.normal())
