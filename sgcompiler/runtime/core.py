@@ -194,6 +194,14 @@ def written_part(g, index):
     return part
 
 
+def written_back(g, index, like):
+    """The adjoint of written_part(like, index) (its transpose): zeros of like's shape with
+    g assigned at index; with duplicates, assignment keeps the write written_part kept."""
+    out = np.zeros(np.shape(like), dtype=np.result_type(like, g, float))
+    out[index] = g
+    return out
+
+
 def _is_zero(a):
     return type(a) is float and a == 0.0
 
