@@ -286,6 +286,33 @@ def test_jvp_through_products_and_matrix_functions(n, m):
                                                        R.normal(size=b.shape)))
 
 
+def stopped_after_active(x, y):
+    """A name with a tangent that stop_gradient then rebinds: its tangent becomes zero."""
+    a = np.sin(x) * y
+    b = np.sum(a ** 2)
+    n = 0
+    while n < 2:         # (a loop, so that a keeps its name and its tangent)
+        n += 1
+        a = a * x
+    b = b + np.sum(a)
+    a = stop_gradient(x * 2.0 if y[-1] > 3.0 else x)
+    return b + np.sum(a * x)
+
+
+def test_stop_gradient_rebinding_a_name_with_a_tangent():
+    x, y, tx, ty = (R.normal(size=3) for _ in range(4))
+    _, out_dot = jvp(stopped_after_active, (x, y), (tx, ty))
+    c = x * 2.0 if y[-1] > 3.0 else x             # the stopped value, held constant
+
+    def held(x, y):
+        return np.sum((np.sin(x) * y) ** 2) + np.sum(np.sin(x) * y * x * x) + np.sum(c * x)
+    np.testing.assert_allclose(out_dot, fd_jvp(held, (x, y), (tx, ty)), rtol=1e-6)
+    gx, gy = grad(stopped_after_active, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(out_dot, gx @ tx + gy @ ty, rtol=1e-12)
+    source = jvp_source(stopped_after_active, (x, y), (x, y))
+    assert "stop_gradient" not in source.split("\n", 2)[2], source
+
+
 def adjoint_only(x):
     """A function with a user's adjoint rule and no tangent rule (every built-in has one)."""
     return x ** 3
