@@ -56,6 +56,11 @@ def jvp(f, primals, tangents):
     return out, _like_output(out_dot, out)
 
 
+jvp.sgcompiler_refused_inside = (
+    "for a scalar function g, the tangent is np.sum(grad(g)(x) * t), which can be "
+    "differentiated (grad(g) of a module-level g)")
+
+
 def _integer_tangent(f, name, value, tangent):
     """A tangent given for an integer or bool argument (every primal gets one, as in
     JAX): it can only be zero, and then the argument is a constant (None)."""
@@ -207,6 +212,11 @@ def jacobian(f, wrt=0, mode: str = "auto"):
     return jac
 
 
+jacobian.sgcompiler_refused_inside = (
+    "compute the rows as gradients, grad(gc)(x, c) for a module-level "
+    "def gc(x, c): return np.sum(g(x) * c) and each unit vector c, or the Jacobian outside")
+
+
 def _size(x) -> int:
     """The number of elements of an array, a number or a parameter tree's leaves."""
     return sum(int(np.size(leaf)) for _, leaf in leaves(x)) if is_tree(x) else int(np.size(x))
@@ -341,6 +351,11 @@ def hessian(f, wrt=0):
     return hess
 
 
+hessian.sgcompiler_refused_inside = (
+    "write the Hessian-vector products as grad(gv)(x, v) for a module-level "
+    "def gv(x, v): return np.sum(grad(g)(x) * v)")
+
+
 def _tree_hessian(f, name, args, position):
     """A tree of trees of blocks for a parameter tree x (dicts, lists, tuples): H[k1][k2]
     of shape leaf_k1.shape + leaf_k2.shape, as JAX's hessian gives it; one jvp of the
@@ -371,6 +386,9 @@ def hvp(f, x, v, *args, wrt=0):
     tangents[position] = v
     out_dot = jvp(gradient, primals, tuple(tangents))[1]
     return like_tree(out_dot, x) if is_tree(x) else out_dot
+
+
+hvp.sgcompiler_refused_inside = hessian.sgcompiler_refused_inside
 
 
 def _gradient_function(f, name, args):
