@@ -31,7 +31,8 @@ def _refuse_joined_containers(rev, stmt, op):
     not NumPy's, whose rules (unbroadcast) would give a wrong gradient."""
     if op.rule.primitive not in (operator.add, operator.mul):
         return
-    kinds = [rev.shapes.kind(n) for _, n in op.inputs]
+    # (a list built in this function: a parameter passed as a tree may hold an array)
+    kinds = [rev.shapes.kind(n) if n not in rev.norm.params else None for _, n in op.inputs]
     joined = op.rule.primitive is operator.add and len(kinds) == 2 and \
         all(k == CONTAINER_KIND for k in kinds)
     repeated = op.rule.primitive is operator.mul and CONTAINER_KIND in kinds and \

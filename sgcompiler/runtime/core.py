@@ -197,7 +197,7 @@ def written_part(g, index):
 def written_back(g, index, like):
     """The adjoint of written_part(like, index) (its transpose): zeros of like's shape with
     g assigned at index; with duplicates, assignment keeps the write written_part kept."""
-    out = np.zeros(np.shape(like), dtype=np.result_type(like, g, float))
+    out = np.zeros(np.shape(like), dtype=float_dtype(like, g))
     out[index] = g
     return out
 
