@@ -10,6 +10,7 @@ import scipy.linalg  # noqa: E402
 import scipy.signal  # noqa: E402
 import scipy.stats  # noqa: E402
 
+import sgcompiler  # noqa: E402
 from test_forward import check_jvp  # noqa: E402
 
 R = np.random.default_rng(14)
@@ -111,3 +112,38 @@ def test_jvp_of_dirichlet_along_the_simplex():
     x_dot = R.normal(size=x.shape)
     x_dot -= x_dot.mean(axis=0)                     # stays on the simplex
     check_jvp(dirichlet_points, (x, alpha), (x_dot, R.normal(size=3)))
+
+
+def second_inv(a):
+    return np.sum(scipy.linalg.inv(a) ** 3) + scipy.linalg.det(a) ** 2
+
+
+def second_solve(a):
+    x = scipy.linalg.solve(a, np.sin(a[0])) + scipy.linalg.solve(a @ a.T, a[1], assume_a="pos")
+    return np.sum(x ** 3) + np.sum(scipy.linalg.solve(a, a[:, :2], transposed=True) ** 2)
+
+
+def second_triangular(a):
+    return np.sum(scipy.linalg.solve_triangular(a, np.cos(a[:, 0]), lower=True) ** 3) + \
+        np.sum(scipy.linalg.solve_triangular(a, a[:, :2], trans=1) ** 2)
+
+
+def second_sqrtm(a):
+    return np.sum(scipy.linalg.sqrtm(a @ a.T + 3.0 * np.eye(a.shape[0])) ** 3)
+
+
+@pytest.mark.parametrize("f", [second_inv, second_solve, second_triangular, second_sqrtm])
+@pytest.mark.parametrize("n", [2, 3])
+def test_hessian_through_scipy_linalg_gradient_helpers(f, n):
+    """Forward over reverse through the gradient helpers read through their source,
+    against central differences of the first-order gradient."""
+    a = R.normal(size=(n, n)) + n * np.eye(n)
+    gradient, eps = sgcompiler.grad(f), 1e-5
+    columns = []
+    for i in range(a.size):
+        e = np.zeros(a.size)
+        e[i] = eps
+        e = e.reshape(a.shape)
+        columns.append(((gradient(a + e) - gradient(a - e)) / (2 * eps)).ravel())
+    expected = np.array(columns).T.reshape(a.shape + a.shape)
+    np.testing.assert_allclose(sgcompiler.hessian(f)(a), expected, rtol=1e-5, atol=1e-5)

@@ -22,7 +22,7 @@ from ..runtime.scipy_linalg import (cho_factor_tangent, cho_solve_tangent_factor
                                     solve_banded_tangent_ab, solve_tangent_matrix,
                                     solve_tangent_rhs, solve_triangular_tangent_a,
                                     sqrtm_tangent)
-from .registry import jvp, linear, vjp
+from .registry import jvp, linear, through_source, vjp
 
 
 def linalg(name, **options):
@@ -131,6 +131,12 @@ def block_diag(g, ans, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
             block_diag_grad(g, 5, a0, a1, a2, a3, a4, a5, a6, a7),
             block_diag_grad(g, 6, a0, a1, a2, a3, a4, a5, a6, a7),
             block_diag_grad(g, 7, a0, a1, a2, a3, a4, a5, a6, a7))
+
+
+# second order (grad of grad, hessian): these gradient helpers are differentiated through
+# their own source (rules/runtime.py says why); expm's needs a rule for expm_frechet first
+through_source(inv_grad, solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
+               solve_triangular_grad_b, sqrtm_grad)
 
 
 # --- tangent rules (forward mode) ------------------------------------------------------------
