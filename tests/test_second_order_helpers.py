@@ -106,6 +106,19 @@ def cumulative_product(x):
     return np.sum(np.cumprod(np.sin(x))) + np.sum(np.cumprod(x, axis=0) ** 2)
 
 
+def joined_and_split(x):
+    a, b = np.split(np.concatenate([np.sin(x), x ** 2]), 2)
+    return np.sum(a ** 3 * b)
+
+
+def spread(x):
+    return np.std(x) ** 3 + np.hypot(x[0], x[1]) ** 3
+
+
+def crossed(x):
+    return np.sum(np.cross(x, np.sin(x)) ** 2)
+
+
 def inverted_mask(x):
     """~ and & on masks (a KeyError inside the compiler before)."""
     keep = ~(x > 0.5) & (x > -2.0) | (x > 1.5) ^ (x < -3.0)
@@ -148,6 +161,11 @@ CASES = [
     (cumulative_product, lambda: R.normal(size=(3, 2))),
     (written, lambda: R.normal(size=4)),
     (inverted_mask, lambda: np.array([0.2, 0.9, -1.0, 1.7, -2.5])),
+    (joined_and_split, lambda: R.normal(size=3)),
+    (joined_and_split, lambda: R.normal(size=(2, 2))),
+    (spread, lambda: R.normal(size=4)),
+    (crossed, lambda: R.normal(size=3)),
+    (crossed, lambda: R.normal(size=(2, 3))),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
 

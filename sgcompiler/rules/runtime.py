@@ -37,6 +37,7 @@ from ..runtime import (cholesky_grad, cumprod_grad, diag_grad, diagonal_grad, ei
                        matrix_norm_grad, matrix_power_grad, multi_dot_grads, norm_grad,
                        pinv_grad, qr_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                        svd_grad, svdvals_grad, trace_grad, vector_norm_grad)
+from ..runtime import cross_grad, divide_or_zero, join_pieces, split_like
 from ..runtime.linalg import fold, fold_lower, fold_upper
 from .registry import linear, multilinear, nondifferentiable, through_source, vjp
 
@@ -232,7 +233,8 @@ through_source(prod_grad, cholesky_grad, cumprod_grad, diag_grad, diagonal_grad,
                eigvals_grad, eigvalsh_grad, lstsq_grad_a, lstsq_grad_b, matrix_norm_grad,
                matrix_power_grad, multi_dot_grads, norm_grad, pinv_grad, qr_grad,
                slogdet_grad, solve_grad_a, solve_grad_b, svd_grad, svdvals_grad,
-               trace_grad, vector_norm_grad, fold, fold_lower, fold_upper)
+               trace_grad, vector_norm_grad, fold, fold_lower, fold_upper,
+               split_like, join_pieces, divide_or_zero, cross_grad)
 
 
 # --- tangent rules (forward mode) -----------------------------------------------------------
