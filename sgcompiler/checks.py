@@ -128,6 +128,9 @@ def _directional(scalar, params, positions, args, rng, k):
     return function_from_text(text, name, namespace, "check_grads")
 
 
+check_grads.sgcompiler_refused_inside = "call it outside the differentiated function"
+
+
 def _differentiable(value) -> bool:
     if isinstance(value, (dict, list, tuple)):
         return bool(value) and all(_differentiable(v) for v in

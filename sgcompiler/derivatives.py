@@ -25,7 +25,7 @@ from .forward.batch import NotBatchable
 from .frontend.source import function_name
 from .pipeline import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
-from .tree_blocks import (flat, is_tree, leaves, nested_blocks, tree_jacobian_fwd,
+from .tree_blocks import (flat, is_tree, leaves, like_tree, nested_blocks, tree_jacobian_fwd,
                           tree_jacobian_rev, unit_trees)
 
 
@@ -59,6 +59,11 @@ def jvp(f, primals, tangents):
     except RuntimeRefusal as exc:
         raise located(exc) from None            # with the line whose tangent refused
     return out, _like_output(out_dot, out)
+
+
+jvp.sgcompiler_refused_inside = (
+    "for a scalar function g, the tangent is np.sum(grad(g)(x) * t), which can be "
+    "differentiated (grad(g) of a module-level g)")
 
 
 def _integer_tangent(f, name, value, tangent):
@@ -213,6 +218,11 @@ def jacobian(f, wrt=0, mode: str = "auto"):
     return jac
 
 
+jacobian.sgcompiler_refused_inside = (
+    "compute the rows as gradients, grad(gc)(x, c) for a module-level "
+    "def gc(x, c): return np.sum(g(x) * c) and each unit vector c, or the Jacobian outside")
+
+
 def _size(x) -> int:
     """The number of elements of an array, a number or a parameter tree's leaves."""
     return sum(int(np.size(leaf)) for _, leaf in leaves(x)) if is_tree(x) else int(np.size(x))
@@ -316,7 +326,9 @@ def hessian(f, wrt=0):
     its generated gradient, one jvp of the gradient code per column.
 
     Returns:
-        A function of f's arguments giving H of shape x.shape + x.shape.
+        A function of f's arguments giving H of shape x.shape + x.shape; for a parameter
+        tree x (dicts, lists, tuples), a tree of trees: H[k1][k2] of shape
+        leaf_k1.shape + leaf_k2.shape.
     """
     (name,) = wrt_names(f, (wrt,))
 
@@ -345,48 +357,44 @@ def hessian(f, wrt=0):
     return hess
 
 
+hessian.sgcompiler_refused_inside = (
+    "write the Hessian-vector products as grad(gv)(x, v) for a module-level "
+    "def gv(x, v): return np.sum(grad(g)(x) * v)")
+
+
 def _tree_hessian(f, name, args, position):
-    """H[i][j] (leaf_i.shape + leaf_j.shape) for a list or tuple of arrays: one jvp of
-    the generated gradient (a list) per element of the leaves."""
+    """A tree of trees of blocks for a parameter tree x (dicts, lists, tuples): H[k1][k2]
+    of shape leaf_k1.shape + leaf_k2.shape, as JAX's hessian gives it; one jvp of the
+    generated gradient (a tree) per element of the leaves, read in x's order."""
     x = args[position]
     _check_tree(f.__name__, name, x)
-    if any(isinstance(node, dict) for node in _containers(x)):
-        raise TypeError(f"{f.__name__}: hessian with respect to a dict is not supported yet "
-                        f"(forward mode cannot read the dict its gradient returns); pass "
-                        f"'{name}' as a list or tuple of arrays")
     gradient = _gradient_function(f, name, args)
     columns = []
     for e in unit_trees(x):
         tangents = [None] * len(args)
         tangents[position] = e
-        columns.append(flat(jvp(gradient, tuple(args), tuple(tangents))[1]))
+        columns.append(flat(like_tree(jvp(gradient, tuple(args), tuple(tangents))[1], x)))
     return nested_blocks(np.stack(columns, axis=-1), x)
-
-
-def _containers(tree):
-    if isinstance(tree, (dict, list, tuple)):
-        yield tree
-        for item in (tree.values() if isinstance(tree, dict) else tree):
-            yield from _containers(item)
 
 
 def hvp(f, x, v, *args, wrt=0):
     """The Hessian of f at x times v, without forming the Hessian: one jvp of the
     generated gradient. x is f's argument `wrt` (a position or a name; the first by
     default) and `args` are the others, in order: hvp(f, w, v, X, y, wrt="w") is
-    H(f(X, w, y)) v for def f(X, w, y). x may be a list or tuple of arrays (v alike)."""
+    H(f(X, w, y)) v for def f(X, w, y). x may be a parameter tree (a dict, list or
+    tuple of arrays and floats); v and the result then have its structure."""
     (name,) = wrt_names(f, (wrt,))
     position = _params(f).index(name)
     args = tuple(args)
     primals = args[:position] + (x,) + args[position:]
-    if any(isinstance(node, dict) for node in _containers(x)):
-        raise TypeError(f"{f.__name__}: hvp with respect to a dict is not supported yet "
-                        f"(forward mode cannot read the dict its gradient returns); pass "
-                        f"'{name}' as a list or tuple of arrays")
     gradient = _gradient_function(f, name, primals)
     tangents = [None] * len(primals)
     tangents[position] = v
-    return jvp(gradient, primals, tuple(tangents))[1]
+    out_dot = jvp(gradient, primals, tuple(tangents))[1]
+    return like_tree(out_dot, x) if is_tree(x) else out_dot
+
+
+hvp.sgcompiler_refused_inside = hessian.sgcompiler_refused_inside
 
 
 def _gradient_function(f, name, args):

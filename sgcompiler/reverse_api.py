@@ -67,6 +67,11 @@ class VJPFunction:
         return tuple(like_tree(g, p) for g, p in zip(grads, self._primals))
 
 
+vjp.sgcompiler_refused_inside = (
+    "vjp(g, x)[1](c) is grad(gc)(x, c) for a module-level def gc(x, c): "
+    "return np.sum(g(x) * c), which can be differentiated")
+
+
 def pair(fn, active, args, kwargs):
     """(forward, backward, Piece) of `fn` for the `active` parameters, specialised for the
     shapes of the array arguments and the parameter trees among `args`/`kwargs`."""

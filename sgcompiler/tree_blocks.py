@@ -62,6 +62,25 @@ def blocks(columns, tree, shape):
     return _rebuilt(tree, iter(parts))
 
 
+def like_tree(tree, like):
+    """`tree` (a gradient or tangent of `like`'s structure: dict keys in any order, a plain
+    0.0 for a part that is zero) in `like`'s structure and order, each leaf of its leaf's
+    shape and a float dtype."""
+    parts = []
+    for path, leaf in leaves(like):
+        value = tree
+        for key in path:
+            if not isinstance(value, (dict, list, tuple)):
+                assert np.ndim(value) == 0 and value == 0, \
+                    f"a tree's derivative has {value!r} where {like!r} has a container"
+                break
+            value = value[key]
+        dtype = np.result_type(leaf, float)
+        part = np.array(np.broadcast_to(np.asarray(value, dtype=dtype), np.shape(leaf)))
+        parts.append(float(part) if isinstance(leaf, float) else part)
+    return _rebuilt(like, iter(parts))
+
+
 def flat(tree) -> np.ndarray:
     """A tree (a tangent or a gradient of the tree's structure) as one vector."""
     return np.concatenate([np.ravel(np.asarray(leaf, dtype=float)) for _, leaf in leaves(tree)]

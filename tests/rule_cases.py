@@ -354,6 +354,7 @@ case(np.linalg.det, square(3))
 case(np.linalg.det, square(3, 2), id="stacked")
 for n in (0, 1, 3, -2):
     case(np.linalg.matrix_power, square(3), value(n), id=str(n))
+case(np.linalg.matrix_power, square(2, 3), value(4), id="stacked")
 case(np.linalg.cholesky, spd(3))
 case(np.linalg.cholesky, spd(3, 2), id="stacked")
 case(np.linalg.cholesky, spd(3), id="upper", upper=True)
@@ -367,6 +368,7 @@ case(np.linalg.pinv, square(3))
 case(np.linalg.pinv, normal(4, 2), id="tall")
 case(np.linalg.pinv, normal(2, 4), id="wide")
 case(np.linalg.pinv, spd(3), id="hermitian", hermitian=True)
+case(np.linalg.pinv, normal(2, 4, 3), id="stacked")
 
 # --- shapes, copies and indexing ---------------------------------------------------------------
 
@@ -511,6 +513,8 @@ case(np.select, value([np.array([True, False, False])]), arrays((2, 3)), value(0
      id="broadcast")
 case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 2)))
 case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2), (2,)), id="vectors")
+case(np.linalg.multi_dot, arrays((3,), (3, 4), (4, 2)), id="row")
+case(np.linalg.multi_dot, arrays((2, 3), (3, 4), (4, 5), (5, 1), (1, 3)), id="five")
 for prim in (np.split, np.array_split):
     case(prim, normal(6, 2), value(3))
     case(prim, normal(2, 6), value([1, 4]), value(1), id="indices", unused=(1,))
@@ -608,7 +612,8 @@ case(rt.tensordot_grad_b, normal(2, 5), normal(2, 3, 4), normal(3, 4, 5))
 # difference that moves x off ans would jump
 _X = np.array([[5, 20, -10, 20], [15, 2, 3, -4], [-20, -30, -10, -25]])
 case(rt.choose_grad, normal(3), value(np.max(_X, axis=1)), value(_X), value(1))
-case(rt.prod_grad, normal(3), value(np.prod(_X, axis=1)), value(_X), value(1))
+case(rt.written_part, normal(4), value(np.array([1, 3, 1])))
+case(rt.written_back, normal(3), value(np.array([1, 3, 1])), normal(4))
 case(rt.median_grad, normal(3), normal(3, 5), value(1))
 case(rt.cumsum_grad, normal(3, 4), normal(3, 4), value(1))
 case(rt.cumsum_grad, normal(12), normal(3, 4), id="flat")

@@ -59,12 +59,21 @@ case(scipy.linalg.solve_triangular, square(3), normal(3))
 case(scipy.linalg.solve_triangular, square(3), normal(3, 2), id="lower-trans", lower=True,
      trans=1)
 case(scipy.linalg.solve_triangular, square(3), normal(3), id="unit", unit_diagonal=True)
+case(scipy.linalg.solve_triangular, square(4), normal(4, 2), id="upper-C-unit", trans="C",
+     unit_diagonal=True)
+case(scipy.linalg.solve, square(4), normal(4), id="transposed-vector", transposed=True)
+case(scipy.linalg.inv, square(4), id="4")
 case(scipy.linalg.cholesky, spd(3))
 case(scipy.linalg.cholesky, spd(3), id="lower", lower=True)
 case(scipy.linalg.eigvalsh, spd(3))
 case(scipy.linalg.eigvalsh, spd(3), id="upper", lower=False)
 case(scipy.linalg.expm, lambda r: 0.5 * r.normal(size=(3, 3)))
+case(scipy.linalg.expm, lambda r: 0.5 * r.normal(size=(5, 5)), id="5")
 case(scipy.linalg.sqrtm, spd(3))
+case(scipy.linalg.sqrtm, spd(5), id="5")
+case(scipy.linalg.det, square(5), id="5")
+case(scipy.linalg.cholesky, spd(5), id="5")
+case(scipy.linalg.eigvalsh, spd(5), id="5")
 
 # Bessel functions: the order (first argument) gets no gradient and is not checked here;
 # x > 0, since jv, iv and ive of a negative x are nan for an order that is not a whole number

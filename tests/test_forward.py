@@ -267,13 +267,69 @@ def test_logistic_regression_hessian_is_the_closed_form():
                                rtol=1e-10, atol=1e-12)
 
 
+def products(a, b, x):
+    """The NumPy functions whose tangent rules came last; multi_dot's list has a constant."""
+    p = np.linalg.multi_dot([x, a, np.eye(a.shape[0]) + 0.5, b])
+    q = np.linalg.matrix_power(a, 3) - np.linalg.matrix_power(a, -2)
+    s = np.linalg.svd(b, compute_uv=False)
+    return np.sum(p) * np.sum(s) + np.sum(np.linalg.pinv(b) @ q) + np.sum(np.linalg.svdvals(a))
+
+
+@pytest.mark.parametrize("n, m", [(3, 2), (4, 5)])
+def test_jvp_through_products_and_matrix_functions(n, m):
+    a = R.normal(size=(n, n)) + n * np.eye(n)
+    b = R.normal(size=(n, m))
+    x = R.normal(size=n)
+    check_jvp(products, (a, b, x), (R.normal(size=a.shape), R.normal(size=b.shape),
+                                    R.normal(size=n)))
+    check_jvp(lambda a, b: products(a, b, x), (a, b), (R.normal(size=a.shape),
+                                                       R.normal(size=b.shape)))
+
+
+def stopped_after_active(x, y):
+    """A name with a tangent that stop_gradient then rebinds: its tangent becomes zero."""
+    a = np.sin(x) * y
+    b = np.sum(a ** 2)
+    n = 0
+    while n < 2:         # (a loop, so that a keeps its name and its tangent)
+        n += 1
+        a = a * x
+    b = b + np.sum(a)
+    a = stop_gradient(x * 2.0 if y[-1] > 3.0 else x)
+    return b + np.sum(a * x)
+
+
+def test_stop_gradient_rebinding_a_name_with_a_tangent():
+    x, y, tx, ty = (R.normal(size=3) for _ in range(4))
+    _, out_dot = jvp(stopped_after_active, (x, y), (tx, ty))
+    c = x * 2.0 if y[-1] > 3.0 else x             # the stopped value, held constant
+
+    def held(x, y):
+        return np.sum((np.sin(x) * y) ** 2) + np.sum(np.sin(x) * y * x * x) + np.sum(c * x)
+    np.testing.assert_allclose(out_dot, fd_jvp(held, (x, y), (tx, ty)), rtol=1e-6)
+    gx, gy = grad(stopped_after_active, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(out_dot, gx @ tx + gy @ ty, rtol=1e-12)
+    source = jvp_source(stopped_after_active, (x, y), (x, y))
+    assert "stop_gradient" not in source.split("\n", 2)[2], source
+
+
+def adjoint_only(x):
+    """A function with a user's adjoint rule and no tangent rule (every built-in has one)."""
+    return x ** 3
+
+
+@sgcompiler.adjoint(adjoint_only)
+def adjoint_only_rule(g, ans, x):
+    return 3.0 * g * x ** 2
+
+
 def no_rule_user(x):
-    return np.sum(np.linalg.matrix_power(x, 3))
+    return np.sum(adjoint_only(x))
 
 
 def test_missing_tangent_rule_is_a_clear_error():
     with pytest.raises(SGCompilerError, match=r"no tangent \(forward-mode\) rule for "
-                                              r"np.linalg.matrix_power.*sgcompiler.tangent"):
+                                              r".*adjoint_only.*sgcompiler.tangent"):
         jvp(no_rule_user, (np.eye(2),), (np.eye(2),))
 
 

@@ -78,15 +78,99 @@ def test_hessian_with_respect_to_a_list_matches_finite_differences_of_the_gradie
                                            column[i].reshape(-1), rtol=1e-4, atol=1e-6)
 
 
-def test_hessian_and_hvp_of_a_dict_are_refused_with_a_clear_error():
-    p, x = net_params(), R.normal(size=3)
+def dict_loss(p, x):
+    """Reads the leaves in another order than the dict has them, so its gradient's keys
+    come in another order too; a float leaf and a list inside the dict."""
+    h = np.tanh(x @ p["W"] + p["c"][0]) * p["s"]
+    return np.sum(h ** 2) + np.sum(np.sin(p["b"]) * p["c"][1]) + p["s"] ** 3 * np.sum(p["b"])
 
-    def loss(p, x):
-        return np.sum(net(p, x))
-    with pytest.raises(TypeError, match="with respect to a dict is not supported yet"):
-        hessian(loss)(p, x)
-    with pytest.raises(TypeError, match="with respect to a dict is not supported yet"):
-        hvp(loss, p, p, x)
+
+def dict_params(n):
+    return {"b": R.normal(size=2), "W": R.normal(size=(n, 2)), "s": 0.7,
+            "c": [R.normal(size=2), R.normal(size=2)]}
+
+
+DICT_LEAVES = [("b",), ("W",), ("s",), ("c", 0), ("c", 1)]
+
+
+def _bumped(tree, path, k, eps):
+    """A copy of the tree with element k of the leaf at `path` moved by eps."""
+    def build(node, where):
+        if isinstance(node, dict):
+            return {key: build(v, where + (key,)) for key, v in node.items()}
+        if isinstance(node, list):
+            return [build(v, where + (i,)) for i, v in enumerate(node)]
+        if where != path:
+            return node
+        if isinstance(node, float):
+            return node + eps
+        out = node.copy()
+        out.reshape(-1)[k] += eps
+        return out
+    return build(tree, ())
+
+
+def _fd_gradient_column(p, x, path, k, eps=1e-5):
+    """d grad / d (element k of the leaf at path), by central differences of grad."""
+    gradient = grad(dict_loss)
+    plus, minus = gradient(_bumped(p, path, k, eps), x), gradient(_bumped(p, path, k, -eps), x)
+    return {q: (np.asarray(_leaf(plus, q)) - np.asarray(_leaf(minus, q))) / (2 * eps)
+            for q in DICT_LEAVES}
+
+
+@pytest.mark.parametrize("n", [3, 1])
+def test_hessian_with_respect_to_a_dict_is_a_tree_of_trees(n):
+    p, x = dict_params(n), R.normal(size=n)
+    H = hessian(dict_loss)(p, x)
+    assert list(H) == list(p) and list(H["W"]) == list(p) and isinstance(H["c"], list)
+    for path in DICT_LEAVES:
+        leaf = np.asarray(_leaf(p, path))
+        for k in range(leaf.size):
+            column = _fd_gradient_column(p, x, path, k)
+            for q in DICT_LEAVES:
+                block = np.asarray(_leaf(_leaf(H, q), path))
+                row_leaf = np.asarray(_leaf(p, q))
+                assert block.shape == row_leaf.shape + leaf.shape, (q, path)
+                np.testing.assert_allclose(block.reshape(row_leaf.size, -1)[:, k],
+                                           column[q].reshape(-1), rtol=1e-5, atol=1e-6,
+                                           err_msg=f"H[{q}][{path}] column {k}")
+
+
+@pytest.mark.parametrize("n", [3, 2])
+def test_hvp_with_respect_to_a_dict_has_the_dict_structure(n):
+    p, x = dict_params(n), R.normal(size=n)
+    v = {"b": R.normal(size=2), "W": R.normal(size=(n, 2)), "s": 0.4,
+         "c": [R.normal(size=2), R.normal(size=2)]}
+    Hv = hvp(dict_loss, p, v, x)
+    assert list(Hv) == list(p) and isinstance(Hv["s"], float) and isinstance(Hv["c"], list)
+    eps = 1e-6
+    gradient = grad(dict_loss)
+
+    def moved(sign):
+        return {"b": p["b"] + sign * eps * v["b"], "W": p["W"] + sign * eps * v["W"],
+                "s": p["s"] + sign * eps * v["s"],
+                "c": [p["c"][i] + sign * eps * v["c"][i] for i in range(2)]}
+    plus, minus = gradient(moved(1), x), gradient(moved(-1), x)
+    for q in DICT_LEAVES:
+        expected = (np.asarray(_leaf(plus, q)) - np.asarray(_leaf(minus, q))) / (2 * eps)
+        np.testing.assert_allclose(_leaf(Hv, q), expected, rtol=1e-5, atol=1e-6, err_msg=q)
+
+
+def tuple_in_dict_loss(p):
+    a, b = p["pair"]
+    return np.sum(np.exp(a) * b) + np.sum(p["z"] ** 4)
+
+
+def test_hessian_of_a_dict_holding_a_tuple():
+    p = {"z": R.normal(size=2), "pair": (R.normal(size=2), R.normal(size=2))}
+    H = hessian(tuple_in_dict_loss)(p)
+    a, b = p["pair"]
+    assert isinstance(H["pair"], tuple) and isinstance(H["pair"][0]["pair"], tuple)
+    np.testing.assert_allclose(H["pair"][0]["pair"][0], np.diag(np.exp(a) * b), atol=1e-12)
+    np.testing.assert_allclose(H["pair"][0]["pair"][1], np.diag(np.exp(a)), atol=1e-12)
+    np.testing.assert_allclose(H["pair"][1]["pair"][1], np.zeros((2, 2)), atol=1e-12)
+    np.testing.assert_allclose(H["z"]["z"], np.diag(12 * p["z"] ** 2), atol=1e-12)
+    np.testing.assert_allclose(H["z"]["pair"][0], np.zeros((2, 2)), atol=1e-12)
 
 
 def middle(X, w, y):

@@ -6,8 +6,10 @@ import sys
 import pytest
 
 from sgcompiler import grad
+from sgcompiler.pipeline import compile_jvp
 import specimens_calls as C
 import specimens_control as L
+import specimens_stop as S
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "samples"))
 import em_gmm  # noqa: E402
@@ -51,3 +53,29 @@ def test_golden(name, update_golden):
             pytest.fail(f"{path} did not exist; written now, review and commit it")
     assert source == path.read_text(), f"generated code of {name} changed; review the " \
                                        "diff and run pytest --update-golden if it is better"
+
+
+# forward mode: the tangent function (what `sgcompiler FILE.py:f --mode forward` prints)
+FORWARD_CASES = {
+    "jvp_softmax_loss_stable": (stable_softmax.softmax_loss_stable, ("x",)),  # chain, stop
+    "jvp_stop_in_loop": (S.in_loop, ("x",)),
+    "jvp_while_with_break": (L.while_with_break, ("x",)),
+    "jvp_newton_while": (L.newton_sqrt, ("a",)),
+    "jvp_branch_in_loop": (L.loop_index_in_branch, ("x",)),
+    "jvp_branches": (L.conditional_defined, ("x",)),
+    "jvp_helper_call_in_loop": (C.helper_in_loop, ("W", "x", "b")),
+    "jvp_dict_parameters": (C.mlp, ("params",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD_CASES))
+def test_golden_forward(name, update_golden):
+    f, wrt = FORWARD_CASES[name]
+    source = compile_jvp(f, wrt).source
+    path = GOLDEN / f"{name}.py"
+    if update_golden or not path.exists():
+        path.write_text(source)
+        if not update_golden:
+            pytest.fail(f"{path} did not exist; written now, review and commit it")
+    assert source == path.read_text(), f"generated tangent code of {name} changed; review " \
+                                       "the diff and run pytest --update-golden if it is better"

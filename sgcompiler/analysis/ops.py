@@ -30,8 +30,10 @@ COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, S
 
 _BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
            gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
-           gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod}
-_UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_}
+           gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+           gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor}
+_UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+          gast.Invert: operator.invert}
 
 # x.name(...) -> the NumPy function that computes it, with x as the first argument
 _METHODS = {

@@ -120,11 +120,24 @@ class TangentRules:
 def _sum(terms):
     total = terms[0]
     for term in terms[1:]:
-        if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
-            total = gast.BinOp(left=total, op=gast.Sub(), right=term.operand)
+        positive = _without_minus(term)
+        if positive is not None:        # a + -b * c / d  ->  a - b * c / d
+            total = gast.BinOp(left=total, op=gast.Sub(), right=positive)
         else:
             total = gast.BinOp(left=total, op=gast.Add(), right=term)
     return total
+
+
+def _without_minus(term):
+    """-b, or a product or quotient whose first factor is -b (-b * c / d), without that
+    minus; None for any other term."""
+    if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
+        return term.operand
+    if isinstance(term, gast.BinOp) and isinstance(term.op, (gast.Mult, gast.Div)):
+        left = _without_minus(term.left)
+        if left is not None:
+            return gast.BinOp(left=left, op=term.op, right=term.right)
+    return None
 
 
 def _clone_swapping(node, swap):

@@ -31,7 +31,7 @@ from ..ir.builders import const, load, store
 from ..ir.naming import jvp_function_name
 from ..analysis.activity import Activity
 from ..analysis.complex_kinds import maybe_complex
-from ..analysis.ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, describe_stmt,
+from ..analysis.ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, STOPPED, describe_stmt,
                             is_append, is_setitem, target_of, assignments)
 from ..analysis.shapes import ARRAY, Shapes
 from ..reverse.inline import Linker
@@ -194,6 +194,14 @@ class _Forward:
         """The primal statement, then the tangent of what it computes."""
         target = target_of(stmt)
         op = describe_stmt(stmt, self.resolution, self.fn)
+        if op.kind == STOPPED and stmt.value.args:
+            # the identity, with a zero tangent (tangent code is not read again, so the call
+            # that tells the compiler so need not stay); copies are folded later
+            stmt = gast.copy_location(self.assign(target, copy.deepcopy(stmt.value.args[0]),
+                                                  stmt), stmt)
+            if not self.active(target):
+                return [stmt]
+            return [stmt, self.assign(self.tname(target), self.zero(load(target)), stmt)]
         if not self.active(target):
             return [stmt]
         if self.batched is not None and (op.kind == CALL or is_append(stmt) or
@@ -206,8 +214,9 @@ class _Forward:
         if is_setitem(stmt):
             return [stmt, self.setitem(stmt, op)]
         expr = self.tangent_of(stmt, op, target)
-        if expr is None:
-            expr = self.zero(load(target))
+        if expr is None:        # (a number's tangent is 0.0, whatever it is added to later)
+            expr = const(0.0) if self.batched is None and _number(stmt.value) else \
+                self.zero(load(target))
         elif not _fresh(expr) and (target in self.written or _reads_written(expr, self)):
             expr = self.np_call("copy", [expr])     # x_dot[i] = ... must not write into y_dot
         return [stmt, self.assign(self.tname(target), expr, stmt)]
@@ -288,6 +297,10 @@ class _Forward:
 def _is_range(node) -> bool:
     return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
         node.func.id == "range"
+
+
+def _number(expr) -> bool:
+    return isinstance(expr, gast.Constant) and type(expr.value) in (int, float)
 
 
 def _fresh(expr) -> bool:

@@ -103,8 +103,9 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
         return Callee(NONDIFF, obj, name=text)
     if isinstance(obj, type) and obj.__module__ == "builtins":
         return None
-    if is_helper(obj):      # a runtime helper with no rule (rules/runtime.py)
-        return None
+    if is_helper(obj):      # a runtime helper with no rule (rules/runtime.py): refused,
+        # unless it is one that is differentiated through its source
+        return Callee(USER, obj, name=text) if rules.registry.reads_source(obj) else None
     generated = getattr(type(obj), "as_function", None)
     if generated is not None and getattr(type(obj), "sgcompiler_transform", False):
         # a gradient made by sgcompiler (grad(g) called inside the function): its

@@ -32,6 +32,10 @@ def inline_transforms(fn: FunctionSource) -> FunctionSource:
              and isinstance(n.ctx, (gast.Store, gast.Param))}
     introduced, problems = {}, []
     for node in gast.walk(fn.tree):
+        refused = _refused_inside(fn, node, local)
+        if refused:
+            problems.append(describe(fn, node, refused))
+            continue
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Call)):
             continue
         inner = node.func
@@ -57,6 +61,27 @@ def inline_transforms(fn: FunctionSource) -> FunctionSource:
     if not introduced:
         return fn
     return replace(fn, introduced={**fn.introduced, **introduced})
+
+
+# the API functions that say, with `sgcompiler_refused_inside`, what to write instead of
+# calling them inside a differentiated function (only grad and value_and_grad are read)
+_API_NAMES = ("jvp", "vjp", "jacobian", "hessian", "hvp", "check_grads")
+
+
+def _refused_inside(fn, node, local) -> str | None:
+    """The refusal of a call of jvp, vjp, jacobian, hessian, hvp or check_grads, or None."""
+    if not isinstance(node, gast.Call):
+        return None
+    func = node.func
+    last = func.attr if isinstance(func, gast.Attribute) else \
+        func.id if isinstance(func, gast.Name) else None
+    if last not in _API_NAMES:
+        return None
+    found = module_level(fn, func, local)
+    why = getattr(found, "sgcompiler_refused_inside", None)
+    if why is None:
+        return None
+    return f"{last}(...) inside a differentiated function is not supported yet; {why}"
 
 
 class _NotConstant(Exception):

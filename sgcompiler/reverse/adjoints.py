@@ -13,15 +13,35 @@ adjoint is still zero (first write: `dx = ...`) and whether it owns its array (t
 from __future__ import annotations
 
 import copy
+import operator
 
 import gast
 
 from .. import rules, runtime
+from ..errors import error_at
 
 from ..ir.builders import const, load
 from .inline import inline, simplify
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND
+
+
+def _refuse_joined_containers(rev, stmt, op):
+    """a + b of two lists or tuples joins them and [a] * n repeats one: Python's operators,
+    not NumPy's, whose rules (unbroadcast) would give a wrong gradient."""
+    if op.rule.primitive not in (operator.add, operator.mul):
+        return
+    # (a list built in this function: a parameter passed as a tree may hold an array)
+    kinds = [rev.shapes.kind(n) if n not in rev.norm.params else None for _, n in op.inputs]
+    joined = op.rule.primitive is operator.add and len(kinds) == 2 and \
+        all(k == CONTAINER_KIND for k in kinds)
+    repeated = op.rule.primitive is operator.mul and CONTAINER_KIND in kinds and \
+        any(isinstance(a, gast.Constant) or (isinstance(a, gast.Name) and a.id in
+                                              rev.shapes.ints) for a in op.args.values())
+    if joined or repeated:
+        raise error_at(stmt, rev.fn, "joining lists or tuples with + (or repeating one with "
+                       "*) is not differentiated yet; build the list as one display "
+                       "[a, b, c] or with append in a loop")
 
 
 def contributions(rev, stmt, op, target, g):
@@ -30,6 +50,7 @@ def contributions(rev, stmt, op, target, g):
         name = op.inputs[0][1]
         return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
     if op.kind == RULE:
+        _refuse_joined_containers(rev, stmt, op)
         exprs = []
         g, exact = rev.rule_adjoint(op, target, g)
         for param, name in op.inputs:

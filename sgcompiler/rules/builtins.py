@@ -31,7 +31,7 @@ nondifferentiable(
     builtins.isinstance, builtins.print,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
     operator.not_, operator.floordiv, operator.is_, operator.is_not,
-    operator.contains,
+    operator.contains, operator.invert, operator.and_, operator.or_, operator.xor,
 )
 
 

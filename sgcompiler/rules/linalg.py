@@ -15,7 +15,9 @@ from ..runtime.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_gra
                               matmul_grad_right, matrix_power_grad, multi_dot_grads, pinv_grad,
                               slogdet_grad, solve_grad_a, solve_grad_b, svdvals_grad,
                               tensordot_grad_a, tensordot_grad_b, trace_grad, vecdot_grad)
-from ..runtime.tangents import cholesky_tangent_of, eigh_tangent_of, solve_tangent_a
+from ..runtime.tangents import (cholesky_tangent_of, eigh_tangent_of, matrix_power_tangent_of,
+                                multi_dot_tangent_of, pinv_tangent_of, solve_tangent_a,
+                                svdvals_tangent_of)
 from .registry import jvp, linear, multilinear, present, vjp
 
 # --- products ---------------------------------------------------------------------------------
@@ -246,3 +248,23 @@ def eigh_tangent(t, ans, a, UPLO="L"):
 @jvp(np.linalg.eigvalsh)
 def eigvalsh_tangent(t, ans, a, UPLO="L"):
     return eigh_tangent_of(t, np.linalg.eigh(a, UPLO), UPLO)[0]
+
+
+@jvp(np.linalg.matrix_power)
+def matrix_power_tangent(t, ans, a, n):
+    return matrix_power_tangent_of(t, a, n)
+
+
+@jvp(*present(np.linalg, "svdvals"))
+def svdvals_tangent(t, ans, x):
+    return svdvals_tangent_of(t, x)
+
+
+@jvp(np.linalg.pinv)
+def pinv_tangent(t, ans, a, rcond=None, hermitian=False, *, rtol=None):
+    return pinv_tangent_of(t, ans, a, hermitian)
+
+
+@jvp(np.linalg.multi_dot)
+def multi_dot_tangent(t, ans, arrays, *, out=None):
+    return multi_dot_tangent_of(t, arrays)

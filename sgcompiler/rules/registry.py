@@ -308,6 +308,26 @@ def add_source_module(name: str) -> None:
     _VERSION[0] += 1
 
 
+_SOURCE_HELPERS: dict[int, object] = {}    # id -> runtime helper read through its source
+
+
+def through_source(*helpers) -> None:
+    """Declare runtime helpers (the gradient helpers of rules/) whose own derivatives the
+    compiler takes by reading their source, as it reads a user function: grad of grad and
+    forward over reverse through them (rules/runtime.py lists them, and tests check each
+    at second order against finite differences)."""
+    for h in helpers:
+        assert id(h) not in _RULES, f"{h!r} has a rule and is read through its source"
+        _SOURCE_HELPERS[id(h)] = h
+
+
+def reads_source(obj) -> bool:
+    """Whether runtime helper `obj` is differentiated through its source: those declared,
+    and the private functions they call (generated code calls only public helpers)."""
+    return _SOURCE_HELPERS.get(id(obj)) is obj or \
+        (isinstance(obj, types.FunctionType) and obj.__name__.startswith("_"))
+
+
 def is_source_module(module: str | None) -> bool:
     return bool(module) and any(module == m or module.startswith(m + ".")
                                 for m in _SOURCE_MODULES)

@@ -32,8 +32,15 @@ from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choo
                        take_grad, tensordot_axes,
                        tensordot_grad_a, tensordot_grad_b, tile_grad, transpose_grad,
                        tree_item, tree_with, unbroadcast, unbroadcast_each,
-                       unbroadcast_sum, unreduce, zeros_tree)
-from .registry import linear, multilinear, nondifferentiable, vjp
+                       unbroadcast_sum, unreduce, written_back, written_part, zeros_tree)
+from ..runtime import (cholesky_grad, cumprod_grad, diag_grad, diagonal_grad, eig_grad,
+                       eigh_grad, eigvals_grad, eigvalsh_grad, lstsq_grad_a, lstsq_grad_b,
+                       matrix_norm_grad, matrix_power_grad, multi_dot_grads, norm_grad,
+                       pinv_grad, qr_grad, slogdet_grad, solve_grad_a, solve_grad_b,
+                       svd_grad, svdvals_grad, trace_grad, vector_norm_grad)
+from ..runtime import cross_grad, divide_or_zero, join_pieces, split_like
+from ..runtime.linalg import fold, fold_lower, fold_upper
+from .registry import linear, multilinear, nondifferentiable, through_source, vjp
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------
 
@@ -176,12 +183,16 @@ def choose_grad_(g, ans, g_, ans_, x, axis=None, keepdims=False):
             0.0, 0.0)
 
 
-# prod_grad does not read ans; its derivative in x (the products of all but two elements,
-# exact with zeros) has no rule yet: a second derivative of np.prod is refused
-@vjp(prod_grad, name="prod_grad")
-def prod_grad_(g, ans, g_, ans_, x, axis=None, keepdims=False):
-    return (np.sum(g * prod_grad(1.0, ans_, x, axis, keepdims), axis=axis, keepdims=keepdims),
-            0.0, None)
+# the value written by x[index] = v, without the writes a duplicate index overwrote, and
+# its transpose (zeros with g assigned at index: assignment keeps the same writes)
+@vjp(written_part, name="written_part")
+def written_part_(g, ans, g_, index):
+    return written_back(g, index, g_), 0.0
+
+
+@vjp(written_back, name="written_back")
+def written_back_(g, ans, g_, index, like):
+    return written_part(g, index), 0.0, 0.0
 
 
 @vjp(median_grad, name="median_grad")
@@ -229,6 +240,24 @@ def item_of_(g, ans, t, items, chosen):
     return picked(g, items, chosen), 0.0, 0.0
 
 
+# --- helpers read through their source ------------------------------------------------------
+#
+# The gradient helpers of the matrix functions, decompositions and norms are not linear in
+# most of their arguments (prod_grad's x: the products of all but two elements, exact
+# with zeros through its cumulative products), and their derivatives would be long rules
+# of their own. They are
+# ordinary NumPy code, so the compiler differentiates them as it does a user function (each
+# gets its own piece, in reverse and in forward mode): grad of grad, hessian and hvp go
+# through them. tests/test_second_order_helpers.py checks each at second order.
+
+through_source(prod_grad, cholesky_grad, cumprod_grad, diag_grad, diagonal_grad, eig_grad, eigh_grad,
+               eigvals_grad, eigvalsh_grad, lstsq_grad_a, lstsq_grad_b, matrix_norm_grad,
+               matrix_power_grad, multi_dot_grads, norm_grad, pinv_grad, qr_grad,
+               slogdet_grad, solve_grad_a, solve_grad_b, svd_grad, svdvals_grad,
+               trace_grad, vector_norm_grad, fold, fold_lower, fold_upper,
+               split_like, join_pieces, divide_or_zero, cross_grad)
+
+
 # --- tangent rules (forward mode) -----------------------------------------------------------
 #
 # Forward over reverse (hessian, hvp) reads generated gradient code, so these helpers need
@@ -238,9 +267,9 @@ def item_of_(g, ans, t, items, chosen):
 # only for their shape (0.0 above) have no tangent.
 
 linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
-       cast_grad, choose_grad, prod_grad, median_grad, cumsum_grad, take_grad, tile_grad,
+       cast_grad, choose_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
        scatter_item, tree_item, field, tree_with, picked, item_of,
-       sequence_adjoint, sequence_parts)
+       sequence_adjoint, sequence_parts, written_part, written_back)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)

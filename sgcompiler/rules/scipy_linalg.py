@@ -16,9 +16,13 @@ from ..runtime.scipy_linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
                                     solve_triangular_grad_a, solve_triangular_grad_b,
                                     sqrtm_grad, sylvester_adjoint)
 from ..runtime.scipy_linalg import (cho_factor_tangent, cho_solve_tangent_factor,
+                                    cholesky_tangent,
+                                    eigvalsh_tangent, expm_tangent, inv_tangent,
                                     lu_factor_tangent, lu_solve_tangent_factor,
-                                    solve_banded_tangent_ab)
-from .registry import jvp, linear, vjp
+                                    solve_banded_tangent_ab, solve_tangent_matrix,
+                                    solve_tangent_rhs, solve_triangular_tangent_a,
+                                    sqrtm_tangent)
+from .registry import jvp, linear, through_source, vjp
 
 
 def linalg(name, **options):
@@ -129,6 +133,12 @@ def block_diag(g, ans, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
             block_diag_grad(g, 7, a0, a1, a2, a3, a4, a5, a6, a7))
 
 
+# second order (grad of grad, hessian): these gradient helpers are differentiated through
+# their own source (rules/runtime.py says why); expm's needs a rule for expm_frechet first
+through_source(inv_grad, solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
+               solve_triangular_grad_b, sqrtm_grad)
+
+
 # --- tangent rules (forward mode) ------------------------------------------------------------
 
 linear(scipy.linalg.block_diag)
@@ -171,3 +181,54 @@ def solve_banded_jvp(ab_dot, b_dot, ans, l_and_u, ab, b, overwrite_ab=False,
                      overwrite_b=False, check_finite=True):
     return (solve_banded_tangent_ab(ab_dot, ans, l_and_u, ab),
             scipy.linalg.solve_banded(l_and_u, ab, b_dot))
+
+
+if "assume_a" in inspect.signature(scipy.linalg.inv).parameters:      # SciPy 1.17 and later
+    @jvp(scipy.linalg.inv)
+    def inv_jvp(t, ans, a, overwrite_a=False, check_finite=True, *, assume_a=None,
+                lower=False):
+        return inv_tangent(t, ans, assume_a, lower)
+else:
+    @jvp(scipy.linalg.inv)
+    def inv_jvp(t, ans, a, overwrite_a=False, check_finite=True):
+        return inv_tangent(t, ans)
+
+
+@jvp(scipy.linalg.det)
+def det_jvp(t, ans, a, overwrite_a=False, check_finite=True):
+    return ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+
+
+@jvp(scipy.linalg.solve)
+def solve_jvp(a_dot, b_dot, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False,
+              check_finite=True, assume_a=None, transposed=False):
+    return (solve_tangent_matrix(a_dot, ans, a, b, lower, assume_a, transposed),
+            solve_tangent_rhs(b_dot, a, lower, assume_a, transposed))
+
+
+@jvp(scipy.linalg.solve_triangular)
+def solve_triangular_jvp(a_dot, b_dot, ans, a, b, trans=0, lower=False, unit_diagonal=False,
+                         overwrite_b=False, check_finite=True):
+    return (solve_triangular_tangent_a(a_dot, ans, a, trans, lower, unit_diagonal),
+            scipy.linalg.solve_triangular(a, b_dot, trans=trans, lower=lower,
+                                          unit_diagonal=unit_diagonal))
+
+
+@jvp(scipy.linalg.cholesky)
+def cholesky_jvp(t, ans, a, lower=False, overwrite_a=False, check_finite=True):
+    return cholesky_tangent(t, ans, lower)
+
+
+@jvp(scipy.linalg.eigvalsh)
+def eigvalsh_jvp(t, ans, a, b=None, *, lower=True):
+    return eigvalsh_tangent(t, a, lower)
+
+
+@jvp(scipy.linalg.expm)
+def expm_jvp(t, ans, A):
+    return expm_tangent(t, A)
+
+
+@jvp(scipy.linalg.sqrtm)
+def sqrtm_jvp(t, ans, A):
+    return sqrtm_tangent(t, ans)

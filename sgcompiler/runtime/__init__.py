@@ -19,7 +19,8 @@ from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, ba
                    length, max_of, min_of, mT, not_a_view, old_item, picked, reduce_like,
                    reduced_axes, reduced_size, scalar_result, scatter_item, sequence_adjoint,
                    sequence_parts, stop_gradient, tree_item, tree_with, unbroadcast,
-                   unbroadcast_each, unbroadcast_sum, unreduce, written_part, zeros_tree)  # noqa: F401
+                   unbroadcast_each, unbroadcast_sum, unreduce, written_back, written_part,
+                   zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
                          choose_grad, cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
                          nan_count, prod_grad)  # noqa: F401

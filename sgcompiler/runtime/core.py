@@ -238,6 +238,14 @@ def written_part(g, index):
     return part
 
 
+def written_back(g, index, like):
+    """The adjoint of written_part(like, index) (its transpose): zeros of like's shape with
+    g assigned at index; with duplicates, assignment keeps the write written_part kept."""
+    out = np.zeros(np.shape(like), dtype=float_dtype(like, g))
+    out[index] = g
+    return out
+
+
 def _is_zero(a):
     return type(a) is float and a == 0.0
 

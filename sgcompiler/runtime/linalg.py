@@ -96,7 +96,10 @@ def matrix_power_grad(g, a, n):
     powers = [np.broadcast_to(np.eye(np.shape(a)[-1], dtype=float_dtype(a)), np.shape(a))]
     for _ in range(n - 1):
         powers.append(powers[-1] @ at)
-    return sum(powers[k] @ g @ powers[n - 1 - k] for k in range(n))
+    total = powers[0] @ g @ powers[n - 1]
+    for k in range(1, n):
+        total = total + powers[k] @ g @ powers[n - 1 - k]
+    return total
 
 
 # --- norms ------------------------------------------------------------------------------
@@ -123,7 +126,7 @@ def vector_norm_grad(g, ans, x, ord=2, axis=None, keepdims=False):
 def matrix_norm_grad(g, ans, x, ord="fro", axis=(-2, -1), keepdims=False):
     """Gradient of a matrix norm of x over the two axes `axis`."""
     x, g = np.asarray(x), as_float(g, x)
-    rows, cols = (a % x.ndim for a in axis)
+    rows, cols = axis[0] % x.ndim, axis[1] % x.ndim
     m = np.moveaxis(x, (rows, cols), (-2, -1))
     if keepdims:
         g = np.squeeze(g, axis=(rows, cols))
@@ -273,7 +276,8 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     k = np.shape(g)[-1]
     rows, cols = np.arange(k) + max(-offset, 0), np.arange(k) + max(offset, 0)
     out[..., rows, cols] = g
-    return np.moveaxis(out, (-2, -1), (axis1, axis2))
+    # (a copy: differentiated again, the written array must not be kept as a view)
+    return np.moveaxis(out.copy(), (-2, -1), (axis1, axis2))
 
 
 def diag_grad(g, v, k=0):
@@ -392,23 +396,41 @@ def multi_dot_grads(g, arrays):
     """Gradients of np.linalg.multi_dot(arrays) for each array, as a list: the product of
     those on its left, transposed, times g times the product of those on its right,
     transposed. A 1-D first (last) array is a row (column)."""
-    mats = [np.asarray(a) for a in arrays]
-    first_1d, last_1d = mats[0].ndim == 1, mats[-1].ndim == 1
-    mats[0] = mats[0][None, :] if first_1d else mats[0]
-    mats[-1] = mats[-1][:, None] if last_1d else mats[-1]
+    # (no list is written in place or joined with +: the helper is differentiated again)
+    count = len(arrays)
+    first_1d, last_1d = np.ndim(arrays[0]) == 1, np.ndim(arrays[-1]) == 1
+    mats = [_as_matrix_end(arrays[i], i, count) for i in range(count)]
     g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
     # the products of every prefix and every suffix, once each
-    prefix = [np.eye(mats[0].shape[0], dtype=float_dtype(g, *mats))]
+    prefix = [np.eye(mats[0].shape[0], dtype=float_dtype(g, mats[0]))]
     for m in mats[:-1]:
         prefix.append(prefix[-1] @ m)
-    suffix = [np.eye(mats[-1].shape[1], dtype=float_dtype(g, *mats))]
+    suffix = [np.eye(mats[-1].shape[1], dtype=float_dtype(g, mats[-1]))]
     for m in reversed(mats[1:]):
         suffix.append(m @ suffix[-1])
-    suffix.reverse()
-    grads = [mT(prefix[i]) @ g @ mT(suffix[i]) for i in range(len(mats))]
-    grads[0] = grads[0][0] if first_1d else grads[0]
-    grads[-1] = grads[-1][:, 0] if last_1d else grads[-1]
-    return grads
+    suffix = suffix[::-1]
+    return [_as_vector_end(mT(prefix[i]) @ g @ mT(suffix[i]), i, count, first_1d, last_1d)
+            for i in range(count)]
+
+
+def _as_matrix_end(a, i, count):
+    """multi_dot's i-th operand as a matrix: a 1-D first one is a row, a 1-D last one a
+    column."""
+    a = np.asarray(a)
+    if a.ndim == 1 and i == 0:
+        return a[None, :]
+    if a.ndim == 1 and i == count - 1:
+        return a[:, None]
+    return a
+
+
+def _as_vector_end(grad, i, count, first_1d, last_1d):
+    """The gradient of multi_dot's i-th operand, 1-D again where the operand was."""
+    if i == 0 and first_1d:
+        return grad[0]
+    if i == count - 1 and last_1d:
+        return grad[:, 0]
+    return grad
 
 
 def _ndim(a):

@@ -12,6 +12,7 @@ import scipy.linalg
 from ..errors import RuntimeRefusal
 from .core import float_dtype, mT, unbroadcast, unreduce
 from .linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
+from .tangents import cholesky_tangent_of
 
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
@@ -265,3 +266,69 @@ def solve_banded_tangent_ab(ab_dot, ans, l_and_u, ab):
     """Tangent of x = solve_banded((l, u), ab, b) along ab_dot: -A^-1 A' x (A' read from
     ab_dot's band as A is from ab's)."""
     return scipy.linalg.solve_banded(l_and_u, ab, -(_band_to_dense(*l_and_u, ab_dot) @ ans))
+
+
+def inv_tangent(a_dot, ans, assume_a=None, lower=False):
+    """Tangent of scipy.linalg.inv: -A^-1 A' A^-1 (A' from the triangle read, for
+    symmetric a)."""
+    triangle = _triangle(assume_a, lower)
+    a_dot = a_dot if triangle is None else _symmetric(a_dot, triangle)
+    return -(ans @ a_dot @ ans)
+
+
+def _solve_as(a, b, lower, assume_a, transposed):
+    """scipy.linalg.solve with the options of the call being differentiated."""
+    if _triangle(assume_a, lower) is None:
+        return scipy.linalg.solve(a, b, transposed=transposed)
+    return scipy.linalg.solve(a, b, lower=lower, assume_a=assume_a)
+
+
+def solve_tangent_matrix(a_dot, ans, a, b, lower=False, assume_a=None, transposed=False):
+    """Tangent of x = scipy.linalg.solve(a, b) along a: -A^-1 A' x (transposed: A^-T A'^T x;
+    A' from the triangle read, for symmetric a)."""
+    triangle = _triangle(assume_a, lower)
+    a_dot = (mT(a_dot) if transposed else a_dot) if triangle is None else \
+        _symmetric(a_dot, triangle)
+    return _solve_as(a, -(a_dot @ ans), lower, assume_a, transposed)
+
+
+def solve_tangent_rhs(b_dot, a, lower=False, assume_a=None, transposed=False):
+    """Tangent of scipy.linalg.solve(a, b) along b: the same solve of b's tangent."""
+    return _solve_as(a, b_dot, lower, assume_a, transposed)
+
+
+def solve_triangular_tangent_a(a_dot, ans, a, trans=0, lower=False, unit_diagonal=False):
+    """Tangent of x = scipy.linalg.solve_triangular(a, b) along a: -op(A)^-1 op(A') x, A'
+    the triangle read (without its diagonal when that is taken as ones)."""
+    part = np.tril(a_dot) if lower else np.triu(a_dot)
+    if unit_diagonal:
+        part = part - part * np.eye(np.shape(a_dot)[-1], dtype=part.dtype)
+    if trans in (1, 2, "T", "C"):
+        part = mT(part)
+    return scipy.linalg.solve_triangular(a, -(part @ ans), trans=trans, lower=lower,
+                                         unit_diagonal=unit_diagonal)
+
+
+def eigvalsh_tangent(a_dot, a, lower=True):
+    """Tangent of the eigenvalues of symmetric a (scipy.linalg.eigvalsh): diag(V^T S V),
+    S the symmetric matrix of a_dot's triangle read (distinct eigenvalues)."""
+    w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+    s = _symmetric(a_dot, lower)
+    return np.diagonal(mT(v) @ s @ v, axis1=-2, axis2=-1)
+
+
+def expm_tangent(a_dot, A):
+    """Tangent of scipy.linalg.expm: its Frechet derivative at A in the direction a_dot."""
+    out = scipy.linalg.expm_frechet(A, a_dot, compute_expm=False)
+    return out.astype(float_dtype(a_dot), copy=False)
+
+
+def sqrtm_tangent(a_dot, ans):
+    """Tangent of S = scipy.linalg.sqrtm(A): X with S X + X S = a_dot."""
+    out = scipy.linalg.solve_sylvester(ans, ans, a_dot)
+    return out.astype(float_dtype(a_dot), copy=False)
+
+
+def cholesky_tangent(a_dot, ans, lower=False):
+    """Tangent of scipy.linalg.cholesky (the upper factor unless lower=True)."""
+    return cholesky_tangent_of(a_dot, ans, upper=not lower)

@@ -121,3 +121,50 @@ def cumulative_prod_tangent_of(t, x, axis=None, include_initial=False):
         first = np.zeros_like(np.take(out, [0], axis=axis if axis is not None else 0))
         out = np.concatenate([first, out], axis=axis if axis is not None else 0)
     return out
+
+
+def matrix_power_tangent_of(t, a, n):
+    """Tangent of a^n: the sum over k of a^k t a^(n-1-k); for n < 0, that of inv(a)^-n
+    with inv(a)'s tangent -inv(a) t inv(a); zero for n = 0."""
+    if n == 0:
+        return np.zeros(np.shape(a), dtype=np.result_type(a, t, float))
+    if n < 0:
+        inv = np.linalg.inv(a)
+        return matrix_power_tangent_of(-(inv @ t @ inv), inv, -n)
+    eye = np.eye(np.shape(a)[-1], dtype=np.result_type(a, float))
+    powers = [np.broadcast_to(eye, np.shape(a))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ a)
+    return sum(powers[k] @ t @ powers[n - 1 - k] for k in range(n))
+
+
+def svdvals_tangent_of(t, a):
+    """Tangent of the singular values s of a: s_dot[i] = u_i^T t v_i (distinct nonzero
+    singular values)."""
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum((_mT(u) @ t) * vh, axis=-1)
+
+
+def pinv_tangent_of(t, ans, a, hermitian=False):
+    """Tangent of P = pinv(a), for a of constant rank (Golub and Pereyra 1973):
+    -P t P + P P^T t^T (I - A P) + (I - P A) t^T P^T P. With hermitian=True NumPy reads
+    the lower triangle of a (and of its tangent) only."""
+    if hermitian:
+        a, t = _symmetric_from(a), _symmetric_from(t)
+    p, pt = ans, _mT(ans)
+    m, n = np.shape(a)[-2], np.shape(a)[-1]
+    dtype = np.result_type(a, t, float)
+    left = np.eye(m, dtype=dtype) - a @ p        # (I - A P), m x m
+    right = np.eye(n, dtype=dtype) - p @ a       # (I - P A), n x n
+    return -(p @ t @ p) + p @ pt @ _mT(t) @ left + right @ _mT(t) @ pt @ p
+
+
+def multi_dot_tangent_of(t, arrays):
+    """Tangent of np.linalg.multi_dot(arrays): the sum over the arrays of the product with
+    that one array replaced by its tangent (a 0.0 in the list of tangents: none)."""
+    total = 0.0
+    for i, ti in enumerate(t):
+        if np.ndim(ti) == 0:          # every operand of multi_dot is at least 1-D
+            continue
+        total = total + np.linalg.multi_dot(list(arrays[:i]) + [ti] + list(arrays[i + 1:]))
+    return total
