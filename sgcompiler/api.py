@@ -24,6 +24,7 @@ from .frontend.source import function_name
 from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 from .reverse_api import like_leaf, with_aux
+from .runtime.namespace import failing_clearly, is_foreign, library_name, namespace_of
 
 
 def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
@@ -162,7 +163,7 @@ class GradientFunction:
         last = self._last
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
-                                last.arrays).source
+                                last.arrays, namespace=last.namespace).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -264,7 +265,7 @@ class GradientFunction:
                     plain = False
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
-                found = self._specialise(args, kinds, plain)
+                found = self._specialise(args, kinds, plain, kwargs)
                 if not found[1] and self._has_trees(args):
                     self._primal_runs(kinds, args, kwargs)
         try:
@@ -340,7 +341,7 @@ class GradientFunction:
             return not_scalar
         return None
 
-    def _specialise(self, args, kinds, plain):
+    def _specialise(self, args, kinds, plain, kwargs=None):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
@@ -350,7 +351,8 @@ class GradientFunction:
         trees = frozenset(p for p, t in zip(self._params, types_)
                           if issubclass(t, (dict, list, tuple)) or is_record_type(t))
         arrays = ()
-        if self._shaped < MAX_SHAPES:
+        xp = namespace_of(_all_leaves(args + tuple((kwargs or {}).values())))
+        if xp is None and self._shaped < MAX_SHAPES:
             # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
@@ -363,11 +365,16 @@ class GradientFunction:
         with recording() as seen:       # grad of grad: what the inner gradient's code read
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
-        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
-        self._last = CallKind(scalars, trees, arrays)
+        # arrays of another library: code for any shape, NumPy reached through xp
+        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
+                                    namespace=xp is not None)
+        self._last = CallKind(scalars, trees, arrays, xp is not None)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
-        self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
+        function = compiled.bind(primal, xp)
+        if xp is not None:
+            function = failing_clearly(function, xp, self.primal.__name__)
+        self._compiled[kinds] = (function, compiled.returns_value, plain,
                                  compiled.checker(primal, inner))
         return self._compiled[kinds]
 
@@ -428,6 +435,29 @@ def _tree_arrays(tree, path=(), numbers=False, records=False):
         for i, v in enumerate(tree):
             yield from _tree_arrays(v, path + (i,), numbers, records)
     elif isinstance(tree, np.ndarray) or numbers and type(tree) in (float, int):
+        yield path, tree
+
+
+def _all_leaves(args):
+    """The values in `args` that are not dicts, lists, tuples or records, nested."""
+    for a in args:
+        if type(a) in _TREES or is_record(a):
+            yield from (v for _, v in _foreign_leaves(a))
+        else:
+            yield a
+
+
+def _foreign_leaves(tree, path=()):
+    """(path, array) for the arrays of other libraries in a parameter tree."""
+    if is_record(tree):
+        tree = dict(record_items(tree))
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _foreign_leaves(v, path + (k,))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from _foreign_leaves(v, path + (i,))
+    elif is_foreign(tree):
         yield path, tree
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
 
@@ -494,9 +524,16 @@ def _check_argument(fname, name, value):
     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
         raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a complex "
                         "number; complex gradients are not supported")
+    if is_foreign(value):       # an array of another array-API library
+        xp = namespace_of([value])
+        if xp.isdtype(value.dtype, "real floating"):
+            return
+        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a "
+                        f"{library_name(xp)} array of dtype {value.dtype}; convert it with "
+                        f"{library_name(xp)}.astype(..., float64)")
     raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
-                    f"{type(value).__name__}; pass a float, a NumPy float array, or a dict, "
-                    "list or tuple of them")
+                    f"{type(value).__name__}; pass a float, a float array (NumPy's or of "
+                    "an array-API library), or a dict, list or tuple of them")
 
 
 def _check_scalar(fname, result):
@@ -505,13 +542,18 @@ def _check_scalar(fname, result):
         shapes = ", ".join(str(np.shape(r)) if not isinstance(r, (tuple, list, dict))
                            else type(r).__name__ for r in result)
         what = f"a {type(result).__name__} of {len(result)} values of shapes ({shapes})"
-    elif isinstance(result, dict) or np.size(result) != 1:
-        what = f"a value of shape {np.shape(result)}" if not isinstance(result, dict) \
-            else "a dict"
+    elif isinstance(result, dict) or _size(result) != 1:
+        what = f"a value of shape {tuple(result.shape) if is_foreign(result) else np.shape(result)}" \
+            if not isinstance(result, dict) else "a dict"
     else:
         return
     raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
                     f"{what}; reduce it to a scalar (e.g. np.sum) first")
+
+
+def _size(value):
+    return np.size(value) if not is_foreign(value) else \
+        int(np.prod(tuple(value.shape), dtype=np.int64))
 
 
 def _like_tree(g, x):
@@ -547,10 +589,13 @@ def _leaves(tree):
 def _unaliased(grads, args, kwargs):
     """Tree gradients whose arrays share no memory with the arguments or each other, so
     updating one in place cannot change another (generated code may pass arrays on)."""
-    taken = list(_leaves((args, kwargs)))
+    taken = list(_leaves((args, kwargs))) + [v for _, v in _foreign_leaves((args, kwargs))]
 
     def fresh(leaf):
-        if any(np.may_share_memory(leaf, other) for other in taken):
+        if is_foreign(leaf):        # (the standard cannot tell views apart)
+            if any(leaf is other for other in taken):
+                leaf = namespace_of([leaf]).asarray(leaf, copy=True)
+        elif any(np.may_share_memory(leaf, other) for other in taken):
             leaf = leaf.copy()
         taken.append(leaf)
         return leaf
@@ -565,7 +610,7 @@ def _unaliased(grads, args, kwargs):
             if hasattr(tree, "_fields"):
                 return type(tree)(*items)
             return tuple(items) if isinstance(tree, tuple) else items
-        return fresh(tree) if isinstance(tree, np.ndarray) else tree
+        return fresh(tree) if isinstance(tree, np.ndarray) or is_foreign(tree) else tree
     return walk(grads)
 
 

@@ -49,6 +49,7 @@ import numpy
 from . import rules
 from .backend.codegen import to_source
 from .backend.loader import bind, compile_source
+from .backend.namespace import to_namespace
 from .errors import SGCompilerError
 from .analysis.activity import activity
 from .analysis.shapes import shapes
@@ -71,6 +72,7 @@ from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .runtime.namespace import bound_extra, check_uses
 from .forward.batch import NotBatchable
 from .forward.tangents import forward
 
@@ -84,6 +86,7 @@ class CallKind:
     scalars: frozenset = frozenset()    # parameters that are Python numbers
     trees: frozenset = frozenset()      # parameters that are dicts, lists or tuples
     arrays: tuple = ()                  # (parameter or tree path, shape, dtype)
+    namespace: bool = False             # arrays of another library (runtime/namespace.py)
 
 
 @dataclass(frozen=True)
@@ -97,10 +100,16 @@ class Compiled:
     returns_value: bool = True   # the function returns (value, gradient), else gradient
     result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
     depends: Depends = Depends(())   # what the names it was compiled from referred to
+    # code made with `namespace=True`: the NumPy names it reaches through xp, with lines
+    namespace_uses: tuple | None = None
 
-    def bind(self, fn):
-        """The gradient function for `fn` (same code object, its own closure cells)."""
-        return bind(self.code, fn, self.extra)
+    def bind(self, fn, xp=None):
+        """The gradient function for `fn` (same code object, its own closure cells);
+        code made with `namespace=True` is bound to the array namespace `xp`."""
+        if self.namespace_uses is None:
+            return bind(self.code, fn, self.extra)
+        check_uses(self.namespace_uses, xp, function_name(fn))
+        return bind(self.code, fn, bound_extra(self.extra, xp))
 
     def checker(self, fn, extra=()):
         """() -> whether the function `bind(fn)` made is still right (see depends.py),
@@ -114,7 +123,8 @@ _CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                      trees: frozenset = frozenset(), value: bool = True,
-                     arrays: tuple = (), rereadable: bool = False) -> Compiled:
+                     arrays: tuple = (), rereadable: bool = False,
+                     namespace: bool = False) -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -130,16 +140,20 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
         rereadable: code for the compiler to differentiate again (optimize/reread.py),
             for any shape, it and the pieces it calls; with `value=False` it returns the
             gradient alone (checking at run time that the result is a scalar).
+        namespace: code for arrays of another array library (runtime/namespace.py): for
+            any shape, reaching NumPy through `xp`; `Compiled.bind` takes the namespace.
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
-           rules.version(), rereadable)
-    return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable)
+           rules.version(), rereadable, namespace)
+    return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable,
+                namespace)
 
 
-def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> Compiled:
+def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
+                    namespace=False) -> Compiled:
     with LOCK:      # one compilation at a time: a piece is published before it is done
         compiled = _CACHE.get(key)
         # the code is right for `fn` only while its names mean what they meant
@@ -147,7 +161,8 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> 
             compiled.depends.replay(fn)
             return compiled
         with recording() as seen:
-            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
+            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
+                                namespace=namespace)
         compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
         _CACHE.pop(key, None)
         if len(_CACHE) >= _CACHE_SIZE:
@@ -157,7 +172,7 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> 
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
-             rereadable=False) -> Compiled:
+             rereadable=False, namespace=False) -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else piece)
     src, resolution, norm = _front(fn, trace)
@@ -182,6 +197,11 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
         if value and not wanted:
             gradient_only(gradient.tree, gradient.linker)
             value = False
+    uses = None
+    if namespace:
+        uses = to_namespace(gradient.tree, src.lookup, gradient.linker,
+                            f"{_title(src)} ({src.short_filename}:{src.firstlineno})")
+        trace("namespace", gradient.tree)
     header = (f"gradient of {_title(src)} ({src.short_filename}:{src.firstlineno}) "
               f"with respect to {', '.join(wrt)}, generated by sgcompiler")
     source = to_source(gradient.tree, header)
@@ -191,7 +211,7 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
     code = compile_source(source, _filename(src, "grad", rereadable and source), free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
     return Compiled(text, code[gradient.tree.name], extra, wrt, value,
-                    shape_facts.shape(norm.returned))
+                    shape_facts.shape(norm.returned), namespace_uses=uses)
 
 
 @dataclass(frozen=True)

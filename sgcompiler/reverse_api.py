@@ -15,6 +15,7 @@ import numpy as np
 
 from .errors import SGCompilerError
 from .pipeline import piece
+from .runtime.namespace import is_foreign, like_array
 
 
 def vjp(fn, *primals):
@@ -195,6 +196,8 @@ def like_leaf(g, x):
     an array): a new array unless `g` is already exactly that."""
     if type(x) is float:
         return float(g)
+    if is_foreign(x):
+        return like_array(g, x)
     if isinstance(x, np.generic):
         return x.dtype.type(g)
     if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \
