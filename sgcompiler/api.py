@@ -266,11 +266,16 @@ class GradientFunction:
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
                 found = self._specialise(args, kinds, plain, kwargs)
-                if not found[1] and self._has_trees(args):
+                if not found[1] and self._has_trees(args) and \
+                        not hasattr(found[0], "__wrapped__"):   # (xp code: see below)
                     self._primal_runs(kinds, args, kwargs)
         try:
             return self._run(found, values, args, kwargs)
         except Exception as exc:
+            if hasattr(found[0], "__wrapped__"):
+                # arrays of another library: the primal (NumPy's functions on them) says
+                # nothing about the generated code, which computes with their namespace
+                raise
             primal = self._primal_error(exc, args, kwargs)
             if primal is None:
                 raise

@@ -50,9 +50,9 @@ def to_namespace(tree: gast.FunctionDef, lookup, linker, where: str) -> tuple:
     for node in gast.walk(tree):
         for field, child in gast.iter_fields(node):
             if isinstance(child, list):
-                child[:] = [_rewritten(c, meaning, xp, where) for c in child]
+                child[:] = [_rewritten(c, meaning, xp, where, linker) for c in child]
             elif isinstance(child, gast.AST):
-                setattr(node, field, _rewritten(child, meaning, xp, where))
+                setattr(node, field, _rewritten(child, meaning, xp, where, linker))
     for node in gast.walk(tree):
         chain = _numpy_chain(node, xp)
         if chain:
@@ -70,7 +70,7 @@ def _local_names(tree):
     return names
 
 
-def _rewritten(node, meaning, xp, where):
+def _rewritten(node, meaning, xp, where, linker):
     """`node` with a Name that refers to NumPy (or one of its functions) spelled
     through `xp`."""
     if not isinstance(node, gast.Name) or not isinstance(node.ctx, gast.Load) or \
@@ -83,10 +83,20 @@ def _rewritten(node, meaning, xp, where):
     if value is np or value is np.linalg or value is np.fft:
         chain = value.__name__.split(".")[1:]
         return _attributes(xp, chain)
+    if isinstance(value, np.ufunc) and getattr(np, value.__name__, None) is not value:
+        raise SGCompilerError(      # a ufunc of SciPy's (scipy.special.xlogy)
+            f"{where}: {value.__name__} (a SciPy ufunc) computes with NumPy arrays only, so "
+            "this gradient cannot run on arrays of other array-API libraries; pass NumPy "
+            "arrays")
     if module in _NUMPY_MODULES or isinstance(value, np.ufunc) or \
             (isinstance(value, type) and issubclass(value, np.generic)):
         name = getattr(value, "__name__", node.id)
-        return _attributes(xp, (["linalg"] if module == "numpy.linalg" else []) + [name])
+        prefix = module.split(".")[1:] if module in _NUMPY_MODULES else []
+        return _attributes(xp, prefix + [name])
+    if is_helper(value) and not module.rpartition(".")[2].startswith("scipy") and \
+            node.id not in linker.names:       # (called by the user: bound to xp too)
+        return gast.Name(id=linker.name_for(node.id, value), ctx=gast.Load(),
+                         annotation=None, type_comment=None)
     if module.startswith("scipy") or getattr(value, "__name__", "").startswith("scipy") \
             or (is_helper(value) and module.rpartition(".")[2].startswith("scipy")):
         public = ".".join(p for p in module.split(".") if not p.startswith("_"))

@@ -1,0 +1,170 @@
+"""Gradients of arrays of array-API libraries, checked on array_api_strict arrays (which
+reject anything outside the standard): the gradient is an array of the same library,
+dtype and shape, equal to the NumPy gradient (itself checked against finite differences);
+what the standard cannot express is refused with SGCompilerError naming the function and
+the library. NumPy's generated code is unchanged (tests/test_golden.py)."""
+import numpy as np
+import pytest
+
+from gradcheck import numeric_grad
+from sgcompiler import SGCompilerError, grad, stop_gradient, value_and_grad
+from sgcompiler.runtime import core
+from sgcompiler.runtime.namespace import helpers_for, numpy_names
+
+xps = pytest.importorskip("array_api_strict", reason="array-api-strict is not installed")
+from benchmarks.workloads import mlp as mlp_workload, softmax_xent  # noqa: E402
+from samples import mlp_training, stable_softmax  # noqa: E402
+
+
+def strict(*arrays):
+    return [xps.asarray(a) for a in arrays]
+
+
+def assert_same_kind(got, expected, like, rtol=1e-6, atol=1e-9):
+    assert type(got) is type(like), type(got)
+    assert got.dtype == like.dtype and tuple(got.shape) == tuple(like.shape)
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_stable_softmax_on_strict_arrays(n):
+    f = stable_softmax.softmax_loss_stable
+    rng = np.random.default_rng(n)
+    x, w = rng.normal(size=n), rng.normal(size=n)
+    g = grad(f)(*strict(x, w))
+    assert_same_kind(g, numeric_grad(f, [x, w], 0), xps.asarray(x))
+    made = grad(f)
+    made(*strict(x, w))
+    code = [line for line in made.source.splitlines() if not line.strip().startswith("#")]
+    assert "xp.exp(" in made.source and not any("np." in line for line in code), code
+
+
+@pytest.mark.parametrize("sizes", [(5, 6, 4, 3), (1, 3, 2, 2), (8, 2, 5, 4)])
+def test_mlp_workload_on_strict_arrays(sizes):
+    n, i, h, o = sizes
+    rng = np.random.default_rng(0)
+    args = mlp_workload.make({"batch": n, "inputs": i, "hidden": h, "outputs": o}, rng)
+    f = mlp_workload.mlp
+    got = grad(f, wrt=(0, 1, 2, 3))(*strict(*args))
+    hand = mlp_workload.mlp_hand(*[a.copy() for a in args])
+    for g, e, a in zip(got, hand, args):
+        assert_same_kind(g, e, xps.asarray(a))
+    # and against finite differences, for the bias (broadcast over the batch)
+    assert_same_kind(got[1], numeric_grad(f, list(args), 1), xps.asarray(args[1]))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (1, 5), (6, 1)])
+def test_softmax_xent_workload_float32(shape):
+    rng = np.random.default_rng(1)
+    logits, labels = softmax_xent.make({"batch": shape[0], "classes": shape[1]}, rng) \
+        if "batch" in str(softmax_xent.WORKLOAD.sizes) else \
+        (rng.normal(size=shape), np.eye(shape[1])[rng.integers(0, shape[1], shape[0])])
+    f = softmax_xent.softmax_xent
+    expected = grad(f)(logits.astype(np.float32), labels.astype(np.float32))
+    got = grad(f)(*strict(logits.astype(np.float32), labels.astype(np.float32)))
+    assert got.dtype == xps.float32
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_parameter_tree_of_strict_arrays():
+    """The MLP sample: params is a dict of strict arrays, and so is its gradient."""
+    rng = np.random.default_rng(2)
+    params = mlp_training.init_params(rng, hidden=5)
+    x, labels = mlp_training.spirals(rng, n_per_class=4)
+    y = np.eye(3)[labels]
+    expected = grad(mlp_training.loss)(params, x, y)
+    got = grad(mlp_training.loss)({k: xps.asarray(v) for k, v in params.items()},
+                                  *strict(x, y))
+    assert set(got) == set(params)
+    for k in params:
+        assert_same_kind(got[k], expected[k], xps.asarray(params[k]))
+
+
+def test_value_and_grad_and_numpy_calls_stay_numpy():
+    def f(x, w):
+        return np.sum(np.tanh(x) * w) + np.sum(x ** 2) / 2.0
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(2, 3)), rng.normal(size=3)
+    fg = value_and_grad(f)
+    value, g = fg(*strict(x, w))
+    np.testing.assert_allclose(float(value), f(x, w))
+    assert_same_kind(g, numeric_grad(f, [x, w], 0), xps.asarray(x))
+    value, g = fg(x, w)         # NumPy again: NumPy code and NumPy gradients
+    assert type(g) is np.ndarray and "np.tanh" in fg.source and "xp." not in fg.source
+
+
+def test_integer_strict_array_is_refused():
+    with pytest.raises(TypeError, match="array_api_strict array of dtype"):
+        grad(lambda x: np.sum(x * 1.0))(xps.asarray([1, 2]))
+
+
+def test_numpy_function_outside_the_standard_is_refused():
+    def f(x):
+        return np.sum(np.einsum("ij,jk->ik", x, x))
+    with pytest.raises(SGCompilerError, match=r"numpy\.einsum.*array_api_strict"):
+        grad(f)(xps.asarray(np.ones((2, 2))))
+
+
+def test_scipy_function_is_refused():
+    special = pytest.importorskip("scipy.special")
+
+    def f(x):
+        return np.sum(special.expit(x))
+    with pytest.raises(SGCompilerError, match="SciPy"):
+        grad(f)(xps.asarray(np.ones(3)))
+
+
+def _inner(x):
+    return np.sum(np.exp(x))
+
+
+def test_user_function_calls_are_refused_for_now():
+    def f(x):
+        return _inner(x) * 2.0
+    with pytest.raises(SGCompilerError, match="user functions"):
+        grad(f)(xps.asarray(np.ones(3)))
+
+
+def test_failure_inside_the_gradient_is_an_sgcompiler_error():
+    def f(x):
+        return np.sum(np.clip(x, -0.5, 0.5) * x)
+    with pytest.raises(SGCompilerError, match="array_api_strict"):
+        grad(f)(xps.asarray(np.linspace(-1.0, 1.0, 5)))
+
+
+# --- the runtime helpers bound to the standard's names -------------------------------
+
+HELPER_CALLS = [
+    ("unbroadcast", lambda a: (a.normal(size=(2, 3)), a.normal(size=(3,)))),
+    ("unbroadcast", lambda a: (a.normal(size=(2, 3)), a.normal(size=(2, 1)))),
+    ("unbroadcast", lambda a: (a.normal(size=(3,)), a.normal(size=(2, 3)))),
+    ("unbroadcast", lambda a: (1.0, a.normal(size=(2, 3)))),
+    ("unreduce", lambda a: (a.normal(size=(2,)), a.normal(size=(2, 3)), 1)),
+    ("unreduce", lambda a: (a.normal(size=(3,)), a.normal(size=(2, 3)), 0)),
+    ("unreduce", lambda a: (a.normal(size=(2, 1)), a.normal(size=(2, 3)), 1, True)),
+    ("reduce_like", lambda a: (a.normal(size=(2, 3)), a.normal(size=(2,)), 1)),
+    ("balanced_eq", lambda a: (np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 3.0]),
+                               np.array([1.0, 2.0, 3.0]))),
+    ("as_float", lambda a: (1.0, a.normal(size=(2,)).astype(np.float32))),
+    ("zeros_tree", lambda a: (a.normal(size=(2, 3)),)),
+    ("mT", lambda a: (a.normal(size=(4, 2, 3)),)),
+]
+
+
+@pytest.mark.parametrize("name,make", HELPER_CALLS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(HELPER_CALLS)])
+def test_runtime_helper_on_strict_arrays(name, make):
+    args = make(np.random.default_rng(4))
+    expected = getattr(core, name)(*args)
+    helper = helpers_for(xps)[getattr(core, name)]
+    got = helper(*[xps.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+    assert type(got) is type(xps.asarray(0.0)), type(got)
+    np.testing.assert_allclose(np.asarray(got), expected)
+    assert got.dtype == numpy_names(xps).asarray(np.asarray(expected)).dtype
+
+
+def test_numpy_names_refuse_what_the_standard_lacks():
+    names = numpy_names(xps)
+    assert names.arccos is xps.acos and names.exp is xps.exp
+    with pytest.raises(SGCompilerError, match="numpy.einsum.*array_api_strict"):
+        names.einsum
