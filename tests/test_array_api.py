@@ -168,3 +168,40 @@ def test_numpy_names_refuse_what_the_standard_lacks():
     assert names.arccos is xps.acos and names.exp is xps.exp
     with pytest.raises(SGCompilerError, match="numpy.einsum.*array_api_strict"):
         names.einsum
+
+
+def mlp_written_with_the_namespace(W1, b1, W2, b2, X, Y):
+    h = xps.tanh(X @ W1 + b1)
+    logits = h @ W2 + b2
+    z = logits - stop_gradient(xps.max(logits, axis=1, keepdims=True))
+    lse = xps.log(xps.sum(xps.exp(z), axis=1, keepdims=True))
+    return -xps.sum(Y * (z - lse)) / X.shape[0]
+
+
+def standard_names(x, w):
+    """Functions the standard spells differently from NumPy 1 (acos, pow, concat,
+    permute_dims, matrix_transpose), called from the namespace itself."""
+    y = xps.concat([xps.acos(x / 4.0), xps.pow(x, 2.0)], axis=0)
+    t = xps.matrix_transpose(xps.permute_dims(y, (1, 0)))
+    return xps.sum(t * w)
+
+
+def test_function_written_with_a_module_namespace():
+    rng = np.random.default_rng(5)
+    args = mlp_workload.make({"batch": 4, "inputs": 3, "hidden": 5, "outputs": 2}, rng)
+    got = grad(mlp_written_with_the_namespace, wrt=(0, 1, 2, 3))(*strict(*args))
+    expected = grad(mlp_workload.mlp, wrt=(0, 1, 2, 3))(*args)
+    for g, e, a in zip(got, expected, args):
+        assert_same_kind(g, e, xps.asarray(a), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 4), (3, 1)])
+def test_standard_names_from_the_namespace(shape):
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-2.0, 2.0, size=shape)
+    w = rng.normal(size=(shape[0] * 2, shape[1]))
+
+    def as_numpy(x, w):
+        return float(np.asarray(standard_names(xps.asarray(x), xps.asarray(w))))
+    got = grad(standard_names)(*strict(x, w))
+    assert_same_kind(got, numeric_grad(as_numpy, [x, w], 0), xps.asarray(x))

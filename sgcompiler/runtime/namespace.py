@@ -59,8 +59,8 @@ def library_name(xp) -> str:
 _RENAMED = {"power": "pow", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
             "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
             "arctan2": "atan2", "concatenate": "concat", "absolute": "abs",
-            "invert": "bitwise_invert", "cumsum": "cumulative_sum",
-            "cumprod": "cumulative_prod", "true_divide": "divide"}
+            "invert": "bitwise_invert", "cumprod": "cumulative_prod",
+            "true_divide": "divide"}
 # NumPy names the standard has with other semantics, refused unless spelled below
 _DIFFERENT = frozenset({"take", "squeeze", "round", "where", "diff", "transpose",
                         "reshape"})
@@ -147,8 +147,53 @@ class NumPyNames:
         order[a], order[b] = order[b], order[a]
         return self.xp.permute_dims(x, tuple(order))
 
-    def reshape(self, x, shape):
+    def reshape(self, x, shape, order="C"):
+        if order != "C":
+            raise self.missing(f"reshape(..., order={order!r})")
         return self.xp.reshape(x, (shape,) if isinstance(shape, int) else tuple(shape))
+
+    def argsort(self, a, axis=-1, kind=None):
+        if isinstance(a, (tuple, list)):        # a permutation of axes
+            return tuple(sorted(range(len(a)), key=a.__getitem__))
+        return self.xp.argsort(a, axis=axis, stable=True)
+
+    def cumsum(self, a, axis=None):
+        if isinstance(a, (tuple, list)):        # sizes of pieces: bookkeeping, not data
+            return np.cumsum(a)
+        if axis is None and a.ndim != 1:
+            raise self.missing("cumsum(..., axis=None) of an array of several axes")
+        return self.xp.cumulative_sum(a, axis=axis)
+
+    def split(self, a, cuts, axis=0):
+        if isinstance(cuts, int):
+            raise self.missing("split(a, n) into equal pieces")
+        bounds = [0] + [int(c) for c in cuts] + [a.shape[axis]]
+        before = (slice(None),) * (axis % a.ndim)
+        return [a[before + (slice(start, stop), ...)]
+                for start, stop in zip(bounds[:-1], bounds[1:])]
+
+    def flip(self, x, axis=None):
+        return self.xp.flip(x, axis=_axis(axis))
+
+    def roll(self, x, shift, axis=None):
+        return self.xp.roll(x, shift, axis=_axis(axis))
+
+    def triu(self, x, k=0):
+        return self.xp.triu(x, k=k)
+
+    def tril(self, x, k=0):
+        return self.xp.tril(x, k=k)
+
+    def tile(self, x, reps):
+        return self.xp.tile(x, tuple(reps) if isinstance(reps, (tuple, list)) else (reps,))
+
+    def tensordot(self, a, b, axes=2):
+        if not isinstance(axes, int):
+            axes = tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in axes)
+        return self.xp.tensordot(a, b, axes=axes)
+
+    def take_along_axis(self, a, indices, axis):
+        return self.xp.take_along_axis(a, indices, axis=axis)
 
     def squeeze(self, x, axis=None):
         if axis is None:
