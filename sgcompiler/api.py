@@ -261,7 +261,7 @@ class GradientFunction:
             plain = True
             for name, value in zip(self.wrt, values):
                 if not _plain_float(value):
-                    _check_tree(self.primal.__name__, name, value)
+                    _check_tree(self.primal.__name__, name, value, foreign=self._inner is None)
                     plain = False
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
@@ -473,17 +473,23 @@ def _plain_float(value) -> bool:
     return t is float or (t is np.ndarray and value.dtype.kind == "f")
 
 
-def _check_tree(fname, name, value):
-    """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays."""
+def _check_tree(fname, name, value, foreign=False):
+    """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays (of
+    array-API libraries other than NumPy too, with `foreign`: grad takes them)."""
     if is_record(value):        # a NamedTuple, a dataclass, a registered type
         for key, item in record_items(value):
-            _check_tree(fname, f"{name}.{key}", item)
+            _check_tree(fname, f"{name}.{key}", item, foreign)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_tree(fname, f"{name}[{key!r}]", item)
+            _check_tree(fname, f"{name}[{key!r}]", item, foreign)
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            _check_tree(fname, f"{name}[{i}]", item)
+            _check_tree(fname, f"{name}[{i}]", item, foreign)
+    elif is_foreign(value) and not foreign:
+        raise TypeError(f"{fname}: '{name}' is a {library_name(namespace_of([value]))} "
+                        "array; grad and value_and_grad (without has_aux) take arrays of "
+                        "array-API libraries, but this transformation takes NumPy arrays "
+                        "only so far: pass np.asarray(...) of it")
     else:
         _check_argument(fname, name, value)
 

@@ -22,15 +22,19 @@ from ..errors import SGCompilerError
 
 try:        # optional: it knows the namespaces of libraries without __array_namespace__
     from array_api_compat import array_namespace as _compat_namespace
+    from array_api_compat import is_array_api_obj as _compat_is_array
 except ImportError:         # pragma: no cover - the protocol alone
-    _compat_namespace = None
+    _compat_namespace = _compat_is_array = None
 
 
 def is_foreign(value) -> bool:
     """Whether `value` is an array of an array-API library other than NumPy."""
     t = type(value)
-    return t is not np.ndarray and not isinstance(value, (np.ndarray, np.generic)) and \
-        hasattr(t, "__array_namespace__")
+    if t is np.ndarray or t is float or isinstance(value, (np.ndarray, np.generic, type)):
+        return False        # (a type: np.float32 has __array_namespace__ too)
+    return hasattr(t, "__array_namespace__") or (
+        _compat_is_array is not None and not isinstance(value, (int, float, complex)) and
+        _compat_is_array(value))
 
 
 def namespace_of(values):

@@ -14,8 +14,9 @@ from .core import float_dtype, reduced_axes, reduced_size, unreduce
 def choose_grad(g, ans, x, axis=None, keepdims=False):
     """Gradient of max/min: `g` goes to the chosen elements, split evenly among ties."""
     ans = unreduce(ans, x, axis, keepdims)
-    chosen = x == ans
-    count = np.sum(chosen, axis=axis, keepdims=True, dtype=float_dtype(x))
+    # (a float mask: the array API standard has no arithmetic on bool arrays)
+    chosen = np.asarray(x == ans, dtype=float_dtype(x))
+    count = np.sum(chosen, axis=axis, keepdims=True)
     return unreduce(g, x, axis, keepdims) * chosen / count
 
 
@@ -23,13 +24,13 @@ def prod_grad(g, ans, x, axis=None, keepdims=False):
     """Gradient of prod; exact also when some elements are zero."""
     x = np.asarray(x)
     if axis is None:
-        flat = x.reshape(-1)
-        return (g * _prod_others(flat, 0)).reshape(x.shape)
+        flat = np.reshape(x, (-1,))
+        return np.reshape(g * _prod_others(flat, 0), x.shape)
     axes = reduced_axes(axis, x.ndim)
     if len(axes) != 1:
         moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0)))
-        flat = moved.reshape(moved.shape[:-len(axes)] + (-1,))
-        others = _prod_others(flat, -1).reshape(moved.shape)
+        flat = np.reshape(moved, moved.shape[:-len(axes)] + (-1,))
+        others = np.reshape(_prod_others(flat, -1), moved.shape)
         others = np.moveaxis(others, tuple(range(-len(axes), 0)), axes)
     else:
         others = _prod_others(x, axes[0])
