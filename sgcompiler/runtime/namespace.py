@@ -207,6 +207,18 @@ class NumPyNames:
     def where(self, condition, x, y):
         return self.xp.where(condition, x, y)
 
+    def dot(self, a, b):
+        if self.ndim(a) == 0 or self.ndim(b) == 0:
+            return a * b
+        if self.ndim(a) > 2 or self.ndim(b) > 2:
+            raise self.missing("dot of arrays of more than two axes")
+        return self.xp.matmul(a, b)
+
+    def inner(self, a, b):
+        if self.ndim(a) == 0 or self.ndim(b) == 0:
+            return a * b
+        return self.xp.tensordot(a, b, axes=((a.ndim - 1,), (b.ndim - 1,)))
+
     def outer(self, a, b):
         return self.xp.reshape(a, (-1, 1)) * self.xp.reshape(b, (1, -1))
 
@@ -311,7 +323,7 @@ def check_uses(uses, xp, where: str):
             try:
                 found = getattr(found, part)
             except (AttributeError, SGCompilerError):
-                at = f" (line {line} of the generated code)" if line else ""
+                at = f" (for line {line})" if line else ""
                 raise SGCompilerError(
                     f"{where}: the gradient calls numpy.{chain}{at}, which has no "
                     f"counterpart in the array API standard as {names.library} offers it, "
