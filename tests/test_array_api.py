@@ -9,6 +9,8 @@ import pytest
 from gradcheck import numeric_grad
 from sgcompiler import SGCompilerError, grad, stop_gradient, value_and_grad
 from sgcompiler.runtime import core
+
+array_namespace = pytest.importorskip("array_api_compat").array_namespace
 from sgcompiler.runtime.namespace import helpers_for, numpy_names
 
 xps = pytest.importorskip("array_api_strict", reason="array-api-strict is not installed")
@@ -234,3 +236,40 @@ def _sine_sum(x):
 
 def _sine_sum_aux(x):
     return np.sum(np.sin(x)), 1.0
+
+
+def written_with_array_namespace(x, w):
+    xp = array_namespace(x, w)
+    z = x - xp.max(x, axis=-1, keepdims=True)
+    return xp.sum(xp.exp(z) * w) + xp.sum(xp.acos(x / 4.0))
+
+
+def written_with_the_protocol(x, w):
+    ns = x.__array_namespace__()
+    return ns.sum(ns.tanh(ns.permute_dims(x, (1, 0))) * ns.matrix_transpose(w))
+
+
+@pytest.mark.parametrize("f", [written_with_array_namespace, written_with_the_protocol])
+@pytest.mark.parametrize("shape", [(2, 3), (1, 4), (3, 1)])
+def test_function_finding_its_namespace(f, shape):
+    """`xp = array_namespace(x)` inside the function: NumPy arrays and strict arrays
+    both get the gradient, each of its own kind."""
+    rng = np.random.default_rng(7)
+    x, w = rng.uniform(-2.0, 2.0, size=shape), rng.normal(size=shape)
+
+    def as_numpy(x, w):
+        return float(np.asarray(f(xps.asarray(x), xps.asarray(w))))
+    expected = numeric_grad(as_numpy, [x, w], 0)
+    on_numpy = grad(f)(x, w)
+    assert type(on_numpy) is np.ndarray
+    np.testing.assert_allclose(on_numpy, expected, rtol=1e-6, atol=1e-9)
+    assert_same_kind(grad(f)(*strict(x, w)), expected, xps.asarray(x))
+
+
+def test_namespace_assigned_twice_is_not_read_as_numpy():
+    def f(x):
+        xp = array_namespace(x)
+        xp = np
+        return xp.sum(x * x)
+    with pytest.raises(SGCompilerError):
+        grad(f)(xps.asarray(np.ones(2)))

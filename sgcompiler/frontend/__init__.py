@@ -4,6 +4,7 @@
     check.py      refuse what cannot be differentiated, all at once
     transforms.py grad(g)(x) inside the function: a call of g's generated gradient
     contexts.py   with np.errstate(...): read as its body
+    namespaces.py xp = array_namespace(x): dropped, xp read as NumPy (NumPy 2's names)
     nested.py     nested defs and lambdas lifted; helpers specialised for function arguments
     fields.py     p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from .check import check
 from .contexts import unwrap_contexts
 from .fields import read_fields
+from .namespaces import read_namespaces
 from .nested import lift_nested
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
@@ -45,7 +47,8 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = read_fields(lift_nested(unwrap_contexts(inline_transforms(parse_function(fn)))))
+    src = read_fields(lift_nested(read_namespaces(unwrap_contexts(
+        inline_transforms(parse_function(fn))))))
     trace("parse", src)
     if checked:
         check(src)
