@@ -273,3 +273,14 @@ def test_namespace_assigned_twice_is_not_read_as_numpy():
         return xp.sum(x * x)
     with pytest.raises(SGCompilerError):
         grad(f)(xps.asarray(np.ones(2)))
+
+
+def test_without_array_api_compat_the_protocol_finds_the_namespace(monkeypatch):
+    from sgcompiler.runtime import namespace
+    monkeypatch.setattr(namespace, "_compat_namespace", None)
+    monkeypatch.setattr(namespace, "_compat_is_array", None)
+    rng = np.random.default_rng(8)
+    x, w = rng.normal(size=4), rng.normal(size=4)
+    g = grad(stable_softmax.softmax_loss_stable)(*strict(x, w))
+    assert_same_kind(g, grad(stable_softmax.softmax_loss_stable)(x, w), xps.asarray(x))
+    assert namespace.namespace_of([xps.asarray(x)]) is xps

@@ -226,6 +226,8 @@ class NumPyNames:
         return self.xp.moveaxis(x, source, destination)
 
     def sum(self, a, axis=None, dtype=None, keepdims=False):
+        if dtype is not None and a.dtype == self.xp.bool:       # counting a mask
+            return self.xp.sum(self.xp.astype(a, dtype), axis=_axis(axis), keepdims=keepdims)
         return self.xp.sum(a, axis=_axis(axis), dtype=dtype, keepdims=keepdims)
 
     def mean(self, a, axis=None, keepdims=False):

@@ -14,10 +14,10 @@ from .core import float_dtype, reduced_axes, reduced_size, unreduce
 def choose_grad(g, ans, x, axis=None, keepdims=False):
     """Gradient of max/min: `g` goes to the chosen elements, split evenly among ties."""
     ans = unreduce(ans, x, axis, keepdims)
-    # (a float mask: the array API standard has no arithmetic on bool arrays)
-    chosen = np.asarray(x == ans, dtype=float_dtype(x))
-    count = np.sum(chosen, axis=axis, keepdims=True)
-    return unreduce(g, x, axis, keepdims) * chosen / count
+    chosen = x == ans
+    count = np.sum(chosen, axis=axis, keepdims=True, dtype=float_dtype(x))
+    # (where, not `* chosen`: the array API standard has no arithmetic on bool arrays)
+    return np.where(chosen, unreduce(g, x, axis, keepdims), 0.0) / count
 
 
 def prod_grad(g, ans, x, axis=None, keepdims=False):
