@@ -72,7 +72,7 @@ from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
-from .runtime.namespace import bound_extra, check_uses
+from .runtime.namespace import bound_extra, check_uses, current_extra
 from .forward.batch import NotBatchable
 from .forward.tangents import forward
 
@@ -174,7 +174,8 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
              rereadable=False, namespace=False) -> Compiled:
     trace = trace or _Trace()
-    wanted, pieces = value, (_rereadable_piece if rereadable else piece)
+    wanted, pieces = value, (_rereadable_piece if rereadable else
+                             _namespace_piece if namespace else piece)
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
@@ -429,7 +430,7 @@ _PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of 
 
 
 def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
-          rereadable: bool = False) -> Piece:
+          rereadable: bool = False, namespace: bool = False) -> Piece:
     """The (cached) forward/backward pair of user function `fn` for `active` parameters,
     specialised for `arrays` ((parameter, shape, dtype) of array arguments whose shapes the
     caller knows); `trees` are the parameters the caller passes dicts, lists or tuples.
@@ -444,15 +445,18 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             mine = _PIECES[fn] = {}
         if arrays and sum(1 for k in mine if k[0] != "jvp" and k[1]) >= _PIECE_SHAPES:
             arrays = ()         # (a recursion whose shapes change on every call, say)
-        if rereadable:
-            arrays = ()         # code for any shape (optimize/reread.py)
-        key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
+        if rereadable or namespace:
+            arrays = ()         # code for any shape (optimize/reread.py; no out= buffers)
+        key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
+            (("namespace",) if namespace else ())
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
         name = function_name(fn)
         if rereadable:
             name = f"{name}_plain"
+        if namespace:
+            name = f"{name}_xp"
         if arrays:      # a name of its own, the same in every process: its code differs
             digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
                                        ).encode()).hexdigest()[:4]
@@ -464,7 +468,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             with recording() as seen:
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
-                _compile_piece(fn, active, made, arrays, trees, rereadable)
+                _compile_piece(fn, active, made, arrays, trees, rereadable, namespace)
         except BaseException:
             del mine[key]
             raise
@@ -477,8 +481,15 @@ def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
     return piece(fn, active, arrays, trees, rereadable=True)
 
 
-def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False):
-    pieces = _rereadable_piece if rereadable else piece
+def _namespace_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
+    """The pieces code for arrays of another library calls: NumPy reached through the
+    namespace of the gradient that is running (runtime/namespace.py: CURRENT)."""
+    return piece(fn, active, arrays, trees, namespace=True)
+
+
+def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
+                   namespace=False):
+    pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
     src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
@@ -506,6 +517,10 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=Fa
     if rereadable:
         for_rereading(trees.forward, norm.namer, trees.linker)
         for_rereading(trees.backward, norm.namer, trees.linker)
+    if namespace:
+        where = f"{_title(src)} ({src.short_filename}:{src.firstlineno})"
+        for tree in (trees.forward, trees.backward):
+            to_namespace(tree, src.lookup, trees.linker, where)
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {_title(src)} ({src.short_filename}:{src.firstlineno}) "
@@ -515,6 +530,8 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=Fa
     extra = {**src.introduced, **trees.linker.names}
     codes = compile_source(source, _filename(src, "pieces", rereadable and source),
                            set(extra) | set(fn.__code__.co_freevars))
+    if namespace:       # (the namespace of whichever gradient calls it)
+        extra = current_extra(extra)
     made.forward_cell.cell_contents = bind(codes[names[0]], fn, extra)
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
     made.source = source

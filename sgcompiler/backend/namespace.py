@@ -28,14 +28,8 @@ def to_namespace(tree: gast.FunctionDef, lookup, linker, where: str) -> tuple:
     line, for messages.
 
     Raises:
-        SGCompilerError: for a call of a user function (not supported for other
-            libraries yet) or of a SciPy function or helper.
+        SGCompilerError: for a call of a SciPy function or helper.
     """
-    if linker.pieces:
-        raise SGCompilerError(
-            f"{where}: this gradient calls user functions with their own gradients, which "
-            "sgcompiler does not yet run on arrays of other libraries; write their bodies "
-            "inline, or pass NumPy arrays")
     xp = linker.name_for("xp", XP)
     local = _local_names(tree)
     used = []

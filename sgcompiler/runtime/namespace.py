@@ -12,6 +12,7 @@ library.
 """
 from __future__ import annotations
 
+import contextvars
 import math
 import sys
 import types
@@ -353,6 +354,44 @@ def like_array(g, x):
     return xp.asarray(xp.broadcast_to(g, tuple(x.shape)), copy=True)
 
 
+# the namespace of the gradient for arrays of another library that is running (set by
+# failing_clearly's wrapper): what the pieces of user functions it calls compute with
+_RUNNING = contextvars.ContextVar("sgcompiler_namespace", default=None)
+
+
+class _Current:
+    """`xp` in a piece of a user function: NumPyNames of the running gradient's namespace."""
+
+    def __getattr__(self, name):
+        xp = _RUNNING.get()
+        if xp is None:
+            raise SGCompilerError("code generated for arrays of another library ran outside "
+                                  "the gradient that calls it")
+        return getattr(numpy_names(xp), name)
+
+    def __repr__(self):
+        return "<the array namespace of the running gradient>"
+
+
+CURRENT = _Current()
+
+
+def _current_helper(helper):
+    def run(*args, **kwargs):
+        return helpers_for(_RUNNING.get())[helper](*args, **kwargs)
+    run.__name__ = run.__qualname__ = helper.__name__
+    run.__module__ = helper.__module__
+    return run
+
+
+def current_extra(extra: dict) -> dict:
+    """The objects a piece generated with `xp.` refers to: CURRENT for XP, and each
+    runtime helper run bound to the running gradient's namespace."""
+    helpers = helpers_for(np)      # (which functions are helpers: any namespace's keys)
+    return {k: CURRENT if v is XP else _current_helper(v) if isinstance(
+        v, types.FunctionType) and v in helpers else v for k, v in extra.items()}
+
+
 def failing_clearly(function, xp, fname: str):
     """`function` (a gradient bound to `xp`), raising SGCompilerError, with the error
     chained, when it fails: most often a rule or helper needs what the standard does not
@@ -360,6 +399,7 @@ def failing_clearly(function, xp, fname: str):
     library = library_name(xp)
 
     def run(*args, **kwargs):
+        token = _RUNNING.set(xp)
         try:
             return function(*args, **kwargs)
         except SGCompilerError:
@@ -370,6 +410,8 @@ def failing_clearly(function, xp, fname: str):
                 f"{exc}): the function, or a derivative rule it needs, uses what the array "
                 f"API standard does not offer for {library}; pass NumPy arrays "
                 "(np.asarray(...)) for it") from exc
+        finally:
+            _RUNNING.reset(token)
     run.__name__, run.__qualname__ = function.__name__, function.__qualname__
     run.__wrapped__ = function
     return run
