@@ -57,6 +57,7 @@ from .analysis.sizes import WEAK
 from .analysis.summaries import SUMMARIES
 from .frontend import front_end
 from .frontend import depends
+from .frontend.complex_values import may_hold_complex
 from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.resolve import local_names
 from .frontend.source import function_name
@@ -171,8 +172,32 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
         return compiled
 
 
+def _complex_values(fn, arrays, rereadable=False, batch=None):
+    """Complex mode (rules/registry.py) for compiling `fn` when it may hold complex values
+    (frontend/complex_values.py), or when the code that calls it does."""
+    on = rules.complex_mode() or may_hold_complex(fn, arrays)
+    if on and rereadable:
+        code = fn.__code__
+        raise SGCompilerError(f"{function_name(fn)} ({code.co_filename}:"
+                              f"{code.co_firstlineno}): computes with complex values, and "
+                              "sgcompiler cannot yet differentiate the gradient of such code "
+                              "again (grad of grad, hessian) or call it inside a "
+                              "differentiated function; use first derivatives (grad, jvp, "
+                              "vjp) of it")
+    if on and batch is not None:
+        raise NotBatchable("complex values")
+    return rules.complex_values(on)
+
+
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
              rereadable=False, namespace=False) -> Compiled:
+    with _complex_values(fn, arrays, rereadable):
+        return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
+                            namespace)
+
+
+def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
+                 namespace=False) -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else
                              _namespace_piece if namespace else piece)
@@ -182,7 +207,8 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
     trace("activity", act)
     shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     trace("shapes", shape_facts)
-    value = value or not shape_facts.is_scalar(norm.returned)
+    # (a complex result is refused by the caller, which therefore needs the value)
+    value = value or not shape_facts.is_scalar(norm.returned) or rules.complex_mode()
     norm = tighten(norm, resolution, act, shape_facts)
     trace("tighten", norm)
     plan = plan_sweeps(norm, resolution, act, shape_facts, pieces, keep_stops=rereadable)
@@ -232,9 +258,10 @@ def analyse(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
-    src, resolution, norm = _front(fn)
-    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    with _complex_values(fn, arrays):
+        src, resolution, norm = _front(fn)
+        specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+        act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     return Analysed(src, resolution, norm, act)
 
 
@@ -489,6 +516,11 @@ def _namespace_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
                    namespace=False):
+    with _complex_values(fn, arrays, rereadable):
+        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace)
+
+
+def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False):
     pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
     src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
@@ -758,6 +790,12 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch) -> Compiled
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
                  named=None, batch=None) -> CompiledJvp:
+    with _complex_values(fn, arrays, batch=batch):
+        return _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named, batch)
+
+
+def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
+                     batch) -> CompiledJvp:
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
