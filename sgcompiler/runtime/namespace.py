@@ -33,6 +33,8 @@ def is_foreign(value) -> bool:
     t = type(value)
     if t is np.ndarray or t is float or isinstance(value, (np.ndarray, np.generic, type)):
         return False        # (a type: np.float32 has __array_namespace__ too)
+    if t.__module__.partition(".")[0] == "dask":
+        return False        # dask arrays take NumPy's code, lazily (data_kinds.py)
     return hasattr(t, "__array_namespace__") or (
         _compat_is_array is not None and not isinstance(value, (int, float, complex)) and
         _compat_is_array(value))
