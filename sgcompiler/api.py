@@ -26,6 +26,7 @@ from .frontend.source import function_name
 from .records import is_record, is_record_type, rebuild, record_items
 from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 from .reverse_api import like_leaf, with_aux
+from .runtime.namespace import failing_clearly, is_foreign, library_name, namespace_of
 
 
 def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
@@ -162,7 +163,8 @@ class GradientFunction:
         last = self._last
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
-                                last.arrays, rereadable=last.lazy).source
+                                last.arrays, rereadable=last.lazy,
+                                namespace=last.namespace).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -260,17 +262,22 @@ class GradientFunction:
             plain = True
             for name, value in zip(self.wrt, values):
                 if not _plain_float(value):
-                    _check_tree(self.primal.__name__, name, value)
+                    _check_tree(self.primal.__name__, name, value, foreign=self._inner is None)
                     plain = False
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
                 found = self._specialise(args, kinds, plain, has_foreign((args, kwargs)),
-                                         self._sparse_params(args, kwargs))
-                if not found[1] and self._has_trees(args):
+                                         self._sparse_params(args, kwargs), kwargs)
+                if not found[1] and self._has_trees(args) and \
+                        not hasattr(found[0], "__wrapped__"):   # (xp code: see below)
                     self._primal_runs(kinds, args, kwargs)
         try:
             return self._run(found, values, args, kwargs)
         except Exception as exc:
+            if hasattr(found[0], "__wrapped__"):
+                # arrays of another library: the primal (NumPy's functions on them) says
+                # nothing about the generated code, which computes with their namespace
+                raise
             primal = self._primal_error(exc, args, kwargs)
             if primal is None and isinstance(exc, RuntimeRefusal):
                 raise located(exc) from None    # with the line whose gradient refused
@@ -344,7 +351,7 @@ class GradientFunction:
             return not_scalar
         return None
 
-    def _specialise(self, args, kinds, plain, lazy=False, sparse=frozenset()):
+    def _specialise(self, args, kinds, plain, lazy=False, sparse=frozenset(), kwargs=None):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
         (up to MAX_SHAPES different sets of shapes; then code for any shape). With `lazy`
@@ -359,7 +366,9 @@ class GradientFunction:
         trees = frozenset(p for p, t in zip(self._params, types_)
                           if issubclass(t, (dict, list, tuple)) or is_record_type(t))
         arrays = ()
-        if self._shaped < MAX_SHAPES and not lazy:
+        xp = namespace_of(_all_leaves(args + tuple((kwargs or {}).values())))
+        lazy = lazy and xp is None      # (arrays of an array-API library: xp code below)
+        if xp is None and self._shaped < MAX_SHAPES and not lazy:
             # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
@@ -369,18 +378,23 @@ class GradientFunction:
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
             self._shaped += bool(arrays)
-        arrays += _complex_kinds(self._params, args, arrays)
+        if xp is None:      # (xp code is for any shape: no out= buffers)
+            arrays += _complex_kinds(self._params, args, arrays)
         with recording() as seen:       # grad of grad: what the inner gradient's code read
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
         if sparse:
             check_sparse(primal, sparse)
+        # arrays of another library: code for any shape, NumPy reached through xp
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
-                                    rereadable=lazy)
-        self._last = CallKind(scalars, trees, arrays, lazy)
+                                    rereadable=lazy, namespace=xp is not None)
+        self._last = CallKind(scalars, trees, arrays, lazy=lazy, namespace=xp is not None)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
-        self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
+        function = compiled.bind(primal, xp)
+        if xp is not None:
+            function = failing_clearly(function, xp, self.primal.__name__)
+        self._compiled[kinds] = (function, compiled.returns_value, plain,
                                  compiled.checker(primal, inner))
         return self._compiled[kinds]
 
@@ -473,6 +487,29 @@ def _tree_arrays(tree, path=(), numbers=False, records=False):
             yield from _tree_arrays(v, path + (i,), numbers, records)
     elif isinstance(tree, np.ndarray) or numbers and type(tree) in (float, int):
         yield path, tree
+
+
+def _all_leaves(args):
+    """The values in `args` that are not dicts, lists, tuples or records, nested."""
+    for a in args:
+        if type(a) in _TREES or is_record(a):
+            yield from (v for _, v in _foreign_leaves(a))
+        else:
+            yield a
+
+
+def _foreign_leaves(tree, path=()):
+    """(path, array) for the arrays of other libraries in a parameter tree."""
+    if is_record(tree):
+        tree = dict(record_items(tree))
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _foreign_leaves(v, path + (k,))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from _foreign_leaves(v, path + (i,))
+    elif is_foreign(tree):
+        yield path, tree
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for
 
 
@@ -482,17 +519,23 @@ def _plain_float(value) -> bool:
     return t is float or (t is np.ndarray and value.dtype.kind == "f")
 
 
-def _check_tree(fname, name, value):
-    """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays."""
+def _check_tree(fname, name, value, foreign=False):
+    """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays (of
+    array-API libraries other than NumPy too, with `foreign`: grad takes them)."""
     if is_record(value):        # a NamedTuple, a dataclass, a registered type
         for key, item in record_items(value):
-            _check_tree(fname, f"{name}.{key}", item)
+            _check_tree(fname, f"{name}.{key}", item, foreign)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_tree(fname, f"{name}[{key!r}]", item)
+            _check_tree(fname, f"{name}[{key!r}]", item, foreign)
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            _check_tree(fname, f"{name}[{i}]", item)
+            _check_tree(fname, f"{name}[{i}]", item, foreign)
+    elif is_foreign(value) and not foreign:
+        raise TypeError(f"{fname}: '{name}' is a {library_name(namespace_of([value]))} "
+                        "array; grad and value_and_grad (without has_aux) take arrays of "
+                        "array-API libraries, but this transformation takes NumPy arrays "
+                        "only so far: pass np.asarray(...) of it")
     else:
         _check_argument(fname, name, value)
 
@@ -536,9 +579,17 @@ def _check_argument(fname, name, value):
                         f"{refusal}; convert it with .astype(float)")
     if type(value) is complex:
         return
+    if is_foreign(value):       # an array of another array-API library (real floats only)
+        xp = namespace_of([value])
+        if xp.isdtype(value.dtype, "real floating"):
+            return
+        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a "
+                        f"{library_name(xp)} array of dtype {value.dtype}; sgcompiler takes "
+                        f"real float arrays of {library_name(xp)}: convert it with "
+                        f"{library_name(xp)}.astype(..., float64)")
     raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
-                    f"{type(value).__name__}; pass a float, a NumPy float array, or a dict, "
-                    "list or tuple of them")
+                    f"{type(value).__name__}; pass a float, a float array (NumPy's or of "
+                    "an array-API library), or a dict, list or tuple of them")
 
 
 def _check_scalar(fname, result):
@@ -547,10 +598,10 @@ def _check_scalar(fname, result):
         shapes = ", ".join(str(np.shape(r)) if not isinstance(r, (tuple, list, dict))
                            else type(r).__name__ for r in result)
         what = f"a {type(result).__name__} of {len(result)} values of shapes ({shapes})"
-    elif isinstance(result, dict) or math.prod(np.shape(result)) != 1:
-        what = f"a value of shape {np.shape(result)}" if not isinstance(result, dict) \
-            else "a dict"
-    elif np.iscomplexobj(result):
+    elif isinstance(result, dict) or _size(result) != 1:
+        what = f"a value of shape {tuple(result.shape) if is_foreign(result) else np.shape(result)}" \
+            if not isinstance(result, dict) else "a dict"
+    elif not is_foreign(result) and np.iscomplexobj(result):
         raise TypeError(f"{fname} returned a complex value ({result!r}); sgcompiler "
                         "differentiates a real loss: return np.real(...), np.abs(...) ** 2 "
                         "or another real function of it")
@@ -558,6 +609,10 @@ def _check_scalar(fname, result):
         return
     raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "
                     f"{what}; reduce it to a scalar (e.g. np.sum) first")
+
+
+def _size(value):
+    return math.prod(tuple(value.shape) if is_foreign(value) else np.shape(value))
 
 
 def _like_tree(g, x):
@@ -593,10 +648,13 @@ def _leaves(tree):
 def _unaliased(grads, args, kwargs):
     """Tree gradients whose arrays share no memory with the arguments or each other, so
     updating one in place cannot change another (generated code may pass arrays on)."""
-    taken = list(_leaves((args, kwargs)))
+    taken = list(_leaves((args, kwargs))) + [v for _, v in _foreign_leaves((args, kwargs))]
 
     def fresh(leaf):
-        if any(np.may_share_memory(leaf, other) for other in taken):
+        if is_foreign(leaf):        # (the standard cannot tell views apart)
+            if any(leaf is other for other in taken):
+                leaf = namespace_of([leaf]).asarray(leaf, copy=True)
+        elif any(np.may_share_memory(leaf, other) for other in taken):
             leaf = leaf.copy()
         taken.append(leaf)
         return leaf
@@ -611,7 +669,7 @@ def _unaliased(grads, args, kwargs):
             if hasattr(tree, "_fields"):
                 return type(tree)(*items)
             return tuple(items) if isinstance(tree, tuple) else items
-        return fresh(tree) if isinstance(tree, np.ndarray) else tree
+        return fresh(tree) if isinstance(tree, np.ndarray) or is_foreign(tree) else tree
     return walk(grads)
 
 

@@ -49,6 +49,7 @@ import numpy
 from . import rules
 from .backend.codegen import to_source
 from .backend.loader import bind, compile_source
+from .backend.namespace import to_namespace
 from .errors import SGCompilerError
 from .analysis.activity import activity
 from .analysis.shapes import shapes
@@ -72,6 +73,7 @@ from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
+from .runtime.namespace import bound_extra, check_uses, current_extra
 from .forward.batch import NotBatchable
 from .forward.tangents import forward
 
@@ -88,6 +90,7 @@ class CallKind:
     # an argument is an array of another library (dask): the code writes into no array
     # (no `out=`, no `+=`), for any shape, as code made to be read again does
     lazy: bool = False
+    namespace: bool = False             # arrays of another library (runtime/namespace.py)
 
 
 @dataclass(frozen=True)
@@ -101,10 +104,16 @@ class Compiled:
     returns_value: bool = True   # the function returns (value, gradient), else gradient
     result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
     depends: Depends = Depends(())   # what the names it was compiled from referred to
+    # code made with `namespace=True`: the NumPy names it reaches through xp, with lines
+    namespace_uses: tuple | None = None
 
-    def bind(self, fn):
-        """The gradient function for `fn` (same code object, its own closure cells)."""
-        return bind(self.code, fn, self.extra)
+    def bind(self, fn, xp=None):
+        """The gradient function for `fn` (same code object, its own closure cells);
+        code made with `namespace=True` is bound to the array namespace `xp`."""
+        if self.namespace_uses is None:
+            return bind(self.code, fn, self.extra)
+        check_uses(self.namespace_uses, xp, function_name(fn))
+        return bind(self.code, fn, bound_extra(self.extra, xp))
 
     def checker(self, fn, extra=()):
         """() -> whether the function `bind(fn)` made is still right (see depends.py),
@@ -118,7 +127,8 @@ _CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                      trees: frozenset = frozenset(), value: bool = True,
-                     arrays: tuple = (), rereadable: bool = False) -> Compiled:
+                     arrays: tuple = (), rereadable: bool = False,
+                     namespace: bool = False) -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -134,16 +144,20 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
         rereadable: code for the compiler to differentiate again (optimize/reread.py),
             for any shape, it and the pieces it calls; with `value=False` it returns the
             gradient alone (checking at run time that the result is a scalar).
+        namespace: code for arrays of another array library (runtime/namespace.py): for
+            any shape, reaching NumPy through `xp`; `Compiled.bind` takes the namespace.
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
-           rules.version(), rereadable)
-    return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable)
+           rules.version(), rereadable, namespace)
+    return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable,
+                namespace)
 
 
-def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> Compiled:
+def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
+                    namespace=False) -> Compiled:
     with LOCK:      # one compilation at a time: a piece is published before it is done
         compiled = _CACHE.get(key)
         # the code is right for `fn` only while its names mean what they meant
@@ -151,7 +165,8 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> 
             compiled.depends.replay(fn)
             return compiled
         with recording() as seen:
-            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
+            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
+                                namespace=namespace)
         compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
         _CACHE.pop(key, None)
         if len(_CACHE) >= _CACHE_SIZE:
@@ -178,14 +193,17 @@ def _complex_values(fn, arrays, rereadable=False, batch=None):
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
-             rereadable=False) -> Compiled:
+             rereadable=False, namespace=False) -> Compiled:
     with _complex_values(fn, arrays, rereadable):
-        return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable)
+        return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
+                            namespace)
 
 
-def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable) -> Compiled:
+def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
+                 namespace=False) -> Compiled:
     trace = trace or _Trace()
-    wanted, pieces = value, (_rereadable_piece if rereadable else piece)
+    wanted, pieces = value, (_rereadable_piece if rereadable else
+                             _namespace_piece if namespace else piece)
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
@@ -209,6 +227,11 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable) -> C
         if value and not wanted:
             gradient_only(gradient.tree, gradient.linker)
             value = False
+    uses = None
+    if namespace:
+        uses = to_namespace(gradient.tree, src.lookup, gradient.linker,
+                            f"{_title(src)} ({src.short_filename}:{src.firstlineno})")
+        trace("namespace", gradient.tree)
     header = (f"gradient of {_title(src)} ({src.short_filename}:{src.firstlineno}) "
               f"with respect to {', '.join(wrt)}, generated by sgcompiler")
     source = to_source(gradient.tree, header)
@@ -218,7 +241,7 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable) -> C
     code = compile_source(source, _filename(src, "grad", rereadable and source), free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
     return Compiled(text, code[gradient.tree.name], extra, wrt, value,
-                    shape_facts.shape(norm.returned))
+                    shape_facts.shape(norm.returned), namespace_uses=uses)
 
 
 @dataclass(frozen=True)
@@ -437,7 +460,7 @@ _PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of 
 
 
 def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
-          rereadable: bool = False) -> Piece:
+          rereadable: bool = False, namespace: bool = False) -> Piece:
     """The (cached) forward/backward pair of user function `fn` for `active` parameters,
     specialised for `arrays` ((parameter, shape, dtype) of array arguments whose shapes the
     caller knows); `trees` are the parameters the caller passes dicts, lists or tuples.
@@ -450,9 +473,10 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         mine = _PIECES.get(fn)
         if mine is None:
             mine = _PIECES[fn] = {}
-        if rereadable:
-            arrays = ()         # code for any shape (optimize/reread.py)
-        key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
+        if rereadable or namespace:
+            arrays = ()         # code for any shape (optimize/reread.py; no out= buffers)
+        key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
+            (("namespace",) if namespace else ())
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
@@ -461,13 +485,16 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         # the same forward/backward pair
         if arrays and sum(1 for k in mine if k[0] != "jvp" and k[1]) >= _PIECE_SHAPES:
             arrays = ()         # (a recursion whose shapes change on every call, say)
-            key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable)
+            key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
+                (("namespace",) if namespace else ())
             found = _found_piece(mine, key, fn)
             if found is not None:
                 return found
         name = function_name(fn)
         if rereadable:
             name = f"{name}_plain"
+        if namespace:
+            name = f"{name}_xp"
         if arrays:      # a name of its own, the same in every process: its code differs
             digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
                                        ).encode()).hexdigest()[:4]
@@ -479,7 +506,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             with recording() as seen:
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
-                _compile_piece(fn, active, made, arrays, trees, rereadable)
+                _compile_piece(fn, active, made, arrays, trees, rereadable, namespace)
         except BaseException:
             del mine[key]
             raise
@@ -492,13 +519,20 @@ def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
     return piece(fn, active, arrays, trees, rereadable=True)
 
 
-def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False):
+def _namespace_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
+    """The pieces code for arrays of another library calls: NumPy reached through the
+    namespace of the gradient that is running (runtime/namespace.py: CURRENT)."""
+    return piece(fn, active, arrays, trees, namespace=True)
+
+
+def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
+                   namespace=False):
     with _complex_values(fn, arrays, rereadable):
-        _compile_piece_now(fn, active, made, arrays, trees, rereadable)
+        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace)
 
 
-def _compile_piece_now(fn, active, made, arrays, trees, rereadable):
-    pieces = _rereadable_piece if rereadable else piece
+def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False):
+    pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
     src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
@@ -526,6 +560,10 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable):
     if rereadable:
         for_rereading(trees.forward, norm.namer, trees.linker)
         for_rereading(trees.backward, norm.namer, trees.linker)
+    if namespace:
+        where = f"{_title(src)} ({src.short_filename}:{src.firstlineno})"
+        for tree in (trees.forward, trees.backward):
+            to_namespace(tree, src.lookup, trees.linker, where)
     module = gast.Module(body=[trees.forward, trees.backward], type_ignores=[])
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"forward and backward of {_title(src)} ({src.short_filename}:{src.firstlineno}) "
@@ -535,6 +573,8 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable):
     extra = {**src.introduced, **trees.linker.names}
     codes = compile_source(source, _filename(src, "pieces", rereadable and source),
                            set(extra) | set(fn.__code__.co_freevars))
+    if namespace:       # (the namespace of whichever gradient calls it)
+        extra = current_extra(extra)
     made.forward_cell.cell_contents = bind(codes[names[0]], fn, extra)
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
     made.source = source

@@ -16,6 +16,7 @@ import numpy as np
 from .backend.located import located
 from .errors import RuntimeRefusal, SGCompilerError
 from .pipeline import piece
+from .runtime.namespace import is_foreign, like_array
 
 
 def vjp(fn, *primals):
@@ -231,6 +232,8 @@ def like_leaf(g, x):
             real ones (frontend/complex_values.py did not see where they come from), whose
             rules may not hold for them.
     """
+    if is_foreign(x):       # an array of another library (runtime/namespace.py)
+        return like_array(g, x)
     if type(g) is not float and np.iscomplexobj(g) and not (
             type(x) is complex or np.iscomplexobj(x)):
         raise TypeError("complex values appeared in code that sgcompiler compiled for real "

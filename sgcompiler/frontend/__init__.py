@@ -6,6 +6,7 @@
     forms/        Python as people write it, in its plainer forms (forms/__init__.py):
                   with-blocks, starred unpacking, try, generators, map, dict forms,
                   *args helpers, factories, nested defs and lambdas, record fields
+    namespaces.py xp = array_namespace(x): dropped, xp read as NumPy (NumPy 2's names)
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
     normalize.py  A-normal form: one primitive operation per assignment
     lower.py      structured jumps (break, continue, return) in the normal form
@@ -22,6 +23,7 @@ from .forms.contexts import unwrap_contexts
 from .forms.factories import inline_factories
 from .forms.fields import read_fields
 from .forms.nested import lift_nested
+from .namespaces import read_namespaces
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
 from .source import FunctionSource, parse_function
@@ -49,7 +51,7 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = unwrap_contexts(inline_transforms(parse_function(fn)))
+    src = read_namespaces(unwrap_contexts(inline_transforms(parse_function(fn))))
     src = specialise_varargs(rewrite_expressions(rewrite_statements(src)))
     src = read_fields(lift_nested(inline_factories(src)))
     trace("parse", src)

@@ -30,6 +30,7 @@ import inspect
 import sys
 import textwrap
 import types
+import numpy as np
 from dataclasses import dataclass, field, replace
 
 import gast
@@ -281,7 +282,31 @@ def builtin_entry(obj):
         return obj, rule
     if NONDIFFERENTIABLE.get(id(obj)) is obj:
         return obj, None
+    same = numpy_counterpart(obj)
+    if same is not None:        # xp.exp of an array-API library: the rule of np.exp
+        entry = builtin_entry(same)
+        return None if entry is None else (obj, entry[1])
     return None
+
+
+# the top-level modules of array-API namespaces that do not say so themselves
+_NAMESPACE_PACKAGES = frozenset({"cupy", "array_api_compat", "array_api_strict"})
+
+
+def numpy_counterpart(obj):
+    """The NumPy function of the same name (NumPy 2 has the standard's names: np.acos,
+    np.concat, np.permute_dims) for a function of an array-API namespace module
+    (array_api_strict.exp, cupy.exp, array_api_compat.numpy.exp), or None."""
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__name__", None)
+    if not isinstance(module, str) or not isinstance(name, str) or not callable(obj):
+        return None
+    top = module.partition(".")[0]
+    if top == "numpy" or not (top in _NAMESPACE_PACKAGES or
+                              hasattr(sys.modules.get(top), "__array_api_version__")):
+        return None
+    same = getattr(np.linalg if module.endswith("linalg") else np, name, None)
+    return same if callable(same) and same is not obj else None
 
 
 def scoped_entry(obj, scope: str):

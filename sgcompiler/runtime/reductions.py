@@ -17,20 +17,21 @@ def choose_grad(g, ans, x, axis=None, keepdims=False):
     ans = unreduce(ans, x, axis, keepdims)
     chosen = x == ans
     count = np.sum(chosen, axis=axis, keepdims=True, dtype=float_dtype(x))
-    return unreduce(g, x, axis, keepdims) * chosen / count
+    # (where, not `* chosen`: the array API standard has no arithmetic on bool arrays)
+    return np.where(chosen, unreduce(g, x, axis, keepdims), 0.0) / count
 
 
 def prod_grad(g, ans, x, axis=None, keepdims=False):
     """Gradient of prod; exact also when some elements are zero."""
     x = np.asarray(x)
     if axis is None:
-        flat = x.reshape(-1)
-        return (g * _prod_others(flat, 0)).reshape(x.shape)
+        flat = np.reshape(x, (-1,))
+        return np.reshape(g * _prod_others(flat, 0), x.shape)
     axes = reduced_axes(axis, x.ndim)
     if len(axes) != 1:
         moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0)))
-        flat = moved.reshape(moved.shape[:-len(axes)] + (-1,))
-        others = _prod_others(flat, -1).reshape(moved.shape)
+        flat = np.reshape(moved, moved.shape[:-len(axes)] + (-1,))
+        others = np.reshape(_prod_others(flat, -1), moved.shape)
         others = np.moveaxis(others, tuple(range(-len(axes), 0)), axes)
     else:
         others = _prod_others(x, axes[0])

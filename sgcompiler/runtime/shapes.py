@@ -236,7 +236,8 @@ def split_like(g, arrays, axis=0):
 
 def unstack(g, axis=0):
     """Gradient of np.stack(arrays, axis): the slices of g along `axis`, as a list."""
-    return list(np.moveaxis(g, axis, 0))
+    moved = np.moveaxis(g, axis, 0)
+    return [moved[i, ...] for i in range(np.shape(moved)[0])]   # (strict arrays: no iter)
 
 
 def _split_reshaped(g, arrays, promoted, axis):

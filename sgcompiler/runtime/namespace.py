@@ -1,0 +1,419 @@
+"""Arrays of other libraries: which array namespace the arguments come from, NumPy's names
+spelled with the array API standard, and the runtime helpers bound to them.
+
+Generated code for NumPy arrays calls `np.` and the helpers of this package directly. For
+arrays of another array-API library (array_api_strict, CuPy, ...) the compiler generates
+the same gradient for any shape (no `out=` buffers) with `xp.` in place of NumPy
+(backend/namespace.py); `xp` is a `NumPyNames` of the arguments' namespace, and every
+runtime helper the code calls is the same function run with `np` bound to that
+`NumPyNames` (`helpers_for`), so each helper is written once, in NumPy's spelling.
+What the standard cannot express raises SGCompilerError naming the function and the
+library.
+"""
+from __future__ import annotations
+
+import contextvars
+import math
+import sys
+import types
+
+import numpy as np
+
+from ..errors import SGCompilerError
+
+try:        # optional: it knows the namespaces of libraries without __array_namespace__
+    from array_api_compat import array_namespace as _compat_namespace
+    from array_api_compat import is_array_api_obj as _compat_is_array
+except ImportError:         # pragma: no cover - the protocol alone
+    _compat_namespace = _compat_is_array = None
+
+
+def is_foreign(value) -> bool:
+    """Whether `value` is an array of an array-API library other than NumPy."""
+    t = type(value)
+    if t is np.ndarray or t is float or isinstance(value, (np.ndarray, np.generic, type)):
+        return False        # (a type: np.float32 has __array_namespace__ too)
+    if t.__module__.partition(".")[0] == "dask":
+        return False        # dask arrays take NumPy's code, lazily (data_kinds.py)
+    return hasattr(t, "__array_namespace__") or (
+        _compat_is_array is not None and not isinstance(value, (int, float, complex)) and
+        _compat_is_array(value))
+
+
+def namespace_of(values):
+    """The array namespace of the arrays among `values` (Python numbers and NumPy arrays
+    aside), or None when there are none. Raises TypeError for arrays of two libraries."""
+    foreign = [v for v in values if is_foreign(v)]
+    if not foreign:
+        return None
+    if _compat_namespace is not None:
+        return _compat_namespace(*foreign)
+    spaces = {id(ns): ns for ns in (v.__array_namespace__() for v in foreign)}
+    if len(spaces) > 1:
+        raise TypeError("the arguments are arrays of different array libraries ("
+                        f"{', '.join(sorted(s.__name__ for s in spaces.values()))}); "
+                        "convert them to one")
+    return next(iter(spaces.values()))
+
+
+def library_name(xp) -> str:
+    """The name users know a namespace by (array_api_compat.cupy -> cupy)."""
+    name = getattr(xp, "__name__", type(xp).__name__)
+    return name.removeprefix("array_api_compat.")
+
+
+# NumPy's name -> the standard's, where only the name differs
+_RENAMED = {"power": "pow", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
+            "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
+            "arctan2": "atan2", "concatenate": "concat", "absolute": "abs",
+            "invert": "bitwise_invert", "cumprod": "cumulative_prod",
+            "true_divide": "divide"}
+# NumPy names the standard has with other semantics, refused unless spelled below
+_DIFFERENT = frozenset({"take", "squeeze", "round", "where", "diff", "transpose",
+                        "reshape"})
+
+
+class NumPyNames:
+    """NumPy's names (those generated code and the runtime helpers use), implemented with
+    the array namespace `xp` alone: `NumPyNames(xp).exp is xp.exp`, `.arccos is xp.acos`,
+    `.swapaxes(x, 0, 1)` permutes with `xp.permute_dims`. A NumPy function the standard
+    has no spelling of raises SGCompilerError naming it and the library."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.library = library_name(xp)
+        self.ndarray = type(xp.asarray(0.0))
+        self.generic = _NoScalarType
+
+    def __repr__(self):
+        return f"<NumPy's names for {self.library}>"
+
+    def __getattr__(self, name):
+        xp = self.__dict__["xp"]
+        target = _RENAMED.get(name, name)
+        if target.startswith("_") or name in _DIFFERENT or not hasattr(xp, target):
+            raise self.missing(name)
+        found = getattr(xp, target)
+        setattr(self, name, found)
+        return found
+
+    def missing(self, name) -> SGCompilerError:
+        return SGCompilerError(
+            f"numpy.{name} has no counterpart in the array API standard, so it cannot run "
+            f"on {self.library} arrays; compute this gradient with NumPy arrays "
+            "(np.asarray(...) of the arguments), or write the function with what the "
+            "standard offers")
+
+    # --- what NumPy spells differently ---------------------------------------------------
+
+    def shape(self, x):
+        return tuple(x.shape) if hasattr(x, "shape") else ()
+
+    def ndim(self, x):
+        return x.ndim if hasattr(x, "ndim") else 0
+
+    def size(self, x):
+        return math.prod(self.shape(x))
+
+    def dtype(self, dtype):
+        return dtype
+
+    def asarray(self, a, dtype=None):
+        if isinstance(a, self.ndarray):
+            return a if dtype is None or a.dtype == dtype else self.xp.astype(a, dtype)
+        return self.xp.asarray(a, dtype=dtype)
+
+    def array(self, a, dtype=None, copy=True):
+        if isinstance(a, self.ndarray) and dtype is not None and a.dtype != dtype:
+            return self.xp.astype(a, dtype)
+        return self.xp.asarray(a, dtype=dtype, copy=copy)
+
+    def copy(self, a):
+        return self.xp.asarray(a, copy=True)
+
+    def result_type(self, *xs):
+        typed = [x for x in xs if not isinstance(x, (int, float, bool))]
+        if not typed:
+            return self.xp.float64 if any(isinstance(x, float) for x in xs) \
+                else self.xp.int64
+        return self.xp.result_type(*typed)
+
+    def expand_dims(self, x, axis):
+        axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+        ndim = self.ndim(x) + len(axes)
+        for a in sorted(a % ndim for a in axes):
+            x = self.xp.expand_dims(x, axis=a)
+        return x
+
+    def transpose(self, x, axes=None):
+        return self.xp.permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None
+                                    else tuple(axes))
+
+    def swapaxes(self, x, a, b):
+        order = list(range(x.ndim))
+        order[a], order[b] = order[b], order[a]
+        return self.xp.permute_dims(x, tuple(order))
+
+    def reshape(self, x, shape, order="C"):
+        if order != "C":
+            raise self.missing(f"reshape(..., order={order!r})")
+        return self.xp.reshape(x, (shape,) if isinstance(shape, int) else tuple(shape))
+
+    def argsort(self, a, axis=-1, kind=None):
+        if isinstance(a, (tuple, list)):        # a permutation of axes
+            return tuple(sorted(range(len(a)), key=a.__getitem__))
+        return self.xp.argsort(a, axis=axis, stable=True)
+
+    def cumsum(self, a, axis=None):
+        if isinstance(a, (tuple, list)):        # sizes of pieces: bookkeeping, not data
+            return np.cumsum(a)
+        if axis is None and a.ndim != 1:
+            raise self.missing("cumsum(..., axis=None) of an array of several axes")
+        return self.xp.cumulative_sum(a, axis=axis)
+
+    def split(self, a, cuts, axis=0):
+        if isinstance(cuts, int):
+            raise self.missing("split(a, n) into equal pieces")
+        bounds = [0] + [int(c) for c in cuts] + [a.shape[axis]]
+        before = (slice(None),) * (axis % a.ndim)
+        return [a[before + (slice(start, stop), ...)]
+                for start, stop in zip(bounds[:-1], bounds[1:])]
+
+    def flip(self, x, axis=None):
+        return self.xp.flip(x, axis=_axis(axis))
+
+    def roll(self, x, shift, axis=None):
+        return self.xp.roll(x, shift, axis=_axis(axis))
+
+    def triu(self, x, k=0):
+        return self.xp.triu(x, k=k)
+
+    def tril(self, x, k=0):
+        return self.xp.tril(x, k=k)
+
+    def tile(self, x, reps):
+        return self.xp.tile(x, tuple(reps) if isinstance(reps, (tuple, list)) else (reps,))
+
+    def tensordot(self, a, b, axes=2):
+        if not isinstance(axes, int):
+            axes = tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in axes)
+        return self.xp.tensordot(a, b, axes=axes)
+
+    def take_along_axis(self, a, indices, axis):
+        return self.xp.take_along_axis(a, indices, axis=axis)
+
+    def squeeze(self, x, axis=None):
+        if axis is None:
+            axis = tuple(i for i, n in enumerate(x.shape) if n == 1)
+        return self.xp.squeeze(x, axis=axis)
+
+    def where(self, condition, x, y):
+        return self.xp.where(condition, x, y)
+
+    def dot(self, a, b):
+        if self.ndim(a) == 0 or self.ndim(b) == 0:
+            return a * b
+        if self.ndim(a) > 2 or self.ndim(b) > 2:
+            raise self.missing("dot of arrays of more than two axes")
+        return self.xp.matmul(a, b)
+
+    def inner(self, a, b):
+        if self.ndim(a) == 0 or self.ndim(b) == 0:
+            return a * b
+        return self.xp.tensordot(a, b, axes=((a.ndim - 1,), (b.ndim - 1,)))
+
+    def outer(self, a, b):
+        return self.xp.reshape(a, (-1, 1)) * self.xp.reshape(b, (1, -1))
+
+    def moveaxis(self, x, source, destination):
+        return self.xp.moveaxis(x, source, destination)
+
+    def sum(self, a, axis=None, dtype=None, keepdims=False):
+        if dtype is not None and a.dtype == self.xp.bool:       # counting a mask
+            return self.xp.sum(self.xp.astype(a, dtype), axis=_axis(axis), keepdims=keepdims)
+        return self.xp.sum(a, axis=_axis(axis), dtype=dtype, keepdims=keepdims)
+
+    def mean(self, a, axis=None, keepdims=False):
+        return self.xp.mean(a, axis=_axis(axis), keepdims=keepdims)
+
+    def std(self, a, axis=None, ddof=0, keepdims=False):
+        return self.xp.std(a, axis=_axis(axis), correction=ddof, keepdims=keepdims)
+
+    def var(self, a, axis=None, ddof=0, keepdims=False):
+        return self.xp.var(a, axis=_axis(axis), correction=ddof, keepdims=keepdims)
+
+    def may_share_memory(self, a, b):
+        return a is b
+
+    def shares_memory(self, a, b):
+        return a is b
+
+
+def _axis(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+class _NoScalarType:
+    """What `np.generic` is for arrays of other libraries: a type nothing is."""
+
+
+_NAMES: dict = {}
+_HELPERS: dict = {}
+
+
+def numpy_names(xp) -> NumPyNames:
+    """The (one) NumPyNames of the namespace `xp`."""
+    if id(xp) not in _NAMES:
+        _NAMES[id(xp)] = (xp, NumPyNames(xp))
+    return _NAMES[id(xp)][1]
+
+
+def helpers_for(xp) -> dict:
+    """{helper: the same helper with `np` bound to NumPyNames(xp)}, for every function of
+    the runtime modules generated code may call (SciPy's aside: they need NumPy)."""
+    if id(xp) not in _HELPERS:
+        _HELPERS[id(xp)] = (xp, _rebound(numpy_names(xp)))
+    return _HELPERS[id(xp)][1]
+
+
+def _rebound(names: NumPyNames) -> dict:
+    package = __name__.rpartition(".")[0]
+    modules = [m for n, m in sorted(sys.modules.items())
+               if n.startswith(package + ".") and n != __name__
+               and not n.startswith(package + ".scipy")]
+    made, spaces = {}, []
+    for module in modules:
+        space = dict(vars(module), np=names)
+        spaces.append(space)
+        for value in vars(module).values():
+            if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+                copy = types.FunctionType(value.__code__, space, value.__name__,
+                                          value.__defaults__, value.__closure__)
+                copy.__kwdefaults__ = value.__kwdefaults__
+                copy.__doc__ = value.__doc__
+                made[value] = copy
+    for space in spaces:        # a helper calls the other helpers bound the same way
+        for key, value in space.items():
+            if isinstance(value, types.FunctionType) and value in made:
+                space[key] = made[value]
+    return made
+
+
+class _Namespace:
+    """What `xp` is in generated code until it is bound to the arguments' namespace."""
+
+    def __repr__(self):
+        return "<the array namespace of the arguments>"
+
+
+XP = _Namespace()
+
+
+def bound_extra(extra: dict, xp) -> dict:
+    """The objects a gradient generated with `xp.` refers to (Compiled.extra), for
+    arguments of the namespace `xp`: NumPyNames(xp) for XP, helpers bound to it."""
+    helpers = helpers_for(xp)
+    names = numpy_names(xp)
+    return {k: names if v is XP else helpers.get(v, v) if isinstance(v, types.FunctionType)
+            else v for k, v in extra.items()}
+
+
+def check_uses(uses, xp, where: str):
+    """Refuse, before it runs, a gradient whose NumPy names (('linalg.norm', line), ...)
+    the namespace `xp` has no counterpart of."""
+    names = numpy_names(xp)
+    for chain, line in uses:
+        found = names
+        for i, part in enumerate(chain.split(".")):
+            try:
+                found = getattr(found, part)
+            except (AttributeError, SGCompilerError):
+                at = f" (for line {line})" if line else ""
+                raise SGCompilerError(
+                    f"{where}: the gradient calls numpy.{chain}{at}, which has no "
+                    f"counterpart in the array API standard as {names.library} offers it, "
+                    f"so it cannot run on {names.library} arrays; pass NumPy arrays "
+                    "(np.asarray(...)) or write the function with what the standard "
+                    "offers") from None
+
+
+def like_array(g, x):
+    """The gradient `g` (an array of x's library, or a number: a zero) as an array of the
+    shape, dtype and device of `x`, an array of another library: a new array unless `g`
+    is already exactly that."""
+    xp = namespace_of([x])
+    if isinstance(g, np.ndarray):
+        raise SGCompilerError(
+            f"the gradient for a {library_name(xp)} array came back as a NumPy array: the "
+            "function calls something that computes with NumPy (a function the compiler "
+            "does not see, or np.asarray); compute with the arguments' namespace")
+    if is_foreign(g) and tuple(g.shape) == tuple(x.shape) and g.dtype == x.dtype:
+        return g
+    if is_foreign(g):
+        g = g if g.dtype == x.dtype else xp.astype(g, x.dtype)
+    else:
+        g = xp.asarray(g, dtype=x.dtype, device=x.device)
+    return xp.asarray(xp.broadcast_to(g, tuple(x.shape)), copy=True)
+
+
+# the namespace of the gradient for arrays of another library that is running (set by
+# failing_clearly's wrapper): what the pieces of user functions it calls compute with
+_RUNNING = contextvars.ContextVar("sgcompiler_namespace", default=None)
+
+
+class _Current:
+    """`xp` in a piece of a user function: NumPyNames of the running gradient's namespace."""
+
+    def __getattr__(self, name):
+        xp = _RUNNING.get()
+        if xp is None:
+            raise SGCompilerError("code generated for arrays of another library ran outside "
+                                  "the gradient that calls it")
+        return getattr(numpy_names(xp), name)
+
+    def __repr__(self):
+        return "<the array namespace of the running gradient>"
+
+
+CURRENT = _Current()
+
+
+def _current_helper(helper):
+    def run(*args, **kwargs):
+        return helpers_for(_RUNNING.get())[helper](*args, **kwargs)
+    run.__name__ = run.__qualname__ = helper.__name__
+    run.__module__ = helper.__module__
+    return run
+
+
+def current_extra(extra: dict) -> dict:
+    """The objects a piece generated with `xp.` refers to: CURRENT for XP, and each
+    runtime helper run bound to the running gradient's namespace."""
+    helpers = helpers_for(np)      # (which functions are helpers: any namespace's keys)
+    return {k: CURRENT if v is XP else _current_helper(v) if isinstance(
+        v, types.FunctionType) and v in helpers else v for k, v in extra.items()}
+
+
+def failing_clearly(function, xp, fname: str):
+    """`function` (a gradient bound to `xp`), raising SGCompilerError, with the error
+    chained, when it fails: most often a rule or helper needs what the standard does not
+    offer (an operation on bool arrays, a NumPy-only keyword)."""
+    library = library_name(xp)
+
+    def run(*args, **kwargs):
+        token = _RUNNING.set(xp)
+        try:
+            return function(*args, **kwargs)
+        except SGCompilerError:
+            raise
+        except Exception as exc:
+            raise SGCompilerError(
+                f"{fname}: the gradient failed on {library} arrays ({type(exc).__name__}: "
+                f"{exc}): the function, or a derivative rule it needs, uses what the array "
+                f"API standard does not offer for {library}; pass NumPy arrays "
+                "(np.asarray(...)) for it") from exc
+        finally:
+            _RUNNING.reset(token)
+    run.__name__, run.__qualname__ = function.__name__, function.__qualname__
+    run.__wrapped__ = function
+    return run
