@@ -30,7 +30,6 @@ import inspect
 import sys
 import textwrap
 import types
-import numpy as np
 from dataclasses import dataclass, field, replace
 
 import gast
