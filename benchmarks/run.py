@@ -80,6 +80,11 @@ def max_error(got, want) -> float:
     """Largest |got - want| relative to |want| + the scale of `want` (rounding-safe)."""
     worst = 0.0
     for g, w in zip(got, want):
+        if isinstance(w, dict):      # the gradient of a dict of parameters
+            if not isinstance(g, dict) or set(g) != set(w):
+                return float("inf")
+            worst = max(worst, max_error([g[k] for k in w], list(w.values())))
+            continue
         g, w = np.asarray(g, dtype=float), np.asarray(w, dtype=float)
         if g.shape != w.shape:
             return float("inf")
@@ -95,6 +100,13 @@ def finite_difference_error(workload, args, hand, eps=1e-6) -> float:
     plus, minus, analytic = list(args), list(args), 0.0
     for i, g in zip(systems.positions(workload), hand):
         x = args[i]
+        if isinstance(x, dict):      # a dict of parameters: a direction for each array
+            v = {k: rng.normal(size=np.shape(a)) for k, a in x.items()}
+            step = eps * max(1.0, max(float(np.max(np.abs(a))) for a in x.values()))
+            plus[i] = {k: a + step * v[k] for k, a in x.items()}
+            minus[i] = {k: a - step * v[k] for k, a in x.items()}
+            analytic += sum(float(np.sum(np.asarray(g[k]) * v[k])) for k in x) * step
+            continue
         v = rng.normal(size=np.shape(x))
         step = eps * max(1.0, float(np.max(np.abs(x))))
         plus[i], minus[i] = x + step * v, x - step * v

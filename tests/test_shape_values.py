@@ -147,3 +147,39 @@ def counter_state(x, w):
 
 def test_a_changing_int_is_not_a_constant():
     _check(counter_state, [((4, 3), (8,)), ((2,), (1,))], wrt=(1,))
+
+
+def concatenated(x, k):
+    c = np.concatenate([x, k])
+    s = np.sin(c) * 2.0
+    return np.sum(s * c)
+
+
+def _header(source):
+    return " ".join(line[2:] for line in source.splitlines() if line.startswith("# "))
+
+
+def test_the_header_says_what_is_specialised():
+    rng = np.random.default_rng(0)
+    g = grad(rnn_made_state, wrt=(0, 1))
+    assert "specialised" not in _header(g.source)       # before a call: any shape
+    g(rng.normal(size=(3, 3)), rng.normal(size=(2, 3)), rng.normal(size=(2, 1, 2)))
+    assert "specialised for W (3, 3) float64, U (2, 3) float64, xs (2, 1, 2) float64: " \
+           "every active value's shape is known" in _header(g.source)
+
+
+def test_the_header_names_values_of_unknown_shape_with_their_lines():
+    line = concatenated.__code__.co_firstlineno
+    g = grad(concatenated)
+    x, k = np.linspace(0, 1, 4), np.ones(2)
+    np.testing.assert_allclose(g(x, k), numeric_grad(concatenated, [x, k], 0), rtol=1e-6)
+    header = _header(g.source)
+    assert f"c (line {line + 1}: np.concatenate is not followed)" in header
+    assert f"s (line {line + 2}: from c)" in header
+
+
+def test_the_cli_prints_it(capsys):
+    from sgcompiler import cli
+    assert cli.main([f"{__file__}:concatenated", "--shapes", "x=4,k=2"]) == 0
+    out = _header(capsys.readouterr().out)
+    assert "shapes not known" in out and "np.concatenate is not followed" in out
