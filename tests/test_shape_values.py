@@ -13,6 +13,11 @@ from sgcompiler import grad
 
 from gradcheck import numeric_grad
 
+try:
+    from scipy.special import logsumexp
+except ImportError:         # SciPy is an optional extra
+    logsumexp = None
+
 
 def _check(f, shapes_list, wrt, seed=0):
     """One gradient of f, called with each list of argument shapes in turn; its source
@@ -43,16 +48,18 @@ def rnn_given_state(W, U, xs, h):
 
 
 def _backward(source):
-    """The adjoint sweep, without its comments (they give the source lines)."""
+    """The adjoint sweep, without its comments (they give the source lines) and its
+    `del`s (a parameter is not freed)."""
     lines = source[source.index("# backward"):].splitlines()
-    return [line for line in lines if not line.strip().startswith("#")]
+    return [line for line in lines if not line.strip().startswith(("#", "del "))]
 
 
 def test_state_made_inside_gets_the_code_of_state_passed_in():
     made = _check(rnn_made_state, [((5, 5), (3, 5), (4, 2, 3)), ((3, 3), (2, 3), (2, 1, 2))],
                   wrt=(0, 1))
-    assert "dh = d_add @ W.T" in made and "dW += h.T @ d_add" in made
-    assert "dot_grad" not in made and "unbroadcast" not in made
+    assert "dh = d_add @ W.T" in made and "dot_grad" not in made and "unbroadcast" not in made
+    # the per-step dW += h.T @ d_add, summed after the loop by one product of the stacks
+    assert "dW += np.tensordot(_hs, _d_adds, axes=((0, 1), (0, 1)))" in made
     rng = np.random.default_rng(1)
     g = grad(rnn_given_state, wrt=(0, 1))
     g(rng.normal(size=(3, 3)), rng.normal(size=(2, 3)), rng.normal(size=(2, 1, 2)),
@@ -183,3 +190,52 @@ def test_the_cli_prints_it(capsys):
     assert cli.main([f"{__file__}:concatenated", "--shapes", "x=4,k=2"]) == 0
     out = _header(capsys.readouterr().out)
     assert "shapes not known" in out and "np.concatenate is not followed" in out
+
+
+def rnn_bias(W, U, b, xs):
+    h = np.zeros((xs.shape[1], W.shape[1]))
+    for t in range(xs.shape[0]):
+        h = np.tanh(np.dot(xs[t], U) + np.dot(h, W) + b)
+    return np.sum(h * h)
+
+
+def test_matrix_products_in_a_loop_are_summed_after_it():
+    source = _check(rnn_bias, [((3, 3), (2, 3), (3,), (4, 5, 2)), ((2, 2), (1, 2), (2,),
+                                                                  (1, 1, 1))],
+                    wrt=(0, 1, 2))
+    assert "db += np.sum(_d_add2s, axis=(0, 1))" in source
+    assert "dU += np.tensordot(_xs_ts, _d_add2s, axes=((0, 1), (0, 1)))" in source
+
+
+def with_pi(x, s):
+    z = x * s - 0.5 * np.log(2.0 * np.pi)
+    return np.sum(np.sin(z))
+
+
+def test_numpy_constants_are_numbers():
+    source = _check(with_pi, [((4, 3), (3,)), ((2,), (2,))], wrt=(0, 1))
+    assert "every active value's shape is known" in _header(source)
+    assert "unbroadcast" not in source
+
+
+def lse_rows(a, w):
+    return np.sum(logsumexp(a * w, axis=1) * 2.0)
+
+
+@pytest.mark.skipif(logsumexp is None, reason="SciPy is not installed")
+def test_logsumexp_is_a_reduction():
+    source = _check(lse_rows, [((4, 3), (3,)), ((2, 5), (2, 1))], wrt=(0, 1))
+    assert "every active value's shape is known" in _header(source)
+
+
+def test_balanced_eq_is_its_definition():
+    from sgcompiler.runtime import balanced_eq
+    x = np.array([[1.0, 0.0, -1.0, np.nan]])
+    for y in (0.0, np.zeros((3, 1)), np.float32(0.0)):
+        z = np.maximum(x, y)
+        want = np.asarray(x == z, float) / (1.0 + np.asarray(x == y, float))
+        got = balanced_eq(x, z, y)
+        np.testing.assert_array_equal(got, want)
+        assert got.shape == want.shape
+    x32 = x.astype(np.float32)
+    assert balanced_eq(x32, np.maximum(x32, np.float32(0)), np.float32(0)).dtype == np.float32

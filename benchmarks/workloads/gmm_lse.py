@@ -31,8 +31,9 @@ def gmm_lse_hand(mu, log_sigma, logit_pi, X):
     r = np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
     counts = np.sum(r, axis=0)
     dlogit_pi = n * np.exp(logit_pi - lse_pi) - counts
-    weighted = r / sigma2                                   # (n, k)
-    dmu = np.sum(weighted, axis=0)[:, None] * mu - weighted.T @ X
+    # d sq / d mu = -2 diff, and 1 / sigma2 does not depend on the point: out of the sum
+    dmu = np.sum(r[:, :, None] * diff, axis=0)
+    dmu /= -sigma2[:, None]
     dlog_sigma = d * counts - np.sum(r * sq, axis=0) / sigma2
     return dmu, dlog_sigma, dlogit_pi
 

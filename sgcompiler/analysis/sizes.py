@@ -43,7 +43,7 @@ _PENDING = object()    # an input not assigned yet in this sweep (a loop carries
 
 _REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "np.prod",
                "np.std", "np.var", "np.nansum", "np.nanmean", "np.nanmax", "np.nanmin",
-               "np.nanprod", "np.nanstd", "np.nanvar", "np.ptp"}
+               "np.nanprod", "np.nanstd", "np.nanvar", "np.ptp", "scipy.special.logsumexp"}
 _MATMUL = {"operator.matmul", "np.matmul", "np.dot"}
 # runtime helpers whose result has the shape of one argument (unbroadcast(g, x): x's) and
 # the dtype of others
@@ -53,7 +53,7 @@ _SHAPED_LIKE = {"unbroadcast": ("x", ("g_",)), "unreduce": ("x", ("g_",)),
 
 
 def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
-                    callee_of=None, values=None) -> dict:
+                    callee_of=None, values=None, is_number=None) -> dict:
     """name -> (shape, dtype) for every variable whose shape is certain.
 
     Args:
@@ -70,6 +70,7 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
             np.zeros(shape) and the like.
         values: a dict this fills with name -> the int or tuple of ints (x.shape[1],
             len(x), tuples of them) each name assigned once holds (values.py).
+        is_number: node -> whether it is a constant number of a module (`np.pi`).
     """
     callee_of = callee_of or (lambda call: None)
     values = {} if values is None else values
@@ -88,7 +89,8 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
     tuples = {n: v for n, v in tuples.items() if v is not NOT_CONSTANT}
     bad = set()
     verify = False
-    facts = _Facts(known, bad, assigned, ints, tuples, trees, call_result, callee_of, values)
+    facts = _Facts(known, bad, assigned, ints, tuples, trees, call_result, callee_of, values,
+                   is_number or (lambda node: False))
     while True:
         changed = False
         for stmt, op in statements:
@@ -168,6 +170,7 @@ class _Facts:
     call_result: object
     callee_of: object
     values: dict
+    is_number: object
     unsure: set = dfield(default_factory=set)     # names whose value changed: none
 
 
@@ -208,6 +211,8 @@ def _evaluate(stmt, op, facts):
             return None
         if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
             return atom(node.operand)
+        if facts.is_number(node):
+            return (), WEAK
         if isinstance(node, gast.Name):
             if node.id in known:
                 return known[node.id]

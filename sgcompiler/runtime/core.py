@@ -90,7 +90,9 @@ def reduced_size(x, axis=None):
 def balanced_eq(x, z, y):
     """1 where x is the chosen one of (x, y) in max/min, 0.5 on ties, else 0."""
     dtype = float_dtype(x, y)
-    return np.asarray(x == z, dtype=dtype) / (1.0 + np.asarray(x == y, dtype=dtype))
+    # (x == z) / (1 + (x == y)) in one pass that writes floats: a tie is x == y (then
+    # x == z too); the scalar's dtype keeps float32 float32
+    return np.where(x == y, dtype.type(0.5), x == z)
 
 
 def unbroadcast_each(g, items):
