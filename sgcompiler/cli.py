@@ -38,6 +38,7 @@ from .frontend.source import function_name
 from .api import dtype_refusal, grad, wrt_names
 from .backend.loader import function_from_text
 from .errors import SGCompilerError
+from .backend.reading import reading_view
 from .explain import explain
 from .explain.side_by_side import side_by_side_rows, side_by_side_text
 from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
@@ -100,14 +101,16 @@ def _print_stage(args) -> None:
     note = None
     if args.mode == "forward":
         stage = "jvp" if args.stage == "grad" else args.stage
-        sys.stdout.write(dump_stage(fn, wrt, stage, scalars, arrays, mode="forward"))
+        text = dump_stage(fn, wrt, stage, scalars, arrays, mode="forward")
+        sys.stdout.write(reading_view(text) if args.reading else text)
         return
     if args.stage == "jvp":
         raise UsageError("--stage jvp is forward mode's final code; add --mode forward")
     if args.stage == "grad":
         note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
                                                   arrays=arrays), arrays)
-    sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
+    text = dump_stage(fn, wrt, args.stage, scalars, arrays)
+    sys.stdout.write(reading_view(text) if args.reading else text)
     if note:
         _say(note)
 
@@ -142,7 +145,8 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="sgcompiler",
         usage="%(prog)s [-h] [--version] target [--wrt WRT] [--mode {reverse,forward}] "
-              "[--stage STAGE] [--shapes SHAPES] [--side-by-side [--color WHEN]]\n"
+              "[--stage STAGE] [--shapes SHAPES] [--reading]\n"
+              "       [--side-by-side [--color WHEN]]\n"
               "       %(prog)s explain target [--wrt WRT] "
               "[--shapes SHAPES]",
         description="Print the gradient code sgcompiler generates for a Python function. "
@@ -172,6 +176,9 @@ def _parser():
                              "derivative for a number and the Hessian times ones for an "
                              "array), made by compiling the generated gradient again")
     _shapes_argument(parser)
+    parser.add_argument("--reading", action="store_true",
+                        help="the reading view: leave out the del statements that free "
+                             "memory early (the code that runs keeps them)")
     parser.add_argument("--side-by-side", action="store_true",
                         help="print each source line next to the adjoint statements "
                              "generated for it (and why a line has none)")

@@ -123,6 +123,9 @@ def test_the_gibbs_chain_of_contrastive_divergence_is_cut():
     chain = [r for r in rows if r.text.strip().startswith(("p_h =", "h =", "p_v =", "v ="))]
     assert chain and all(not r.adjoint and r.why_none.startswith("no adjoint") for r in chain)
     assert {r.why_none for r in chain} <= {"no adjoint: stop_gradient", "no adjoint: inactive"}
+    (loop,) = [r for r in rows if r.text.strip().startswith("for _ in range(k)")]
+    assert loop.why_none == "no adjoint: nothing in the loop is active"
+    assert row(side_by_side_rows(branchy, ("x", "w")), "while k < 3:").why_none == ""
 
 
 def test_text_is_plain_unless_coloured():

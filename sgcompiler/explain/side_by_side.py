@@ -11,7 +11,8 @@ of the source that it reverses. A line with none says why, from the facts of the
 analysis that the compiler itself used: `no adjoint: stop_gradient` (the line is under a
 stop_gradient, or made inactive by one), `no adjoint: inactive` (nothing on it depends on
 a wrt argument or reaches the result), or `no adjoint of its own` (active, but its adjoint
-is the identity, or was folded into a neighbouring line's statements). A line where no
+is the identity, or was folded into a neighbouring line's statements), and for a loop
+`no adjoint: nothing in the loop is active`. A line where no
 statement starts (`else:`, a comment, the rest of a long expression) says nothing.
 """
 from __future__ import annotations
@@ -49,12 +50,19 @@ def side_by_side_rows(fn, wrt, scalars=frozenset(), arrays=()) -> tuple:
     by_line = _attributed(code, _enclosing(src.tree), first)
     stopped, active = _line_facts(found.activity)
     stated = {f.line for f in found.activity.flows}     # lines where a statement starts
+    loops = {n.lineno: getattr(n, "end_lineno", None) or n.lineno
+             for n in gast.walk(src.tree) if isinstance(n, (gast.For, gast.While))}
     rows, margin = [], _indent(src.lines[first - 1])
     for number in range(first, last + 1):
         text = src.lines[number - 1].rstrip("\n")[margin:]
         adjoint = tuple(by_line.get(number, ()))
-        quiet = adjoint or number == first or number not in stated
-        why = "" if quiet else _why_none(number, stopped, active)
+        if number in loops and not adjoint and \
+                not any(by_line.get(n) for n in range(number, loops[number] + 1)):
+            why = "no adjoint: nothing in the loop is active"
+        elif adjoint or number == first or number not in stated:
+            why = ""
+        else:
+            why = _why_none(number, stopped, active)
         rows.append(Row(number, text, adjoint, why))
     return tuple(rows)
 
