@@ -239,3 +239,19 @@ def test_balanced_eq_is_its_definition():
         assert got.shape == want.shape
     x32 = x.astype(np.float32)
     assert balanced_eq(x32, np.maximum(x32, np.float32(0)), np.float32(0)).dtype == np.float32
+
+
+def _two(x, W):
+    a = x @ W
+    return a, np.sin(a)
+
+
+def tuple_helper(x, W, b):
+    a, s = _two(x, W)
+    return np.sum(a * s + b)
+
+
+def test_items_of_a_tuple_a_helper_returns():
+    source = _check(tuple_helper, [((4, 3), (3, 5), (5,)), ((2, 2), (2, 1), (1,)),
+                                   ((3,), (3, 2), (2,))], wrt=(0, 1, 2))
+    assert "every active value's shape is known" in _header(source)

@@ -100,6 +100,10 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
             if target in bad or target in ints:
                 continue
             found = leaves[target] if target in leaves else _evaluate(stmt, op, facts)
+            if isinstance(found, Elements):
+                if counts[target] == 1:
+                    facts.items[target] = found
+                found = None
             if found is _PENDING and not verify:
                 continue
             if target in scalars and (found is None or found is _PENDING):
@@ -158,6 +162,11 @@ def _tree_leaves(statements, params, assigned, counts) -> dict:
     return out
 
 
+class Elements(tuple):
+    """The (shape, dtype) of each item of a tuple a user function returns (what
+    call_result gives for `return a, b`)."""
+
+
 @dataclass
 class _Facts:
     """What the sweeps of concrete_shapes know so far (shared by its helpers)."""
@@ -171,6 +180,7 @@ class _Facts:
     callee_of: object
     values: dict
     is_number: object
+    items: dict = dfield(default_factory=dict)    # name -> Elements of a call's tuple
     unsure: set = dfield(default_factory=set)     # names whose value changed: none
 
 
@@ -230,6 +240,10 @@ def _evaluate(stmt, op, facts):
     if isinstance(rhs, gast.Constant):
         return atom(rhs)
     if op.kind == INDEX:
+        if isinstance(rhs.value, gast.Name) and rhs.value.id in facts.items:
+            i = constant(rhs.slice, NOT_CONSTANT)
+            items = facts.items[rhs.value.id]
+            return items[i] if type(i) is int and -len(items) <= i < len(items) else None
         return _index(atom(rhs.value), rhs.slice, ints, facts.values)
     if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
             len(rhs.comparators) == 1:

@@ -77,12 +77,16 @@ def _why(name, stmts, resolution, fn, facts, by_name) -> str:
     return "its operation is not followed"
 
 
+def _path(path) -> str:
+    """`x`, or `params['W1']` for an array of a parameter tree."""
+    return path if isinstance(path, str) else path[0] + "".join(f"[{k!r}]" for k in path[1:])
+
+
 def header_note(arrays, unknown) -> str:
     """The header lines (without '# ') that say what the code is specialised for."""
     if not arrays:
         return "for arguments of any shape (not specialised for shapes)"
-    shapes = ", ".join(f"{p} {shape} {dtype}" for p, (shape, dtype) in arrays.items()
-                       if isinstance(p, str))
+    shapes = ", ".join(f"{_path(p)} {shape} {dtype}" for p, (shape, dtype) in arrays.items())
     if not unknown:
         return f"specialised for {shapes}: every active value's shape is known"
     listed = [f"{u.name} (line {u.line}: {u.why})" if u.line else f"{u.name} ({u.why})"
