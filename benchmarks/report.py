@@ -10,7 +10,7 @@ from benchmarks import systems
 from benchmarks.workloads import OTHER_STYLES
 
 ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE",
-            "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+            "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "SGC_BENCH_CLOCK")
 
 
 def fmt_time(s):
