@@ -112,3 +112,26 @@ def test_what_the_loop_changes_stays_in_it(f):
             rng.normal(size=3))
     source = _check_jvp(f, args, 2)
     assert "U_dot @" in _loop_of(source)
+
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return np.sum(np.sin(x) * SCALE)
+
+
+def test_a_repeated_jvp_follows_what_its_names_mean(monkeypatch):
+    # the second call takes the fast path (same types, shapes, dtypes); it must still see
+    # a global that changed, a tangent of another shape, and a tangent that is None
+    x, v = np.linspace(0.0, 1.0, 4), np.ones(4)
+    want = np.sum(np.cos(x) * v)
+    assert np.isclose(jvp(scaled, (x,), (v,))[1], 2.0 * want)
+    assert np.isclose(jvp(scaled, (x,), (v,))[1], 2.0 * want)
+    monkeypatch.setitem(globals(), "SCALE", 3.0)
+    assert np.isclose(jvp(scaled, (x,), (v,))[1], 3.0 * want)
+    x5 = np.linspace(0.0, 1.0, 5)
+    assert np.isclose(jvp(scaled, (x5,), (np.ones(5),))[1], 3.0 * np.sum(np.cos(x5)))
+    with pytest.raises(TypeError, match="shape"):
+        jvp(scaled, (x,), (np.ones(5),))
+    assert jvp(scaled, (x,), (None,))[1] == 0.0
