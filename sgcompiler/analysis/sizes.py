@@ -207,12 +207,41 @@ def _follow_value(stmt, op, facts) -> bool:
 def _evaluate(stmt, op, facts):
     """(shape, dtype) of the statement's result, None if unknown, _PENDING if it depends
     on a variable not evaluated yet."""
-    known, bad, assigned, ints = facts.known, facts.bad, facts.assigned, facts.ints
-    tuples, trees, call_result = facts.tuples, facts.trees, facts.call_result
     rhs = stmt.value
     value = facts.values.get(target_of(stmt))
     if value is not None and not isinstance(value, tuple):
         return (), WEAK
+    atom = _atoms(facts)
+    if op.kind == SETITEM:
+        return atom(stmt.targets[0].value)
+    if op.kind == COPY:
+        return atom(rhs)
+    if op.kind == STOPPED:
+        return atom(rhs.args[0]) if len(rhs.args) == 1 and not rhs.keywords else None
+    if isinstance(rhs, gast.Constant):
+        return atom(rhs)
+    if op.kind == INDEX:
+        if isinstance(rhs.value, gast.Name) and rhs.value.id in facts.items:
+            i = constant(rhs.slice, NOT_CONSTANT)
+            items = facts.items[rhs.value.id]
+            return items[i] if type(i) is int and -len(items) <= i < len(items) else None
+        return _index(atom(rhs.value), rhs.slice, facts.ints, facts.values)
+    if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
+            len(rhs.comparators) == 1:
+        found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
+        return found if found in (None, _PENDING) else (found[0], None)
+    if op.kind == CALL:
+        return _call_result(op, atom, facts.trees, facts.call_result)
+    made = made_shape(stmt, op, atom, facts.values, facts.callee_of)
+    if made is not None or op.kind != RULE:
+        return made
+    return _rule_result(op.rule, op.args, atom, facts)
+
+
+def _atoms(facts):
+    """atom(node) -> (shape, dtype) of a constant, a module's number or a name; None if
+    not known, _PENDING if not evaluated yet."""
+    known, bad, assigned = facts.known, facts.bad, facts.assigned
 
     def atom(node):
         if isinstance(node, gast.Constant):
@@ -230,38 +259,17 @@ def _evaluate(stmt, op, facts):
                 return None
             return _PENDING
         return None
+    return atom
 
-    if op.kind == SETITEM:
-        return atom(stmt.targets[0].value)
-    if op.kind == COPY:
-        return atom(rhs)
-    if op.kind == STOPPED:
-        return atom(rhs.args[0]) if len(rhs.args) == 1 and not rhs.keywords else None
-    if isinstance(rhs, gast.Constant):
-        return atom(rhs)
-    if op.kind == INDEX:
-        if isinstance(rhs.value, gast.Name) and rhs.value.id in facts.items:
-            i = constant(rhs.slice, NOT_CONSTANT)
-            items = facts.items[rhs.value.id]
-            return items[i] if type(i) is int and -len(items) <= i < len(items) else None
-        return _index(atom(rhs.value), rhs.slice, ints, facts.values)
-    if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
-            len(rhs.comparators) == 1:
-        found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
-        return found if found in (None, _PENDING) else (found[0], None)
-    if op.kind == CALL:
-        return _call_result(op, atom, trees, call_result)
-    made = made_shape(stmt, op, atom, facts.values, facts.callee_of)
-    if made is not None or op.kind != RULE:
-        return made
-    rule = op.rule
-    values = op.args
+
+def _rule_result(rule, values, atom, facts):
+    """(shape, dtype) of what a primitive with a rule gives, from its arguments'."""
     if rule.elementwise:
         operands = [v for v in values.values()
                     if not (isinstance(v, gast.Constant) and v.value is None)]
         return broadcast([atom(v) for v in operands])
     if rule.name in _REDUCTIONS:
-        return _reduction(rule, values, atom, tuples)
+        return _reduction(rule, values, atom, facts.tuples)
     if rule.name == "np.dot" and len(values) == 2:
         return _dot(*(atom(v) for v in values.values()))
     if rule.name in _MATMUL and len(values) == 2:
