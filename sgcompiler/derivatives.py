@@ -18,6 +18,7 @@ import weakref
 
 import numpy as np
 
+from . import rules
 from .analysis.sizes import WEAK
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
 from .forward.batch import NotBatchable
@@ -83,7 +84,8 @@ def _fast_key(f, primals, tangents):
     shapes and dtypes: what the code was specialised and checked for), or None."""
     if len(primals) != len(tangents) or not hasattr(f, "__code__"):
         return None
-    key = [id(f)]
+    # (a rule registered later, or complex mode, changes what a compile gives)
+    key = [id(f), rules.version(), rules.complex_mode()]
     for p, t in zip(primals, tangents):
         for value in (p, t):
             if type(value) is np.ndarray and value.dtype.kind == "f":
