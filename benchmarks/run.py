@@ -6,6 +6,7 @@
     python benchmarks/run.py --systems none  without autograd / JAX / PyTorch even if installed
     python benchmarks/run.py --slow          also JAX on the Euler loop (minutes)
     python benchmarks/run.py --threads 1     one BLAS/OpenMP thread (steadier on a busy machine)
+    python benchmarks/run.py --threads 1 --cpu-clock   CPU time, not wall time (crowded)
 
 Every mode first checks that sgcompiler's gradient equals the hand-written one (rtol 1e-8)
 and that the hand-written one agrees with finite differences. Times are medians of
@@ -80,6 +81,11 @@ def max_error(got, want) -> float:
     """Largest |got - want| relative to |want| + the scale of `want` (rounding-safe)."""
     worst = 0.0
     for g, w in zip(got, want):
+        if isinstance(w, dict):      # the gradient of a dict of parameters
+            if not isinstance(g, dict) or set(g) != set(w):
+                return float("inf")
+            worst = max(worst, max_error([g[k] for k in w], list(w.values())))
+            continue
         g, w = np.asarray(g, dtype=float), np.asarray(w, dtype=float)
         if g.shape != w.shape:
             return float("inf")
@@ -95,6 +101,13 @@ def finite_difference_error(workload, args, hand, eps=1e-6) -> float:
     plus, minus, analytic = list(args), list(args), 0.0
     for i, g in zip(systems.positions(workload), hand):
         x = args[i]
+        if isinstance(x, dict):      # a dict of parameters: a direction for each array
+            v = {k: rng.normal(size=np.shape(a)) for k, a in x.items()}
+            step = eps * max(1.0, max(float(np.max(np.abs(a))) for a in x.values()))
+            plus[i] = {k: a + step * v[k] for k, a in x.items()}
+            minus[i] = {k: a - step * v[k] for k, a in x.items()}
+            analytic += sum(float(np.sum(np.asarray(g[k]) * v[k])) for k in x) * step
+            continue
         v = rng.normal(size=np.shape(x))
         step = eps * max(1.0, float(np.max(np.abs(x))))
         plus[i], minus[i] = x + step * v, x - step * v
@@ -325,6 +338,9 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int,
                         help="set OPENBLAS/OMP/MKL_NUM_THREADS for the timed processes "
                              "(default: leave the environment as it is)")
+    parser.add_argument("--cpu-clock", action="store_true",
+                        help="time with each thread's CPU time, not the wall clock (for a "
+                             "crowded machine; use with --threads 1)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--group", default="core", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
@@ -335,6 +351,8 @@ def main(argv=None) -> int:
         row = evaluate(workload, False, (), opts.budget, opts.slow, opts.group)
         print(ROW_MARK + json.dumps(asdict(row)), flush=True)
         return 0
+    if opts.cpu_clock:
+        os.environ["SGC_BENCH_CLOCK"] = "cpu"     # read by timing.py in the workers
     if opts.threads:
         os.environ.update({v: str(opts.threads) for v in THREAD_VARS})
         if systems.installed("threadpoolctl"):     # this process too, so the report is true

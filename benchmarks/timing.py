@@ -8,6 +8,7 @@ so the clock's resolution does not matter.
 from __future__ import annotations
 
 import gc
+import os
 import statistics
 import time
 import tracemalloc
@@ -16,12 +17,16 @@ SAMPLE_S = 0.002          # a sample lasts at least this long (fast calls are lo
 SLOW_S = 0.3              # contenders slower than this get only MIN_SLOW samples
 MIN_SLOW = 3
 VERY_SLOW_S = 2.0         # ... and those slower than this a single sample
+# SGC_BENCH_CLOCK=cpu (run.py --cpu-clock): the CPU time of this thread instead of the
+# wall clock, so that time spent waiting for a core on a crowded machine is not counted
+# (with one BLAS thread, all of a call's work is this thread's)
+_clock = time.thread_time if os.environ.get("SGC_BENCH_CLOCK") == "cpu" else time.perf_counter
 
 
 def _seconds(fn) -> float:
-    start = time.perf_counter()
+    start = _clock()
     fn()
-    return time.perf_counter() - start
+    return _clock() - start
 
 
 def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
@@ -62,10 +67,10 @@ def interleaved(contenders: dict, budget_s: float, min_reps: int = 7,
                 if len(samples[name]) >= want[name]:
                     continue
                 fn, n = contenders[name], loops[name]
-                start = time.perf_counter()
+                start = _clock()
                 for _ in range(n):
                     fn()
-                samples[name].append((time.perf_counter() - start) / n)
+                samples[name].append((_clock() - start) / n)
             gc.collect()
     finally:
         if enabled:

@@ -14,14 +14,17 @@ be batched, one jvp per column.
 from __future__ import annotations
 
 import linecache
+import weakref
 
 import numpy as np
 
+from . import rules
 from .analysis.sizes import WEAK
 from .backend.located import located
 from .errors import RuntimeRefusal
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
 from .forward.batch import NotBatchable
+from .frontend.depends import function_reads
 from .frontend.source import function_name
 from .pipeline import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
@@ -43,6 +46,16 @@ def jvp(f, primals, tangents):
         SGCompilerError: for code that cannot be differentiated.
     """
     primals, tangents = tuple(primals), tuple(tangents)
+    key = _fast_key(f, primals, tangents)
+    found = _FAST.get(key) if key is not None else None
+    if found is not None and found[0]() is f and found[3]():
+        function, names = found[1], found[2]
+        try:
+            out, out_dot = function(*primals, **{names[p]: t for p, t in
+                                                zip(_params(f), tangents) if t is not None})
+        except RuntimeRefusal as exc:
+            raise located(exc) from None
+        return out, _like_output(out_dot, out)
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give "
                         "one tangent per primal (None for a constant)")
@@ -51,19 +64,50 @@ def jvp(f, primals, tangents):
     if all(t is None for t in tangents):       # nothing moves: the tangent is zero
         out = f(*primals)
         return out, _like_output(0.0, out)
-    function, tangent_names = _tangent_function(f, primals, tangents)
+    compiled = _compiled(f, primals, tangents)
+    function, tangent_names = compiled.bind(f), compiled.tangent_params
     given = {tangent_names[p]: _float_tree(t) for p, t in
              zip(_params(f), tangents) if t is not None}
     try:
         out, out_dot = function(*primals, **given)
     except RuntimeRefusal as exc:
         raise located(exc) from None            # with the line whose tangent refused
+    if key is not None:
+        if len(_FAST) >= _FAST_SIZE:
+            _FAST.clear()
+        _FAST[key] = (weakref.ref(f), function, tangent_names,
+                      compiled.depends.checker(f, function_reads(f)))
     return out, _like_output(out_dot, out)
 
 
 jvp.sgcompiler_refused_inside = (
     "for a scalar function g, the tangent is np.sum(grad(g)(x) * t), which can be "
     "differentiated (grad(g) of a module-level g)")
+
+
+# A repeated jvp of one function on arrays of the same types, shapes and dtypes finds
+# its bound tangent function here, with the check that the names it was compiled from
+# still mean what they meant (as GradientFunction does for grad).
+_FAST: dict = {}
+_FAST_SIZE = 256
+
+
+def _fast_key(f, primals, tangents):
+    """The key of a call made only of float arrays and Python floats (their types,
+    shapes and dtypes: what the code was specialised and checked for), or None."""
+    if len(primals) != len(tangents) or not hasattr(f, "__code__"):
+        return None
+    # (a rule registered later, or complex mode, changes what a compile gives)
+    key = [id(f), rules.version(), rules.complex_mode()]
+    for p, t in zip(primals, tangents):
+        for value in (p, t):
+            if type(value) is np.ndarray and value.dtype.kind == "f":
+                key.append((value.shape, value.dtype))
+            elif type(value) is float or (value is None and value is t):
+                key.append(type(value))
+            else:
+                return None
+    return tuple(key)
 
 
 def _integer_tangent(f, name, value, tangent):

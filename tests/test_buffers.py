@@ -315,3 +315,17 @@ def test_an_operand_read_later_or_shared_is_not_written(monkeypatch):
     assert "out=a" not in out
     out = _reused("def f(x):\n    b = np.exp(x)\n    return b\n", arrays, monkeypatch)
     assert "out=x" not in out
+
+
+def transposed_operand(W, w, X):
+    h = np.tanh(X @ W)
+    return np.sum(np.sin(h @ w))
+
+
+def test_an_array_read_through_its_transpose_is_still_owned():
+    # d_w = h.T @ dp reads h through a view that the product does not keep, so the
+    # gradient of tanh can still write into h (as a hand-written backward does)
+    rng = np.random.default_rng(0)
+    W, w, X = rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(2000, 3))
+    source = _grad_and_source(transposed_operand, W, w, X, wrt=(0, 1))
+    assert "out=h" in source

@@ -41,10 +41,18 @@ class Workload:
 # it here as soon as the compiler supports it.
 PENDING: dict[str, str] = {}
 
+# Workloads written in other styles than the first eight (issue 18): np.dot, state made
+# inside the loss, np.maximum(0, x), scipy.special.logsumexp, slices with computed bounds,
+# a dict of parameters. Their targets are tighter: median sgc/hand <= 1.05, worst <= 1.2.
+OTHER_STYLES = ("rnn_batched", "mlp_relu", "gmm_lse", "heat2d", "dict_mlp")
+
 
 def all_workloads() -> list[Workload]:
     """Every workload, in table order."""
-    from . import (elementwise, euler, gmm_em, logreg, mlp, rnn, softmax_xent,
-                   while_series)
-    return [m.WORKLOAD for m in (softmax_xent, mlp, logreg, elementwise, gmm_em, euler, rnn,
-                                 while_series)]
+    from . import (dict_mlp, elementwise, euler, gmm_em, gmm_lse, heat2d, logreg, mlp,
+                   mlp_relu, rnn, rnn_batched, softmax_xent, while_series)
+    found = [m.WORKLOAD for m in (softmax_xent, mlp, logreg, elementwise, gmm_em, euler, rnn,
+                                  while_series, rnn_batched, mlp_relu, gmm_lse, heat2d,
+                                  dict_mlp)]
+    # (the mixture with scipy.special.logsumexp needs SciPy, an optional extra)
+    return [w for w in found if w.name != "gmm_lse" or gmm_lse.logsumexp is not None]

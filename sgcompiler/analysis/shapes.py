@@ -125,13 +125,48 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
     if arrays:
         known_scalars = {n for n, c in classes.items() if c == SCALAR}
         concrete = concrete_shapes(statements, dict(arrays), known_scalars, ints,
-                                   callees.call_result if callees else None)
+                                   callees.call_result if callees else None,
+                                   _callee_finder(resolution), None,
+                                   _number_finder(norm, resolution))
         # only plain values, not containers (an item of one is known only as an array of
         # a parameter tree)
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
     assigned = {target_of(stmt) for stmt, _ in statements}
     leaves = unwritten_leaves(arrays or {}, assigned)
     return Shapes(classes, kinds, ints, concrete, leaves)
+
+
+def _callee_finder(resolution):
+    """call node -> the object it calls, or None (a method of a local value, say)."""
+    def callee_of(call):
+        if not isinstance(call.func, (gast.Name, gast.Attribute)):
+            return None
+        try:
+            return resolution.callee(call.func).obj
+        except KeyError:
+            return None
+    return callee_of
+
+
+_CONSTANT_MODULES = ("numpy", "math")
+
+
+def _number_finder(norm, resolution):
+    """node -> whether it is a number constant of numpy or math (`np.pi`, `math.e`):
+    modules whose constants never change, so the code may rely on them."""
+    function = getattr(norm.fn, "function", None)
+    names = dict(getattr(function, "__globals__", {}))
+
+    def is_number(node):
+        if not (isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name)
+                and node.value.id in resolution.global_roots):
+            return False
+        module = names.get(node.value.id)
+        if getattr(module, "__name__", None) not in _CONSTANT_MODULES:
+            return False
+        value = getattr(module, node.attr, None)
+        return type(value) in (float, int)
+    return is_number
 
 
 def _atom_class(node, classes):

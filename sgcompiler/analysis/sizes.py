@@ -24,10 +24,13 @@ dtype: a floating dtype when every array operand has that same dtype (Python num
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field as dfield
+
 import gast
 import numpy as np
 
 from .ops import CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
+from .values import dot_shape, int_value, made_shape, reshape_shape
 
 class _Weak:
     def __repr__(self):
@@ -40,7 +43,7 @@ _PENDING = object()    # an input not assigned yet in this sweep (a loop carries
 
 _REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "np.prod",
                "np.std", "np.var", "np.nansum", "np.nanmean", "np.nanmax", "np.nanmin",
-               "np.nanprod", "np.nanstd", "np.nanvar", "np.ptp"}
+               "np.nanprod", "np.nanstd", "np.nanvar", "np.ptp", "scipy.special.logsumexp"}
 _MATMUL = {"operator.matmul", "np.matmul", "np.dot"}
 # runtime helpers whose result has the shape of one argument (unbroadcast(g, x): x's) and
 # the dtype of others
@@ -49,7 +52,8 @@ _SHAPED_LIKE = {"unbroadcast": ("x", ("g_",)), "unreduce": ("x", ("g_",)),
                 "matmul_grad_right": ("y", ("g_", "x"))}
 
 
-def concrete_shapes(statements, params: dict, scalars, ints, call_result=None) -> dict:
+def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
+                    callee_of=None, values=None, is_number=None) -> dict:
     """name -> (shape, dtype) for every variable whose shape is certain.
 
     Args:
@@ -62,7 +66,14 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None) -
         ints: names that always hold Python ints (loop indexes).
         call_result: (user function, argument shapes) -> (shape, dtype) of its result,
             or None (summaries.Callees.call_result); without it, unknown.
+        callee_of: call node -> the object it calls (None: not known), to follow len(x),
+            np.zeros(shape) and the like.
+        values: a dict this fills with name -> the int or tuple of ints (x.shape[1],
+            len(x), tuples of them) each name assigned once holds (values.py).
+        is_number: node -> whether it is a constant number of a module (`np.pi`).
     """
+    callee_of = callee_of or (lambda call: None)
+    values = {} if values is None else values
     known = {p: v for p, v in params.items() if isinstance(p, str)}
     for name in ints:
         known[name] = ((), WEAK)
@@ -78,14 +89,21 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None) -
     tuples = {n: v for n, v in tuples.items() if v is not NOT_CONSTANT}
     bad = set()
     verify = False
+    facts = _Facts(known, bad, assigned, ints, tuples, trees, call_result, callee_of, values,
+                   is_number or (lambda node: False))
     while True:
         changed = False
         for stmt, op in statements:
             target = target_of(stmt)
+            if counts[target] == 1:
+                changed |= _follow_value(stmt, op, facts)
             if target in bad or target in ints:
                 continue
-            found = leaves[target] if target in leaves else \
-                _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result)
+            found = leaves[target] if target in leaves else _evaluate(stmt, op, facts)
+            if isinstance(found, Elements):
+                if counts[target] == 1:
+                    facts.items[target] = found
+                found = None
             if found is _PENDING and not verify:
                 continue
             if target in scalars and (found is None or found is _PENDING):
@@ -144,26 +162,56 @@ def _tree_leaves(statements, params, assigned, counts) -> dict:
     return out
 
 
-def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result):
+class Elements(tuple):
+    """The (shape, dtype) of each item of a tuple a user function returns (what
+    call_result gives for `return a, b`)."""
+
+
+@dataclass
+class _Facts:
+    """What the sweeps of concrete_shapes know so far (shared by its helpers)."""
+    known: dict
+    bad: set
+    assigned: set
+    ints: frozenset
+    tuples: dict
+    trees: dict
+    call_result: object
+    callee_of: object
+    values: dict
+    is_number: object
+    items: dict = dfield(default_factory=dict)    # name -> Elements of a call's tuple
+    unsure: set = dfield(default_factory=set)     # names whose value changed: none
+
+
+def _follow_value(stmt, op, facts) -> bool:
+    """Update the int (or tuple of ints) the statement's target holds; True if it changed."""
+    target = target_of(stmt)
+    if target in facts.unsure:
+        return False
+    value = int_value(stmt, op, lambda n: (facts.known.get(n) or (None,))[0],
+                      facts.values, facts.callee_of)
+    before = facts.values.get(target)
+    if value is None and before is None:
+        return False
+    if before is not None and value is not None and value == before:
+        return False
+    facts.values.pop(target, None)
+    if before is not None:
+        facts.unsure.add(target)      # a value seen to change is never trusted again
+    else:
+        facts.values[target] = value
+    return True
+
+
+def _evaluate(stmt, op, facts):
     """(shape, dtype) of the statement's result, None if unknown, _PENDING if it depends
     on a variable not evaluated yet."""
     rhs = stmt.value
-
-    def atom(node):
-        if isinstance(node, gast.Constant):
-            if isinstance(node.value, (bool, int, float)):
-                return (), WEAK
-            return None
-        if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
-            return atom(node.operand)
-        if isinstance(node, gast.Name):
-            if node.id in known:
-                return known[node.id]
-            if node.id in bad or node.id not in assigned:
-                return None
-            return _PENDING
-        return None
-
+    value = facts.values.get(target_of(stmt))
+    if value is not None and not isinstance(value, tuple):
+        return (), WEAK
+    atom = _atoms(facts)
     if op.kind == SETITEM:
         return atom(stmt.targets[0].value)
     if op.kind == COPY:
@@ -173,25 +221,64 @@ def _evaluate(stmt, op, known, bad, assigned, ints, tuples, trees, call_result):
     if isinstance(rhs, gast.Constant):
         return atom(rhs)
     if op.kind == INDEX:
-        return _index(atom(rhs.value), rhs.slice, ints)
+        if isinstance(rhs.value, gast.Name) and rhs.value.id in facts.items:
+            i = constant(rhs.slice, NOT_CONSTANT)
+            items = facts.items[rhs.value.id]
+            return items[i] if type(i) is int and -len(items) <= i < len(items) else None
+        return _index(atom(rhs.value), rhs.slice, facts.ints, facts.values)
     if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
             len(rhs.comparators) == 1:
         found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])
         return found if found in (None, _PENDING) else (found[0], None)
     if op.kind == CALL:
-        return _call_result(op, atom, trees, call_result)
-    if op.kind != RULE:
+        return _call_result(op, atom, facts.trees, facts.call_result)
+    made = made_shape(stmt, op, atom, facts.values, facts.callee_of)
+    if made is not None or op.kind != RULE:
+        return made
+    return _rule_result(op.rule, op.args, atom, facts)
+
+
+def _atoms(facts):
+    """atom(node) -> (shape, dtype) of a constant, a module's number or a name; None if
+    not known, _PENDING if not evaluated yet."""
+    known, bad, assigned = facts.known, facts.bad, facts.assigned
+
+    def atom(node):
+        if isinstance(node, gast.Constant):
+            if isinstance(node.value, (bool, int, float)):
+                return (), WEAK
+            return None
+        if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
+            return atom(node.operand)
+        if facts.is_number(node):
+            return (), WEAK
+        if isinstance(node, gast.Name):
+            if node.id in known:
+                return known[node.id]
+            if node.id in bad or node.id not in assigned:
+                return None
+            return _PENDING
         return None
-    rule = op.rule
-    values = op.args
+    return atom
+
+
+def _rule_result(rule, values, atom, facts):
+    """(shape, dtype) of what a primitive with a rule gives, from its arguments'."""
     if rule.elementwise:
         operands = [v for v in values.values()
                     if not (isinstance(v, gast.Constant) and v.value is None)]
         return broadcast([atom(v) for v in operands])
     if rule.name in _REDUCTIONS:
-        return _reduction(rule, values, atom, tuples)
+        return _reduction(rule, values, atom, facts.tuples)
+    if rule.name == "np.dot" and len(values) == 2:
+        return _dot(*(atom(v) for v in values.values()))
     if rule.name in _MATMUL and len(values) == 2:
         return matmul_shape(*(atom(v) for v in values.values()))
+    if rule.name == "np.reshape" and set(values) <= {"a", "shape", "newshape"} and \
+            len(values) == 2:
+        found = atom(values["a"])
+        shape = values.get("shape", values.get("newshape"))
+        return found if found is _PENDING else reshape_shape(found, shape, facts.values)
     if rule.name == "np.transpose" and set(values) == {"a"}:
         found = atom(values["a"])
         return found if found in (None, _PENDING) else (found[0][::-1], found[1])
@@ -338,9 +425,22 @@ def constant(node, default):
     return NOT_CONSTANT
 
 
-def _index(found, index, ints):
+def _dot(left, right):
+    """(shape, dtype) of np.dot of operands of any rank."""
+    if left is None or right is None:
+        return None
+    if left is _PENDING or right is _PENDING:
+        return _PENDING
+    if len(left[0]) <= 2 and len(right[0]) <= 2 and left[0] != () and right[0] != ():
+        return matmul_shape(left, right)
+    shape = dot_shape(left[0], right[0])
+    dtype = broadcast([((), left[1]), ((), right[1])])
+    return None if shape is None or dtype is None else (shape, dtype[1])
+
+
+def _index(found, index, ints, values=None):
     """The shape of a basic index of an array of known shape: ints (constants or loop
-    indexes), slices with constant bounds, None and Ellipsis."""
+    indexes), slices with bounds that are constants or known ints, None and Ellipsis."""
     if found is None or found is _PENDING:
         return found
     shape, dtype = found
@@ -350,7 +450,8 @@ def _index(found, index, ints):
     key = []
     for item in items:
         if isinstance(item, gast.Slice):
-            bounds = [constant(b, None) for b in (item.lower, item.upper, item.step)]
+            bounds = [values.get(b.id, NOT_CONSTANT) if isinstance(b, gast.Name) and values
+                      else constant(b, None) for b in (item.lower, item.upper, item.step)]
             if any(b is NOT_CONSTANT or not (b is None or type(b) is int) for b in bounds):
                 return None
             key.append(slice(*bounds))

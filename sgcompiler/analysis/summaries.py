@@ -27,6 +27,7 @@ from .activity import all_params, is_view
 from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, describe_stmt, \
     target_of
 from .shapes import shapes
+from .sizes import WEAK, Elements
 
 MAX_DEPTH = 8           # callees of callees followed, at most
 
@@ -137,7 +138,24 @@ class Callees:
         norm, resolution, _ = _read(fn)
         facts = shapes(norm, resolution, arrays={p: (s, d) for p, s, d in arrays},
                        callees=self)
-        return facts.concrete.get(norm.returned)
+        found = facts.concrete.get(norm.returned)
+        return found if found is not None else _elements(norm, facts)
+
+
+def _elements(norm, facts):
+    """Elements of `return a, b` (a tuple assigned once) whose items' shapes are known."""
+    made = [stmt for stmt in assignments(norm.body) if target_of(stmt) == norm.returned]
+    if len(made) != 1 or not isinstance(made[0].value, gast.Tuple):
+        return None
+    items = []
+    for item in made[0].value.elts:
+        if isinstance(item, gast.Constant) and type(item.value) in (int, float):
+            items.append(((), WEAK))
+        elif isinstance(item, gast.Name) and item.id in facts.concrete:
+            items.append(facts.concrete[item.id])
+        else:
+            return None
+    return Elements(items)
 
 
 def _read(fn):

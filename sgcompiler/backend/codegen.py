@@ -16,14 +16,14 @@ from ..ir.builders import COMMENT
 
 
 def to_source(tree, header: str) -> str:
-    """The text of `tree` (a function, or a module of functions), preceded by the one-line
-    comment `header`."""
+    """The text of `tree` (a function, or a module of functions), preceded by the comment
+    `header` (one comment line per line of it)."""
     node = gast.gast_to_ast(tree)
     _prepare(node)
     # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
     # Python's tokenizer does not (unparse escapes them in strings, but not in docstrings)
     lines = ast.unparse(node).split("\n")
-    out = [f"# {comment_text(header)}"]
+    out = [f"# {comment_text(line)}" for line in header.split("\n")]
     for line in lines:
         stripped = line.lstrip()
         if stripped.startswith(("'\\x00#", '"\\x00#', '"""\\x00#')):

@@ -64,26 +64,26 @@ def _batch(loop, np_name, taken):
         return sum(1 for n in nodes(loop) if isinstance(n, gast.Name)
                    and n.id == target) == 1
 
-    products, lists = [], {}    # (statement, dW, left, right); value -> list name
+    products, lists = [], {}    # (statement, dW, left, right, matrix?); value -> list name
     for position, stmt in enumerate(body):
         found = _outer_accumulation(stmt, np_name)
         if found is None or not once(found[0]) or \
-                any(aliases.get(v, {v}) & mutated for v in found[1:]):
+                any(aliases.get(v, {v}) & mutated for v in found[1:3]):
             continue
-        target, left, right = found
+        target, left, right, matrix = found
         values = value_at(left, position), value_at(right, position)
         for value in values:
             lists.setdefault(value, (_fresh(f"_{value[0].lstrip('_')}s", taken), stmt))
-        products.append((stmt, target) + values)
+        products.append((stmt, target) + values + (matrix,))
     if not products:
         return [], []
-    # dW += v, for a v that is stacked anyway: the sum of the stack
+    # dW += v (or np.sum(v, axis=0)), for a v that is stacked anyway: the sum of the stack
     sums = []
     for position, stmt in enumerate(body):
-        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and \
-                isinstance(stmt.target, gast.Name) and isinstance(stmt.value, gast.Name) \
-                and once(stmt.target.id) and value_at(stmt.value.id, position) in lists:
-            sums.append((stmt, stmt.target.id, value_at(stmt.value.id, position)))
+        summed = _summed(stmt, np_name)
+        if summed is not None and once(stmt.target.id) and \
+                value_at(summed[0], position) in lists:
+            sums.append((stmt, stmt.target.id, value_at(summed[0], position), summed[1]))
     # the loop appends each stacked value where its first product was
     appends = {}
     for value, (name, stmt) in lists.items():
@@ -102,12 +102,12 @@ def _batch(loop, np_name, taken):
                            type_comment=None) for name, _ in lists.values()]
     updates = [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.Call(
         func=gast.Attribute(value=load(np_name), attr="sum", ctx=gast.Load()),
-        args=[load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=const(0))]))
-        for _, target, value in sums]
-    updates += [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.BinOp(
-        left=gast.Attribute(value=load(lists[left][0]), attr="T", ctx=gast.Load()),
-        op=gast.MatMult(), right=load(lists[right][0])))
-        for _, target, left, right in products]
+        args=[load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=axis)]))
+        for _, target, value, axis in sums]
+    updates += [gast.AugAssign(target=store(target), op=gast.Add(),
+                               value=_stacked_product(np_name, lists[left][0],
+                                                      lists[right][0], matrix))
+                for _, target, left, right, matrix in products]
     return before, [gast.If(test=load(first), body=stacked + updates, orelse=[])]
 
 
@@ -126,18 +126,58 @@ def _assigned(stmt) -> set:
             and isinstance(n.ctx, gast.Store)}
 
 
+def _stacked_product(np_name, lefts, rights, matrix):
+    """The sum over the steps of np.outer(a, b) (`lefts.T @ rights`) or of a.T @ b (for
+    a and b of at most 2 axes: the sum over the steps and the rows of a)."""
+    if not matrix:
+        return gast.BinOp(left=gast.Attribute(value=load(lefts), attr="T", ctx=gast.Load()),
+                          op=gast.MatMult(), right=load(rights))
+    axes = gast.Tuple(elts=[const(0), const(1)], ctx=gast.Load())
+    return gast.Call(func=gast.Attribute(value=load(np_name), attr="tensordot",
+                                         ctx=gast.Load()),
+                     args=[load(lefts), load(rights)],
+                     keywords=[gast.keyword(arg="axes", value=gast.Tuple(
+                         elts=[axes, axes], ctx=gast.Load()))])
+
+
+def _summed(stmt, np_name):
+    """(v, the axes of the stack to sum) for `dW += v` and `dW += np.sum(v, axis=0)`."""
+    if not (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and
+            isinstance(stmt.target, gast.Name)):
+        return None
+    value = stmt.value
+    if isinstance(value, gast.Name):
+        return value.id, const(0)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+            value.func.attr == "sum" and isinstance(value.func.value, gast.Name) and \
+            value.func.value.id == np_name and len(value.args) == 1 and \
+            isinstance(value.args[0], gast.Name) and len(value.keywords) == 1 and \
+            value.keywords[0].arg == "axis" and \
+            isinstance(value.keywords[0].value, gast.Constant) and \
+            type(value.keywords[0].value.value) is int and value.keywords[0].value.value == 0:
+        return value.args[0].id, gast.Tuple(elts=[const(0), const(1)], ctx=gast.Load())
+    return None
+
+
 def _outer_accumulation(stmt, np_name):
-    """(dW, a, b) for `dW += np.outer(a, b)` with names a and b."""
+    """(dW, a, b, False) for `dW += np.outer(a, b)` and (dW, a, b, True) for
+    `dW += a.T @ b`, with names a and b (the matrix-product rules write the latter only
+    for a and b of 1 or 2 axes: reverse/inline.py)."""
     if not (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add)
             and isinstance(stmt.target, gast.Name)):
         return None
+    value = stmt.value
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult) and \
+            isinstance(value.left, gast.Attribute) and value.left.attr == "T" and \
+            isinstance(value.left.value, gast.Name) and isinstance(value.right, gast.Name):
+        return stmt.target.id, value.left.value.id, value.right.id, True
     call = stmt.value
     if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
             and call.func.attr == "outer" and isinstance(call.func.value, gast.Name)
             and call.func.value.id == np_name and len(call.args) == 2 and not call.keywords
             and all(isinstance(a, gast.Name) for a in call.args)):
         return None
-    return stmt.target.id, call.args[0].id, call.args[1].id
+    return stmt.target.id, call.args[0].id, call.args[1].id, False
 
 
 def _mutated(body):

@@ -255,6 +255,8 @@ class _Buffers(CodeShapes):
                     walk(child, True)
             elif isinstance(node, gast.Attribute) and node.attr == "shape":
                 pass
+            elif isinstance(node, gast.Attribute) and node.attr == "T" and kept:
+                walk(node.value, True)  # h.T @ g: the view is read, not kept
             elif isinstance(node, gast.Call):
                 helper = self.helpers.get(getattr(node.func, "id", None))
                 shape_only = SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))

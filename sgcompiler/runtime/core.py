@@ -108,13 +108,10 @@ def reduced_size(x, axis=None):
 def balanced_eq(x, z, y):
     """1 where x is the chosen one of (x, y) in max/min, 0.5 on ties, else 0."""
     dtype = float_dtype(x, y)
-    return _as_dtype(x == z, dtype) / (1.0 + _as_dtype(x == y, dtype))
-
-
-def _as_dtype(a, dtype):
-    """`a` (a comparison's result) as numbers of `dtype`: by its own astype when it has
-    one (a dask array stays lazy), else as a NumPy array."""
-    return a.astype(dtype) if hasattr(a, "astype") else np.asarray(a, dtype=dtype)
+    # (x == z) / (1 + (x == y)) in one pass that writes floats: a tie is x == y (then
+    # x == z too); the scalar's dtype keeps float32 float32, and np.where dispatches to
+    # another library's where (a dask array stays lazy)
+    return np.where(x == y, dtype.type(0.5), x == z)
 
 
 def unbroadcast_each(g, items):
