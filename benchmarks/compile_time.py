@@ -6,7 +6,8 @@
     python benchmarks/compile_time.py --profile chain:1000   cProfile of one compilation
 
 Each program is written to a file of its own (the compiler reads source from files) and
-compiled in a fresh process, once for time (nothing else measured) and once more under
+compiled in a fresh process, once for time (CPU time of the process: on a machine shared
+with other work, wall time says more about the neighbours) and once more under
 tracemalloc for the peak of memory the compilation allocated. The table gives time and
 memory per statement, and the ratio of time from one size to the next divided by the ratio
 of sizes: 1.0 is linear growth; 2.0 at a tenfold step would be n log n at best.
@@ -93,24 +94,30 @@ import importlib.util, json, sys, time, tracemalloc
 import numpy as np
 sys.setrecursionlimit(100000)
 from sgcompiler import grad
-spec = importlib.util.spec_from_file_location("prog", sys.argv[1])
-mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+    return mod
 args = eval(sys.argv[2], {"np": np})
+# the same program at size 2 first: imports made on first use (SciPy's rules, the
+# rule tables) are paid once per process, not per statement
+grad(load(sys.argv[4], "small").f)(*args)
+mod = load(sys.argv[1], "prog")
 memory = sys.argv[3] == "memory"
 if memory:
     tracemalloc.start()
-start = time.perf_counter()
+start = time.process_time()
 g = grad(mod.f)
 g(*args)
-seconds = time.perf_counter() - start
+seconds = time.process_time() - start
 peak = tracemalloc.get_traced_memory()[1] if memory else 0
 print(json.dumps({"seconds": seconds, "peak": peak, "lines": len(g.source.splitlines())}))
 """
 
 
-def measure(path, args, what="time") -> dict:
+def measure(path, args, small, what="time") -> dict:
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(path), args, what],
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(path), args, what, str(small)],
                           capture_output=True, text=True, env=env, timeout=3600)
     if done.returncode:
         return {"error": done.stderr.strip().splitlines()[-1][:120]}
@@ -120,25 +127,28 @@ def measure(path, args, what="time") -> dict:
 def profile(target, folder):
     family, n = target.split(":")
     path, args, _ = _write(family, int(n), folder)
-    script = (_CHILD.replace("start = time.perf_counter()", "import cProfile; p = cProfile.Profile(); p.enable(); start = time.perf_counter()")
-              .replace("seconds = time.perf_counter() - start", "seconds = time.perf_counter() - start; p.disable(); import pstats; pstats.Stats(p, stream=sys.stderr).sort_stats('cumulative').print_stats(45)"))
+    small = _write(family, 2, folder)[0]
+    script = (_CHILD.replace("start = time.process_time()", "import cProfile; p = cProfile.Profile(); p.enable(); start = time.process_time()")
+              .replace("seconds = time.process_time() - start", "seconds = time.process_time() - start; p.disable(); import pstats; pstats.Stats(p, stream=sys.stderr).sort_stats('cumulative').print_stats(45)"))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    subprocess.run([sys.executable, "-c", script, str(path), args, "time"], env=env)
+    subprocess.run([sys.executable, "-c", script, str(path), args, "time", str(small)],
+                   env=env)
 
 
 def row(family, size, folder, memory=True):
     path, args, n = _write(family, size, folder)
-    timed = measure(path, args)
+    small = _write(family, 2, folder)[0]
+    timed = measure(path, args, small)
     if "error" in timed:
         return {"family": family, "size": size, "statements": n, "error": timed["error"]}
-    peak = measure(path, args, "memory")["peak"] if memory else 0
+    peak = measure(path, args, small, "memory")["peak"] if memory else 0
     return {"family": family, "size": size, "statements": n, "seconds": timed["seconds"],
             "ms_per_statement": 1e3 * timed["seconds"] / n,
             "kb_per_statement": peak / 1024 / n, "generated_lines": timed["lines"]}
 
 
 def table(rows) -> str:
-    out = ["| program | statements | compile s | ms/statement | KB/statement | "
+    out = ["| program | statements | compile CPU s | ms/statement | KB/statement | "
            "growth (time ratio / size ratio) |", "|---|---:|---:|---:|---:|---:|"]
     previous = {}
     for r in rows:

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from . import rules
+from .backend.jit import check_backend
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
@@ -26,7 +27,7 @@ from .pipeline import PYTHON_NUMBER, CallKind, compile_gradient
 from .reverse_api import like_leaf, with_aux
 
 
-def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
+def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
     """The gradient of a scalar function `fn`, as a function with the same parameters.
 
     Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`. `fn` may itself be a
@@ -40,6 +41,10 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
             returns `(gradient, aux)`.
         warn_zero: warn (ZeroGradientWarning, once) when a gradient it returns is
             structurally zero, with the reason; None: when SGCOMPILER_WARN_ZERO=1 is set.
+        backend: "numpy" (the generated code as it reads), or "numba": the same code
+            compiled by numba (the `jit` extra), for loops over scalars and small arrays;
+            where numba cannot compile it, the NumPy code runs and a JitFallbackWarning
+            says why, once.
     Returns:
         A `GradientFunction`; `.source` is the generated code, `.primal` the original,
         `.explain()` why the gradient is what it is.
@@ -48,20 +53,23 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
             cannot be differentiated.
     """
     if fn is None:
-        return functools.partial(grad, wrt=wrt, has_aux=has_aux, warn_zero=warn_zero)
-    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux, warn_zero=warn_zero)
+        return functools.partial(grad, wrt=wrt, has_aux=has_aux, warn_zero=warn_zero,
+                                 backend=backend)
+    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux, warn_zero=warn_zero,
+                            backend=backend)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
 
 
-def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
+def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once.
     With `has_aux=True`, `fn` returns `(loss, aux)` and this `((loss, aux), gradient)`."""
     if fn is None:
         return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux,
-                                 warn_zero=warn_zero)
-    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux, warn_zero=warn_zero)
+                                 warn_zero=warn_zero, backend=backend)
+    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux, warn_zero=warn_zero,
+                            backend=backend)
 
 
 value_and_grad.sgcompiler_transform_maker = True
@@ -119,7 +127,9 @@ class GradientFunction:
 
     sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
 
-    def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False, warn_zero=None):
+    def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False, warn_zero=None,
+                 backend: str = "numpy"):
+        self.backend = check_backend(backend)
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
@@ -162,7 +172,7 @@ class GradientFunction:
         last = self._last
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
-                                last.arrays).source
+                                last.arrays, backend=self.backend).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -224,7 +234,7 @@ class GradientFunction:
         its own code (generated functions and their cells cannot be pickled)."""
         if self._inner is not None:     # grad of grad: the inner gradient, pickled too
             return _rebuild, (self._inner, self._wrt_given, self.with_value,
-                              self._warn_given, self.has_aux)
+                              self._warn_given, self.has_aux, self.backend)
         module = sys.modules.get(self.primal.__module__)
         found = module
         for part in self.primal.__qualname__.split("."):
@@ -232,7 +242,7 @@ class GradientFunction:
         if found is self:       # `@grad def f`: the module's name f is this object
             return self.primal.__qualname__
         return _rebuild, (self.primal, self._wrt_given, self.with_value, self._warn_given,
-                          self.has_aux)
+                          self.has_aux, self.backend)
 
     def __repr__(self):
         return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
@@ -363,7 +373,8 @@ class GradientFunction:
         with recording() as seen:       # grad of grad: what the inner gradient's code read
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
-        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays)
+        compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
+                                    backend=self.backend)
         self._last = CallKind(scalars, trees, arrays)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
@@ -393,9 +404,9 @@ class GradientFunction:
         return [bound.arguments[w] for w in self.wrt]
 
 
-def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False):
+def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False, backend="numpy"):
     """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
-    return GradientFunction(fn, wrt, with_value, has_aux, warn_zero)
+    return GradientFunction(fn, wrt, with_value, has_aux, warn_zero, backend)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)

@@ -49,6 +49,7 @@ import numpy
 from . import rules
 from .backend.codegen import to_source
 from .backend.loader import bind, compile_source
+from .backend.jit import NOT_FOR_NUMBA, check_backend, for_numba, jitted
 from .errors import SGCompilerError
 from .analysis.activity import activity
 from .analysis.shapes import shapes
@@ -97,10 +98,14 @@ class Compiled:
     returns_value: bool = True   # the function returns (value, gradient), else gradient
     result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
     depends: Depends = Depends(())   # what the names it was compiled from referred to
+    backend: str = "numpy"           # "numba": bind gives numba's compiled function
 
     def bind(self, fn):
         """The gradient function for `fn` (same code object, its own closure cells)."""
-        return bind(self.code, fn, self.extra)
+        function = bind(self.code, fn, self.extra)
+        if self.backend == "numba":
+            return jitted(function, f"the gradient of {fn.__name__}")
+        return function
 
     def checker(self, fn, extra=()):
         """() -> whether the function `bind(fn)` made is still right (see depends.py),
@@ -114,7 +119,8 @@ _CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                      trees: frozenset = frozenset(), value: bool = True,
-                     arrays: tuple = (), rereadable: bool = False) -> Compiled:
+                     arrays: tuple = (), rereadable: bool = False,
+                     backend: str = "numpy") -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -130,16 +136,20 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
         rereadable: code for the compiler to differentiate again (optimize/reread.py),
             for any shape, it and the pieces it calls; with `value=False` it returns the
             gradient alone (checking at run time that the result is a scalar).
+        backend: "numba": code numba can compile (backend/jit.py: no `del`, no batched
+            per-trip products); `Compiled.bind` then gives numba's compiled function.
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
-           rules.version(), rereadable)
-    return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable)
+           rules.version(), rereadable, check_backend(backend))
+    return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable,
+                backend)
 
 
-def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> Compiled:
+def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
+                    backend="numpy") -> Compiled:
     with LOCK:      # one compilation at a time: a piece is published before it is done
         compiled = _CACHE.get(key)
         # the code is right for `fn` only while its names mean what they meant
@@ -147,7 +157,8 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> 
             compiled.depends.replay(fn)
             return compiled
         with recording() as seen:
-            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable)
+            compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
+                                backend=backend)
         compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
         _CACHE.pop(key, None)
         if len(_CACHE) >= _CACHE_SIZE:
@@ -157,7 +168,7 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable) -> 
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
-             rereadable=False) -> Compiled:
+             rereadable=False, backend="numpy") -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else piece)
     src, resolution, norm = _front(fn, trace)
@@ -176,7 +187,9 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})   # Python numbers
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
-    optimize(gradient.tree, known, trace)
+    optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
+    if backend == "numba":
+        for_numba(gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)
         if value and not wanted:
@@ -191,7 +204,7 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
     code = compile_source(source, _filename(src, "grad", rereadable and source), free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
     return Compiled(text, code[gradient.tree.name], extra, wrt, value,
-                    shape_facts.shape(norm.returned))
+                    shape_facts.shape(norm.returned), backend=backend)
 
 
 @dataclass(frozen=True)
@@ -274,13 +287,14 @@ OPTIMIZATIONS = (
 )
 
 
-def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None) -> gast.FunctionDef:
+def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None,
+             skip=()) -> gast.FunctionDef:
     """Run every optimization on `tree` in place (those for known shapes only when the
-    code is specialised) and return it."""
+    code is specialised; none named in `skip`) and return it."""
     trace = trace or _Trace()
     run = {}
     for name, step, specialised_only in OPTIMIZATIONS:
-        if specialised_only and not known.arrays:
+        if specialised_only and not known.arrays or name in skip:
             continue
         step(tree, known, run)
         trace(name, tree)
