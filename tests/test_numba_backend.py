@@ -54,7 +54,7 @@ def test_code_for_numba_has_no_del_and_positional_out():
                       "    for i in range(3):\n        del b\n    return c\n").body[0]
     text = to_source(jit.for_numba(tree), "h")
     assert "del" not in text and "np.multiply(a, b, a)" in text
-    assert "for i in range(3):\n        pass" in text
+    assert "for i in range(3):\n        pass\n    return c" in text      # no `else: pass`
 
 
 def test_without_numba_the_numpy_code_runs_and_says_why(monkeypatch):

@@ -49,8 +49,9 @@ def for_numba(tree):
     """Rewrite the final tree in place into what numba compiles: no `del` statements,
     ufunc outputs passed by position. Returns it."""
     for block in _blocks(tree.body):
-        block[:] = [stmt for stmt in block if not isinstance(stmt, gast.Delete)] \
-            or [gast.Pass()]
+        if block:       # (an empty `else` stays empty; an emptied block holds a `pass`)
+            block[:] = [stmt for stmt in block if not isinstance(stmt, gast.Delete)] \
+                or [gast.Pass()]
     for node in gast.walk(tree):
         if isinstance(node, gast.Call) and [k.arg for k in node.keywords] == ["out"]:
             node.args.append(node.keywords[0].value)

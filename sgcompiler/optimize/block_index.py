@@ -26,9 +26,10 @@ class BlockIndex:
         self.reads: dict[str, list[int]] = {}
         self.deleted: set[int] = set()
         for k, stmt in enumerate(block):
-            for name in stores(stmt):
+            bound, read = _names(stmt)
+            for name in bound:
                 self.binds.setdefault(name, []).append(k)
-            for name in loads(stmt):
+            for name in read:
                 self.reads.setdefault(name, []).append(k)
 
     def of(self, stmt) -> int:
@@ -64,18 +65,15 @@ class BlockIndex:
         return None
 
 
-def stores(stmt) -> set:
-    """The names `stmt` binds or deletes, anywhere inside it."""
-    return {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, (gast.Store, gast.Del))}
-
-
-def loads(stmt) -> set:
-    """The names `stmt` reads (`x += y` reads x), anywhere inside it."""
-    found = set()
+def _names(stmt) -> tuple[set, set]:
+    """(the names `stmt` binds or deletes, the names it reads: `x += y` reads x), anywhere
+    inside it, in one walk."""
+    bound, read = set(), set()
     for node in nodes(stmt):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            found.add(node.id)
+            read.add(node.id)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            bound.add(node.id)
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            found.add(node.target.id)
-    return found
+            read.add(node.target.id)
+    return bound, read
