@@ -38,7 +38,9 @@ from .frontend.source import function_name
 from .api import dtype_refusal, grad, wrt_names
 from .backend.loader import function_from_text
 from .errors import SGCompilerError
+from .backend.reading import reading_view
 from .explain import explain
+from .explain.side_by_side import side_by_side_rows, side_by_side_text
 from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
@@ -88,17 +90,27 @@ def _print_stage(args) -> None:
         raise UsageError(f"--order must be 1 or more, got {args.order}")
     for _ in range(args.order - 1):
         fn = summed_gradient(fn, wrt, scalars)
+    if args.side_by_side:
+        if args.mode != "reverse" or args.stage != "grad" or args.order != 1:
+            raise UsageError("--side-by-side shows the first-order gradient; leave out "
+                             "--mode, --stage and --order")
+        color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+        sys.stdout.write(side_by_side_text(side_by_side_rows(fn, wrt, scalars, arrays),
+                                           color))
+        return
     note = None
     if args.mode == "forward":
         stage = "jvp" if args.stage == "grad" else args.stage
-        sys.stdout.write(dump_stage(fn, wrt, stage, scalars, arrays, mode="forward"))
+        text = dump_stage(fn, wrt, stage, scalars, arrays, mode="forward")
+        sys.stdout.write(reading_view(text) if args.reading else text)
         return
     if args.stage == "jvp":
         raise UsageError("--stage jvp is forward mode's final code; add --mode forward")
     if args.stage == "grad":
         note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
                                                   arrays=arrays), arrays)
-    sys.stdout.write(dump_stage(fn, wrt, args.stage, scalars, arrays))
+    text = dump_stage(fn, wrt, args.stage, scalars, arrays)
+    sys.stdout.write(reading_view(text) if args.reading else text)
     if note:
         _say(note)
 
@@ -133,7 +145,9 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="sgcompiler",
         usage="%(prog)s [-h] [--version] target [--wrt WRT] [--mode {reverse,forward}] "
-              "[--stage STAGE] [--shapes SHAPES]\n       %(prog)s explain target [--wrt WRT] "
+              "[--stage STAGE] [--shapes SHAPES] [--reading]\n"
+              "       [--side-by-side [--color WHEN]]\n"
+              "       %(prog)s explain target [--wrt WRT] "
               "[--shapes SHAPES]",
         description="Print the gradient code sgcompiler generates for a Python function. "
                     "The file or module is imported to find the function, so its top-level "
@@ -162,6 +176,15 @@ def _parser():
                              "derivative for a number and the Hessian times ones for an "
                              "array), made by compiling the generated gradient again")
     _shapes_argument(parser)
+    parser.add_argument("--reading", action="store_true",
+                        help="the reading view: leave out the del statements that free "
+                             "memory early (the code that runs keeps them)")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="print each source line next to the adjoint statements "
+                             "generated for it (and why a line has none)")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colours for --side-by-side: auto (on a terminal), always, "
+                             "never")
     return parser
 
 

@@ -65,3 +65,14 @@ def test_smoke_mode_end_to_end():
     text = "\n".join(lines)
     for name in IDS:
         assert f"| {name} | ok |" in text
+
+
+def test_count_ops_counts_operations_and_tape_apart():
+    import ast
+    from benchmarks import count_ops
+    ops, tape = count_ops.operations(ast.parse(
+        "a = np.exp(x) * y\nb = a[0]\na[1] = 2.0\n_tape.append(a)\nb += -a[0]\ndel a"))
+    # np.exp(...), *, a[0], b += ..., -..., a[0]; the store a[1] = and del are not ops
+    assert (ops, tape) == (6, 1)
+    trees = [count_ops.hand_tree(w) for w in all_workloads()]
+    assert all(count_ops.operations(t)[0] > 0 for t in trees)

@@ -17,7 +17,7 @@ import pytest
 
 import specimens_explain as s
 from gradcheck import assert_grad_matches, numeric_grad
-from sgcompiler import ZeroGradientWarning, grad
+from sgcompiler import ZeroGradientWarning, grad, stop_gradient
 from sgcompiler.explain import explain
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -249,6 +249,8 @@ def test_rbm_the_gibbs_chain_is_cut():
     last_step = line_of(fn, "p_v = sigmoid")
     assert ("p_v", last_step) in stop.variables
     assert ("sigmoid", last_step) in stop.calls
+    assert [loop.number for loop in stop.loops] == [line_of(fn, "for _ in range(k)")]
+    assert "nothing in the loop at line" in explain(fn, rbm.PARAMS).text
     assert found.zeros == () and found.flat == ()
     # without stop_gradient the sampling (a comparison) is on the path to the result
     flagged = explain(rbm.cd_loss_without_stop, rbm.PARAMS).function.flat
@@ -391,3 +393,17 @@ def test_why_records_how_each_name_became_varied():
     zero = zero_gradient(act, "w")
     assert zero.reason == CUT and act.flows[zero.cuts[0].index].what == "np.argmax"
     assert zero_gradient(act, "x") is None
+
+
+def partly_stopped_loop(x, w):
+    acc = 0.0
+    for k in range(3):
+        acc = acc + np.sum(x * w)
+        c = stop_gradient(np.sin(x) * w)
+        acc = acc + np.sum(c)
+    return acc
+
+
+def test_a_loop_still_active_is_not_said_to_be_cut():
+    (stop,) = explain(partly_stopped_loop, ("x", "w")).function.stops
+    assert stop.statements >= 1 and stop.loops == ()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradcheck import assert_grad_matches
-from sgcompiler import grad
+from sgcompiler import grad, stop_gradient
 from sgcompiler.analysis.activity import activity
 from sgcompiler.analysis.shapes import shapes
 from sgcompiler.reverse.tighten import tighten
@@ -220,3 +220,32 @@ def test_pendulum_code_hoists_and_updates():
     assert "_neg = -k" in source and "_neg = -k" not in loop
     assert "theta = theta + 0.01 * omega" in loop
     assert "_add" not in source
+
+
+def stopped_factor(h, w):
+    for t in range(4):
+        h = h * stop_gradient(w) + 0.1 * w
+    return np.sum(h * h)
+
+
+def stopped_factor_rebound(h, w):
+    for t in range(4):
+        h = h * stop_gradient(w)
+        w = w * 0.9
+    return np.sum(h * h)
+
+
+def test_a_stopped_invariant_is_not_taped_each_trip():
+    """`stop_gradient(w)` of a w the loop never rebinds is the same reference every trip:
+    read once before the loop, not pushed on the tape each trip (issue 19)."""
+    source = grad(stopped_factor, wrt=(0, 1)).source
+    assert "_stop_gradient" not in source and "_tape.append(_stop" not in source
+    rebound = grad(stopped_factor_rebound, wrt=(0, 1)).source
+    assert "_stop_gradient = w" in rebound[rebound.index("for t in"):]
+    rng = np.random.default_rng(1)
+    for f in (stopped_factor, stopped_factor_rebound):
+        for shapes in (((3,), (3,)), ((2, 3), (3,)), ((), ())):
+            h, w = (rng.normal(size=s) for s in shapes)
+            g = grad(f, wrt=(0, 1))(h, w)
+            assert g[0].shape == np.shape(h) and g[1].shape == np.shape(w)
+            assert_grad_matches(f, (h, w), wrt=[0])

@@ -39,6 +39,8 @@ class StopReport:
                                 # (line None: a parameter)
     calls: tuple                # (function, line): calls no longer differentiated
     varied: tuple               # the names it reads that depend on a wrt argument
+    loops: tuple = ()           # Line of each loop it cut, which is left with no active
+                                # statement: the whole loop gets no adjoint code
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class _Names:
 
 def _stop_reports(act, resolution, names) -> tuple:
     expressions = _stop_expressions(names.src, resolution)
+    loops = _loop_spans(names.src.tree)
     out = []
     for cut in stop_cuts(act):
         flows = [act.flows[j] for j in cut.cut]
@@ -141,8 +144,24 @@ def _stop_reports(act, resolution, names) -> tuple:
                                      if r in act.varied))
         out.append(StopReport(names.line(cut.line), expression, len(flows),
                               tuple(dict.fromkeys(f.line for f in flows)), variables, calls,
-                              varied))
+                              varied, tuple(names.line(n) for n in
+                                            _loops_left_inactive(act, flows, loops))))
     return tuple(out)
+
+
+def _loop_spans(tree) -> tuple:
+    """(first line, last line) of each `for` and `while` of the function."""
+    return tuple((n.lineno, getattr(n, "end_lineno", None) or n.lineno)
+                 for n in gast.walk(tree) if isinstance(n, (gast.For, gast.While)))
+
+
+def _loops_left_inactive(act, cut_flows, loops) -> tuple:
+    """The first lines of the loops holding one of `cut_flows` in which no statement is
+    active: the cut left the whole loop without adjoint code."""
+    active_lines = {f.line for f in act.flows if f.target in act.active and f.line}
+    return tuple(first for first, last in loops
+                 if any(f.line and first <= f.line <= last for f in cut_flows)
+                 and not any(first <= line <= last for line in active_lines))
 
 
 def _stop_expressions(src, resolution) -> dict:

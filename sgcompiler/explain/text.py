@@ -82,4 +82,7 @@ def _stop_lines(stop) -> list:
         said.append(f"variables without an adjoint: {names}")
     for name, line in stop.calls:
         said.append(f"the call to {name} (line {line}) is not differentiated")
+    for loop in stop.loops:
+        said.append(f"with it, nothing in the loop at line {loop.number} is active: no "
+                    "adjoint code is generated for the whole loop")
     return said

@@ -8,6 +8,9 @@
     d_mul = d_add * c            ->      dy = dy * 2
     dy = d_add * 2
 
+    _dw, = f_backward(d, _saved)   ->     dw, = f_backward(d, _saved)
+    dw = _dw
+
     dx = dx + -d_t               ->      dx = dx - d_t
     unreduce(g, x, None, False)  ->      unreduce(g, x)
 
@@ -158,6 +161,9 @@ def coalesce_copies(tree, user_names):
             while j > 0 and _is_comment(block[j]):      # look past `# line N` comments
                 j -= 1
             before, stmt = block[j], block[i]
+            if _result_copy(block, i, reads, writes, user_names):
+                del block[i]
+                continue
             if _foldable(before, stmt, reads, writes, user_names):
                 source, target = before.targets[0].id, stmt.targets[0].id
                 if target.startswith("_"):
@@ -171,6 +177,38 @@ def coalesce_copies(tree, user_names):
         for node in nodes(tree):
             if isinstance(node, gast.Name) and node.id in renames:
                 node.id = renames[node.id]
+
+
+def _result_copy(block, i, reads, writes, user_names) -> bool:
+    """`_dw, _db = f_backward(...)` then `dw = _dw` (past comments and other such copies):
+    name the result `dw` where it is bound, so the copy can go. Returns whether it did."""
+    copy_ = _copy_names(block[i])
+    if copy_ is None:
+        return False
+    target, source = copy_
+    if source in user_names or writes[source] != 1 or reads[source] != 1:
+        return False
+    for j in range(i - 1, -1, -1):
+        before = block[j]
+        if _is_comment(before):
+            continue
+        names = _copy_names(before)
+        if names is not None:
+            if {target, source} & set(names):
+                return False
+            continue                    # another result's copy
+        if not (isinstance(before, gast.Assign) and len(before.targets) == 1
+                and isinstance(before.targets[0], gast.Tuple)):
+            return False
+        elements = before.targets[0].elts
+        if any(isinstance(n, gast.Name) and n.id == target for n in nodes(before)):
+            return False
+        for element in elements:
+            if isinstance(element, gast.Name) and element.id == source:
+                element.id = target
+                return True
+        return False
+    return False
 
 
 def _foldable(before, stmt, reads, writes, user_names) -> bool:

@@ -20,6 +20,8 @@ from collections import Counter
 
 import gast
 
+from ..ir.blocks import blocks
+
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
 
@@ -51,6 +53,24 @@ def nest_single_uses(tree: gast.FunctionDef, temporary, small, pure) -> None:
                 del block[i]
                 continue
             i += 1
+    _nest_shape_reads(tree, temporary, reads, writes, params, pure)
+
+
+def _nest_shape_reads(tree, temporary, reads, writes, params, pure) -> None:
+    """`_shape = x.shape` read once, by the next statement: read `x.shape` there, in any
+    block (`n = x.shape[0]` as the user wrote it)."""
+    for block in blocks(tree):
+        i = 0
+        while i + 1 < len(block):
+            stmt = block[i]
+            name = _assigned_name(stmt)
+            if name is not None and temporary(name) and name not in params and \
+                    writes[name] == 1 and reads[name] == 1 and _shape_read(stmt.value) and \
+                    _use_site(block[i + 1], name) is not None and \
+                    _nest_forward(block, i, name, pure):
+                del block[i]
+                continue
+            i += 1
 
 
 def _number_valued(expr, is_number) -> bool:
@@ -71,6 +91,13 @@ def _number_valued(expr, is_number) -> bool:
              isinstance(expr.func.value, gast.Name) and expr.func.value.id == "math"):
         return all(_number_valued(a, is_number) for a in expr.args)
     return False
+
+
+def _shape_read(expr) -> bool:
+    """`x.shape` (a tuple of numbers): `_shape = x.shape; n = _shape[0]` reads as the
+    user wrote it, `n = x.shape[0]`."""
+    return isinstance(expr, gast.Attribute) and expr.attr == "shape" and \
+        isinstance(expr.value, gast.Name)
 
 
 def _assigned_name(stmt):

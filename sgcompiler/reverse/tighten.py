@@ -9,10 +9,11 @@ recomputes and tapes less and the adjoint sweep copies less.
 
 - hoist: a statement whose value is the same on every trip runs once, before the loop, so
   it is neither recomputed nor saved on the tape each trip. Only an operation that cannot
-  raise (-a, +a, a + b, a - b, a * b on numbers), on numbers the loop never rebinds and that
-  are bound before it, whose result is assigned nowhere else and read only inside the loop,
-  later in the same trip: then every read sees the same value as before, and a loop that
-  runs zero times computes a value nobody reads.
+  raise (-a, +a, a + b, a - b, a * b on numbers, and `stop_gradient(name)` of any value,
+  the identity when it runs), on names the loop never rebinds and that are bound before
+  it, whose result is assigned nowhere else and read only inside the loop, later in the
+  same trip: then every read sees the same value as before, and a loop that runs zero
+  times computes a value nobody reads.
 - update: `_t = x + y; x = _t` (normalize keeps a new value apart from the old one) becomes
   `x = x + y` when no adjoint of the operation reads the old x: the adjoint sweep reads the
   operands before it restores x's old value, so it would see the new one.
@@ -29,7 +30,7 @@ from .. import runtime
 from ..ir.blocks import statement_lists
 from ..analysis.memory import bound_before
 from ..analysis.ops import RULE, describe_op
-from ..frontend.resolve import local_names
+from ..frontend.resolve import STOP, local_names
 
 LOOPS = (gast.For, gast.While)
 _PURE_BINARY = (gast.Add, gast.Sub, gast.Mult)
@@ -139,13 +140,16 @@ def _invariant(stmt, k, spine, loop, written, bound, context) -> bool:
             and isinstance(stmt.targets[0], gast.Name)):
         return False
     value, target = stmt.value, stmt.targets[0].id
-    if isinstance(value, gast.UnaryOp) and isinstance(value.op, _PURE_UNARY):
+    if _stop_of_a_name(value, context):
+        operands = value.args           # the identity: a reference, of any type, is the same
+    elif isinstance(value, gast.UnaryOp) and isinstance(value.op, _PURE_UNARY):
         operands = [value.operand]
     elif isinstance(value, gast.BinOp) and isinstance(value.op, _PURE_BINARY):
         operands = [value.left, value.right]
     else:
         return False
-    if not all(context.is_number(a) for a in operands):
+    if not _stop_of_a_name(value, context) and not all(context.is_number(a)
+                                                       for a in operands):
         return False
     if any(isinstance(a, gast.Name) and (a.id in written or a.id not in bound)
            for a in operands):
@@ -156,6 +160,17 @@ def _invariant(stmt, k, spine, loop, written, bound, context) -> bool:
     # every read of the target is in this loop, after the statement in the same trip
     later = sum(_names(node, gast.Load)[target] for _, _, node in spine[k + 1:])
     return later == context.reads[target]
+
+
+def _stop_of_a_name(value, context) -> bool:
+    """`stop_gradient(name)`: the identity when it runs, so it cannot raise."""
+    if not (isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords
+            and isinstance(value.args[0], gast.Name)):
+        return False
+    try:
+        return context.resolution.callee(value.func).kind == STOP
+    except KeyError:
+        return False
 
 
 def _stores(node) -> set:

@@ -25,14 +25,8 @@ def cd_loss_grad(W, b, c, v_data, k, rng):
     del v_neg
     # backward
     # line 53: return np.mean(free_energy(v_data, W, b, c)) - np.mean(free_energy(v_neg, W, b, c))
-    _dW_free_energy, _db_free_energy, _dc_free_energy = free_energy_backward(unreduce(-1.0 / reduced_size(_free_energy2), _free_energy2), _free_energy_saved)
+    dW, db, dc = free_energy_backward(unreduce(-1.0 / reduced_size(_free_energy2), _free_energy2), _free_energy_saved)
     del _free_energy2, _free_energy_saved
-    dW = _dW_free_energy
-    del _dW_free_energy
-    db = _db_free_energy
-    del _db_free_energy
-    dc = _dc_free_energy
-    del _dc_free_energy
     _dW_free_energy2, _db_free_energy2, _dc_free_energy2 = free_energy_backward(unreduce(1.0 / reduced_size(_free_energy), _free_energy), _free_energy_saved2)
     del _free_energy, _free_energy_saved2
     dW = dW + _dW_free_energy2
@@ -64,12 +58,12 @@ def free_energy_backward(dresult, _saved):
     del _sum
     d_softplus = unreduce(d_sum, _softplus, 1)
     del _softplus, d_sum
-    _dz_softplus, = softplus_backward(d_softplus, _softplus_saved)
+    d_add, = softplus_backward(d_softplus, _softplus_saved)
     del _softplus_saved, d_softplus
-    d_matmul2 = unbroadcast(_dz_softplus, _matmul2)
+    d_matmul2 = unbroadcast(d_add, _matmul2)
     del _matmul2
-    dc = unbroadcast(_dz_softplus, c)
-    del _dz_softplus, c
+    dc = unbroadcast(d_add, c)
+    del c, d_add
     dW = matmul_grad_right(d_matmul2, v, W)
     del W, d_matmul2
     d_matmul = -d_neg

@@ -7,13 +7,7 @@ def em_objective_grad(mu, logits, var, x):
     # line 55: return np.sum(r * log_joint(mu, logits, var, x))
     d_log_joint = unbroadcast(r, _log_joint)
     del _log_joint, r
-    _dmu_log_joint, _dlogits_log_joint, _dvar_log_joint = log_joint_backward(d_log_joint, _log_joint_saved)
-    del _log_joint_saved, d_log_joint
-    dmu = _dmu_log_joint
-    del _dmu_log_joint
-    dlogits = _dlogits_log_joint
-    del _dlogits_log_joint
-    dvar = _dvar_log_joint
+    dmu, dlogits, dvar = log_joint_backward(d_log_joint, _log_joint_saved)
     return (np.copy(dmu), np.copy(dlogits), np.copy(dvar))
 
 

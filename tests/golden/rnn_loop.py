@@ -5,11 +5,9 @@ def rnn_grad(x, W, U):
     _matmul2 = None
     _x_t = None
     # forward
-    _shape = W.shape
-    _item_0 = _shape[0]
+    _item_0 = W.shape[0]
     h = np.zeros(_item_0)
-    _shape2 = x.shape
-    _item_0_2 = _shape2[0]
+    _item_0_2 = x.shape[0]
     _trips = 0
     for t in range(_item_0_2):
         _trips += 1
