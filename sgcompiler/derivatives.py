@@ -19,6 +19,7 @@ import numpy as np
 
 from .analysis.sizes import WEAK
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
+from .backend.jit import check_backend
 from .forward.batch import NotBatchable
 from .frontend.source import function_name
 from .pipeline import compile_jvp
@@ -27,7 +28,7 @@ from .tree_blocks import (flat, is_tree, leaves, nested_blocks, tree_jacobian_fw
                           tree_jacobian_rev, unit_trees)
 
 
-def jvp(f, primals, tangents):
+def jvp(f, primals, tangents, backend: str = "numpy"):
     """f(*primals) and its derivative in the direction `tangents` (forward mode).
 
     Args:
@@ -35,6 +36,8 @@ def jvp(f, primals, tangents):
         primals: a tuple of f's positional arguments (arrays, floats, parameter trees).
         tangents: a tuple of the same length and structure; None for an argument that is
             held constant.
+        backend: "numpy", or "numba": the tangent code compiled by numba, as for `grad`
+            (compiled once per function and kind of arguments).
     Returns:
         (out, out_dot): f's result and its tangent, with the result's structure.
     Raises:
@@ -49,7 +52,7 @@ def jvp(f, primals, tangents):
     if all(t is None for t in tangents):       # nothing moves: the tangent is zero
         out = f(*primals)
         return out, _like_output(0.0, out)
-    function, tangent_names = _tangent_function(f, primals, tangents)
+    function, tangent_names = _tangent_function(f, primals, tangents, check_backend(backend))
     given = {tangent_names[p]: _float_tree(t) for p, t in
              zip(_params(f), tangents) if t is not None}
     out, out_dot = function(*primals, **given)
@@ -80,7 +83,7 @@ def _params(f):
     return f.__code__.co_varnames[:f.__code__.co_argcount]
 
 
-def _compiled(f, primals, tangents):
+def _compiled(f, primals, tangents, backend="numpy"):
     params = _params(f)
     if len(primals) > len(params):
         raise TypeError(f"jvp: {f.__name__} takes {len(params)} positional arguments, "
@@ -93,11 +96,11 @@ def _compiled(f, primals, tangents):
     if not wrt:
         raise TypeError("jvp: every tangent is None; give the tangent of at least one primal")
     scalars, trees, arrays = _kinds(params, primals)
-    return compile_jvp(f, wrt, scalars, trees, arrays)
+    return compile_jvp(f, wrt, scalars, trees, arrays, backend=backend)
 
 
-def _tangent_function(f, primals, tangents):
-    compiled = _compiled(f, primals, tangents)
+def _tangent_function(f, primals, tangents, backend="numpy"):
+    compiled = _compiled(f, primals, tangents, backend)
     return compiled.bind(f), compiled.tangent_params
 
 

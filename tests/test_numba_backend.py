@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from gradcheck import numeric_grad
-from sgcompiler import JitFallbackWarning, grad, value_and_grad
+from sgcompiler import JitFallbackWarning, grad, jvp, value_and_grad
 from sgcompiler.backend import jit
 from sgcompiler.backend.codegen import to_source
+from sgcompiler.derivatives import _tangent_function
 
 
 def pendulum(k, c, theta, omega, dt, steps):
@@ -113,3 +114,17 @@ def test_what_numba_cannot_compile_falls_back_once_with_the_reason():
     np.testing.assert_allclose(first["w"], 2 * p["w"])
     second = _silent(lambda: g({"w": np.ones(3)}))      # no second warning
     np.testing.assert_allclose(second["w"], 2.0)
+
+
+def test_jvp_of_a_scalar_loop_is_compiled_once_and_matches():
+    pytest.importorskip("numba")
+    args = (1.5, 0.1, 0.7, 0.0, 0.01, 200)
+    direction = (1.0, -0.5, None, None, None, None)
+    out, out_dot = _silent(lambda: jvp(pendulum, args, direction, backend="numba"))
+    want, want_dot = jvp(pendulum, args, direction)
+    assert out == pytest.approx(want, rel=1e-12) and out_dot == pytest.approx(want_dot, rel=1e-12)
+    d = numeric_grad(pendulum, args, 0) - 0.5 * numeric_grad(pendulum, args, 1)
+    assert out_dot == pytest.approx(d, rel=1e-6)
+    first, _ = _tangent_function(pendulum, args, direction, "numba")
+    again, _ = _tangent_function(pendulum, args, direction, "numba")
+    assert first is again           # one numba compilation, not one per call
