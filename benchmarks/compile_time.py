@@ -4,6 +4,7 @@
     python benchmarks/compile_time.py --sizes 100,200     other sizes
     python benchmarks/compile_time.py --only chain        some program families
     python benchmarks/compile_time.py --profile chain:1000   cProfile of one compilation
+    python benchmarks/compile_time.py --against ../old-checkout   the same table, before
 
 Each program is written to a file of its own (the compiler reads source from files) and
 compiled in a fresh process, once for time (CPU time of the process: on a machine shared
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT       # the checkout whose compiler is measured (--against: another one)
 TARGET_MS, TARGET_KB = 2.0, 100.0
 
 
@@ -116,7 +118,7 @@ print(json.dumps({"seconds": seconds, "peak": peak, "lines": len(g.source.splitl
 
 
 def measure(path, args, small, what="time") -> dict:
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    env = dict(os.environ, PYTHONPATH=f"{SOURCE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     done = subprocess.run([sys.executable, "-c", _CHILD, str(path), args, what, str(small)],
                           capture_output=True, text=True, env=env, timeout=3600)
     if done.returncode:
@@ -130,7 +132,7 @@ def profile(target, folder):
     small = _write(family, 2, folder)[0]
     script = (_CHILD.replace("start = time.process_time()", "import cProfile; p = cProfile.Profile(); p.enable(); start = time.process_time()")
               .replace("seconds = time.process_time() - start", "seconds = time.process_time() - start; p.disable(); import pstats; pstats.Stats(p, stream=sys.stderr).sort_stats('cumulative').print_stats(45)"))
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(SOURCE))
     subprocess.run([sys.executable, "-c", script, str(path), args, "time", str(small)],
                    env=env)
 
@@ -171,7 +173,11 @@ def main(argv=None):
     parser.add_argument("--only", default=",".join(FAMILIES))
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--profile", help="FAMILY:SIZE, print a cProfile of it")
+    parser.add_argument("--against", help="measure the compiler of another checkout "
+                                          "(an older commit, for before/after)")
     opts = parser.parse_args(argv)
+    global SOURCE
+    SOURCE = Path(opts.against).resolve() if opts.against else ROOT
     with tempfile.TemporaryDirectory() as folder:
         if opts.profile:
             return profile(opts.profile, folder)

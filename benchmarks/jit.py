@@ -11,8 +11,9 @@ no loop, for comparison). JAX jit cannot trace a 1e5-step Python loop nor revers
 (what a JAX user writes), for the RNN and the elementwise function the function itself.
 Every gradient is checked against the hand-written one first (rtol 1e-8, JAX 1e-6).
 Columns: seconds per call of the hand-written gradient, then each contender's time as a
-ratio to it (median of ratios of calls made moments apart: below 1 is faster), and the
-first call of the numba gradient (sgcompiler's compilation plus numba's).
+ratio to it (median of ratios of calls made moments apart: below 1 is faster), the first
+call of the numba gradient (sgcompiler's compilation plus numba's), and of that numba's
+part (less the first call of the NumPy backend, which is sgcompiler's compilation).
 """
 from __future__ import annotations
 
@@ -129,7 +130,10 @@ def _jax(maker, args):
 def run_one(name, fn, wrt, hand, args, jax_maker, budget_s):
     numpy_grad, numba_grad = grad(fn, wrt=wrt), grad(fn, wrt=wrt, backend="numba")
     want = hand(*args)
-    _check(f"{name} (numpy backend)", numpy_grad(*args), want, 1e-8)
+    start = time.perf_counter()
+    got = numpy_grad(*args)
+    compile_s = time.perf_counter() - start         # sgcompiler's compilation
+    _check(f"{name} (numpy backend)", got, want, 1e-8)
     with warnings.catch_warnings(record=True) as fell_back:
         warnings.simplefilter("always", JitFallbackWarning)
         start = time.perf_counter()
@@ -147,23 +151,35 @@ def run_one(name, fn, wrt, hand, args, jax_maker, budget_s):
     samples = timing.interleaved(contenders, budget_s)
     ratios = {k: timing.paired_ratio(samples[k], samples["hand"]) for k in contenders}
     return {"name": name, "hand_s": timing.medians(samples)["hand"], "ratios": ratios,
-            "first_s": first_s, "jax_compile_s": jax_compile,
+            "first_s": first_s, "numba_s": first_s - compile_s, "jax_compile_s": jax_compile,
             "fallback": [str(w.message) for w in fell_back]}
 
 
 def table(rows) -> str:
     out = ["| workload | hand-written s | sg numpy / hand | sg numba / hand | JAX jit / hand "
-           "| numba / JAX | numba first call s | JAX compile s |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| numba / JAX | numba first call s | of which numba s | JAX compile s |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         q = r["ratios"]
         jax = f"{q['jax-jit']:.3f}" if "jax-jit" in q else "n/a"
         versus = f"{q['sg-numba'] / q['jax-jit']:.2f}" if "jax-jit" in q else "n/a"
         jc = f"{r['jax_compile_s']:.2f}" if r["jax_compile_s"] is not None else "n/a"
         out.append(f"| {r['name']} | {r['hand_s']:.2e} | {q['sg-numpy']:.3f} | "
-                   f"{q['sg-numba']:.4f} | {jax} | {versus} | {r['first_s']:.2f} | {jc} |")
+                   f"{q['sg-numba']:.4f} | {jax} | {versus} | {r['first_s']:.2f} | "
+                   f"{r['numba_s']:.2f} | {jc} |")
     notes = [f"- {r['name']}: {m}" for r in rows for m in r["fallback"]]
     return "\n".join(out + (["", "Fell back to NumPy:"] + notes if notes else []))
+
+
+def _warm_up():
+    """Pay once what the first compilation of a process pays (sgcompiler's rule tables,
+    SciPy's rules, numba's own start), so the columns are per function."""
+    def tiny(x):
+        return math.sin(x) * x
+    grad(tiny)(0.5)
+    start = time.perf_counter()
+    grad(tiny, backend="numba")(0.5)
+    return time.perf_counter() - start
 
 
 def main(argv=None):
@@ -173,8 +189,11 @@ def main(argv=None):
     opts = parser.parse_args(argv)
     chosen = workloads(np.random.default_rng(0))
     names = opts.only.split(",") if opts.only else list(chosen)
+    warm_s = _warm_up()
     rows = [run_one(n, *chosen[n], opts.budget) for n in names]
     print(table(rows))
+    print(f"\n(before these, the first numba compilation of the process, of a one-line "
+          f"function, took {warm_s:.2f} s)")
 
 
 if __name__ == "__main__":
