@@ -119,8 +119,11 @@ print(json.dumps({"seconds": seconds, "peak": peak, "lines": len(g.source.splitl
 
 def measure(path, args, small, what="time") -> dict:
     env = dict(os.environ, PYTHONPATH=f"{SOURCE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    # (run in the programs' folder: `python -c` puts the working directory first on
+    # sys.path, where a checkout would shadow the one measured)
     done = subprocess.run([sys.executable, "-c", _CHILD, str(path), args, what, str(small)],
-                          capture_output=True, text=True, env=env, timeout=3600)
+                          capture_output=True, text=True, env=env, timeout=3600,
+                          cwd=path.parent)
     if done.returncode:
         return {"error": done.stderr.strip().splitlines()[-1][:120]}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -134,7 +137,7 @@ def profile(target, folder):
               .replace("seconds = time.process_time() - start", "seconds = time.process_time() - start; p.disable(); import pstats; pstats.Stats(p, stream=sys.stderr).sort_stats('cumulative').print_stats(45)"))
     env = dict(os.environ, PYTHONPATH=str(SOURCE))
     subprocess.run([sys.executable, "-c", script, str(path), args, "time", str(small)],
-                   env=env)
+                   env=env, cwd=path.parent)
 
 
 def row(family, size, folder, memory=True):
