@@ -147,7 +147,7 @@ def _long_program(tmp_path, lines):
 @pytest.mark.parametrize("shape", [(3,), (2, 3)])
 def test_long_programs_have_right_gradients(tmp_path, shape):
     lines = ["def f(x, w):", "    a = x", "    b = w"]
-    for k in range(150):
+    for k in range(60):
         lines += [f"    a = np.sin(a) * 0.5 + b * 0.1 + {k % 3}", "    b = b + a * 0.01"]
     lines += ["    for i in range(2):", "        a = a * 0.5 + b", "    return np.sum(a * b)"]
     f = _long_program(tmp_path, lines)
