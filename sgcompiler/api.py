@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import numbers
 import os
 import sys
 import warnings
@@ -115,10 +114,8 @@ def dtype_refusal(dtype) -> str | None:
     """Why an array of `dtype` cannot be differentiated with respect to (None: it can);
     `grad` and the command line's --shapes both use it."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         return None
-    if dtype.kind == "c":
-        return "a complex array; complex gradients are not supported"
     return f"an array of dtype {dtype}"
 
 
@@ -290,7 +287,8 @@ class GradientFunction:
         if returns_value:
             result, grads = function(*args, **kwargs)
             if type(result) not in _SCALAR_TYPES and not (type(result) is np.ndarray
-                                                          and result.size == 1):
+                                                          and result.size == 1
+                                                          and result.dtype.kind != "c"):
                 _check_scalar(self.primal.__name__, result)
         else:           # the result is a scalar by construction and is not wanted
             grads = function(*args, **kwargs)
@@ -370,6 +368,7 @@ class GradientFunction:
                             for path, a in _tree_arrays(tree, numbers=True)
                             if type(a) is not np.ndarray or a.ndim)
             self._shaped += bool(arrays)
+        arrays += _complex_kinds(self._params, args, arrays)
         with recording() as seen:       # grad of grad: what the inner gradient's code read
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
@@ -402,6 +401,21 @@ class GradientFunction:
             raise TypeError(f"{self.primal.__name__}(): {exc}") from None
         bound.apply_defaults()
         return [bound.arguments[w] for w in self.wrt]
+
+
+def _complex_kinds(params, args, arrays) -> tuple:
+    """(parameter, shape, dtype) of the complex arguments `arrays` leaves out: code for
+    complex values differs (complex mode, pipeline.py), so the compiler must know of them
+    even when it does not specialise for shapes."""
+    known = {entry[0] for entry in arrays}
+    found = []
+    for p, a in zip(params, args):
+        leaves = _tree_arrays(a, (p,)) if type(a) in _TREES else [(p, a)]
+        for path, leaf in leaves:
+            if path not in known and (type(leaf) is complex or isinstance(
+                    leaf, (np.ndarray, np.generic)) and leaf.dtype.kind == "c"):
+                found.append((path, np.shape(leaf), np.result_type(leaf)))
+    return tuple(found)
 
 
 def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False, backend="numpy"):
@@ -499,12 +513,10 @@ def _check_argument(fname, name, value):
         refusal = dtype_refusal(value.dtype)
         if refusal is None:
             return
-        advice = "" if value.dtype.kind == "c" else "; convert it with .astype(float)"
         raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', "
-                        f"{refusal}{advice}")
-    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{fname}: cannot differentiate with respect to '{name}', a complex "
-                        "number; complex gradients are not supported")
+                        f"{refusal}; convert it with .astype(float)")
+    if type(value) is complex:
+        return
     raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
                     f"{type(value).__name__}; pass a float, a NumPy float array, or a dict, "
                     "list or tuple of them")
@@ -519,6 +531,10 @@ def _check_scalar(fname, result):
     elif isinstance(result, dict) or np.size(result) != 1:
         what = f"a value of shape {np.shape(result)}" if not isinstance(result, dict) \
             else "a dict"
+    elif np.iscomplexobj(result):
+        raise TypeError(f"{fname} returned a complex value ({result!r}); sgcompiler "
+                        "differentiates a real loss: return np.real(...), np.abs(...) ** 2 "
+                        "or another real function of it")
     else:
         return
     raise TypeError(f"{fname} must return a scalar to be differentiated, but it returned "

@@ -23,6 +23,7 @@ SECTIONS = {
     "sgcompiler.rules.linalg": "Products and linear algebra",
     "sgcompiler.rules.decompositions": "Matrix decompositions",
     "sgcompiler.rules.signal": "Filters: convolution, np.gradient, FFT shifts",
+    "sgcompiler.rules.fft": "Fourier transforms (np.fft)",
     "sgcompiler.rules.shapes": "Shapes, copies, indexing and constructors",
     "sgcompiler.rules.scipy_special": "scipy.special (when SciPy is installed)",
     "sgcompiler.rules.scipy_stats": "scipy.stats (when SciPy is installed)",
@@ -104,7 +105,8 @@ def _methods() -> list[str]:
         what = f"`{rule.name}`" if rule is not None else "a constant"
         lines.append(f"| `x.{name}()` | {what} |")
     for name, target in sorted(_ATTRIBUTES.items()):
-        lines.append(f"| `x.{name}` | `{rules.lookup(target).name}` |")
+        with rules.complex_values(rules.lookup(target) is None):    # x.imag: complex only
+            lines.append(f"| `x.{name}` | `{rules.lookup(target).name}` |")
     lines.append("")
     return lines
 
@@ -130,14 +132,39 @@ def page() -> str:
     constants = {id(f) for f in rules.all_nondifferentiable()}
     lines = [HEADER.format(versions=versions(), count=len(all_rules),
                            constants=len(constants))]
+    complex_only = {id(r) for r in rules.registry.complex_rules()}     # (their own section)
     for module, title in SECTIONS.items():
-        section = [r for r in all_rules if _section(r) == module]
+        section = [r for r in all_rules if _section(r) == module and id(r) not in complex_only]
         if not section:
             continue
         lines += [f"## {title}", "", "| Function | Gradient for | Notes |", "|---|---|---|"]
         lines += [_row(r) for r in section] + [""]
-    lines += _methods() + _constants()
+    lines += _complex() + _methods() + _constants()
     return "\n".join(lines)
+
+
+COMPLEX = """\
+## Complex values
+
+A function that computes with complex values (complex arguments, or complex intermediates
+of a real loss: `1j`, `np.fft`, `.imag`, `astype(np.complex128)`, ...) is compiled in complex
+mode. The gradient of a real loss `f` with respect to `z = x + iy` is `df/dx - i df/dy`, as
+in JAX and autograd; step along its conjugate to descend. These rules replace (or add to)
+the ones above there:
+"""
+
+
+def _complex() -> list[str]:
+    lines = [COMPLEX, "| Function | Gradient for | Notes |", "|---|---|---|"]
+    lines += [_row(r) for r in rules.registry.complex_rules()] + [""]
+    safe = sorted({_display_name(f) for f in rules.registry.complex_safe_functions()})
+    lines += ["Complex operands go through these functions' rules above as they are "
+              "(holomorphic or linear functions): " + ", ".join(f"`{n}`" for n in safe) + ".",
+              "", "Any other rule refuses complex operands when the gradient runs (a "
+              "`TypeError` that names the function): differentiate it on real values, or "
+              "register a rule. Second derivatives of complex code (grad of grad, `hessian`) "
+              "are refused.", ""]
+    return lines
 
 
 def main() -> int:

@@ -110,7 +110,8 @@ def _kinds(params, args):
     scalars = frozenset(p for p, t in zip(params, types_) if t in (float, int))
     trees = frozenset(p for p, t in zip(params, types_) if issubclass(t, (dict, list, tuple)))
     arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(params, args)
-                   if type(a) is np.ndarray or isinstance(a, np.floating))
+                   if type(a) in (np.ndarray, complex)
+                   or isinstance(a, (np.floating, np.complexfloating)))
     arrays += tuple(((p,) + path, a.shape, a.dtype) if type(a) is np.ndarray
                     else ((p,) + path, (), WEAK)
                     for p, tree in zip(params, args) if type(tree) in _TREES

@@ -57,6 +57,7 @@ from .analysis.sizes import WEAK
 from .analysis.summaries import SUMMARIES
 from .frontend import front_end
 from .frontend import depends
+from .frontend.complex_values import may_hold_complex
 from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.resolve import local_names
 from .frontend.source import function_name
@@ -167,8 +168,32 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
         return compiled
 
 
+def _complex_values(fn, arrays, rereadable=False, batch=None):
+    """Complex mode (rules/registry.py) for compiling `fn` when it may hold complex values
+    (frontend/complex_values.py), or when the code that calls it does."""
+    on = rules.complex_mode() or may_hold_complex(fn, arrays)
+    if on and rereadable:
+        code = fn.__code__
+        raise SGCompilerError(f"{function_name(fn)} ({code.co_filename}:"
+                              f"{code.co_firstlineno}): computes with complex values, and "
+                              "sgcompiler cannot yet differentiate the gradient of such code "
+                              "again (grad of grad, hessian) or call it inside a "
+                              "differentiated function; use first derivatives (grad, jvp, "
+                              "vjp) of it")
+    if on and batch is not None:
+        raise NotBatchable("complex values")
+    return rules.complex_values(on)
+
+
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
              rereadable=False, backend="numpy") -> Compiled:
+    with _complex_values(fn, arrays, rereadable):
+        return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
+                            backend)
+
+
+def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
+                 backend) -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else piece)
     src, resolution, norm = _front(fn, trace)
@@ -177,7 +202,8 @@ def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
     trace("activity", act)
     shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     trace("shapes", shape_facts)
-    value = value or not shape_facts.is_scalar(norm.returned)
+    # (a complex result is refused by the caller, which therefore needs the value)
+    value = value or not shape_facts.is_scalar(norm.returned) or rules.complex_mode()
     norm = tighten(norm, resolution, act, shape_facts)
     trace("tighten", norm)
     plan = plan_sweeps(norm, resolution, act, shape_facts, pieces, keep_stops=rereadable)
@@ -224,9 +250,10 @@ def analyse(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
-    src, resolution, norm = _front(fn)
-    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    with _complex_values(fn, arrays):
+        src, resolution, norm = _front(fn)
+        specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
+        act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     return Analysed(src, resolution, norm, act)
 
 
@@ -472,6 +499,11 @@ def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False):
+    with _complex_values(fn, arrays, rereadable):
+        _compile_piece_now(fn, active, made, arrays, trees, rereadable)
+
+
+def _compile_piece_now(fn, active, made, arrays, trees, rereadable):
     pieces = _rereadable_piece if rereadable else piece
     src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
@@ -745,6 +777,13 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
                  named=None, batch=None, backend="numpy") -> CompiledJvp:
+    with _complex_values(fn, arrays, batch=batch):
+        return _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named, batch,
+                                backend)
+
+
+def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
+                     batch, backend) -> CompiledJvp:
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}

@@ -67,12 +67,29 @@ def pair(fn, active, args, kwargs):
     """(forward, backward, Piece) of `fn` for the `active` parameters, specialised for the
     shapes of the array arguments and the parameter trees among `args`/`kwargs`."""
     bound = inspect.signature(fn).bind(*args, **kwargs)
-    arrays = tuple((p, v.shape, v.dtype) for p, v in bound.arguments.items()
-                   if type(v) is np.ndarray and v.ndim)
+    arrays = tuple((p, np.shape(v), np.result_type(v)) for p, v in bound.arguments.items()
+                   if type(v) is np.ndarray and (v.ndim or v.dtype.kind == "c")
+                   or type(v) is complex or isinstance(v, np.complexfloating))
+    # complex leaves of parameter trees: the code for them is complex mode's
+    arrays += tuple(((p,) + path, np.shape(leaf), np.result_type(leaf))
+                    for p, v in bound.arguments.items() if isinstance(v, (dict, list, tuple))
+                    for path, leaf in _leaves(v) if np.iscomplexobj(leaf))
     trees = frozenset(p for p, v in bound.arguments.items()
                       if isinstance(v, (dict, list, tuple)))
     made = piece(fn, active, arrays, trees)
     return made.forward_cell.cell_contents, made.backward_cell.cell_contents, made
+
+
+def _leaves(tree, path=()):
+    """(path, leaf) of the arrays and numbers in a dict, list or tuple."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _leaves(v, path + (k,))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from _leaves(v, path + (i,))
+    elif isinstance(tree, (np.ndarray, np.generic, complex)):
+        yield path, tree
 
 
 def with_aux(fn, wrt, args, kwargs):
@@ -148,8 +165,8 @@ def check_primal(fname, name, value):
         for i, v in enumerate(value):
             check_primal(fname, f"{name}[{i}]", v)
     elif isinstance(value, bool) or not (
-            isinstance(value, float) or
-            isinstance(value, (np.ndarray, np.floating)) and value.dtype.kind == "f"):
+            isinstance(value, (float, complex)) or isinstance(
+                value, (np.ndarray, np.floating, np.complexfloating)) and value.dtype.kind in "fc"):
         raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
                         f"{type(value).__name__}; pass a float, a NumPy float array, or a "
                         "dict, list or tuple of them")
@@ -192,9 +209,23 @@ def like_tree(g, x):
 
 def like_leaf(g, x):
     """The gradient `g` with the type, shape and dtype of its argument `x` (a number or
-    an array): a new array unless `g` is already exactly that."""
+    an array): a new array unless `g` is already exactly that.
+
+    Raises:
+        TypeError: for a complex `g` of a real `x`: complex values met code compiled for
+            real ones (frontend/complex_values.py did not see where they come from), whose
+            rules may not hold for them.
+    """
+    if type(g) is not float and np.iscomplexobj(g) and not (
+            type(x) is complex or np.iscomplexobj(x)):
+        raise TypeError("complex values appeared in code that sgcompiler compiled for real "
+                        "values (it did not see where they come from), so its gradient may "
+                        "be wrong; make them visibly complex where they are made "
+                        "(np.asarray(..., dtype=complex), or pass them as an argument)")
     if type(x) is float:
         return float(g)
+    if type(x) is complex:
+        return complex(g)
     if isinstance(x, np.generic):
         return x.dtype.type(g)
     if type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype \

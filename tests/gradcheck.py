@@ -5,9 +5,13 @@ from sgcompiler import grad
 
 
 def numeric_grad(f, args, i, eps=1e-6):
-    """d f / d args[i] by central differences, element by element."""
+    """d f / d args[i] by central differences, element by element. For a complex argument
+    z = x + iy, the real and imaginary parts are perturbed separately, and the result is
+    df/dx - i df/dy: the convention sgcompiler's gradients follow (JAX's and autograd's)."""
     args = list(args)
     x = args[i]
+    if np.iscomplexobj(x):
+        return _numeric_complex_grad(f, args, i, eps)
     if isinstance(x, float):
         plus, minus = list(args), list(args)
         plus[i], minus[i] = x + eps, x - eps
@@ -23,15 +27,36 @@ def numeric_grad(f, args, i, eps=1e-6):
     return out
 
 
+def _numeric_complex_grad(f, args, i, eps):
+    """df/dx - i df/dy for the complex argument args[i] = x + iy, element by element."""
+    z = args[i]
+    out = np.zeros(np.shape(z), dtype=complex)
+    for k in range(int(np.size(z))):
+        for direction, sign in ((1.0, 1.0), (1j, -1.0)):    # along x, then along y
+            step = np.zeros(np.shape(z), dtype=complex)
+            step.flat[k] = eps * direction
+            plus, minus = list(args), list(args)
+            plus[i], minus[i] = z + step, z - step
+            if np.ndim(z) == 0 and not isinstance(z, np.ndarray):
+                plus[i], minus[i] = type(z)(plus[i]), type(z)(minus[i])
+            partial = (f(*plus) - f(*minus)) / (2 * eps)
+            out.flat[k] += partial if sign > 0 else -1j * partial
+    return out if np.ndim(z) else complex(out)
+
+
 def directional_check(f, args, i, g, seed=0, eps=1e-6):
-    """Compare <g, v> with (f(x + eps v) - f(x - eps v)) / 2 eps for a random v."""
+    """Compare <g, v> with (f(x + eps v) - f(x - eps v)) / 2 eps for a random v (for a
+    complex argument, a v with random real and imaginary parts and <g, v> = Re(sum g v),
+    which is what the gradient df/dx - i df/dy gives)."""
     rng = np.random.default_rng(seed)
     x = args[i]
     v = rng.normal(size=np.shape(x))
+    if np.iscomplexobj(x):
+        v = v + 1j * rng.normal(size=np.shape(x))
     plus, minus = list(args), list(args)
     plus[i], minus[i] = x + eps * v, x - eps * v
     numeric = (f(*plus) - f(*minus)) / (2 * eps)
-    analytic = float(np.sum(np.asarray(g) * v))
+    analytic = float(np.real(np.sum(np.asarray(g) * v)))
     return analytic, numeric
 
 
@@ -43,6 +68,7 @@ def assert_grad_matches(f, args, wrt=None, rtol=1e-5, atol=1e-7):
         assert np.shape(g) == np.shape(args[i]), (np.shape(g), np.shape(args[i]))
         if isinstance(args[i], float):
             assert isinstance(g, float), type(g)
+        assert np.iscomplexobj(g) == np.iscomplexobj(args[i]), (type(g), np.result_type(g))
         if np.size(args[i]) <= 30:
             expected = numeric_grad(f, args, i)
             np.testing.assert_allclose(g, expected, rtol=rtol, atol=atol,

@@ -26,15 +26,24 @@ class Case:
     eps: float = 1e-6
     unused: tuple = ()      # results that get no adjoint (g is 0.0 for them)
     fixed: tuple = ()       # arguments not perturbed (x of a density on the simplex)
+    complex_mode: bool = False  # the rule complex mode uses (rules/complex_numbers.py)
 
 
 CASES: list = []
 
 
-def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), fixed=(), **kw):
+def case(prim, *makers, id=None, rtol=1e-5, eps=1e-6, unused=(), fixed=(), complex_mode=False,
+         **kw):
     name = getattr(prim, "__name__", str(prim))
     CASES.append(Case(prim, makers, kw, f"{name}-{id}" if id else name, rtol, eps, unused,
-                      fixed))
+                      fixed, complex_mode))
+
+
+def complex_case(prim, *makers, id=None, **options):
+    """A row for the rule complex mode uses: complex arguments get complex directions (the
+    checks pair an adjoint g with a change dw as Re(g * dw))."""
+    name = "complex" if id is None else f"complex-{id}"
+    case(prim, *makers, id=name, complex_mode=True, **options)
 
 
 # --- domains ------------------------------------------------------------------------------
@@ -82,6 +91,17 @@ def ints(lo, hi, *shape):
 
 def mask(*shape):
     return lambda r: r.normal(size=shape) > 0
+
+
+def cnormal(*shape):
+    """Complex numbers with normal real and imaginary parts."""
+    return lambda r: np.asarray(r.normal(size=shape) + 1j * r.normal(size=shape))
+
+
+def cnonzero(*shape):
+    """Complex numbers away from 0 (for abs and angle)."""
+    return lambda r: np.asarray(r.uniform(0.5, 2.0, size=shape)
+                                * np.exp(1j * r.uniform(-3.0, 3.0, size=shape)))
 
 
 def value(v):
@@ -588,3 +608,95 @@ case(rt.add_at, normal(5), value(np.array([0, 3, 3])), normal(3))
 case(rt.add_at, normal(2, 3), value(1), normal(3), id="row")
 case(rt.index_part, normal(5), value(np.array([0, 3, 3])), normal(3))
 case(rt.index_part, normal(2, 3), value(1), normal(1), id="broadcast")
+
+
+# --- complex values (rules/complex_numbers.py) and the FFTs (rules/fft.py) -----------------
+
+for shape in SHAPES:
+    label = "x".join(map(str, shape)) or "scalar"
+    for prim in (np.real, np.imag, np.conjugate):
+        complex_case(prim, cnormal(*shape), id=label)
+        complex_case(prim, normal(*shape), id=f"{label}-real")
+    for prim in (np.abs, np.absolute, np.angle, np.sign):
+        complex_case(prim, cnonzero(*shape), id=label)
+        complex_case(prim, nonzero(*shape), id=f"{label}-real")
+    complex_case(np.angle, cnonzero(*shape), value(True), id=f"{label}-deg")
+    for prim, make in ((np.exp, cnormal), (np.log, cnonzero), (np.sqrt, cnonzero),
+                       (np.sin, cnormal), (np.tanh, cnormal), (np.square, cnormal),
+                       (np.reciprocal, cnonzero), (np.negative, cnormal)):
+        complex_case(prim, make(*shape), id=label)
+for a, b in BROADCAST:
+    label = "-".join("x".join(map(str, s)) or "scalar" for s in (a, b))
+    for prim in (operator.add, operator.sub, operator.mul):
+        complex_case(prim, cnormal(*a), cnormal(*b), id=label)
+        complex_case(prim, normal(*a), cnormal(*b), id=f"{label}-real-complex")
+    complex_case(operator.truediv, cnormal(*a), cnonzero(*b), id=label)
+    complex_case(operator.truediv, normal(*a), cnonzero(*b), id=f"{label}-real-complex")
+    complex_case(operator.pow, cnonzero(*a), cnormal(*b), id=label)
+for shape, kw in REDUCE:
+    label = "x".join(map(str, shape)) + "".join(f"-{k}{v}" for k, v in kw.items())
+    complex_case(np.sum, cnormal(*shape), id=label, **kw)
+    complex_case(np.mean, cnormal(*shape), id=label, **kw)
+complex_case(np.vdot, cnormal(2, 3), cnormal(3, 2))
+complex_case(np.vdot, cnormal(3), cnormal(3), id="1d")
+complex_case(np.vdot, normal(3), cnormal(3), id="real-complex")
+complex_case(np.dot, cnormal(2, 3), cnormal(3, 4))
+complex_case(np.dot, cnormal(3), cnormal(3), id="1d")
+complex_case(operator.matmul, cnormal(2, 3), cnormal(3, 4), id="matmul")
+complex_case(operator.matmul, cnormal(5, 2, 3), normal(3, 4), id="matmul-stacked-real")
+complex_case(runtime.astype, normal(2, 3), value(np.complex128), id="to-complex")
+complex_case(runtime.astype, cnormal(2, 3), value(np.float64), id="to-real")
+complex_case(runtime.astype, cnormal(3), value(np.complex64), id="complex64", rtol=1e-3,
+             eps=1e-3)
+if hasattr(np, "astype"):
+    complex_case(np.astype, normal(2, 3), value(np.complex128), id="to-complex")
+
+NORMS = (None, "backward", "ortho", "forward")
+for norm in NORMS:
+    label = norm or "default"
+    for prim in (np.fft.fft, np.fft.ifft):
+        case(prim, normal(6), id=f"real-{label}", norm=norm)
+        complex_case(prim, cnormal(6), id=label, norm=norm)
+        complex_case(prim, cnormal(6), value(4), id=f"truncated-{label}", norm=norm)
+        complex_case(prim, cnormal(3, 5), value(8), value(0), id=f"padded-axis0-{label}",
+                     norm=norm)
+    case(np.fft.rfft, normal(7), id=f"odd-{label}", norm=norm)
+    case(np.fft.rfft, normal(3, 6), value(4), value(0), id=f"axis0-truncated-{label}",
+         norm=norm)
+    case(np.fft.rfft, normal(2, 5), value(8), id=f"padded-{label}", norm=norm)
+    complex_case(np.fft.irfft, cnormal(5), id=f"{label}", norm=norm)
+    complex_case(np.fft.irfft, cnormal(4), value(7), id=f"odd-n-{label}", norm=norm)
+    complex_case(np.fft.irfft, cnormal(3, 6), value(6), value(0), id=f"axis0-short-{label}",
+                 norm=norm)
+    complex_case(np.fft.irfft, cnormal(2, 3), value(10), id=f"padded-{label}", norm=norm)
+    for prim in (np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn):
+        case(prim, normal(3, 4), id=f"real-{label}", norm=norm)
+        complex_case(prim, cnormal(2, 3, 4), id=label, norm=norm)
+        complex_case(prim, cnormal(3, 4), value((5, 2)), value((0, 1)), id=f"s-{label}",
+                     norm=norm)
+        complex_case(prim, cnormal(3, 4, 2), value((2, 6)), value((0, 2)), id=f"axes-{label}",
+                     norm=norm)
+complex_case(np.fft.fftn, cnormal(2, 3, 4), value(None), value((1,)), id="one-axis")
+complex_case(np.fft.fftshift, cnormal(4, 5))
+complex_case(np.fft.ifftshift, cnormal(4, 5), value(1), id="axis")
+
+
+def rotation_spectrum(n, *batch):
+    """A real matrix with complex (distinct) eigenvalues: a scaled rotation plus noise."""
+    def make(r):
+        a = r.normal(size=batch + (n, n)) * 0.3
+        a[..., 0, 1] -= 1.5
+        a[..., 1, 0] += 1.5
+        return a
+    return make
+
+
+complex_case(np.linalg.eigvals, rotation_spectrum(3))
+complex_case(np.linalg.eigvals, rotation_spectrum(3, 2), id="stacked")
+complex_case(np.linalg.eigvals, cnormal(3, 3), id="complex-matrix")
+complex_case(np.linalg.eigvals, real_spectrum(3), id="real-spectrum")
+complex_case(np.linalg.eig, rotation_spectrum(3), id="values", unused=(1,))
+complex_case(np.linalg.eig, rotation_spectrum(3), id="vectors")
+complex_case(np.linalg.eig, cnormal(2, 3, 3), id="complex-matrix-vectors")
+complex_case(np.linalg.eig, cnormal(2, 3, 3), id="complex-matrix-values", unused=(1,))
+complex_case(np.linalg.eig, real_spectrum(3), id="real-spectrum")

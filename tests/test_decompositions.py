@@ -98,7 +98,14 @@ def test_eig_of_a_real_spectrum_matches_finite_differences():
     check_jvp(eigen_loss, (A,), (R.normal(size=A.shape),))
 
 
-def test_eig_of_a_complex_spectrum_is_refused():
-    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])      # eigenvalues +-i
-    with pytest.raises(ValueError, match="complex eigenvalues"):
-        grad(eigen_loss)(rotation)
+def complex_eigen_loss(A):
+    w, v = np.linalg.eig(A)
+    return np.sum(np.abs(w) ** 3 + np.imag(w)) + np.sum(np.abs(v[:, 0]) ** 2 * A[0]) + \
+        np.real(np.sum(v[1] * np.conj(v[2])))
+
+
+def test_eig_of_a_complex_spectrum_matches_finite_differences():
+    rotation = np.array([[0.1, -1.0, 0.3], [1.0, 0.2, 0.0], [0.4, 0.1, 0.9]])
+    assert np.iscomplexobj(np.linalg.eigvals(rotation))
+    assert_grad_matches(complex_eigen_loss, [rotation])
+    check_jvp(complex_eigen_loss, (rotation,), (R.normal(size=rotation.shape),))

@@ -14,6 +14,7 @@ import em_gmm  # noqa: E402
 import mlp_training  # noqa: E402
 import rbm_contrastive_divergence  # noqa: E402
 import scipy_minimize  # noqa: E402
+import spectrum_fit  # noqa: E402
 import stable_softmax  # noqa: E402
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
@@ -32,6 +33,7 @@ CASES = {
     "cd_loss": (rbm_contrastive_divergence.cd_loss, rbm_contrastive_divergence.PARAMS),
     "logistic_loss": (scipy_minimize.logistic_loss, 0),
     "mlp_training_loss": (mlp_training.loss, 0),
+    "spectrum_loss": (spectrum_fit.spectrum_loss, 0),
     # adversarial_training.adversarial_loss is left out until the code compiled without
     # arguments is the code that runs for its dict parameter (see tests/test_samples.py)
 }

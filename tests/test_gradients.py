@@ -109,7 +109,7 @@ def test_non_scalar_output_is_a_type_error():
 
 @pytest.mark.parametrize("bad, message", [
     (np.arange(3), "dtype int64"), (3, "int"), ("ab", "str"),
-    (np.ones(2, dtype=complex), "complex"), (True, "bool")])
+    (True, "bool")])
 def test_bad_argument_types(bad, message):
     with pytest.raises(TypeError, match=message):
         grad(S.arith)(bad, 1.0)

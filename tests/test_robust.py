@@ -225,10 +225,6 @@ def solve_banded_structure(x):
     return np.sum(scipy.linalg.solve(np.diag(x) + 3.0, x, assume_a="banded"))
 
 
-def complex_cast(x):
-    return np.sum(np.abs(x.astype(np.complex128)))
-
-
 def pad_constant_input(x):
     c = np.pad(np.ones(2), 1, mode="linear_ramp")
     return np.sum(c) * np.sum(x ** 2)
@@ -262,8 +258,7 @@ def options_module(tmp_path_factory):
     ("pad_mode", "mode='linear_ramp'"), ("pad_global_mode", "mode='linear_ramp'"),
     ("average_returned", "returned=True"),
     ("linspace_retstep", "retstep=True"), ("interp_period", "period=2.0"),
-    ("solve_banded_structure", "assume_a='banded'"),
-    ("complex_cast", "dtype=<class 'numpy.complex128'>")])
+    ("solve_banded_structure", "assume_a='banded'")])
 def test_an_unsupported_option_is_refused_when_compiled_with_its_line(options_module, name,
                                                                       option):
     f = getattr(options_module, name)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rule_cases import CASES
-from sgcompiler import rules
+from sgcompiler import rules, runtime
 from sgcompiler.rules.custom import signature_problem
 from sgcompiler.rules.registry import key
 
@@ -32,16 +32,21 @@ def _rng(case):
 
 
 def _is_float(value) -> bool:
+    """A float or a float array, or (rows of complex mode) a complex one."""
     if isinstance(value, list):          # a sequence of arrays (np.concatenate's arrays)
         return bool(value) and all(_is_float(v) for v in value)
-    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind
+                                        in "fc")
 
 
 def _random_like(r, value, dtype=None):
-    """A random array (a list of them, for a sequence) shaped like `value`."""
+    """A random array (a list of them, for a sequence) shaped like `value`: complex, with
+    random real and imaginary parts, where `value` is complex."""
     if isinstance(value, (list, tuple)):
         return [_random_like(r, v, dtype) for v in value]
     g = r.normal(size=np.shape(value))
+    if np.iscomplexobj(value):
+        return g + 1j * r.normal(size=np.shape(value))
     if isinstance(value, float):
         return float(g)
     return np.asarray(g, dtype=dtype) if dtype else g
@@ -57,13 +62,15 @@ def _inner(a, b) -> float:
     """<a, b> for arrays or (nested) sequences of them; a 0.0 adjoint stands for zeros."""
     if isinstance(a, (list, tuple)):
         return sum(_inner(x, y) for x, y in zip(a, b))
+    if np.iscomplexobj(a) or np.iscomplexobj(b):    # the pairing Re(g * dw) of complex mode
+        return float(np.real(np.sum(np.asarray(a) * b)))
     return float(np.sum(np.asarray(a, dtype=float) * b))
 
 
 def _difference(a, b):
     if isinstance(a, (list, tuple)):
         return [_difference(x, y) for x, y in zip(a, b)]
-    return np.asarray(a, dtype=float) - b
+    return np.asarray(a, dtype=complex if np.iscomplexobj(a) else float) - b
 
 
 def _seed_gradient(r, ans, case, dtype=None):
@@ -76,7 +83,8 @@ def _seed_gradient(r, ans, case, dtype=None):
 
 
 def _rule_grads(case, values, g):
-    rule = rules.lookup(case.prim)
+    with rules.complex_values(case.complex_mode):
+        rule = rules.lookup(case.prim)
     assert rule is not None, f"no rule registered for {case.prim}"
     rule = rules.as_called(rule, case.kw)
     ans = case.prim(*values, **case.kw)
@@ -157,7 +165,8 @@ def test_float32_gradients_stay_float32(case):
         if isinstance(value, list):
             assert all(np.asarray(gi).dtype == np.float32 for gi in grads[i]), (rule.name, i)
         elif isinstance(value, np.ndarray) and value.dtype == np.float32:
-            assert np.asarray(grads[i]).dtype == np.float32, (rule.name, i)
+            got = runtime.real_like(grads[i], value) if case.complex_mode else grads[i]
+            assert np.asarray(got).dtype == np.float32, (rule.name, i)
 
 
 if SCIPY_MISSING:
@@ -231,7 +240,11 @@ def _flatten(value, like=None):
         return np.concatenate([_flatten(v, w) for v, w in zip(value, like)] + [np.zeros(0)])
     if value is None:
         value = 0.0
-    return np.broadcast_to(np.asarray(value, dtype=float), np.shape(like)).ravel()
+    if np.iscomplexobj(like):       # complex: its real parts, then its imaginary parts
+        flat = np.broadcast_to(np.asarray(value, dtype=complex), np.shape(like)).ravel()
+        return np.concatenate([flat.real, flat.imag])
+    # (the adjoint of a real value is the real part of what a rule gives it)
+    return np.broadcast_to(np.real(np.asarray(value)).astype(float), np.shape(like)).ravel()
 
 
 def _unflatten(vector, like):
@@ -245,13 +258,27 @@ def _unflatten(vector, like):
         return out
     if isinstance(like, (float, np.floating)) and not isinstance(like, np.ndarray):
         return float(vector[0])
+    if np.iscomplexobj(like):
+        n = int(np.size(like))
+        return (vector[:n] + 1j * vector[n:]).reshape(np.shape(like))
     return vector.reshape(np.shape(like)).copy()
 
 
 def _size(value):
+    """How many real numbers `value` holds (two per complex element)."""
     if isinstance(value, (list, tuple)):
         return sum(_size(v) for v in value)
-    return int(np.size(value))
+    return int(np.size(value)) * (2 if np.iscomplexobj(value) else 1)
+
+
+def _conj(value):
+    """The complex conjugate, element by element (of a sequence too). In complex mode a
+    Jacobian row's cotangent is the conjugate of the one-hot vector over real and
+    imaginary parts (Re(g * dw) = Re(dw) for g = 1, Im(dw) for g = -1j), and an
+    adjoint's real and imaginary parts are d/dx and -d/dy."""
+    if isinstance(value, (list, tuple)):
+        return [_conj(v) for v in value]
+    return np.conj(value) if np.iscomplexobj(value) else value
 
 
 def _used_results(case, ans):
@@ -270,8 +297,8 @@ def _cotangent(case, ans, vector):
     """The cotangent for the rule whose used results' elements are `vector`."""
     used = _used_results(case, ans)
     if used is None:
-        return _unflatten(vector, ans)
-    parts = _unflatten(vector, [ans[k] for k in used])
+        return _conj(_unflatten(vector, ans))
+    parts = _conj(_unflatten(vector, [ans[k] for k in used]))
     g = [0.0] * len(ans)
     for k, part in zip(used, parts):
         g[k] = part
@@ -289,7 +316,8 @@ def _jacobian_rows(case, values):
         return None
     if _size(results) > SMALL:
         return None
-    rule = rules.lookup(case.prim)
+    with rules.complex_values(case.complex_mode):
+        rule = rules.lookup(case.prim)
     positions = [i for i, v in enumerate(values) if _is_float(v) and _size(v) <= SMALL
                  and i < len(rule.params) and i not in case.fixed   # checked on its own
                  and rule.output_for(rule.params[i]) is not None]   # else: refused
@@ -323,7 +351,8 @@ def test_rule_jacobian_matches_finite_differences_everywhere(case):
     r = _rng(case)
     values = [m(r) for m in case.makers]
     ans, positions = _jacobian_rows(case, values)
-    rule = rules.lookup(case.prim)
+    with rules.complex_values(case.complex_mode):
+        rule = rules.lookup(case.prim)
     n_out = _size(_result_vector(case, ans))
     rows = [None] * n_out
     for j in range(n_out):
@@ -332,7 +361,8 @@ def test_rule_jacobian_matches_finite_differences_everywhere(case):
         rows[j] = _rule_grads(case, values, _cotangent(case, ans, basis))[1]
     for i in positions:
         value = values[i]
-        got = np.array([_flatten(row[i] if i < len(row) else None, value) for row in rows])
+        got = np.array([_flatten(_conj(row[i]) if i < len(row) else None, value)
+                        for row in rows])
         expected = np.zeros_like(got)
         for k in range(_size(value)):
             step = np.zeros(_size(value))

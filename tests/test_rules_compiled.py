@@ -64,7 +64,7 @@ def module(tmp_path_factory):
     path = tmp_path_factory.mktemp("compiled_rules") / "compiled_rules.py"
     header = ("import numpy as np\n\n\n"
               "def weigh(out, w):\n"
-              "    return np.sum(out * w)\n\n\n")
+              "    return np.real(np.sum(out * w))\n\n\n")
     path.write_text(header + "\n\n".join(_function_source(k, c) for k, c in enumerate(ROWS)))
     spec = importlib.util.spec_from_file_location("compiled_rules", path)
     mod = importlib.util.module_from_spec(spec)
@@ -80,12 +80,16 @@ def _is_float(value):
     if isinstance(value, list):
         return bool(value) and all(_is_float(v) for v in value)
     return isinstance(value, (float, np.floating)) or \
-        (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+        (isinstance(value, np.ndarray) and value.dtype.kind in "fc")
 
 
 def _inner(a, b):
+    """<a, b>; for complex values Re(sum(a * b)), the pairing of complex mode's gradients
+    (df/dx - i df/dy) with a complex direction."""
     if isinstance(a, (list, tuple)):
         return sum(_inner(x, y) for x, y in zip(a, b))
+    if np.iscomplexobj(a) or np.iscomplexobj(b):
+        return float(np.real(np.sum(np.asarray(a) * b)))
     return float(np.sum(np.asarray(a, dtype=float) * b))
 
 
@@ -93,6 +97,8 @@ def _random_like(r, value):
     if isinstance(value, (list, tuple)):
         return [_random_like(r, v) for v in value]
     out = r.normal(size=np.shape(value))
+    if np.iscomplexobj(value):
+        return out + 1j * r.normal(size=np.shape(value))
     return float(out) if isinstance(value, (float, np.floating)) else out
 
 
@@ -118,9 +124,10 @@ def test_compiled_rule_matches_finite_differences(module, k):
         f"{case.id}: several results is {several}; update SEVERAL_RESULTS"
     if several:
         pytest.skip("several results: covered by tests/test_numpy_coverage.py")
-    w = r.normal(size=np.shape(out))
+    w = _random_like(r, np.asarray(out))     # (complex for a complex result)
     args = values + list(case.kw.values()) + [w]
-    rule = rules.lookup(case.prim)
+    with rules.complex_values(case.complex_mode):
+        rule = rules.lookup(case.prim)
     wrt = [i for i, v in enumerate(values)
            if _is_float(v) and rule.output_for(rule.params[i]) is not None
            and i not in case.fixed]

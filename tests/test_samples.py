@@ -25,6 +25,7 @@ import em_gmm  # noqa: E402
 import mlp_training  # noqa: E402
 import rbm_contrastive_divergence as rbm  # noqa: E402
 import scipy_minimize  # noqa: E402
+import spectrum_fit  # noqa: E402
 import stable_softmax  # noqa: E402
 
 
@@ -319,3 +320,27 @@ def test_command_line_prints_each_loss(capsys, target, wrt):
     out = capsys.readouterr().out
     assert out.startswith(f"# gradient of {target.split(':')[1]} ")
     assert "# backward" in out
+
+
+def test_spectrum_fit_gradient_matches_finite_differences_in_both_directions():
+    signal, _ = spectrum_fit.noisy_signal(n=16)
+    weights = np.linspace(1.0, 2.0, 9)
+    c = np.random.default_rng(3).normal(size=5) + 1j * np.random.default_rng(4).normal(size=5)
+    g = grad(spectrum_fit.spectrum_loss)(c, signal, weights)
+    assert g.dtype == complex
+    np.testing.assert_allclose(g, numeric_grad(spectrum_fit.spectrum_loss,
+                                               [c, signal, weights], 0), atol=1e-7)
+    g_signal = grad(spectrum_fit.spectrum_loss, wrt=1)(c, signal, weights)
+    assert g_signal.dtype == float
+    np.testing.assert_allclose(g_signal, numeric_grad(spectrum_fit.spectrum_loss,
+                                                      [c, signal, weights], 1), atol=1e-7)
+
+
+def test_spectrum_fit_descends_to_the_tones():
+    signal, clean = spectrum_fit.noisy_signal(n=32)
+    c, losses = spectrum_fit.fit(signal, np.ones(17), steps=60)
+    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:]))    # steps along conj(g)
+    assert losses[-1] < 0.1 * losses[0]
+    assert set(np.flatnonzero(np.abs(c) > 0.5)) == {3, 5}
+    model = np.fft.irfft(c, n=signal.size, norm="ortho")
+    assert np.linalg.norm(model - clean) < np.linalg.norm(signal - clean)

@@ -37,14 +37,23 @@ WITHOUT_TANGENT = {
 def _float(value) -> bool:
     if isinstance(value, list):
         return bool(value) and all(_float(v) for v in value)
-    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind
+                                        in "fc")
 
 
 def _random_like(r, value):
+    """A random tangent like `value`: complex where `value` is (complex mode's rows)."""
     if isinstance(value, list):
         return [_random_like(r, v) for v in value]
     t = r.normal(size=np.shape(value))
+    if np.iscomplexobj(value):
+        return t + 1j * r.normal(size=np.shape(value))
     return float(t) if isinstance(value, float) else t
+
+
+def _kind(*values):
+    """complex when one of `values` is, else float (what finite differences compare in)."""
+    return complex if any(np.iscomplexobj(v) for v in values) else float
 
 
 def _zero_like(value):
@@ -101,8 +110,9 @@ def _as_list(value):
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_tangent_rule_matches_finite_differences(case):
-    adjoint = rules.lookup(case.prim)
-    rule = tangent_rule(key(case.prim), adjoint)
+    with rules.complex_values(case.complex_mode):
+        adjoint = rules.lookup(case.prim)
+        rule = tangent_rule(key(case.prim), adjoint)
     if rule is None:
         assert adjoint.name in WITHOUT_TANGENT, \
             f"{adjoint.name} has no tangent rule"
@@ -119,15 +129,15 @@ def test_tangent_rule_matches_finite_differences(case):
     minus = [_step(v, tangents[p], -case.eps) if p in tangents else v
              for p, v in zip(rule.params, values)]
     ans = case.prim(*values, **case.kw)
-    numeric = [(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) / (2 * case.eps)
+    numeric = [(np.asarray(a, dtype=_kind(a)) - np.asarray(b, dtype=_kind(b))) / (2 * case.eps)
                for a, b in zip(_as_list(case.prim(*plus, **case.kw)),
                                _as_list(case.prim(*minus, **case.kw)))]
     analytic = _as_list(_tangent(case, rule, values, tangents))
     for k, (a, n, out) in enumerate(zip(analytic, numeric, _as_list(ans))):
         if k in case.unused:
             continue
-        a = np.broadcast_to(np.asarray(a, dtype=float), np.shape(out)) \
-            if not rule.full_shape else np.asarray(a, dtype=float)
+        a = np.broadcast_to(np.asarray(a, dtype=_kind(a, n)), np.shape(out)) \
+            if not rule.full_shape else np.asarray(a, dtype=_kind(a, n))
         assert a.shape == np.shape(out), (rule.name, k, a.shape, np.shape(out))
         np.testing.assert_allclose(a, n, rtol=max(case.rtol, 1e-5), atol=1e-6,
                                    err_msg=f"{rule.name}: result {k}")

@@ -49,7 +49,7 @@ NONDIFF_METHODS = {"keys", "index", "count", "tolist"}
 _PACKED = {"reshape", "transpose"}     # x.reshape(2, 3) means np.reshape(x, (2, 3))
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 # x.name -> the NumPy function that computes it from x
-_ATTRIBUTES = {"T": np.transpose, "real": np.real,
+_ATTRIBUTES = {"T": np.transpose, "real": np.real, "imag": np.imag,
                **({"mT": np.matrix_transpose} if hasattr(np, "matrix_transpose") else {})}
 
 

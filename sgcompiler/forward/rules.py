@@ -14,6 +14,7 @@ import copy
 
 import gast
 
+from .. import rules as rule_table
 from ..errors import error_at
 from ..ir.builders import const, load
 from ..rules.derive import tangent_rule
@@ -57,12 +58,27 @@ class TangentRules:
                 terms.append(self.inline(rule.outputs[index], values, rule))
         if rule.multiple_results:       # one tangent per result, from every tangent
             outs = [self.inline(o, values, rule) for o in rule.outputs]
-            return outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
+            return self.guarded(outs[0] if len(outs) == 1 else
+                                gast.Tuple(elts=outs, ctx=gast.Load()), rule, op, target)
         total = _sum(terms)
         total = simplify(total, target, fwd.shapes, fwd.linker, fwd.namer.tangents())
         if not rule.full_shape and not self.full_shape(target, op, total):
             total = fwd.helper_call("broadcast_like", [total, load(target)])
-        return total
+        return self.guarded(total, rule, op, target)
+
+    def guarded(self, tangent, rule, op, target):
+        """In complex mode, the tangent of a rule written for real operands refuses
+        complex ones at run time (runtime/complex_numbers.py); linear rules need no
+        guard: a linear function's tangent is the function of the tangent, and neither
+        does a statement whose result and operands are real (complex_kinds.py)."""
+        if not rule_table.complex_mode() or rule_table.handles_complex(rule):
+            return tangent
+        operands = list(dict.fromkeys(n.id for a in op.args.values() for n in gast.walk(a)
+                                      if isinstance(n, gast.Name)))
+        if not {target, *operands} & self.fwd.maybe_complex:
+            return tangent
+        return self.fwd.helper_call("real_only", [tangent, const(rule.name)] +
+                                    [load(n) for n in operands])
 
     def values(self, rule, op, target):
         values = {"ans": load(target)}

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import gast
 import numpy
 
-from .. import runtime
+from .. import rules, runtime
 from ..errors import error_at
 from ..ir.builders import const, load, store
 from ..ir.naming import jvp_function_name
 from ..analysis.activity import Activity
+from ..analysis.complex_kinds import maybe_complex
 from ..analysis.ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, describe_stmt,
                             is_append, is_setitem, target_of, assignments)
 from ..analysis.shapes import ARRAY, Shapes
@@ -101,6 +102,9 @@ class _Forward:
         # arrays written in place (x[i] = v): their tangents must never share memory
         self.written = frozenset(target_of(s) for s in assignments(norm.body)
                                  if is_setitem(s))
+        # in complex mode, the names that may hold complex values (complex_kinds.py)
+        self.maybe_complex = maybe_complex(norm, resolution, shapes.concrete) \
+            if rules.complex_mode() else frozenset()
 
     # --- names and small builders
 

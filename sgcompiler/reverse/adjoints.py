@@ -16,7 +16,7 @@ import copy
 
 import gast
 
-from .. import runtime
+from .. import rules, runtime
 
 from ..ir.builders import const, load
 from .inline import inline, simplify
@@ -41,7 +41,7 @@ def contributions(rev, stmt, op, target, g):
                         not _mentions_array(expr, rev):
                     # the broadcast scalar's value, still standing for an array
                     expr = rev.helper_call("unreduce", [expr, load(name)])
-                exprs.append((name, expr))
+                exprs.append((name, complex_guard(rev, op, name, target, expr)))
         # x = x + y: x's own adjoint is rewritten last, after the others have read it
         exprs = sorted(_combined(exprs), key=lambda item: item[0] == target)
         if sum(isinstance(e, gast.Name) for _, e in exprs) > 1:
@@ -135,6 +135,9 @@ def setitem_adjoint(rev, stmt, op, g):
                              args=[part if fancy else rev.np_call("copy", [part]),
                                    load(value)], keywords=[])
             rev.reads.add(value)
+        if {var, value} & rev.maybe_complex:    # a real value written into a complex array
+            grad = rev.helper_call("real_like", [grad, load(value)])
+            rev.reads.add(value)
         if value == var:
             # x[i] = x: read x's adjoint at i before it is zeroed, add it back after
             part_name = rev.namer.temp(f"{dvar}_part")
@@ -143,6 +146,23 @@ def setitem_adjoint(rev, stmt, op, g):
                 rev.accumulate(value, load(part_name), stmt)
         out.extend(rev.accumulate(value, grad, stmt))
     return out + [_zeroed(dvar, index, stmt)]
+
+
+def complex_guard(rev, op, name, target, expr):
+    """In complex mode (rules/registry.py), `expr`, the adjoint of operand `name`: made
+    real when that value is real, and refused at run time when the rule was written for
+    real operands only and one of them is complex (runtime/complex_numbers.py). Nothing
+    to guard where the result and the operand are real (analysis/complex_kinds.py)."""
+    if not rules.complex_mode() or not {name, target} & rev.maybe_complex:
+        return expr
+    if rules.handles_complex(op.rule):
+        rev.reads.add(name)
+        return rev.helper_call("real_like", [expr, load(name)])
+    operands = list(dict.fromkeys(n.id for a in op.args.values() for n in gast.walk(a)
+                                  if isinstance(n, gast.Name)))
+    rev.reads.update(operands)
+    return rev.helper_call("real_only", [expr, const(op.rule.name)] +
+                           [load(n) for n in operands])
 
 
 def _zeroed(dvar, index, stmt):

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 import gast
 
+from .. import rules
 from ..analysis.activity import Activity
+from ..analysis.complex_kinds import maybe_complex
 from ..analysis.memory import LOOPS, bound_before, reads_after_writes, stable_names
 from ..analysis.ops import assignments, is_setitem, target_of
 from ..analysis.shapes import Shapes
@@ -48,6 +50,8 @@ class SweepState:
     bound: dict = field(init=False)             # memory.bound_before
     nested: set = field(init=False)             # id() of loops inside other loops
     call_results: set = field(init=False)       # names only ever assigned a call's result
+    maybe_complex: frozenset = field(init=False)    # in complex mode: names that may hold
+    #                                                 complex values (complex_kinds.py)
     # --- built by the sweeps
     state: dict = field(init=False)             # var -> its adjoint's value, if nonzero
     owned: set = field(default_factory=set)     # adjoints in arrays this code allocated
@@ -80,6 +84,8 @@ class SweepState:
         self.bound = bound_before(body, norm.params)
         self.nested = _nested_loops(body)
         self.call_results = _call_results(body)
+        self.maybe_complex = maybe_complex(norm, self.resolution, self.shapes.concrete) \
+            if rules.complex_mode() else frozenset()
 
 
 _FIELDS = frozenset(SweepState.__dataclass_fields__)

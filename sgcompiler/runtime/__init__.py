@@ -3,7 +3,8 @@
     core.py        unbroadcast, unreduce, trees, dtypes: what every rule family shares
     reductions.py  rules/reductions.py     shapes.py  rules/shapes.py
     linalg.py      rules/linalg.py         decompositions.py  rules/decompositions.py
-    signal.py      rules/signal.py
+    signal.py      rules/signal.py         fft.py     rules/fft.py
+    complex_numbers.py  rules/complex_numbers.py: complex values (real_like, real_only)
     scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
     batched.py     what batched tangent code calls (all basis directions at once)
@@ -42,6 +43,12 @@ from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_gr
 from .decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tangent_of,
                              lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
                              qr_tangent_of, svd_grad, svd_tangent_of)  # noqa: F401
+from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
+                              complex_eig_tangent_of, complex_eigvals_grad,
+                              complex_eigvals_tangent_of, complex_sign,
+                              complex_sign_reciprocal, real_like,
+                              real_only)  # noqa: F401
+from .fft import fft_grad, fftn_grad, irfft_grad, rfft_grad  # noqa: F401
 from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,
                      gradient_grad)  # noqa: F401
 

@@ -258,9 +258,9 @@ def not_a_view(value, array, where):
 
 def float_dtype(*xs):
     """The floating dtype a gradient of `xs` is computed in (float64 unless they are
-    floats of another precision)."""
+    floats of another precision, or complex)."""
     dtype = np.result_type(*(_typed(x) for x in xs))
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
 def _typed(x):

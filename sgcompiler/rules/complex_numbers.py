@@ -1,0 +1,147 @@
+"""Complex values: the rules code compiled in complex mode uses (registry.py explains the
+mode and the convention), and the functions whose ordinary rules already hold for complex
+operands.
+
+The convention is JAX's and autograd's: an adjoint g of w pairs with a change dw as
+Re(g * dw). A holomorphic function's rule is then its real rule (dz = g * f'(z)), and the
+gradient of a real loss f with respect to z = x + iy is df/dx - i df/dy (step along its
+conjugate to ascend). The functions below are not holomorphic, so they get rules of their
+own:
+
+    w = np.real(z)  ->  dz = g            w = np.imag(z)  ->  dz = -1j * g
+    w = np.conj(z)  ->  dz = np.conj(g)   w = np.abs(z)   ->  dz = g * conj(z) / |z|
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..runtime import astype
+from ..runtime.complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
+                                       complex_eig_tangent_of, complex_eigvals_grad,
+                                       complex_eigvals_tangent_of, complex_sign,
+                                       complex_sign_reciprocal)
+from ..runtime.tangents import cast_tangent
+from .registry import complex_jvp, complex_safe, complex_vjp, present
+
+
+@complex_vjp(np.real, elementwise=True)
+def real(g, ans, val):
+    return g
+
+
+@complex_jvp(np.real)
+def real_tangent(t, ans, val):
+    return np.real(t)
+
+
+@complex_vjp(np.imag, elementwise=True)
+def imag(g, ans, val):
+    return -1j * g
+
+
+@complex_jvp(np.imag)
+def imag_tangent(t, ans, val):
+    return np.imag(t)
+
+
+@complex_vjp(np.conjugate, elementwise=True)
+def conjugate(g, ans, x):
+    return np.conj(g)
+
+
+@complex_jvp(np.conjugate)
+def conjugate_tangent(t, ans, x):
+    return np.conj(t)
+
+
+@complex_vjp(np.abs, np.absolute, elementwise=True, notes="0 at x == 0")
+def absolute(g, ans, x):
+    return g * np.conj(complex_sign(x))
+
+
+@complex_jvp(np.abs, np.absolute)
+def absolute_tangent(t, ans, x):
+    return np.real(np.conj(complex_sign(x)) * t)
+
+
+@complex_vjp(np.sign, elementwise=True, notes="z / |z| for complex z (a constant for real z); "
+             "0 at z == 0")
+def sign(g, ans, x):
+    return np.real(1j * g * ans) * complex_sign_reciprocal(x)
+
+
+@complex_jvp(np.sign)
+def sign_tangent(t, ans, x):
+    return 1j * ans * np.real(t * complex_sign_reciprocal(x))
+
+
+@complex_vjp(np.angle, elementwise=True, notes="undefined at z == 0")
+def angle(g, ans, z, deg=False):
+    return -1j * g * angle_scale(deg) / z
+
+
+@complex_jvp(np.angle)
+def angle_tangent(t, ans, z, deg=False):
+    return np.imag(t / z) * angle_scale(deg)
+
+
+@complex_vjp(np.vdot, notes="conjugates (and flattens) its first argument")
+def vdot(g, ans, a, b):
+    return np.reshape(np.conj(g * b), np.shape(a)), np.reshape(g * np.conj(a), np.shape(b))
+
+
+@complex_vjp(astype, name="x.astype()", notes="a cast to an integer or bool type has zero "
+             "gradient; a cast to a real type keeps the real part")
+def astype_complex(g, ans, x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    return complex_cast_grad(g, x, dtype)
+
+
+@complex_vjp(*present(np, "astype"), notes="as x.astype()")
+def astype_function_complex(g, ans, x, dtype, *, copy=True, device=None):
+    return complex_cast_grad(g, x, dtype)
+
+
+@complex_jvp(astype, name="x.astype()")
+def astype_complex_tangent(t, ans, x, dtype, order="K", casting="unsafe", subok=True,
+                           copy=True):
+    return cast_tangent(t, dtype)
+
+
+@complex_vjp(np.linalg.eigvals, notes="distinct eigenvalues, real or complex")
+def eigvals(g, ans, a):
+    return complex_eigvals_grad(g, a)
+
+
+@complex_jvp(np.linalg.eigvals)
+def eigvals_tangent(t, ans, a):
+    return complex_eigvals_tangent_of(t, a)
+
+
+@complex_vjp(np.linalg.eig, multiple_results=True,
+             notes="distinct eigenvalues, real or complex; the eigenvectors' phases are "
+                   "LAPACK's (unit columns whose largest component is real)")
+def eig(g, ans, a):
+    return complex_eig_grad(g, ans, a)
+
+
+@complex_jvp(np.linalg.eig, multiple_results=True)
+def eig_tangent(t, ans, a):
+    return complex_eig_tangent_of(t, ans, a)
+
+
+# rules that hold for complex operands as they are written: holomorphic functions (their
+# derivative, written with operations that extend to complex numbers), and linear ones
+complex_safe(
+    np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.square,
+    np.reciprocal, np.power, operator.pow, np.sin, np.cos, np.tan, np.arcsin, np.arccos,
+    np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh,
+    np.negative, operator.neg, operator.pos, np.positive, np.add, operator.add,
+    np.subtract, operator.sub, np.multiply, operator.mul, np.divide, operator.truediv,
+    np.where, np.sum, np.mean, np.cumsum, np.reshape, np.transpose, np.ravel, np.squeeze,
+    np.expand_dims, np.concatenate, np.stack, np.hstack, np.vstack, np.swapaxes,
+    np.moveaxis, np.flip, np.roll, np.broadcast_to, np.copy, np.asarray, np.array,
+    np.trace, np.diagonal, np.diag, np.matmul, operator.matmul, np.dot, np.tensordot,
+    np.outer, np.inner, np.kron, np.linalg.inv, np.linalg.solve, np.linalg.det,
+    *present(np, "permute_dims", "concat"))
