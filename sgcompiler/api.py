@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 import sys
 import warnings
@@ -16,6 +17,7 @@ import numpy as np
 
 from . import rules
 from .backend.jit import check_backend
+from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
 from .errors import SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
@@ -169,7 +171,8 @@ class GradientFunction:
         last = self._last
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
-                                last.arrays, backend=self.backend).source
+                                last.arrays, rereadable=last.lazy,
+                                backend=self.backend).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -271,7 +274,8 @@ class GradientFunction:
                     plain = False
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
-                found = self._specialise(args, kinds, plain)
+                found = self._specialise(args, kinds, plain, has_foreign((args, kwargs)),
+                                         self._sparse_params(args, kwargs))
                 if not found[1] and self._has_trees(args):
                     self._primal_runs(kinds, args, kwargs)
         try:
@@ -348,17 +352,22 @@ class GradientFunction:
             return not_scalar
         return None
 
-    def _specialise(self, args, kinds, plain):
+    def _specialise(self, args, kinds, plain, lazy=False, sparse=frozenset()):
         """Compile for arguments like these: Python numbers are known scalars, dicts, lists
         and tuples are parameter trees, and arrays have the shapes and dtypes they have
-        (up to MAX_SHAPES different sets of shapes; then code for any shape)."""
+        (up to MAX_SHAPES different sets of shapes; then code for any shape). With `lazy`
+        (an argument is a dask array, say): code for any shape that writes into no array
+        (no `out=` buffer, no `+=`), which another library may not support or would
+        compute eagerly; the code made to be read again is just that. `sparse` names
+        the parameters that are scipy.sparse data, which the function may use only in
+        matrix products (analysis/sparse.py)."""
         _refuse_subclasses(self.primal.__name__, zip(self._params, args))
         types_ = [type(a) for a in args]
         scalars = frozenset(p for p, t in zip(self._params, types_) if t in (float, int))
         trees = frozenset(p for p, t in zip(self._params, types_)
                           if issubclass(t, (dict, list, tuple)) or is_record_type(t))
         arrays = ()
-        if self._shaped < MAX_SHAPES:
+        if self._shaped < MAX_SHAPES and not lazy:
             # arrays, and the arrays in parameter trees: ((param, key, ...), shape, dtype)
             arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(self._params, args)
                            if type(a) is np.ndarray or isinstance(a, np.floating))
@@ -372,9 +381,11 @@ class GradientFunction:
         with recording() as seen:       # grad of grad: what the inner gradient's code read
             primal = self._primal_for(scalars, trees)
         inner = tuple(seen.values())
+        if sparse:
+            check_sparse(primal, sparse)
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
-                                    backend=self.backend)
-        self._last = CallKind(scalars, trees, arrays)
+                                    rereadable=lazy, backend=self.backend)
+        self._last = CallKind(scalars, trees, arrays, lazy)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
         self._compiled[kinds] = (compiled.bind(primal), compiled.returns_value, plain,
@@ -387,6 +398,22 @@ class GradientFunction:
             self._compiled.clear()
             return None
         return found
+
+    def _sparse_params(self, args, kwargs) -> frozenset:
+        """The parameters passed scipy.sparse data; sparse data inside a parameter tree is
+        refused (a wrt argument that is sparse, by _check_argument)."""
+        if not any(is_sparse(a) or type(a) in _TREES for a in (*args, *kwargs.values())):
+            return frozenset()
+        bound = self._signature.bind_partial(*args, **kwargs).arguments
+        found = set()
+        for name, value in bound.items():
+            if is_sparse(value):
+                found.add(name)
+            elif type(value) in _TREES and any(is_sparse(v) for v in all_leaves(value)):
+                raise TypeError(f"{self.primal.__name__}: argument '{name}' holds "
+                                "scipy.sparse data inside a dict, list or tuple; pass it as "
+                                "an argument of its own (used in matrix products: X @ w)")
+        return frozenset(found)
 
     @staticmethod
     def _has_trees(values):
@@ -528,7 +555,7 @@ def _check_scalar(fname, result):
         shapes = ", ".join(str(np.shape(r)) if not isinstance(r, (tuple, list, dict))
                            else type(r).__name__ for r in result)
         what = f"a {type(result).__name__} of {len(result)} values of shapes ({shapes})"
-    elif isinstance(result, dict) or np.size(result) != 1:
+    elif isinstance(result, dict) or math.prod(np.shape(result)) != 1:
         what = f"a value of shape {np.shape(result)}" if not isinstance(result, dict) \
             else "a dict"
     elif np.iscomplexobj(result):

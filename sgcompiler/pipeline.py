@@ -86,6 +86,9 @@ class CallKind:
     scalars: frozenset = frozenset()    # parameters that are Python numbers
     trees: frozenset = frozenset()      # parameters that are dicts, lists or tuples
     arrays: tuple = ()                  # (parameter or tree path, shape, dtype)
+    # an argument is an array of another library (dask): the code writes into no array
+    # (no `out=`, no `+=`), for any shape, as code made to be read again does
+    lazy: bool = False
 
 
 @dataclass(frozen=True)

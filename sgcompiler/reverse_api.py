@@ -209,7 +209,9 @@ def like_tree(g, x):
 
 def like_leaf(g, x):
     """The gradient `g` with the type, shape and dtype of its argument `x` (a number or
-    an array): a new array unless `g` is already exactly that.
+    an array): a new array unless `g` is already exactly that. A `g` of another array
+    library (a dask array, computed from dask data) stays one, uncomputed: the caller
+    computes it (with the other gradients, in one graph).
 
     Raises:
         TypeError: for a complex `g` of a real `x`: complex values met code compiled for
@@ -222,6 +224,8 @@ def like_leaf(g, x):
                         "values (it did not see where they come from), so its gradient may "
                         "be wrong; make them visibly complex where they are made "
                         "(np.asarray(..., dtype=complex), or pass them as an argument)")
+    if hasattr(type(g), "__array_function__") and not isinstance(g, (np.ndarray, np.generic)):
+        return _lazy_like(g, x)
     if type(x) is float:
         return float(g)
     if type(x) is complex:
@@ -232,3 +236,14 @@ def like_leaf(g, x):
             and g.flags.writeable:
         return g
     return np.array(np.broadcast_to(np.asarray(g, dtype=x.dtype), x.shape))
+
+
+def _lazy_like(g, x):
+    """An array `g` of another library with the dtype and shape of argument `x` (a Python
+    float's gradient is a 0-d array of it, float64), by that library's own operations."""
+    dtype = np.result_type(x) if not isinstance(x, float) else np.dtype(np.float64)
+    if g.dtype != dtype:
+        g = g.astype(dtype)
+    if tuple(g.shape) != np.shape(x):
+        g = np.broadcast_to(g, np.shape(x))
+    return g

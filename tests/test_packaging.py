@@ -42,3 +42,10 @@ def test_the_sdist_carries_what_the_tests_read():
     manifest = (ROOT / "MANIFEST.in").read_text().split()
     for folder in ("tests", "samples", "benchmarks", "docs"):
         assert folder in manifest, f"MANIFEST.in does not graft {folder}/"
+
+
+def test_the_test_extra_runs_the_dask_tests():
+    extras = PROJECT["project"]["optional-dependencies"]
+    for extra in ("test", "dask"):
+        assert any(re.match(r"dask\[array\]", req) for req in extras[extra]), extra
+        assert any(re.match(r"distributed\b", req) for req in extras[extra]), extra

@@ -6,6 +6,7 @@ order code keeps to the language the front end accepts once these four things ar
     del z                           (dropped: freeing memory is no value)
     dx += t                   ->    dx = dx + t
     np.exp(z, out=z)          ->    np.exp(z)
+    np.copy(dx)               ->    copied(dx)        (an array of another library as it is)
     h = _tape.pop()           ->    _tape_n = _tape_n - 1      (_tape_n: one up per
                                     h = _tape[_tape_n]          append, len(_tape) at first)
     add_at(dt, 1, v)          ->    dt = add_at(dt, 1, v)
@@ -26,6 +27,7 @@ end, counting, which the front end differentiates like any list. The arithmetic 
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from .. import runtime
 from ..ir.blocks import blocks, nodes
@@ -42,9 +44,21 @@ def for_rereading(tree: gast.FunctionDef, namer, linker) -> gast.FunctionDef:
     for node in nodes(tree):
         if isinstance(node, gast.Call):
             node.keywords = [k for k in node.keywords if k.arg != "out"]
+            _copy_by_helper(node, linker)
     counts = _count_lists(tree, namer, linker)
     _copy_saved(tree, linker, written, frozenset(counts.values()), namer)
     return tree
+
+
+def _copy_by_helper(call, linker):
+    """`np.copy(dx)` -> `copied(dx)`: the same copy of a NumPy array, and an array of
+    another library (dask, which this code also runs on) as it is, where NumPy would
+    compute it into a NumPy array."""
+    func = call.func
+    if isinstance(func, gast.Attribute) and func.attr == "copy" and \
+            isinstance(func.value, gast.Name) and linker.names.get(func.value.id) is np \
+            and len(call.args) == 1 and not call.keywords:
+        call.func = load(linker.name_for("copied", runtime.copied))
 
 
 def _written_into(tree) -> set:

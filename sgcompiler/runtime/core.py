@@ -35,8 +35,26 @@ def unbroadcast(g, x):
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     if np.shape(g) != shape:     # g was smaller than x (a broadcast scalar gradient)
-        g = np.array(np.broadcast_to(g, shape))   # a writable array of its own
+        g = _broadcast_to_x(g, x)
+        if type(g) is np.ndarray:
+            g = np.array(g)     # a writable array of its own
     return g
+
+
+def _broadcast_to_x(g, x):
+    """`g` broadcast to the shape of `x`: a read-only view (in g's library). A NumPy `g`
+    for an `x` of another library (a dask array) is zeros like `x` plus `g`, made by that
+    library, so the result is as lazy as `x` and chunked like it (dask would take a NumPy
+    broadcast of `x`'s N elements in as a full array of N numbers)."""
+    if not _other_library(x) or _other_library(g):
+        return np.broadcast_to(g, np.shape(x))
+    return np.zeros_like(x, dtype=np.result_type(g)) + g
+
+
+def _other_library(x) -> bool:
+    """Whether `x` is an array of a library NumPy functions dispatch to (dask)."""
+    return hasattr(type(x), "__array_function__") and \
+        not isinstance(x, (np.ndarray, np.generic))
 
 
 def scalar_result(value):
@@ -64,7 +82,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     if axis is not None and not keepdims and np.ndim(g):
         # (a number g, the zero of an unused result say, broadcasts as it is)
         g = np.expand_dims(g, reduced_axes(axis, len(shape)))
-    return np.broadcast_to(g, shape)
+    return _broadcast_to_x(g, x)
 
 
 def reduce_like(g, h, axis=None, keepdims=False):
@@ -90,7 +108,13 @@ def reduced_size(x, axis=None):
 def balanced_eq(x, z, y):
     """1 where x is the chosen one of (x, y) in max/min, 0.5 on ties, else 0."""
     dtype = float_dtype(x, y)
-    return np.asarray(x == z, dtype=dtype) / (1.0 + np.asarray(x == y, dtype=dtype))
+    return _as_dtype(x == z, dtype) / (1.0 + _as_dtype(x == y, dtype))
+
+
+def _as_dtype(a, dtype):
+    """`a` (a comparison's result) as numbers of `dtype`: by its own astype when it has
+    one (a dask array stays lazy), else as a NumPy array."""
+    return a.astype(dtype) if hasattr(a, "astype") else np.asarray(a, dtype=dtype)
 
 
 def unbroadcast_each(g, items):
@@ -156,8 +180,28 @@ def add_at(dx, index, g):
     """dx[index] += g for an adjoint that is an array or a container (list, dict)."""
     if isinstance(dx, (list, dict)):
         dx[index] = add_trees(dx[index], g)
+    elif _other_library(g) or _other_library(dx):
+        return _added_at(dx, index, g)
     else:
         np.add.at(dx, index, g)
+    return dx
+
+
+def _added_at(dx, index, g):
+    """add_at for arrays of another library (dask), which have no ufunc.at: a basic index
+    (numbers, slices) picks each element once, so dx[index] + g written there is the same;
+    dx is a new array of g's library (a NumPy dx, zeros made for the adjoint, becomes one)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not all(isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
+               for p in parts):
+        raise NotImplementedError(
+            "adding a gradient at an index array into an array of another library (a dask "
+            "array) is not supported: its duplicates would need NumPy's np.add.at; index "
+            "with numbers and slices, or compute the data into NumPy first")
+    if not _other_library(dx):
+        dx = np.zeros_like(g, shape=np.shape(dx), dtype=np.result_type(dx, g)) + dx
+    dx = dx.copy()
+    dx[index] = dx[index] + g
     return dx
 
 

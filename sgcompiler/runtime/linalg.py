@@ -408,7 +408,10 @@ def _new_axis(a, axis):
 
 
 def _swap_last(a):
-    """np.swapaxes(a, -1, -2), by the array's own method when it has one (no dispatch)."""
+    """np.swapaxes(a, -1, -2), by the array's own method when it has one (no dispatch):
+    `a.T` for a matrix, which every array type has (a scipy.sparse matrix has nothing else)."""
+    if _ndim(a) == 2:
+        return a.T
     return a.swapaxes(-1, -2) if hasattr(a, "swapaxes") else np.swapaxes(a, -1, -2)
 
 
