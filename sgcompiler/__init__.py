@@ -18,6 +18,7 @@ Functions without a built-in derivative rule get one from the user:
     sgcompiler.nondifferentiable(my_bucketize)   # its results are constants
 """
 from .api import grad, value_and_grad
+from .backend.jit import JitFallbackWarning
 from .checks import check_grads
 from .derivatives import hessian, hvp, jacobian, jvp
 from .reverse_api import vjp
@@ -29,5 +30,6 @@ from .runtime import stop_gradient
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp",
            "check_grads", "stop_gradient", "adjoint", "tangent", "nondifferentiable",
-           "differentiate_module", "register_tree", "SGCompilerError", "ZeroGradientWarning"]
+           "differentiate_module", "register_tree", "SGCompilerError", "ZeroGradientWarning",
+           "JitFallbackWarning"]
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import rules
 from .backend.located import located
+from .backend.jit import check_backend
 from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
 from .errors import RuntimeRefusal, SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
@@ -29,7 +30,7 @@ from .reverse_api import like_leaf, with_aux
 from .runtime.namespace import failing_clearly, is_foreign, library_name, namespace_of
 
 
-def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
+def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
     """The gradient of a scalar function `fn`, as a function with the same parameters.
 
     Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`. `fn` may itself be a
@@ -43,6 +44,10 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
             returns `(gradient, aux)`.
         warn_zero: warn (ZeroGradientWarning, once) when a gradient it returns is
             structurally zero, with the reason; None: when SGCOMPILER_WARN_ZERO=1 is set.
+        backend: "numpy" (the generated code as it reads), or "numba": the same code
+            compiled by numba (the `jit` extra), for loops over scalars and small arrays;
+            where numba cannot compile it, the NumPy code runs and a JitFallbackWarning
+            says why, once.
     Returns:
         A `GradientFunction`; `.source` is the generated code, `.primal` the original,
         `.explain()` why the gradient is what it is.
@@ -51,20 +56,23 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
             cannot be differentiated.
     """
     if fn is None:
-        return functools.partial(grad, wrt=wrt, has_aux=has_aux, warn_zero=warn_zero)
-    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux, warn_zero=warn_zero)
+        return functools.partial(grad, wrt=wrt, has_aux=has_aux, warn_zero=warn_zero,
+                                 backend=backend)
+    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux, warn_zero=warn_zero,
+                            backend=backend)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
 
 
-def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None):
+def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once.
     With `has_aux=True`, `fn` returns `(loss, aux)` and this `((loss, aux), gradient)`."""
     if fn is None:
         return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux,
-                                 warn_zero=warn_zero)
-    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux, warn_zero=warn_zero)
+                                 warn_zero=warn_zero, backend=backend)
+    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux, warn_zero=warn_zero,
+                            backend=backend)
 
 
 value_and_grad.sgcompiler_transform_maker = True
@@ -120,7 +128,9 @@ class GradientFunction:
 
     sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
 
-    def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False, warn_zero=None):
+    def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False, warn_zero=None,
+                 backend: str = "numpy"):
+        self.backend = check_backend(backend)
         self._inner = fn if isinstance(fn, GradientFunction) else None
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
@@ -164,7 +174,7 @@ class GradientFunction:
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
                                 last.arrays, rereadable=last.lazy,
-                                namespace=last.namespace).source
+                                namespace=last.namespace, backend=self.backend).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -226,7 +236,7 @@ class GradientFunction:
         its own code (generated functions and their cells cannot be pickled)."""
         if self._inner is not None:     # grad of grad: the inner gradient, pickled too
             return _rebuild, (self._inner, self._wrt_given, self.with_value,
-                              self._warn_given, self.has_aux)
+                              self._warn_given, self.has_aux, self.backend)
         module = sys.modules.get(self.primal.__module__)
         found = module
         for part in self.primal.__qualname__.split("."):
@@ -234,7 +244,7 @@ class GradientFunction:
         if found is self:       # `@grad def f`: the module's name f is this object
             return self.primal.__qualname__
         return _rebuild, (self.primal, self._wrt_given, self.with_value, self._warn_given,
-                          self.has_aux)
+                          self.has_aux, self.backend)
 
     def __repr__(self):
         return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
@@ -387,7 +397,8 @@ class GradientFunction:
             check_sparse(primal, sparse)
         # arrays of another library: code for any shape, NumPy reached through xp
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
-                                    rereadable=lazy, namespace=xp is not None)
+                                    rereadable=lazy, namespace=xp is not None,
+                                    backend=self.backend)
         self._last = CallKind(scalars, trees, arrays, lazy=lazy, namespace=xp is not None)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
@@ -451,9 +462,9 @@ def _complex_kinds(params, args, arrays) -> tuple:
     return tuple(found)
 
 
-def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False):
+def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False, backend="numpy"):
     """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
-    return GradientFunction(fn, wrt, with_value, has_aux, warn_zero)
+    return GradientFunction(fn, wrt, with_value, has_aux, warn_zero, backend)
 
 
 _SCALAR_TYPES = (float, np.float64, np.float32, int)

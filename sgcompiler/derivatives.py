@@ -23,6 +23,7 @@ from .analysis.sizes import WEAK
 from .backend.located import located
 from .errors import RuntimeRefusal
 from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
+from .backend.jit import check_backend
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
 from .frontend.source import function_name
@@ -32,7 +33,7 @@ from .tree_blocks import (flat, is_tree, leaves, like_tree, nested_blocks, tree_
                           tree_jacobian_rev, unit_trees)
 
 
-def jvp(f, primals, tangents):
+def jvp(f, primals, tangents, backend: str = "numpy"):
     """f(*primals) and its derivative in the direction `tangents` (forward mode).
 
     Args:
@@ -40,6 +41,8 @@ def jvp(f, primals, tangents):
         primals: a tuple of f's positional arguments (arrays, floats, parameter trees).
         tangents: a tuple of the same length and structure; None for an argument that is
             held constant.
+        backend: "numpy", or "numba": the tangent code compiled by numba, as for `grad`
+            (compiled once per function and kind of arguments).
     Returns:
         (out, out_dot): f's result and its tangent, with the result's structure.
     Raises:
@@ -47,6 +50,7 @@ def jvp(f, primals, tangents):
     """
     primals, tangents = tuple(primals), tuple(tangents)
     key = _fast_key(f, primals, tangents)
+    key = key and key + (backend,)
     found = _FAST.get(key) if key is not None else None
     if found is not None and found[0]() is f and found[3]():
         function, names = found[1], found[2]
@@ -64,7 +68,7 @@ def jvp(f, primals, tangents):
     if all(t is None for t in tangents):       # nothing moves: the tangent is zero
         out = f(*primals)
         return out, _like_output(0.0, out)
-    compiled = _compiled(f, primals, tangents)
+    compiled = _compiled(f, primals, tangents, check_backend(backend))
     function, tangent_names = compiled.bind(f), compiled.tangent_params
     given = {tangent_names[p]: _float_tree(t) for p, t in
              zip(_params(f), tangents) if t is not None}
@@ -134,7 +138,7 @@ def _params(f):
     return f.__code__.co_varnames[:f.__code__.co_argcount]
 
 
-def _compiled(f, primals, tangents):
+def _compiled(f, primals, tangents, backend="numpy"):
     params = _params(f)
     if len(primals) > len(params):
         raise TypeError(f"jvp: {f.__name__} takes {len(params)} positional arguments, "
@@ -147,11 +151,11 @@ def _compiled(f, primals, tangents):
     if not wrt:
         raise TypeError("jvp: every tangent is None; give the tangent of at least one primal")
     scalars, trees, arrays = _kinds(params, primals)
-    return compile_jvp(f, wrt, scalars, trees, arrays)
+    return compile_jvp(f, wrt, scalars, trees, arrays, backend=backend)
 
 
-def _tangent_function(f, primals, tangents):
-    compiled = _compiled(f, primals, tangents)
+def _tangent_function(f, primals, tangents, backend="numpy"):
+    compiled = _compiled(f, primals, tangents, backend)
     return compiled.bind(f), compiled.tangent_params
 
 

@@ -49,6 +49,7 @@ import numpy
 from . import rules
 from .backend.codegen import to_source
 from .backend.loader import bind, compile_source
+from .backend.jit import NOT_FOR_NUMBA, check_backend, for_numba, jitted
 from .backend.namespace import to_namespace
 from .errors import SGCompilerError
 from .analysis.activity import activity
@@ -108,14 +109,19 @@ class Compiled:
     depends: Depends = Depends(())   # what the names it was compiled from referred to
     # code made with `namespace=True`: the NumPy names it reaches through xp, with lines
     namespace_uses: tuple | None = None
+    backend: str = "numpy"           # "numba": bind gives numba's compiled function
 
     def bind(self, fn, xp=None):
         """The gradient function for `fn` (same code object, its own closure cells);
-        code made with `namespace=True` is bound to the array namespace `xp`."""
-        if self.namespace_uses is None:
-            return bind(self.code, fn, self.extra)
-        check_uses(self.namespace_uses, xp, function_name(fn))
-        return bind(self.code, fn, bound_extra(self.extra, xp))
+        code made with `namespace=True` is bound to the array namespace `xp`, code made
+        for numba is numba's compiled function."""
+        if self.namespace_uses is not None:
+            check_uses(self.namespace_uses, xp, function_name(fn))
+            return bind(self.code, fn, bound_extra(self.extra, xp))
+        function = bind(self.code, fn, self.extra)
+        if self.backend == "numba":
+            return jitted(function, f"the gradient of {fn.__name__}")
+        return function
 
     def checker(self, fn, extra=()):
         """() -> whether the function `bind(fn)` made is still right (see depends.py),
@@ -130,7 +136,7 @@ _CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                      trees: frozenset = frozenset(), value: bool = True,
                      arrays: tuple = (), rereadable: bool = False,
-                     namespace: bool = False) -> Compiled:
+                     namespace: bool = False, backend: str = "numpy") -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -148,18 +154,20 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
             gradient alone (checking at run time that the result is a scalar).
         namespace: code for arrays of another array library (runtime/namespace.py): for
             any shape, reaching NumPy through `xp`; `Compiled.bind` takes the namespace.
+        backend: "numba": code numba can compile (backend/jit.py: no `del`, no batched
+            per-trip products); `Compiled.bind` then gives numba's compiled function.
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
-           rules.version(), rereadable, namespace)
+           rules.version(), rereadable, namespace, check_backend(backend))
     return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable,
-                namespace)
+                namespace, backend)
 
 
 def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
-                    namespace=False) -> Compiled:
+                    namespace=False, backend="numpy") -> Compiled:
     with LOCK:      # one compilation at a time: a piece is published before it is done
         compiled = _CACHE.get(key)
         # the code is right for `fn` only while its names mean what they meant
@@ -168,7 +176,7 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
             return compiled
         with recording() as seen:
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
-                                namespace=namespace)
+                                namespace=namespace, backend=backend)
         compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
         _CACHE.pop(key, None)
         if len(_CACHE) >= _CACHE_SIZE:
@@ -195,14 +203,14 @@ def _complex_values(fn, arrays, rereadable=False, batch=None):
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
-             rereadable=False, namespace=False) -> Compiled:
+             rereadable=False, namespace=False, backend="numpy") -> Compiled:
     with _complex_values(fn, arrays, rereadable):
         return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
-                            namespace)
+                            namespace, backend)
 
 
 def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
-                 namespace=False) -> Compiled:
+                 namespace=False, backend="numpy") -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else
                              _namespace_piece if namespace else piece)
@@ -226,7 +234,9 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})   # Python numbers
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
-    optimize(gradient.tree, known, trace)
+    optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
+    if backend == "numba":
+        for_numba(gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)
         if value and not wanted:
@@ -246,7 +256,7 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     code = compile_source(source, _filename(src, "grad", rereadable and source), free)
     text = "\n\n".join([source] + [p.source for p in _pieces_of(gradient.linker)])
     return Compiled(text, code[gradient.tree.name], extra, wrt, value,
-                    shape_facts.shape(norm.returned), namespace_uses=uses)
+                    shape_facts.shape(norm.returned), namespace_uses=uses, backend=backend)
 
 
 @dataclass(frozen=True)
@@ -347,13 +357,14 @@ OPTIMIZATIONS = (
 )
 
 
-def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None) -> gast.FunctionDef:
+def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None,
+             skip=()) -> gast.FunctionDef:
     """Run every optimization on `tree` in place (those for known shapes only when the
-    code is specialised) and return it."""
+    code is specialised; none named in `skip`) and return it."""
     trace = trace or _Trace()
     run = {}
     for name, step, specialised_only in OPTIMIZATIONS:
-        if specialised_only and not known.arrays:
+        if specialised_only and not known.arrays or name in skip:
             continue
         step(tree, known, run)
         trace(name, tree)
@@ -768,11 +779,19 @@ class CompiledJvp:
     own_source: str = ""        # this function's text alone (source adds its pieces')
     pieces: tuple = ()          # the tangent pieces it calls
     depends: Depends = Depends(())   # what the names it was compiled from referred to
+    backend: str = "numpy"      # "numba": bind gives numba's compiled function
+    # fn -> what bind gave for it, with backend="numba" (numba compiles once per function)
+    jitted: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def bind(self, fn):
+        if self.backend == "numba" and self.jitted.get(id(fn), (None,))[0] is fn:
+            return self.jitted[id(fn)][1]
         function = bind(self.code, fn, self.extra)
         if fn.__defaults__:     # the tangents come after the defaults: None for them too
             function.__defaults__ = fn.__defaults__ + (None,) * len(self.tangent_params)
+        if self.backend == "numba":
+            function = jitted(function, f"the tangent of {fn.__name__}")
+            self.jitted[id(fn)] = (fn, function)
         return function
 
 
@@ -782,7 +801,7 @@ _NOT_BATCHED: set = set()       # keys of compile_jvp(batch=...) whose code cann
 
 def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                 trees: frozenset = frozenset(), arrays: tuple = (),
-                batch: int | None = None) -> CompiledJvp:
+                batch: int | None = None, backend: str = "numpy") -> CompiledJvp:
     """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
     `wrt`; the other arguments are as for `compile_gradient`. With `batch`, each tangent
     holds that many directions along a leading axis (forward/batch.py).
@@ -792,13 +811,14 @@ def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
         NotBatchable: with `batch`, when the tangents cannot all run at once.
     """
     key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version(),
-           batch)
+           batch, check_backend(backend))
     if key in _NOT_BATCHED:
         raise NotBatchable("refused before")
-    return deep(fn, _compile_jvp_cached, key, fn, wrt, scalars, trees, arrays, batch)
+    return deep(fn, _compile_jvp_cached, key, fn, wrt, scalars, trees, arrays, batch, backend)
 
 
-def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch) -> CompiledJvp:
+def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
+                        backend="numpy") -> CompiledJvp:
     with LOCK:      # as compile_gradient: valid while its names mean the same
         compiled = _JVP_CACHE.get(key)
         if compiled is not None and compiled.depends.holds_for(fn):
@@ -806,7 +826,8 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch) -> Compiled
             return compiled
         with recording() as seen:
             try:
-                compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch)
+                compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch,
+                                        backend=backend)
             except NotBatchable:
                 # (a stale refusal only costs speed: the caller runs one jvp per column)
                 if len(_NOT_BATCHED) >= _CACHE_SIZE:
@@ -822,13 +843,14 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch) -> Compiled
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
-                 named=None, batch=None) -> CompiledJvp:
+                 named=None, batch=None, backend="numpy") -> CompiledJvp:
     with _complex_values(fn, arrays, batch=batch):
-        return _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named, batch)
+        return _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named, batch,
+                                backend)
 
 
 def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
-                     batch) -> CompiledJvp:
+                     batch, backend) -> CompiledJvp:
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
@@ -848,7 +870,10 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
         facts.update({t: (specialised[p][0], None) for p, t in code.tangent_params.items()
                       if p in specialised and isinstance(p, str) and p not in scalars})
     optimize(code.tree, _specialisation(code.linker, src, shape_facts, norm, specialised,
-                                        facts, hoist=True), trace)
+                                        facts, hoist=True), trace,
+             skip=NOT_FOR_NUMBA if backend == "numba" else ())
+    if backend == "numba":
+        for_numba(code.tree)
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"tangent of {_title(src)} ({src.short_filename}:{src.firstlineno}) with respect "
               f"to {', '.join(wrt)}{' for ' + shapes_text if arrays else ''}, generated by "
@@ -860,7 +885,7 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
                               set(extra) | set(fn.__code__.co_freevars))
     text = "\n\n".join([source] + [p.source for p in _pieces_of(code.linker)])
     return CompiledJvp(text, compiled[code.tree.name], extra, tuple(wrt), code.tangent_params,
-                       source, tuple(code.linker.pieces))
+                       source, tuple(code.linker.pieces), backend=backend)
 
 
 @dataclass

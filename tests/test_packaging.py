@@ -31,6 +31,13 @@ def test_the_test_extra_runs_the_scipy_tests():
     assert any(re.match(r"scipy\b", req) for req in PROJECT["project"]["optional-dependencies"]["test"])
 
 
+def test_the_numba_backend_is_an_extra_that_ci_installs():
+    extras = PROJECT["project"]["optional-dependencies"]
+    assert any(re.match(r"numba\b", req) for req in extras["jit"])
+    assert any(re.match(r"numba\b", req) for req in extras["test"])
+    assert not any("numba" in req for req in PROJECT["project"]["dependencies"])
+
+
 def test_the_sdist_carries_what_the_tests_read():
     manifest = (ROOT / "MANIFEST.in").read_text().split()
     for folder in ("tests", "samples", "benchmarks", "docs"):

@@ -21,6 +21,7 @@ varied or useful name the statement that made it so (`varied_by`, `useful_by`).
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 import gast
@@ -328,21 +329,32 @@ def _call_edges(flows, callees):
 def reach(seed: set, edges, by=None, where=None) -> set:
     """Names reachable from `seed` along edges (target, sources): target if any source.
     `by`, when given, gets name -> (the source it was reached from, where[k] for the k-th
-    edge, or k): the first way each name was reached."""
+    edge, or k): the first way each name was reached.
+
+    "First" is that of sweeping the edges in order, again and again until a sweep adds
+    nothing. The sweeps are simulated, not run (a chain written against the edges' order
+    took one sweep per link, the square of the function's length): each edge waits on a
+    heap under (sweep, position) for the sweep in which it first sees a source reached.
+    """
     reached = set(seed)
-    changed = True
-    while changed:
-        changed = False
-        for k, (target, sources) in enumerate(edges):
-            if target in reached:
-                continue
-            for source in sources:
-                if source in reached:
-                    reached.add(target)
-                    changed = True
-                    if by is not None:
-                        by[target] = (source, k if where is None else where[k])
-                    break
+    users = {}
+    for k, (target, sources) in enumerate(edges):
+        for source in sources:
+            users.setdefault(source, []).append(k)
+    waiting = [(0, k) for name in reached for k in users.get(name, ())]
+    heapq.heapify(waiting)
+    while waiting:
+        sweep, k = heapq.heappop(waiting)
+        target, sources = edges[k]
+        if target in reached:
+            continue
+        source = next(s for s in sources if s in reached)
+        reached.add(target)
+        if by is not None:
+            by[target] = (source, k if where is None else where[k])
+        for later in users.get(target, ()):
+            if edges[later][0] not in reached:
+                heapq.heappush(waiting, (sweep if later > k else sweep + 1, later))
     return reached
 
 

@@ -150,20 +150,41 @@ def own_reads(stmt) -> set:
 
 def bound_before(body, params) -> dict:
     """id(statement) -> names certainly bound when it runs (a name assigned in only one
-    branch, or only in a loop, may not be)."""
+    branch, or only in a loop, may not be), as a `Bound` (`in` and iteration)."""
     out = {}
 
-    def walk(block, bound):
-        for stmt in block:
-            out[id(stmt)] = frozenset(bound)
+    def walk(block, outer) -> dict:
+        added = {}          # name -> position in block of the statement that binds it
+        for k, stmt in enumerate(block):
+            here = out[id(stmt)] = Bound(outer, added, k)
             if isinstance(stmt, gast.If):
-                then, other = set(bound), set(bound)
-                walk(stmt.body, then)
-                walk(stmt.orelse, other)
-                bound |= then & other
+                then, other = walk(stmt.body, here), walk(stmt.orelse, here)
+                for name in then:
+                    if name in other and name not in here:
+                        added[name] = k
             elif isinstance(stmt, LOOPS):
-                walk(stmt.body, set(bound))
+                walk(stmt.body, here)
             elif isinstance(stmt, gast.Assign) and not is_setitem(stmt):
-                bound.add(target_of(stmt))
-    walk(body, set(params))
+                if target_of(stmt) not in here:
+                    added[target_of(stmt)] = k
+        return added
+    walk(body, frozenset(params))
     return out
+
+
+class Bound:
+    """The names bound before statement k of a block: those bound before the block
+    (`outer`) and those its statements 0..k-1 bind (`added`, shared by the whole block).
+    A set per statement would make memory grow as the square of the function's length."""
+
+    __slots__ = ("outer", "added", "k")
+
+    def __init__(self, outer, added: dict, k: int):
+        self.outer, self.added, self.k = outer, added, k
+
+    def __contains__(self, name) -> bool:
+        return self.added.get(name, self.k) < self.k or name in self.outer
+
+    def __iter__(self):
+        yield from (name for name, k in self.added.items() if k < self.k)
+        yield from self.outer

@@ -6,6 +6,9 @@ numeric suffix on a clash (`dx_1`, `_exp2`), so generated names never shadow use
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import gast
 
 _OP_NAMES = {
@@ -37,8 +40,10 @@ class Namer:
     def __init__(self, reserved=()):
         self._taken = set(reserved)
         self._adjoints: dict[str, str] = {}
+        self._adjoint_of: dict[str, str] = {}     # the reverse of _adjoints, kept beside it
         self._tangents: dict[str, str] = {}
         self._versions: dict[str, str] = {}     # z_1 -> z
+        self._next_number: dict = {}    # (stem, first) -> where its next search starts
 
     def reserve(self, names) -> None:
         self._taken.update(names)
@@ -49,10 +54,17 @@ class Namer:
             self._taken.add(base)
             return base
         sep = "_" if base[-1].isdigit() else ""
-        i = 2
-        while f"{base}{sep}{i}" in self._taken:
+        return self._numbered(base + sep, 2)
+
+    def _numbered(self, stem: str, first: int) -> str:
+        """The first of stem2, stem3, ... (from `first`) not taken, which it takes. Where
+        the last search for this stem ended is kept (names are only ever taken, so every
+        number before it is still taken): a name made n times costs n steps, not n**2."""
+        i = self._next_number.get((stem, first), first)
+        while f"{stem}{i}" in self._taken:
             i += 1
-        name = f"{base}{sep}{i}"
+        self._next_number[stem, first] = i + 1
+        name = f"{stem}{i}"
         self._taken.add(name)
         return name
 
@@ -62,12 +74,7 @@ class Namer:
 
     def version(self, name: str) -> str:
         """A new name for a re-assigned variable: `z` -> `z_1`, `z_2`."""
-        base = name
-        i = 1
-        while f"{base}_{i}" in self._taken:
-            i += 1
-        new = f"{base}_{i}"
-        self._taken.add(new)
+        new = self._numbered(name + "_", 1)
         self._versions[new] = self._versions.get(name, name)
         return new
 
@@ -77,19 +84,18 @@ class Namer:
 
     def variable_of(self, adjoint: str):
         """The variable whose adjoint is named `adjoint`, or None."""
-        for var, name in self._adjoints.items():
-            if name == adjoint:
-                return var
-        return None
+        return self._adjoint_of.get(adjoint)
 
-    def adjoints(self) -> dict:
-        """adjoint name -> variable, for every adjoint named so far."""
-        return {name: var for var, name in self._adjoints.items()}
+    def adjoints(self) -> Mapping[str, str]:
+        """adjoint name -> variable, for every adjoint named so far (a read-only view:
+        the reverse pass asks for it once per statement, so it is not rebuilt each time)."""
+        return MappingProxyType(self._adjoint_of)
 
     def adjoint(self, name: str) -> str:
         """The adjoint of `name`: `dx` for `x`, `d_exp` for `_exp`; stable per name."""
         if name not in self._adjoints:
             self._adjoints[name] = self.fresh("d" + name)
+            self._adjoint_of[self._adjoints[name]] = name
         return self._adjoints[name]
 
     def tangent(self, name: str) -> str:

@@ -7,4 +7,5 @@ arithmetic. Each module is one optimisation; cleanup.py runs them in order.
     buffers.py    write into an array that dies rather than allocate (shapes known)
     algebra.py    exact rewrites that let an array be computed in place
     factoring.py  factors constant along summed axes move out of the sum
+    block_index.py  where each name is bound and read in a block (for propagate-copies)
 """

@@ -19,6 +19,7 @@ the generated code itself, top-level statements only:
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 
 import gast
@@ -49,6 +50,7 @@ class _Buffers(CodeShapes):
         self._seen = {}             # id(statement) -> (statement, reads, rebinds)
 
     def run(self):
+        self._index_body()
         i = 0
         while i < len(self.body):
             stmt = self.body[i]
@@ -217,13 +219,40 @@ class _Buffers(CodeShapes):
     def _read_after(self, i, name) -> bool:
         """Whether a statement after body[i] may read `name` before a top-level
         assignment rebinds it."""
-        for stmt in self.body[i + 1:]:
+        for j in range(i + 1, len(self.body)):
+            stmt = self.body[j]
+            k = self._order.get(id(stmt))
+            if k is not None and self._originals[k] is stmt:
+                # from here on the statements are as they were (none is rewritten before
+                # run reaches it): the index answers, without a scan of the rest
+                return self._read_in_index(k, name)
             reads, binds = self._names(stmt)
             if name in reads:
                 return True
             if name in binds:
                 return False
         return False
+
+    def _index_body(self):
+        """Where each name is read and rebound in the body as it is before run: asked
+        for every operand, a scan of the rest of the body made a long function cost the
+        square of its length."""
+        self._originals = list(self.body)
+        self._order = {id(stmt): k for k, stmt in enumerate(self._originals)}
+        self._reads_at, self._binds_at = {}, {}
+        for k, stmt in enumerate(self._originals):
+            reads, binds = self._names(stmt)
+            for name in reads:
+                self._reads_at.setdefault(name, []).append(k)
+            for name in binds:
+                self._binds_at.setdefault(name, []).append(k)
+
+    def _read_in_index(self, k, name) -> bool:
+        """Whether original statement k or one after it reads `name` before one rebinds it
+        (a statement that does both reads first)."""
+        reads, binds = self._reads_at.get(name, ()), self._binds_at.get(name, ())
+        r, b = bisect_left(reads, k), bisect_left(binds, k)
+        return r < len(reads) and (b == len(binds) or reads[r] <= binds[b])
 
     def _names(self, stmt):
         """(names stmt reads, names a top-level assignment of it rebinds), cached."""

@@ -28,6 +28,7 @@ import gast
 from .. import runtime
 from ..ir.blocks import arithmetic, blocks, nodes
 from ..ir.builders import COMMENT
+from .block_index import BlockIndex
 
 
 def tidy(tree, helpers):
@@ -89,30 +90,34 @@ def free_after_last_use(tree, small):
                 type(node.value.value) in (int, float)
             (numbers if number else other).update(names)
     params |= numbers - other
-    last, bound = {}, set(params)
-    bound_at = []
+    # name -> the first statement after which it is certainly bound (a set of the names
+    # bound before each statement would cost the square of the function's length)
+    last, bound_after = {}, dict.fromkeys(params, -1)
     for i, stmt in enumerate(body):
         for node in nodes(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 last[node.id] = i
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
                 last[node.target.id] = i       # x += y reads x
-        bound_at.append(set(bound))
         if isinstance(stmt, gast.Assign):
-            bound |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
             for t in stmt.targets:
-                if isinstance(t, gast.Tuple):
-                    bound |= {e.id for e in t.elts if isinstance(e, gast.Name)}
-    frees = {}
+                for name in ([t] if isinstance(t, gast.Name) else
+                             t.elts if isinstance(t, gast.Tuple) else []):
+                    if isinstance(name, gast.Name):
+                        bound_after.setdefault(name.id, i)
+    returns_from = len(body)        # body[returns_from:] are all returns
+    while returns_from and isinstance(body[returns_from - 1], gast.Return):
+        returns_from -= 1
+    frees, stores = {}, {}
     for name, i in last.items():
         stmt = body[i]
-        rest = body[i + 1:]
-        if isinstance(stmt, gast.Return) or all(isinstance(r, gast.Return) for r in rest) \
+        if isinstance(stmt, gast.Return) or i + 1 >= returns_from \
                 or small(name) \
                 or name in params:          # the caller holds its arguments anyway
             continue
-        if name in bound_at[i] or _assigns(stmt, name):
-            if name in bound_at[i] or isinstance(stmt, gast.Assign):
+        bound = bound_after.get(name, i) < i
+        if bound or name in _stored(stmt, i, stores):
+            if bound or isinstance(stmt, gast.Assign):
                 frees.setdefault(i, []).append(name)
     for i in sorted(frees, reverse=True):
         names = sorted(frees[i])
@@ -121,9 +126,13 @@ def free_after_last_use(tree, small):
         body.insert(i + 1, node)
 
 
-def _assigns(stmt, name) -> bool:
-    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
-               for n in nodes(stmt))
+def _stored(stmt, i, stores) -> set:
+    """The names `stmt` (statement i) binds, worked out once per statement: a loop that
+    is the last reader of many names is walked once, not once per name."""
+    if i not in stores:
+        stores[i] = {n.id for n in nodes(stmt)
+                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return stores[i]
 
 
 def _counts(tree):
@@ -221,6 +230,7 @@ def propagate_copies(tree, user_names):
     reads, writes = _counts(tree)
     for block in list(blocks(tree)):
         had_statements = bool(block)
+        index = BlockIndex(block)
         i = 0
         while i < len(block):
             names = _copy_names(block[i])
@@ -229,15 +239,17 @@ def propagate_copies(tree, user_names):
                 continue
             a, b = names
             if a == b:
+                index.delete(block[i])
                 del block[i]
                 reads[b] -= 1
                 writes[b] -= 1
-            elif _drop_copy_back(block, i, a, b):
+            elif _drop_copy_back(block, index, i, a, b):
                 reads[a] -= 1
                 writes[b] -= 1
             elif is_temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
                     (writes[b] > 0 or b in params) and \
-                    _replace_reads(block, i, a, b, reads[a]):
+                    _replace_reads(index, block[i], a, b, reads[a]):
+                index.delete(block[i])
                 del block[i]
                 reads[b] += reads[a] - 1
                 reads[a], writes[a] = 0, 0
@@ -260,43 +272,41 @@ def _copy_names(stmt):
     return None
 
 
-def _drop_copy_back(block, i, a, b) -> bool:
+def _drop_copy_back(block, index, i, a, b) -> bool:
     """Remove a later `b = a` in block that nothing separates from `a = b` at i."""
-    for j in range(i + 1, len(block)):
-        later = block[j]
-        if _copy_names(later) == (b, a):
-            del block[j]
-            return True
-        if _stores(later) & {a, b}:
-            return False
-    return False
-
-
-def _replace_reads(block, i, a, b, count) -> bool:
-    """Replace the `count` reads of a after block[i] by b, if all are in this block
-    before anything rebinds b (a plain statement reads before it assigns)."""
-    found, last = 0, None
-    for j in range(i + 1, len(block)):
-        found += _load_count(block[j], a)
-        if found == count:
-            last = j
-            break
-        if b in _stores(block[j]):
-            return False
-    if last is None or found == 0:
+    k = index.next_bind(index.of(block[i]), (a, b))
+    later = index.statements[k] if k is not None else None
+    if later is None or _copy_names(later) != (b, a):
         return False
-    if isinstance(block[last], (gast.If, gast.For, gast.While)) and b in _stores(block[last]):
-        return False
-    for stmt in block[i + 1:last + 1]:
-        for node in nodes(stmt):
-            if isinstance(node, gast.Name) and node.id == a and isinstance(node.ctx, gast.Load):
-                node.id = b
+    index.delete(later)
+    block.remove(later)
     return True
 
 
-def _stores(stmt) -> set:
-    return {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, (gast.Store, gast.Del))}
+def _replace_reads(index, copy, a, b, count) -> bool:
+    """Replace the `count` reads of a after the copy `a = b` by b, if all are in this
+    block before anything rebinds b (a plain statement reads before it assigns)."""
+    start = index.of(copy)
+    found, last = 0, None
+    for k in index.readers(a, start):
+        found += _load_count(index.statements[k], a)
+        if found >= count:
+            last = k
+            break
+    if last is None or found != count or count == 0:
+        return False
+    rebinds = index.next_bind(start, (b,))
+    if rebinds is not None and (rebinds < last or rebinds == last and isinstance(
+            index.statements[last], (gast.If, gast.For, gast.While))):
+        return False
+    for k in list(index.readers(a, start)):
+        if k > last:
+            break
+        for node in nodes(index.statements[k]):
+            if isinstance(node, gast.Name) and node.id == a and isinstance(node.ctx, gast.Load):
+                node.id = b
+        index.renamed(k, b)
+    return True
 
 
 def _load_count(stmt, name) -> int:
@@ -319,9 +329,11 @@ def drop_dead(tree, helpers):
     removed = True
     while removed:          # removing one may leave what it read unread
         removed = False
-        for block in all_blocks:
+        # last statement first, inner blocks first: what a removed statement read is
+        # usually assigned before it, so a chain of n dead values goes in one sweep, not n
+        for block in reversed(all_blocks):
             keep = []
-            for stmt in block:
+            for stmt in reversed(block):
                 known = pure.get(id(stmt))
                 if known is None or known[0] is not stmt:     # (ids of freed nodes recur)
                     known = pure[id(stmt)] = (stmt, pure_assign(stmt, helpers))
@@ -333,7 +345,7 @@ def drop_dead(tree, helpers):
                 else:
                     keep.append(stmt)
             if len(keep) != len(block):
-                _replace(block, keep)
+                _replace(block, keep[::-1])
 
 
 def pure_assign(stmt, helpers) -> bool:

@@ -1,0 +1,79 @@
+"""Where each name is bound and read in one statement list, for optimizations that ask
+"the next statement after this one that binds x" once per statement (propagate-copies).
+
+Scanning forward for the answer costs the length of the block each time, so a function of
+n statements took n**2 steps; the index answers from sorted positions. It stays right
+while statements are deleted (deleted positions are skipped; the order of the others does
+not change) and while reads are renamed (`renamed`); it does not follow insertions.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+
+import gast
+
+from ..ir.blocks import nodes
+
+
+class BlockIndex:
+    """The positions, in `block` as it was when indexed, of the statements that bind and
+    read each name (a statement inside an if/for/while counts for the compound one)."""
+
+    def __init__(self, block):
+        self.position = {id(stmt): k for k, stmt in enumerate(block)}
+        self.statements = list(block)
+        self.binds: dict[str, list[int]] = {}
+        self.reads: dict[str, list[int]] = {}
+        self.deleted: set[int] = set()
+        for k, stmt in enumerate(block):
+            bound, read = _names(stmt)
+            for name in bound:
+                self.binds.setdefault(name, []).append(k)
+            for name in read:
+                self.reads.setdefault(name, []).append(k)
+
+    def of(self, stmt) -> int:
+        return self.position[id(stmt)]
+
+    def delete(self, stmt) -> None:
+        self.deleted.add(self.of(stmt))
+
+    def next_bind(self, after: int, names) -> int | None:
+        """The first position after `after` whose statement binds one of `names`."""
+        found = [self._next(self.binds.get(name, ()), after) for name in names]
+        found = [k for k in found if k is not None]
+        return min(found) if found else None
+
+    def readers(self, name: str, after: int):
+        """The positions after `after` whose statements read `name`, in order."""
+        where = self.reads.get(name, [])
+        for k in where[bisect_right(where, after):]:
+            if k not in self.deleted:
+                yield k
+
+    def renamed(self, position: int, new: str) -> None:
+        """The statement at `position` now also reads `new` (its reads were renamed)."""
+        where = self.reads.setdefault(new, [])
+        i = bisect_right(where, position)
+        if not (i and where[i - 1] == position):
+            insort(where, position)
+
+    def _next(self, where, after):
+        for k in where[bisect_right(where, after):]:
+            if k not in self.deleted:
+                return k
+        return None
+
+
+def _names(stmt) -> tuple[set, set]:
+    """(the names `stmt` binds or deletes, the names it reads: `x += y` reads x), anywhere
+    inside it, in one walk."""
+    bound, read = set(), set()
+    for node in nodes(stmt):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            read.add(node.id)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            read.add(node.target.id)
+    return bound, read
