@@ -108,10 +108,19 @@ def reduced_size(x, axis=None):
 def balanced_eq(x, z, y):
     """1 where x is the chosen one of (x, y) in max/min, 0.5 on ties, else 0."""
     dtype = float_dtype(x, y)
+    if not hasattr(dtype, "type"):      # not NumPy's dtype: the array API standard does
+        # not mix bools and floats in where
+        return np.where(x == y, np.asarray(0.5, dtype=dtype), _as_dtype(x == z, dtype))
     # (x == z) / (1 + (x == y)) in one pass that writes floats: a tie is x == y (then
     # x == z too); the scalar's dtype keeps float32 float32, and np.where dispatches to
     # another library's where (a dask array stays lazy)
     return np.where(x == y, dtype.type(0.5), x == z)
+
+
+def _as_dtype(a, dtype):
+    """`a` (a comparison's result) as numbers of `dtype`: by its own astype when it has
+    one, else as an array."""
+    return a.astype(dtype) if hasattr(a, "astype") else np.asarray(a, dtype=dtype)
 
 
 def unbroadcast_each(g, items):
