@@ -10,7 +10,6 @@ from __future__ import annotations
 import gast
 
 from ..errors import describe, errors_at
-from .forms.dicts import new_keys
 from .source import FunctionSource
 from .forms.statements import try_refusal
 
@@ -79,10 +78,6 @@ def check(fn: FunctionSource) -> None:
                                        "write the code out in the function"))
             elif isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
                 problems.extend((node, m) for m in _check_targets(node))
-    problems.extend((node, "adding a key to a dict is not supported in differentiated "
-                           "code; build the dict with all its keys at once, as a display "
-                           "{'a': ..., 'b': ...} or dict(a=..., b=...)")
-                    for node in new_keys(tree))
     if problems:
         problems.sort(key=lambda p: getattr(p[0], "lineno", 0) or 0)
         raise errors_at(list(dict.fromkeys(describe(fn, n, m) for n, m in problems)))

@@ -220,27 +220,3 @@ def dict_variables(tree) -> set:
             is_dict = isinstance(node.value, (gast.Dict, gast.DictComp))
             kinds[node.targets[0].id].add("dict" if is_dict else "other")
     return {name for name, found in kinds.items() if found == {"dict"}}
-
-
-def new_keys(tree):
-    """The writes `d[key] = v` that add a key to a dict of this function: `d` is only
-    assigned dict displays, and they are all empty or lack the constant `key` (the
-    adjoint sweep restores what a write overwrote, which a new key did not have)."""
-    dicts = dict_variables(tree)
-    keys = {}
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], gast.Name) and node.targets[0].id in dicts:
-            shown = {k.value for k in node.value.keys if is_key(k)} \
-                if isinstance(node.value, gast.Dict) else set()
-            name = node.targets[0].id
-            keys[name] = shown if name not in keys else keys[name] & shown
-    for node in gast.walk(tree):
-        targets = node.targets if isinstance(node, gast.Assign) else \
-            [node.target] if isinstance(node, gast.AugAssign) else []
-        for t in targets:
-            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name) and \
-                    t.value.id in dicts:
-                known = keys.get(t.value.id, set())
-                if not known or is_key(t.slice) and t.slice.value not in known:
-                    yield node
