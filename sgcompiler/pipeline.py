@@ -177,12 +177,17 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
         with recording() as seen:
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
                                 namespace=namespace, backend=backend)
-        compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
-        _CACHE.pop(key, None)
-        if len(_CACHE) >= _CACHE_SIZE:
-            del _CACHE[next(iter(_CACHE))]
-        _CACHE[key] = compiled
-        return compiled
+        return _kept(_CACHE, key, dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
+
+
+def _kept(cache: dict, key, compiled):
+    """`compiled`, stored under `key` as the newest entry of `cache` (the oldest goes when
+    the cache is full)."""
+    cache.pop(key, None)
+    if len(cache) >= _CACHE_SIZE:
+        del cache[next(iter(cache))]
+    cache[key] = compiled
+    return compiled
 
 
 def _complex_values(fn, arrays, rereadable=False, batch=None):
@@ -834,12 +839,8 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
                     _NOT_BATCHED.clear()
                 _NOT_BATCHED.add(key)
                 raise
-        compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn))
-        _JVP_CACHE.pop(key, None)
-        if len(_JVP_CACHE) >= _CACHE_SIZE:
-            del _JVP_CACHE[next(iter(_JVP_CACHE))]
-        _JVP_CACHE[key] = compiled
-        return compiled
+        return _kept(_JVP_CACHE, key,
+                     dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,

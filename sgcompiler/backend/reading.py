@@ -21,10 +21,10 @@ def reading_view(source: str) -> str:
     for k, line in enumerate(kept):
         out.append(line)
         if line.rstrip().endswith(":") and not line.lstrip().startswith("#"):
-            indent = _indent(line)
+            depth = indent(line)
             following = next((n for n in kept[k + 1:] if n.strip()), "")
-            if not following or _indent(following) <= indent:
-                out.append(" " * (indent + 4) + "pass")
+            if not following or indent(following) <= depth:
+                out.append(" " * (depth + 4) + "pass")
     text = "\n".join(out) + ("\n" if source.endswith("\n") else "")
     return _note(text)
 
@@ -40,5 +40,6 @@ def _note(text: str) -> str:
     return "".join(out)
 
 
-def _indent(line: str) -> int:
+def indent(line: str) -> int:
+    """The number of spaces `line` starts with."""
     return len(line) - len(line.lstrip(" "))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import gast
 
 from ..analysis.ops import STOPPED
+from ..backend.reading import indent as _indent
 from ..analysis.why import stop_cuts
 from ..pipeline import analyse, compile_gradient
 
@@ -221,10 +222,6 @@ def _why_none(number: int, stopped: set, active: set) -> str:
     if number in stopped:
         return "no adjoint: stop_gradient"
     return "no adjoint: inactive"
-
-
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip(" "))
 
 
 def _cut(text: str, width: int) -> str:
