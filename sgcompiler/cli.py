@@ -35,7 +35,8 @@ import numpy as np
 from . import __version__
 from .frontend.forms.objects import as_function
 from .frontend.source import function_name
-from .api import dtype_refusal, grad, wrt_names
+from .api import grad
+from .arguments import dtype_refusal, wrt_names
 from .backend.loader import function_from_text
 from .errors import SGCompilerError
 from .backend.reading import reading_view

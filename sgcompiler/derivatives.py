@@ -22,7 +22,8 @@ from . import rules
 from .analysis.sizes import WEAK
 from .backend.located import located
 from .errors import RuntimeRefusal
-from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
+from .api import grad
+from .arguments import _TREES, _check_tree, _tree_arrays, wrt_names
 from .backend.jit import check_backend
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
