@@ -42,7 +42,8 @@ from .errors import SGCompilerError
 from .backend.reading import reading_view
 from .explain import explain
 from .explain.side_by_side import side_by_side_rows, side_by_side_text
-from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
+from .pipeline import compile_gradient
+from .stages import FORWARD_STAGES, STAGES, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
 

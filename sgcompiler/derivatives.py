@@ -28,7 +28,7 @@ from .backend.jit import check_backend
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
 from .frontend.source import function_name
-from .pipeline import compile_jvp
+from .pipeline_forward import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
 from .tree_blocks import (flat, is_tree, leaves, like_tree, nested_blocks, tree_jacobian_fwd,
                           tree_jacobian_rev, unit_trees)

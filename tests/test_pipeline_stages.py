@@ -4,7 +4,7 @@ import ast
 import numpy as np
 import pytest
 
-from sgcompiler import cli, pipeline, stop_gradient
+from sgcompiler import cli, pipeline, stages, stop_gradient
 from sgcompiler.analysis.summaries import SUMMARIES
 from sgcompiler.analysis.activity import activity
 from sgcompiler.frontend import front_end
@@ -28,34 +28,34 @@ ARRAYS = (("x", (4,), np.dtype("float64")), ("w", (4,), np.dtype("float64")))
 
 def test_stages_name_every_step_in_order():
     steps = [n for n, _, _ in pipeline.OPTIMIZATIONS]
-    assert pipeline.STAGES[:8] == ("parse", "resolve", "normalize", "activity", "shapes",
+    assert stages.STAGES[:8] == ("parse", "resolve", "normalize", "activity", "shapes",
                                    "tighten", "plan", "reverse")
-    assert list(pipeline.STAGES[8:-2]) == steps
-    assert pipeline.STAGES[-2:] == ("codegen", "grad")
-    assert len(set(pipeline.STAGES)) == len(pipeline.STAGES)
+    assert list(stages.STAGES[8:-2]) == steps
+    assert stages.STAGES[-2:] == ("codegen", "grad")
+    assert len(set(stages.STAGES)) == len(stages.STAGES)
 
 
-@pytest.mark.parametrize("stage", pipeline.STAGES)
+@pytest.mark.parametrize("stage", stages.STAGES)
 def test_every_stage_prints(stage):
-    text = pipeline.dump_stage(looped, ("x", "w"), stage, arrays=ARRAYS)
+    text = stages.dump_stage(looped, ("x", "w"), stage, arrays=ARRAYS)
     assert text.strip()
     if stage in CODE:
         ast.parse(text)         # valid Python
 
 
 def test_the_stages_show_the_code_changing():
-    before = pipeline.dump_stage(looped, ("x",), "reverse", arrays=ARRAYS)
-    after = pipeline.dump_stage(looped, ("x",), "free-after-last-use", arrays=ARRAYS)
+    before = stages.dump_stage(looped, ("x",), "reverse", arrays=ARRAYS)
+    after = stages.dump_stage(looped, ("x",), "free-after-last-use", arrays=ARRAYS)
     assert "_stop_gradient = _max" in before and "_stop_gradient" not in after
-    final = pipeline.dump_stage(looped, ("x",), "grad", arrays=ARRAYS)
-    assert pipeline.dump_stage(looped, ("x",), "codegen", arrays=ARRAYS) in final
-    assert "active:" in pipeline.dump_stage(looped, ("x",), "activity")
-    assert "the adjoint sweep reads" in pipeline.dump_stage(looped, ("x",), "plan")
+    final = stages.dump_stage(looped, ("x",), "grad", arrays=ARRAYS)
+    assert stages.dump_stage(looped, ("x",), "codegen", arrays=ARRAYS) in final
+    assert "active:" in stages.dump_stage(looped, ("x",), "activity")
+    assert "the adjoint sweep reads" in stages.dump_stage(looped, ("x",), "plan")
 
 
 def test_a_step_that_does_not_run_says_so():
     # the buffer pass runs only for code specialised for shapes
-    text = pipeline.dump_stage(looped, ("x",), "reuse-buffers")
+    text = stages.dump_stage(looped, ("x",), "reuse-buffers")
     assert "does not run" in text
 
 
