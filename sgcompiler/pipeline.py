@@ -179,11 +179,13 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
         for_numba(gradient.tree)
+        trace("numba", gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)
         if value and not wanted:
             gradient_only(gradient.tree, gradient.linker)
             value = False
+        trace("reread", gradient.tree)
     uses = None
     if namespace:
         uses = to_namespace(gradient.tree, src.lookup, gradient.linker,

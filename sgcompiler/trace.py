@@ -8,6 +8,7 @@ import ast
 import gast
 
 from .backend.codegen import to_source
+from .frontend import REWRITES
 
 
 class _Trace:
@@ -20,6 +21,11 @@ class _Trace:
     def __call__(self, stage, made):
         if stage == self.stage:
             self.text = _TEXTS.get(stage, _tree_text)(made)
+
+
+def _source_text(src) -> str:
+    """The code of a FunctionSource (what parse and each front-end rewrite make)."""
+    return _tree_text(src.tree)
 
 
 def _tree_text(tree) -> str:
@@ -56,7 +62,8 @@ def _plan_text(plan) -> str:
             f"loops planned: {len(plan.loop_reverses)}\n")
 
 
-_TEXTS = {"parse": lambda src: _tree_text(src.tree), "resolve": _resolution_text,
-          "normalize": lambda norm: _body_text(norm.body), "activity": _activity_text,
-          "shapes": _shapes_text, "tighten": lambda norm: _body_text(norm.body),
-          "plan": _plan_text, "codegen": lambda text: text}
+_TEXTS = {**{name: _source_text for name in ("parse", *(n for n, _ in REWRITES))},
+          "resolve": _resolution_text, "normalize": lambda norm: _body_text(norm.body),
+          "activity": _activity_text, "shapes": _shapes_text,
+          "tighten": lambda norm: _body_text(norm.body), "plan": _plan_text,
+          "codegen": lambda text: text}
