@@ -370,7 +370,6 @@ def _user_frame(tb, path):
 def parse_shapes(fn, text, wrt=()):
     """(Python-number parameters, ((parameter, shape, dtype), ...)) from --shapes; the
     parameters in `wrt` must be floats or float arrays, as `grad` requires."""
-    import numpy as np
     if text is None:
         return frozenset(), ()
     params = list(inspect.signature(fn).parameters)
