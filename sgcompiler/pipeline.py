@@ -1,34 +1,35 @@
-"""The recipes: function -> generated gradient function (reverse mode), and function ->
-generated tangent function (forward mode, `compile_jvp`). Every pass that runs, in order:
+"""The recipe: function -> generated gradient function (reverse mode). Every pass that
+runs, in order (`stages.STAGES` names each; `sgcompiler FILE:f --stage NAME` prints the
+code after it):
 
-    front end   parse, check, resolve, normalize                  (frontend/)
+    front end   parse, the REWRITES (frontend/__init__.py), check, resolve, normalize
     analysis    activity, shapes (concrete shapes when specialised) (analysis/)
     reverse     tighten; plan (the reverser's first run: what the adjoint sweep reads);
-                sweeps (its second run: primal sweep saving that, then adjoint sweep)
+                reverse (its second run: primal sweep saving that, then adjoint sweep)
     optimize    the OPTIMIZATIONS below, in that order              (optimize/)
+    kinds       numba (backend="numba"), reread (code made to be read again: grad of
+                grad), namespace (arrays of another library: `xp.`), each only for its kind
     back end    codegen, load                                      (backend/)
 
-Forward mode shares the front end, the analyses, the optimizations and the back end:
-
-    front end, activity, shapes                                      (as above)
-    forward     the tangent pass: each statement, then its tangent   (forward/)
-    optimize    the same OPTIMIZATIONS, codegen, load
+Forward mode (pipeline_forward.py) shares the front end, the analyses, the optimizations and
+the back end; only the transformation differs.
 
 A user function called with active arguments gets a forward and a backward function of its
-own (a "piece"), made by the same recipe (`_compile_piece`); in forward mode, a tangent
-function of its own (`jvp_piece`). `dump_stage` prints the code
-after any of these steps (`sgcompiler FILE:f --stage NAME`).
+own (a "piece", `piece`), made by the same recipe (`_compile_piece_now`); in forward mode, a
+tangent function of its own (`pipeline_forward.jvp_piece`).
 
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
 shapes and dtypes of array arguments, rules version), so each function is compiled once per
 way it is differentiated and kind of arguments (and again after a user registers a
-derivative rule). Code compiled for known shapes (analysis/sizes.py) needs fewer run-time
-helpers and writes into arrays that die (optimize/buffers.py).
+derivative rule); compiled.py keeps the caches. Code compiled for known shapes
+(analysis/sizes.py) needs fewer run-time helpers and writes into arrays that die
+(optimize/buffers.py).
 
 A cached gradient is used only while every name its compilation read still refers to the
 same object (frontend/depends.py: closure cells, globals, module attributes, callees' code
 and defaults); pieces of user functions are kept per function object, since they are bound
-to its cells and defaults. Compilation holds one re-entrant lock.
+to its cells and defaults. Compilation holds one re-entrant lock, and runs through
+deep.py (deeply nested code is retried on a thread with a large stack).
 """
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ from .optimize.factoring import factor_sums
 from .optimize.hoisting import hoist_row_products
 from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
+from .optimize.specialisation import (Specialisation, _drop_unread_saved, _nothing_small,
+                                      _specialisation)
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
 from .runtime.namespace import current_extra
@@ -234,29 +237,6 @@ def gradient_tree(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     _compile(fn, wrt, scalars, trees, False, arrays,
              lambda stage, made: kept.__setitem__(stage, made))
     return kept[OPTIMIZATIONS[-1][0]]
-
-
-@dataclass(frozen=True)
-class Specialisation:
-    """What the optimizations know about the code they rewrite, worked out once."""
-
-    arrays: dict            # parameter -> (shape, dtype) the code is specialised for ({}: any)
-    facts: dict             # name -> (shape, dtype) the shapes pass found for the primal
-    np_name: str | None     # numpy's name in the generated code (when specialised)
-    small: object           # name -> whether it holds a number (nothing worth freeing)
-    helpers: dict           # names of runtime helpers in the code -> the helpers
-    user_names: frozenset   # the user's own names: never folded away
-    # whether loop-invariant products move out of loops (tangent code, whose values
-    # need not match the primal's to the last bit: optimize/hoisting.py)
-    hoist: bool = False
-
-
-def _specialisation(linker, src, shape_facts, norm, arrays, facts,
-                    hoist=False) -> Specialisation:
-    np_name = linker.name_for("np", numpy) if arrays else None
-    return Specialisation(arrays, facts, np_name, _small(shape_facts, norm.namer),
-                          runtime_helpers(linker.names), frozenset(local_names(src.tree)),
-                          hoist)
 
 
 def _shapes_note(norm, resolution, shape_facts, act, specialised) -> str:
@@ -437,41 +417,8 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     made.pieces = tuple(trees.linker.pieces)
 
 
-def _nothing_small(name) -> bool:
-    return False
-
-
 def _front(fn, trace=None):
     front = front_end(fn, trace=trace)
     return front.source, front.resolution, front.norm
 
 
-def _drop_unread_saved(forward, backward):
-    """Values the forward function saves that the optimized backward no longer reads
-    (an operand it read only for its shape, say) are not saved."""
-    saved = backward.args.args[1].id
-    unpack = next((s for s in backward.body if isinstance(s, gast.Assign) and
-                   isinstance(s.targets[0], gast.Tuple) and isinstance(s.value, gast.Name)
-                   and s.value.id == saved), None)
-    last = forward.body[-1] if forward.body else None
-    if unpack is None or not isinstance(last, gast.Return) or \
-            not isinstance(last.value, gast.Tuple) or len(last.value.elts) != 2 or \
-            not isinstance(last.value.elts[1], gast.Tuple):
-        return
-    pack = last.value.elts[1]
-    names = [e.id for e in unpack.targets[0].elts]
-    if len(pack.elts) != len(names):
-        return
-    read = {n.id for stmt in backward.body if stmt is not unpack for n in gast.walk(stmt)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    keep = [k for k, name in enumerate(names) if name in read]
-    unpack.targets[0].elts = [unpack.targets[0].elts[k] for k in keep]
-    pack.elts = [pack.elts[k] for k in keep]
-    if not keep:
-        backward.body.remove(unpack)
-
-
-def _small(shape_facts, namer):
-    """name -> whether it holds a number (a scalar variable, or its adjoint or tangent)."""
-    derived = {**namer.adjoints(), **namer.tangents()}
-    return lambda name: shape_facts.is_scalar(derived.get(name, name))

@@ -30,7 +30,8 @@ from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.source import function_name
 from .forward.batch import NotBatchable
 from .forward.tangents import forward
-from .pipeline import _complex_values, _front, _shapes_note, _specialisation, optimize
+from .optimize.specialisation import _specialisation
+from .pipeline import _complex_values, _front, _shapes_note, optimize
 from .trace import _Trace
 
 
