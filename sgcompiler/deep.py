@@ -37,6 +37,18 @@ def deep(fn, work, *args, **kwargs):
         return work(*args, **kwargs)
     except RecursionError:
         pass
+    outcome = _on_a_large_stack(work, args, kwargs)
+    error = outcome.get("error")
+    if isinstance(error, RecursionError):
+        raise _too_deep(fn) from None
+    if error is not None:
+        raise error
+    return outcome["value"]
+
+
+def _on_a_large_stack(work, args, kwargs) -> dict:
+    """{"value": work(*args)} or {"error": what it raised}, run on a thread with a large
+    stack under a higher recursion limit (restored when no such thread runs)."""
     outcome = {}
     reading = depends.recordings()
 
@@ -64,12 +76,7 @@ def deep(fn, work, *args, **kwargs):
             _DEEP_RUNNING[0] -= 1
             if not _DEEP_RUNNING[0]:
                 sys.setrecursionlimit(_DEEP_RUNNING[1])
-    error = outcome.get("error")
-    if isinstance(error, RecursionError):
-        raise _too_deep(fn) from None
-    if error is not None:
-        raise error
-    return outcome["value"]
+    return outcome
 
 
 def _too_deep(fn) -> SGCompilerError:

@@ -105,6 +105,23 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
     if not isinstance(rule_fn, types.FunctionType) or rule_fn.__name__ == "<lambda>":
         raise SGCompilerError(f"{where}: a rule must be a function defined with def")
     sig = inspect.signature(rule_fn)
+    _check_rule_params(sig, where)
+    params = tuple(list(sig.parameters)[2:])
+    text, outputs = _rule_outputs(rule_fn, params, where)
+    defaults = {p.name: p.default for p in sig.parameters.values()
+                if p.default is not inspect.Parameter.empty}
+    signature = inspect.Signature(list(sig.parameters.values())[2:])
+    return Rule(primitive=primitive, name=label, params=params, defaults=defaults,
+                outputs=outputs, namespace=_namespace_of(rule_fn), elementwise=elementwise,
+                reduction=reduction, multiple_results=multiple_results, source=rule_fn,
+                signature=signature, notes=notes, scope=scope, text=text,
+                supported=dict(supported or {}),
+                single_result_when=tuple(single_result_when))
+
+
+def _check_rule_params(sig, where) -> None:
+    """Refuse a rule whose parameters are not (g, ans, plain parameters with literal
+    defaults)."""
     names = list(sig.parameters)
     if names[:2] != ["g", "ans"]:
         raise SGCompilerError(f"{where}: a rule's first two parameters must be (g, ans), "
@@ -116,6 +133,10 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
         if p.default is not p.empty and not _is_literal(p.default):
             raise SGCompilerError(f"{where}: the default of {p.name} must be a literal "
                                   f"(None, a number, a string or a tuple), got {p.default!r}")
+
+
+def _rule_outputs(rule_fn, params, where):
+    """(the rule's source text, one gast expression or None per parameter)."""
     try:
         text = textwrap.dedent(inspect.getsource(rule_fn))
     except (OSError, TypeError):
@@ -125,7 +146,6 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
     if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
         raise SGCompilerError(f"{where}: the body must be a single 'return' of one "
                               "expression per parameter")
-    params = tuple(names[2:])
     value = body[0].value
     exprs = list(value.elts) if isinstance(value, gast.Tuple) else [value]
     if len(exprs) > len(params):
@@ -137,19 +157,16 @@ def parse_rule(rule_fn, primitive, *, elementwise=False, reduction=False,
     if all(o is None or _is_zero(o) for o in outputs):
         raise SGCompilerError(f"{where}: gives no gradient for any parameter; declare the "
                               "function with sgcompiler.nondifferentiable instead")
-    defaults = {p.name: p.default for p in sig.parameters.values()
-                if p.default is not inspect.Parameter.empty}
+    return text, outputs
+
+
+def _namespace_of(rule_fn) -> dict:
+    """What the names in a rule function's body refer to: its globals and closure cells."""
     namespace = dict(rule_fn.__globals__)
     if rule_fn.__closure__:
         namespace.update(zip(rule_fn.__code__.co_freevars,
                              (c.cell_contents for c in rule_fn.__closure__)))
-    signature = inspect.Signature(list(sig.parameters.values())[2:])
-    return Rule(primitive=primitive, name=label, params=params, defaults=defaults,
-                outputs=outputs, namespace=namespace, elementwise=elementwise,
-                reduction=reduction, multiple_results=multiple_results, source=rule_fn,
-                signature=signature, notes=notes, scope=scope, text=text,
-                supported=dict(supported or {}),
-                single_result_when=tuple(single_result_when))
+    return namespace
 
 
 def _is_docstring(stmt) -> bool:
@@ -217,10 +234,7 @@ def parse_tangent_rule(rule_fn, primitive, *, multiple_results=False, name=None,
         raise SGCompilerError(f"{where}: returns {len(exprs)} contributions for "
                               f"{len(tangents)} tangents")
     sig = inspect.signature(rule_fn)
-    namespace = dict(rule_fn.__globals__)
-    if rule_fn.__closure__:
-        namespace.update(zip(rule_fn.__code__.co_freevars,
-                             (c.cell_contents for c in rule_fn.__closure__)))
+    namespace = _namespace_of(rule_fn)
     return TangentRule(
         primitive=primitive, name=label, params=params,
         defaults={p.name: p.default for p in sig.parameters.values()
