@@ -35,13 +35,15 @@ import numpy as np
 from . import __version__
 from .frontend.forms.objects import as_function
 from .frontend.source import function_name
-from .api import dtype_refusal, grad, wrt_names
+from .api import grad
+from .arguments import dtype_refusal, wrt_names
 from .backend.loader import function_from_text
 from .errors import SGCompilerError
 from .backend.reading import reading_view
 from .explain import explain
 from .explain.side_by_side import side_by_side_rows, side_by_side_text
-from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
+from .pipeline import compile_gradient
+from .stages import FORWARD_STAGES, STAGES, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
 
@@ -368,7 +370,6 @@ def _user_frame(tb, path):
 def parse_shapes(fn, text, wrt=()):
     """(Python-number parameters, ((parameter, shape, dtype), ...)) from --shapes; the
     parameters in `wrt` must be floats or float arrays, as `grad` requires."""
-    import numpy as np
     if text is None:
         return frozenset(), ()
     params = list(inspect.signature(fn).parameters)

@@ -22,12 +22,13 @@ from . import rules
 from .analysis.sizes import WEAK
 from .backend.located import located
 from .errors import RuntimeRefusal
-from .api import _TREES, _check_tree, _tree_arrays, grad, wrt_names
+from .api import grad
+from .arguments import _TREES, _check_tree, _tree_arrays, wrt_names
 from .backend.jit import check_backend
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
 from .frontend.source import function_name
-from .pipeline import compile_jvp
+from .pipeline_forward import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
 from .tree_blocks import (flat, is_tree, leaves, like_tree, nested_blocks, tree_jacobian_fwd,
                           tree_jacobian_rev, unit_trees)

@@ -1,46 +1,42 @@
-"""The recipes: function -> generated gradient function (reverse mode), and function ->
-generated tangent function (forward mode, `compile_jvp`). Every pass that runs, in order:
+"""The recipe: function -> generated gradient function (reverse mode). Every pass that
+runs, in order (`stages.STAGES` names each; `sgcompiler FILE:f --stage NAME` prints the
+code after it):
 
-    front end   parse, check, resolve, normalize                  (frontend/)
+    front end   parse, the REWRITES (frontend/__init__.py), check, resolve, normalize
     analysis    activity, shapes (concrete shapes when specialised) (analysis/)
     reverse     tighten; plan (the reverser's first run: what the adjoint sweep reads);
-                sweeps (its second run: primal sweep saving that, then adjoint sweep)
+                reverse (its second run: primal sweep saving that, then adjoint sweep)
     optimize    the OPTIMIZATIONS below, in that order              (optimize/)
+    kinds       numba (backend="numba"), reread (code made to be read again: grad of
+                grad), namespace (arrays of another library: `xp.`), each only for its kind
     back end    codegen, load                                      (backend/)
 
-Forward mode shares the front end, the analyses, the optimizations and the back end:
-
-    front end, activity, shapes                                      (as above)
-    forward     the tangent pass: each statement, then its tangent   (forward/)
-    optimize    the same OPTIMIZATIONS, codegen, load
+Forward mode (pipeline_forward.py) shares the front end, the analyses, the optimizations and
+the back end; only the transformation differs.
 
 A user function called with active arguments gets a forward and a backward function of its
-own (a "piece"), made by the same recipe (`_compile_piece`); in forward mode, a tangent
-function of its own (`jvp_piece`). `dump_stage` prints the code
-after any of these steps (`sgcompiler FILE:f --stage NAME`).
+own (a "piece", `piece`), made by the same recipe (`_compile_piece_now`); in forward mode, a
+tangent function of its own (`pipeline_forward.jvp_piece`).
 
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
 shapes and dtypes of array arguments, rules version), so each function is compiled once per
 way it is differentiated and kind of arguments (and again after a user registers a
-derivative rule). Code compiled for known shapes (analysis/sizes.py) needs fewer run-time
-helpers and writes into arrays that die (optimize/buffers.py).
+derivative rule); compiled.py keeps the caches. Code compiled for known shapes
+(analysis/sizes.py) needs fewer run-time helpers and writes into arrays that die
+(optimize/buffers.py).
 
 A cached gradient is used only while every name its compilation read still refers to the
 same object (frontend/depends.py: closure cells, globals, module attributes, callees' code
 and defaults); pieces of user functions are kept per function object, since they are bound
-to its cells and defaults. Compilation holds one re-entrant lock.
+to its cells and defaults. Compilation holds one re-entrant lock, and runs through
+deep.py (deeply nested code is retried on a thread with a large stack).
 """
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
-import inspect
-import sys
 import textwrap
-import threading
 import types
-import weakref
 from dataclasses import dataclass
 
 import gast
@@ -49,8 +45,11 @@ import numpy
 from . import rules
 from .backend.codegen import to_source
 from .backend.loader import bind, compile_source
-from .backend.jit import NOT_FOR_NUMBA, check_backend, for_numba, jitted
+from .backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from .backend.namespace import to_namespace
+from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename,
+                       _found_piece, _kept, _path_text, _pieces_of, _title)
+from .deep import deep
 from .errors import SGCompilerError
 from .analysis.activity import activity
 from .analysis.shapes import shapes
@@ -58,7 +57,6 @@ from .analysis.sizes import WEAK
 from .analysis.summaries import SUMMARIES
 from .analysis.unknown import header_note, unknown_shapes
 from .frontend import front_end
-from .frontend import depends
 from .frontend.complex_values import may_hold_complex
 from .frontend.depends import LOCK, Depends, function_reads, note, recording
 from .frontend.resolve import local_names
@@ -74,63 +72,15 @@ from .optimize.factoring import factor_sums
 from .optimize.hoisting import hoist_row_products
 from .optimize.nest import nest_single_uses
 from .optimize.reread import for_rereading, gradient_only
+from .optimize.specialisation import (Specialisation, _drop_unread_saved, _nothing_small,
+                                      _specialisation)
 from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from .reverse.tighten import tighten
-from .runtime.namespace import bound_extra, check_uses, current_extra
+from .runtime.namespace import current_extra
 from .forward.batch import NotBatchable
-from .forward.tangents import forward
+from .trace import _Trace
 
 PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of a tree)
-
-
-@dataclass(frozen=True)
-class CallKind:
-    """What a call's arguments tell the compiler (see compile_gradient's arguments)."""
-
-    scalars: frozenset = frozenset()    # parameters that are Python numbers
-    trees: frozenset = frozenset()      # parameters that are dicts, lists or tuples
-    arrays: tuple = ()                  # (parameter or tree path, shape, dtype)
-    # an argument is an array of another library (dask): the code writes into no array
-    # (no `out=`, no `+=`), for any shape, as code made to be read again does
-    lazy: bool = False
-    namespace: bool = False             # arrays of another library (runtime/namespace.py)
-
-
-@dataclass(frozen=True)
-class Compiled:
-    """A compiled gradient: its text and code, ready to bind to a function's closure."""
-
-    source: str
-    code: object
-    extra: dict           # names inlined rules use -> objects
-    wrt: tuple[str, ...]
-    returns_value: bool = True   # the function returns (value, gradient), else gradient
-    result_shape: tuple | None = None   # the primal result's shape, when the compiler knows it
-    depends: Depends = Depends(())   # what the names it was compiled from referred to
-    # code made with `namespace=True`: the NumPy names it reaches through xp, with lines
-    namespace_uses: tuple | None = None
-    backend: str = "numpy"           # "numba": bind gives numba's compiled function
-
-    def bind(self, fn, xp=None):
-        """The gradient function for `fn` (same code object, its own closure cells);
-        code made with `namespace=True` is bound to the array namespace `xp`, code made
-        for numba is numba's compiled function."""
-        if self.namespace_uses is not None:
-            check_uses(self.namespace_uses, xp, function_name(fn))
-            return bind(self.code, fn, bound_extra(self.extra, xp))
-        function = bind(self.code, fn, self.extra)
-        if self.backend == "numba":
-            return jitted(function, f"the gradient of {fn.__name__}")
-        return function
-
-    def checker(self, fn, extra=()):
-        """() -> whether the function `bind(fn)` made is still right (see depends.py),
-        and the reads `extra` (what `fn` itself was made from) still hold."""
-        return self.depends.checker(fn, function_reads(fn) + tuple(extra))
-
-
-_CACHE: dict = {}
-_CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 
 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
@@ -178,16 +128,6 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
                                 namespace=namespace, backend=backend)
         return _kept(_CACHE, key, dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
-
-
-def _kept(cache: dict, key, compiled):
-    """`compiled`, stored under `key` as the newest entry of `cache` (the oldest goes when
-    the cache is full)."""
-    cache.pop(key, None)
-    if len(cache) >= _CACHE_SIZE:
-        del cache[next(iter(cache))]
-    cache[key] = compiled
-    return compiled
 
 
 def _complex_values(fn, arrays, rereadable=False, batch=None):
@@ -242,11 +182,13 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
         for_numba(gradient.tree)
+        trace("numba", gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)
         if value and not wanted:
             gradient_only(gradient.tree, gradient.linker)
             value = False
+        trace("reread", gradient.tree)
     uses = None
     if namespace:
         uses = to_namespace(gradient.tree, src.lookup, gradient.linker,
@@ -295,29 +237,6 @@ def gradient_tree(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     _compile(fn, wrt, scalars, trees, False, arrays,
              lambda stage, made: kept.__setitem__(stage, made))
     return kept[OPTIMIZATIONS[-1][0]]
-
-
-@dataclass(frozen=True)
-class Specialisation:
-    """What the optimizations know about the code they rewrite, worked out once."""
-
-    arrays: dict            # parameter -> (shape, dtype) the code is specialised for ({}: any)
-    facts: dict             # name -> (shape, dtype) the shapes pass found for the primal
-    np_name: str | None     # numpy's name in the generated code (when specialised)
-    small: object           # name -> whether it holds a number (nothing worth freeing)
-    helpers: dict           # names of runtime helpers in the code -> the helpers
-    user_names: frozenset   # the user's own names: never folded away
-    # whether loop-invariant products move out of loops (tangent code, whose values
-    # need not match the primal's to the last bit: optimize/hoisting.py)
-    hoist: bool = False
-
-
-def _specialisation(linker, src, shape_facts, norm, arrays, facts,
-                    hoist=False) -> Specialisation:
-    np_name = linker.name_for("np", numpy) if arrays else None
-    return Specialisation(arrays, facts, np_name, _small(shape_facts, norm.namer),
-                          runtime_helpers(linker.names), frozenset(local_names(src.tree)),
-                          hoist)
 
 
 def _shapes_note(norm, resolution, shape_facts, act, specialised) -> str:
@@ -374,127 +293,6 @@ def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None,
         step(tree, known, run)
         trace(name, tree)
     return tree
-
-
-_DEEP_LIMIT = 60_000            # frames: about 4 per level of nesting, so ~15000 levels
-_DEEP_STACK = 512 * 2 ** 20     # bytes of stack for the thread that compiles deep code
-_DEEP_LOCK = threading.Lock()
-_DEEP_RUNNING = [0, None]       # deep compilations running, the recursion limit before
-
-
-def deep(fn, work, *args, **kwargs):
-    """`work(*args)`; when it runs out of recursion (the passes walk expressions
-    recursively, and CPython compiles `x*x*...*x` 2000 terms long), once more on a thread
-    with a large stack under a higher recursion limit. Deeper than that is refused.
-
-    Raises:
-        SGCompilerError: for an expression nested too deeply even so.
-    """
-    if threading.current_thread().name == "sgcompiler-deep" or LOCK._is_owned():
-        # (on the worker already; or inside a compilation this thread holds the lock
-        # for: the outermost call retries, since a worker would wait for the lock)
-        return work(*args, **kwargs)
-    try:
-        return work(*args, **kwargs)
-    except RecursionError:
-        pass
-    outcome = {}
-    reading = depends.recordings()
-
-    def run():
-        depends.record_into(reading)    # the reads count for the caller's recordings
-        try:
-            outcome["value"] = work(*args, **kwargs)
-        except BaseException as exc:        # (re-raised in the caller's thread)
-            outcome["error"] = exc
-    with _DEEP_LOCK:
-        if not _DEEP_RUNNING[0]:
-            _DEEP_RUNNING[1] = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(_DEEP_LIMIT, _DEEP_RUNNING[1]))
-        _DEEP_RUNNING[0] += 1
-        size = threading.stack_size(_DEEP_STACK)
-        try:
-            thread = threading.Thread(target=run, name="sgcompiler-deep")
-            thread.start()
-        finally:
-            threading.stack_size(size)
-    try:
-        thread.join()
-    finally:
-        with _DEEP_LOCK:
-            _DEEP_RUNNING[0] -= 1
-            if not _DEEP_RUNNING[0]:
-                sys.setrecursionlimit(_DEEP_RUNNING[1])
-    error = outcome.get("error")
-    if isinstance(error, RecursionError):
-        raise _too_deep(fn) from None
-    if error is not None:
-        raise error
-    return outcome["value"]
-
-
-def _too_deep(fn) -> SGCompilerError:
-    """An error at the most deeply nested expression of `fn` (found without recursion)."""
-    src = parse_source_text(fn)
-    deepest, line = 0, None
-    todo = [(node, 1) for node in ast.iter_child_nodes(src)] if src is not None else []
-    while todo:
-        node, depth = todo.pop()
-        if depth > deepest and hasattr(node, "lineno"):
-            deepest, line = depth, node.lineno
-        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    where = f"{fn.__code__.co_filename.rsplit('/', 1)[-1]}:" \
-            f"{fn.__code__.co_firstlineno + (line or 1) - 1}"
-    return SGCompilerError(f"{fn.__name__} ({where}): an expression nested {deepest} levels "
-                           "deep is too deep for sgcompiler; split it into several "
-                           "statements")
-
-
-def parse_source_text(fn):
-    """`fn`'s source as a stdlib ast Module (its first line is line 1), or None."""
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError, RecursionError, MemoryError):
-        return None
-
-
-@dataclass
-class Piece:
-    """The forward and backward functions of a user function called with active
-    arguments; the cells are filled once compiled (a recursive call refers to them first)."""
-
-    forward_name: str
-    backward_name: str
-    forward_cell: object
-    backward_cell: object
-    source: str = ""
-    pieces: tuple = ()
-    depends: Depends | None = None      # None while it is being compiled
-
-
-# user function -> {(active, arrays, trees, ...): Piece}; a function that is gone has none
-_PIECES = weakref.WeakKeyDictionary()
-
-
-def _title(src) -> str:
-    """How a header names the function: `Model.loss with self bound` for a method bound
-    to its object (printed as Model_loss_grad(w)), else its name."""
-    if src.qualname != src.name and "<" not in src.qualname and \
-            src.qualname.replace(".", "_") == src.name:
-        return f"{src.qualname} with self bound"
-    return src.name
-
-
-def _filename(src, kind, text=None) -> str:
-    """The name generated code is registered under in linecache. Code made to be read
-    again has its text's digest in it: inspect finds a function's source by that name,
-    and the code for other shapes must not take its place."""
-    if not text:
-        return f"<sgcompiler {src.qualname}_{kind}>"
-    return f"<sgcompiler {src.qualname}_{kind} {hashlib.sha1(text.encode()).hexdigest()[:8]}>"
-
-
-_PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of its own for
 
 
 def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
@@ -619,337 +417,8 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     made.pieces = tuple(trees.linker.pieces)
 
 
-def _nothing_small(name) -> bool:
-    return False
-
-
 def _front(fn, trace=None):
     front = front_end(fn, trace=trace)
     return front.source, front.resolution, front.norm
 
 
-def _drop_unread_saved(forward, backward):
-    """Values the forward function saves that the optimized backward no longer reads
-    (an operand it read only for its shape, say) are not saved."""
-    saved = backward.args.args[1].id
-    unpack = next((s for s in backward.body if isinstance(s, gast.Assign) and
-                   isinstance(s.targets[0], gast.Tuple) and isinstance(s.value, gast.Name)
-                   and s.value.id == saved), None)
-    last = forward.body[-1] if forward.body else None
-    if unpack is None or not isinstance(last, gast.Return) or \
-            not isinstance(last.value, gast.Tuple) or len(last.value.elts) != 2 or \
-            not isinstance(last.value.elts[1], gast.Tuple):
-        return
-    pack = last.value.elts[1]
-    names = [e.id for e in unpack.targets[0].elts]
-    if len(pack.elts) != len(names):
-        return
-    read = {n.id for stmt in backward.body if stmt is not unpack for n in gast.walk(stmt)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    keep = [k for k, name in enumerate(names) if name in read]
-    unpack.targets[0].elts = [unpack.targets[0].elts[k] for k in keep]
-    pack.elts = [pack.elts[k] for k in keep]
-    if not keep:
-        backward.body.remove(unpack)
-
-
-def _path_text(path) -> str:
-    """`x`, or `params['W1']` for an array of a parameter tree."""
-    if isinstance(path, str):
-        return path
-    return path[0] + "".join(f"[{k!r}]" for k in path[1:])
-
-
-def _pieces_of(linker):
-    """Every piece the code calls, directly or through other pieces, each once."""
-    seen, order, todo = set(), [], list(linker.pieces)
-    while todo:
-        p = todo.pop(0)
-        if id(p) not in seen:
-            seen.add(id(p))
-            order.append(p)
-            todo.extend(p.pieces)
-    return order
-
-
-def _small(shape_facts, namer):
-    """name -> whether it holds a number (a scalar variable, or its adjoint or tangent)."""
-    derived = {**namer.adjoints(), **namer.tangents()}
-    return lambda name: shape_facts.is_scalar(derived.get(name, name))
-
-
-# every step `dump_stage` can show, in the order they run ("grad": the final text,
-# with the pieces of the user functions it calls)
-STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "tighten", "plan", "reverse",
-          *(name for name, _, _ in OPTIMIZATIONS), "codegen", "grad")
-
-
-FORWARD_STAGES = ("parse", "resolve", "normalize", "activity", "shapes", "forward",
-                  *(name for name, _, _ in OPTIMIZATIONS), "codegen", "jvp")
-
-
-def dump_stage(fn, wrt: tuple[str, ...], stage: str, scalars=frozenset(), arrays=(),
-               mode: str = "reverse") -> str:
-    """The text after one step of the recipe (a name in STAGES, or in FORWARD_STAGES for
-    mode="forward"), for debugging: the code, or what an analysis found. For arguments of
-    any shape, or for the `scalars` and `arrays` given as to `compile_gradient`; a step
-    that does not run for them (an optimization for known shapes) shows nothing."""
-    if mode == "forward":
-        return deep(fn, _dump_forward, fn, wrt, stage, scalars, arrays)
-    return deep(fn, _dump_stage, fn, wrt, stage, scalars, arrays)
-
-
-def _dump_stage(fn, wrt, stage, scalars, arrays) -> str:
-    if stage == "grad":
-        return compile_gradient(fn, wrt, scalars, value=False, arrays=arrays).source
-    if stage not in STAGES:
-        raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGES)}")
-    trace = _Trace(stage)
-    with LOCK:          # one compilation at a time (the callee summaries are shared)
-        _compile(fn, wrt, scalars, frozenset(), False, arrays, trace)
-    return trace.text if trace.text is not None else \
-        f"# stage {stage} does not run for this function and these arguments\n"
-
-
-class _Trace:
-    """Called by the steps with what each made; keeps the text of one stage (none: keeps
-    nothing, and makes no text)."""
-
-    def __init__(self, stage=None):
-        self.stage, self.text = stage, None
-
-    def __call__(self, stage, made):
-        if stage == self.stage:
-            self.text = _TEXTS.get(stage, _tree_text)(made)
-
-
-def _tree_text(tree) -> str:
-    """A function's code, comments included (without codegen's header line)."""
-    return to_source(tree, "").split("\n", 1)[1]
-
-
-def _body_text(body) -> str:
-    return "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in body) + "\n"
-
-
-def _resolution_text(resolution) -> str:
-    return "".join(f"{name}: {callee.kind}\n" for name, callee in
-                   sorted(resolution.callees.items()))
-
-
-def _activity_text(act) -> str:
-    return (f"varied: {', '.join(sorted(act.varied))}\n"
-            f"useful: {', '.join(sorted(act.useful))}\n"
-            f"active: {', '.join(sorted(act.active))}\n")
-
-
-def _shapes_text(facts) -> str:
-    lines = []
-    for name in sorted(facts.classes):
-        found = facts.concrete.get(name)
-        shape = f"  {found[0]} {found[1]}" if found else ""
-        lines.append(f"{name}: {facts.kinds.get(name, '')} {facts.classes[name]}{shape}")
-    return "\n".join(lines) + "\n"
-
-
-def _plan_text(plan) -> str:
-    return (f"the adjoint sweep reads: {', '.join(sorted(plan.reads)) or 'nothing saved'}\n"
-            f"loops planned: {len(plan.loop_reverses)}\n")
-
-
-def _dump_forward(fn, wrt, stage, scalars, arrays):
-    if stage in ("jvp", "grad"):
-        return compile_jvp(fn, wrt, scalars, arrays=arrays).source
-    if stage not in FORWARD_STAGES:
-        raise ValueError(f"no stage {stage!r} in forward mode; the stages are "
-                         f"{', '.join(FORWARD_STAGES)}")
-    trace = _Trace(stage)
-    _compile_jvp(fn, wrt, scalars, frozenset(), arrays, trace)
-    return trace.text if trace.text is not None else \
-        f"# stage {stage} does not run for this function and these arguments\n"
-
-
-# --- forward mode -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CompiledJvp:
-    """A compiled tangent function: f_jvp(<f's parameters>, <one tangent per wrt>)."""
-
-    source: str
-    code: object
-    extra: dict
-    wrt: tuple[str, ...]
-    tangent_params: dict        # wrt parameter -> its tangent parameter's name
-    own_source: str = ""        # this function's text alone (source adds its pieces')
-    pieces: tuple = ()          # the tangent pieces it calls
-    depends: Depends = Depends(())   # what the names it was compiled from referred to
-    backend: str = "numpy"      # "numba": bind gives numba's compiled function
-    # fn -> what bind gave for it, with backend="numba" (numba compiles once per function)
-    jitted: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
-
-    def bind(self, fn):
-        if self.backend == "numba" and self.jitted.get(id(fn), (None,))[0] is fn:
-            return self.jitted[id(fn)][1]
-        function = bind(self.code, fn, self.extra)
-        if fn.__defaults__:     # the tangents come after the defaults: None for them too
-            function.__defaults__ = fn.__defaults__ + (None,) * len(self.tangent_params)
-        if self.backend == "numba":
-            function = jitted(function, f"the tangent of {fn.__name__}")
-            self.jitted[id(fn)] = (fn, function)
-        return function
-
-
-_JVP_CACHE: dict = {}
-_NOT_BATCHED: set = set()       # keys of compile_jvp(batch=...) whose code cannot batch
-
-
-def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
-                trees: frozenset = frozenset(), arrays: tuple = (),
-                batch: int | None = None, backend: str = "numpy") -> CompiledJvp:
-    """Compile the tangent (forward-mode) function of `fn` for tangents of the parameters
-    `wrt`; the other arguments are as for `compile_gradient`. With `batch`, each tangent
-    holds that many directions along a leading axis (forward/batch.py).
-
-    Raises:
-        SGCompilerError: for anything that cannot be differentiated correctly.
-        NotBatchable: with `batch`, when the tangents cannot all run at once.
-    """
-    key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version(),
-           batch, check_backend(backend))
-    if key in _NOT_BATCHED:
-        raise NotBatchable("refused before")
-    return deep(fn, _compile_jvp_cached, key, fn, wrt, scalars, trees, arrays, batch, backend)
-
-
-def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
-                        backend="numpy") -> CompiledJvp:
-    with LOCK:      # as compile_gradient: valid while its names mean the same
-        compiled = _JVP_CACHE.get(key)
-        if compiled is not None and compiled.depends.holds_for(fn):
-            compiled.depends.replay(fn)
-            return compiled
-        with recording() as seen:
-            try:
-                compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch,
-                                        backend=backend)
-            except NotBatchable:
-                # (a stale refusal only costs speed: the caller runs one jvp per column)
-                if len(_NOT_BATCHED) >= _CACHE_SIZE:
-                    _NOT_BATCHED.clear()
-                _NOT_BATCHED.add(key)
-                raise
-        return _kept(_JVP_CACHE, key,
-                     dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
-
-
-def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
-                 named=None, batch=None, backend="numpy") -> CompiledJvp:
-    with _complex_values(fn, arrays, batch=batch):
-        return _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named, batch,
-                                backend)
-
-
-def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
-                     batch, backend) -> CompiledJvp:
-    trace = trace or _Trace()
-    src, resolution, norm = _front(fn, trace)
-    specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
-    trace("activity", act)
-    if batch is not None:       # (batched tangents need every rank, numbers' too)
-        specialised.update({p: ((), WEAK) for p in scalars if p not in specialised})
-    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
-    trace("shapes", shape_facts)
-    shapes_note = _shapes_note(norm, resolution, shape_facts, act, specialised)
-    code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
-                   name and norm.namer.fresh(name), named, batch)
-    trace("forward", code.tree)
-    facts = dict(shape_facts.concrete)
-    facts.update({p: ((), WEAK) for p in scalars if p not in facts})
-    if batch is None:   # a tangent has its primal's shape (jvp checks), maybe not its dtype
-        facts.update({t: (specialised[p][0], None) for p, t in code.tangent_params.items()
-                      if p in specialised and isinstance(p, str) and p not in scalars})
-    optimize(code.tree, _specialisation(code.linker, src, shape_facts, norm, specialised,
-                                        facts, hoist=True), trace,
-             skip=NOT_FOR_NUMBA if backend == "numba" else ())
-    if backend == "numba":
-        for_numba(code.tree)
-    shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
-    header = (f"tangent of {_title(src)} ({src.short_filename}:{src.firstlineno}) with respect "
-              f"to {', '.join(wrt)}{' for ' + shapes_text if arrays else ''}, generated by "
-              f"sgcompiler{shapes_note}")
-    source = to_source(code.tree, header)
-    trace("codegen", source)
-    extra = {**src.introduced, **code.linker.names}
-    compiled = compile_source(source, f"<sgcompiler {src.qualname}_jvp {id(code)}>",
-                              set(extra) | set(fn.__code__.co_freevars))
-    text = "\n\n".join([source] + [p.source for p in _pieces_of(code.linker)])
-    return CompiledJvp(text, compiled[code.tree.name], extra, tuple(wrt), code.tangent_params,
-                       source, tuple(code.linker.pieces), backend=backend)
-
-
-@dataclass
-class JvpPiece:
-    """The tangent function of a user function called with active arguments (the cell is
-    filled once compiled: a recursive call refers to it first)."""
-
-    name: str
-    cell: object
-    tangent_params: dict
-    source: str = ""
-    pieces: tuple = ()
-    depends: Depends | None = None      # None while it is being compiled
-
-
-def _found_piece(mine, key, fn):
-    """The piece of `fn` cached under `key` if it may serve: one being compiled (a
-    recursive call, on this thread), or one whose names still mean what they meant."""
-    found = mine.get(key)
-    if found is not None and found.depends is None:
-        return found
-    if found is not None and found.depends.holds_for(fn):
-        found.depends.replay(fn)
-        return found
-    return None
-
-
-def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> JvpPiece:
-    """The (cached) tangent function of user function `fn` for `active` parameters.
-
-    Raises:
-        SGCompilerError: for anything in `fn` that cannot be differentiated.
-    """
-    with LOCK:      # as piece: per function object, valid while its names mean the same
-        mine = _PIECES.get(fn)
-        if mine is None:
-            mine = _PIECES[fn] = {}
-        key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version())
-        found = _found_piece(mine, key, fn)
-        if found is not None:
-            return found
-        name = function_name(fn)
-        if arrays:
-            digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
-            name = f"{name}_{digest}"
-        made = JvpPiece(f"{name}_jvp", types.CellType(), {})
-        mine[key] = made
-        try:
-            with recording() as seen:
-                for read in function_reads(fn):     # its code and defaults are bound in
-                    note(*read)
-                compiled = _compile_jvp(fn, active, frozenset(), trees, arrays,
-                                        name=made.name, named=made.tangent_params)
-        except BaseException:
-            del mine[key]
-            raise
-        made.cell.cell_contents = compiled.bind(fn)
-        made.source, made.pieces = compiled.own_source, compiled.pieces
-        made.depends = Depends.of(seen, fn)
-        return made
-
-
-_TEXTS = {"parse": lambda src: _tree_text(src.tree), "resolve": _resolution_text,
-          "normalize": lambda norm: _body_text(norm.body), "activity": _activity_text,
-          "shapes": _shapes_text, "tighten": lambda norm: _body_text(norm.body),
-          "plan": _plan_text, "codegen": lambda text: text}

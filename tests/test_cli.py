@@ -5,6 +5,7 @@ subprocess, to prove that `python -m sgcompiler` and the installed `sgcompiler` 
 """
 import os
 import pathlib
+import runpy
 import shutil
 import subprocess
 import sys
@@ -348,10 +349,17 @@ def test_python_dash_m_prints_the_code():
     assert out.stdout == (GOLDEN / "softmax_loss_stable.py").read_text()
 
 
-def test_python_dash_m_error_exit_status():
-    out = subprocess_run([sys.executable, "-m", "sgcompiler", ":f"])
-    assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert out.stderr.strip().splitlines() == [
+def test_python_dash_m_error_exit_status(capsys, monkeypatch):
+    """__main__.py exits with the status cli.main gives, run in this process as `python -m`
+    runs it (test_installed_script sees a real process exit with it)."""
+    monkeypatch.delenv("SGCOMPILER_TRACEBACK", raising=False)
+    monkeypatch.setattr(sys, "argv", ["sgcompiler", ":f"])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module("sgcompiler", run_name="__main__")
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip().splitlines() == [
         "sgcompiler: :f: expected FILE.py:FUNCTION or module:FUNCTION (the file or module "
         "before ':' is missing)"]
 

@@ -767,11 +767,8 @@ def test_refusal_messages_name_no_internal_variable():
     # a long random program was refused naming '_return_value', the compiler's own
     # variable for an early return; messages now name a user's variable or say what it is
     from sgcompiler.analysis.activity import _who
-    from sgcompiler.frontend.normalize import normalize
-    from sgcompiler.frontend.resolve import resolve
-    from sgcompiler.frontend.source import parse_function
-    src = parse_function(_reassigned)
-    norm = normalize(src, resolve(src))
+    from sgcompiler.frontend import front_end
+    norm = front_end(_reassigned).norm
     assert norm.namer.user_name("a_1") == "a"       # the second a
     assert _who(norm, {"a_1", "_return_value"}) == "'a'"
     assert _who(norm, {"_return_value"}) == "the value an earlier 'return' gave"

@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 
 from sgcompiler.analysis.activity import activity
-from sgcompiler.frontend.check import check
-from sgcompiler.frontend.normalize import is_atom, normalize
-from sgcompiler.frontend.resolve import resolve
-from sgcompiler.frontend.source import parse_function
+from sgcompiler.frontend import front_end
+from sgcompiler.frontend.normalize import is_atom
 from sgcompiler.pipeline import compile_gradient
 import sgcompiler
 
@@ -29,10 +27,8 @@ def make(src, **globals_):
 
 
 def normal(src):
-    fn = parse_function(make(src))
-    check(fn)
-    resolution = resolve(fn)
-    return fn, resolution, normalize(fn, resolution)
+    front = front_end(make(src))
+    return front.source, front.resolution, front.norm
 
 
 def active(body, wrt="x"):

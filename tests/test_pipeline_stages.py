@@ -4,10 +4,10 @@ import ast
 import numpy as np
 import pytest
 
-from sgcompiler import cli, pipeline, stop_gradient
+from sgcompiler import cli, pipeline, pipeline_forward, stages, stop_gradient
 from sgcompiler.analysis.summaries import SUMMARIES
 from sgcompiler.analysis.activity import activity
-from sgcompiler.frontend import front_end
+from sgcompiler.frontend import REWRITES, front_end
 
 
 def helper(u, c):
@@ -22,40 +22,91 @@ def looped(x, w):
     return s
 
 
-CODE = {"parse", "reverse", "codegen", "grad"} | {n for n, _, _ in pipeline.OPTIMIZATIONS}
+CODE = {"parse", *(n for n, _ in REWRITES), "reverse", "numba", "reread", "namespace", "codegen",
+        "grad"} | {n for n, _, _ in pipeline.OPTIMIZATIONS}
 ARRAYS = (("x", (4,), np.dtype("float64")), ("w", (4,), np.dtype("float64")))
 
 
 def test_stages_name_every_step_in_order():
     steps = [n for n, _, _ in pipeline.OPTIMIZATIONS]
-    assert pipeline.STAGES[:8] == ("parse", "resolve", "normalize", "activity", "shapes",
-                                   "tighten", "plan", "reverse")
-    assert list(pipeline.STAGES[8:-2]) == steps
-    assert pipeline.STAGES[-2:] == ("codegen", "grad")
-    assert len(set(pipeline.STAGES)) == len(pipeline.STAGES)
+    front = ("parse", *(n for n, _ in REWRITES), "resolve", "normalize")
+    assert stages.STAGES[:len(front) + 5] == (*front, "activity", "shapes", "tighten",
+                                               "plan", "reverse")
+    assert list(stages.STAGES[len(front) + 5:-5]) == steps
+    assert stages.STAGES[-5:] == ("numba", "reread", "namespace", "codegen", "grad")
+    assert len(set(stages.STAGES)) == len(stages.STAGES)
 
 
-@pytest.mark.parametrize("stage", pipeline.STAGES)
+def _traced(compile_, *kinds):
+    """The names of the steps that report what they made, over compilations of `kinds`."""
+    seen = []
+    for kind in kinds:
+        compile_(lambda stage, made: seen.append(stage), **kind)
+    return set(seen)
+
+
+def test_every_step_the_recipe_runs_is_a_stage_and_every_stage_runs():
+    """A stage name no step reports, or a step no stage names, would be a --stage that
+    prints nothing or a pass that --stage cannot show."""
+    def compile_(trace, **kind):
+        arrays = () if kind.get("rereadable") or kind.get("namespace") else ARRAYS
+        pipeline._compile(looped, ("x", "w"), frozenset(), frozenset(), False, arrays,
+                          trace, **kind)
+    traced = _traced(compile_, {}, {"backend": "numba"}, {"rereadable": True},
+                     {"namespace": True})
+    assert traced == set(stages.STAGES) - {"grad"}
+
+
+def test_every_step_of_forward_mode_is_a_stage():
+    def compile_(trace, **kind):
+        pipeline_forward._compile_jvp(looped, ("x", "w"), frozenset(), frozenset(), ARRAYS,
+                                      trace, **kind)
+    traced = _traced(compile_, {}, {"backend": "numba"})
+    assert traced == set(stages.FORWARD_STAGES) - {"jvp"}
+
+
+@pytest.mark.parametrize("stage", ["transforms", "fields", "numba", "reread", "namespace"])
+def test_the_new_stages_show_their_step(stage):
+    text = stages.dump_stage(looped, ("x", "w"), stage, arrays=ARRAYS)
+    assert "does not run" not in text
+    ast.parse(text)
+    if stage == "numba":
+        assert "del " not in text
+    if stage == "namespace":
+        code = "\n".join(line.split("#")[0] for line in text.splitlines())
+        assert "xp." in code and "np." not in code.replace("xp.", "")
+
+
+def test_the_parse_stage_is_the_code_before_the_rewrites():
+    def made(x):
+        with np.errstate(all="ignore"):
+            y = np.log(x)
+        return np.sum(y)
+    assert "errstate" in stages.dump_stage(made, ("x",), "parse")
+    assert "errstate" not in stages.dump_stage(made, ("x",), "contexts")
+
+
+@pytest.mark.parametrize("stage", stages.STAGES)
 def test_every_stage_prints(stage):
-    text = pipeline.dump_stage(looped, ("x", "w"), stage, arrays=ARRAYS)
+    text = stages.dump_stage(looped, ("x", "w"), stage, arrays=ARRAYS)
     assert text.strip()
     if stage in CODE:
         ast.parse(text)         # valid Python
 
 
 def test_the_stages_show_the_code_changing():
-    before = pipeline.dump_stage(looped, ("x",), "reverse", arrays=ARRAYS)
-    after = pipeline.dump_stage(looped, ("x",), "free-after-last-use", arrays=ARRAYS)
+    before = stages.dump_stage(looped, ("x",), "reverse", arrays=ARRAYS)
+    after = stages.dump_stage(looped, ("x",), "free-after-last-use", arrays=ARRAYS)
     assert "_stop_gradient = _max" in before and "_stop_gradient" not in after
-    final = pipeline.dump_stage(looped, ("x",), "grad", arrays=ARRAYS)
-    assert pipeline.dump_stage(looped, ("x",), "codegen", arrays=ARRAYS) in final
-    assert "active:" in pipeline.dump_stage(looped, ("x",), "activity")
-    assert "the adjoint sweep reads" in pipeline.dump_stage(looped, ("x",), "plan")
+    final = stages.dump_stage(looped, ("x",), "grad", arrays=ARRAYS)
+    assert stages.dump_stage(looped, ("x",), "codegen", arrays=ARRAYS) in final
+    assert "active:" in stages.dump_stage(looped, ("x",), "activity")
+    assert "the adjoint sweep reads" in stages.dump_stage(looped, ("x",), "plan")
 
 
 def test_a_step_that_does_not_run_says_so():
     # the buffer pass runs only for code specialised for shapes
-    text = pipeline.dump_stage(looped, ("x",), "reuse-buffers")
+    text = stages.dump_stage(looped, ("x",), "reuse-buffers")
     assert "does not run" in text
 
 

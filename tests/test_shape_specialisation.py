@@ -10,10 +10,8 @@ import numpy as np
 import pytest
 
 from sgcompiler import api, grad, value_and_grad
-from sgcompiler.frontend.normalize import normalize
-from sgcompiler.frontend.resolve import resolve
 from sgcompiler.analysis.shapes import shapes
-from sgcompiler.frontend.source import parse_function
+from sgcompiler.frontend import front_end
 
 from gradcheck import numeric_grad
 
@@ -152,9 +150,8 @@ def test_many_shapes_stop_specialising(monkeypatch):
 
 
 def _concrete(fn, arrays, scalars=frozenset()):
-    src = parse_function(fn)
-    resolution = resolve(src)
-    norm = normalize(src, resolution)
+    front = front_end(fn)
+    norm, resolution = front.norm, front.resolution
     facts = shapes(norm, resolution, scalars, frozenset(),
                    {p: (s, np.dtype(float)) for p, s in arrays.items()})
     return {n: facts.shape(n) for n in facts.concrete}, facts

@@ -33,6 +33,21 @@ from .forms.varargs import specialise_varargs
 from .transforms import inline_transforms
 
 
+# (name, step): the rewrites between parse and check, in order; each takes and gives a
+# FunctionSource, and `--stage NAME` prints the code after it
+REWRITES = (
+    ("transforms", inline_transforms),        # grad(g)(x): a call of g's gradient
+    ("contexts", unwrap_contexts),            # with np.errstate(...): its body
+    ("namespaces", read_namespaces),          # xp = array_namespace(x): dropped
+    ("statements", rewrite_statements),       # a, *rest = xs; try that only raises
+    ("expressions", rewrite_expressions),     # sum(generator), map, *displays, partials
+    ("varargs", specialise_varargs),          # helpers with *args, **kwargs
+    ("factories", inline_factories),          # g = make(s): the def it makes
+    ("nested", lift_nested),                  # nested defs and lambdas lifted
+    ("fields", read_fields),                  # p.w of a local value: field(p, 'w')
+)
+
+
 @dataclass(frozen=True)
 class FrontEnd:
     """A function as every later stage reads it."""
@@ -51,10 +66,11 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
     trace = trace or (lambda stage, made: None)
-    src = read_namespaces(unwrap_contexts(inline_transforms(parse_function(fn))))
-    src = specialise_varargs(rewrite_expressions(rewrite_statements(src)))
-    src = read_fields(lift_nested(inline_factories(src)))
+    src = parse_function(fn)
     trace("parse", src)
+    for name, rewrite in REWRITES:
+        src = rewrite(src)
+        trace(name, src)
     if checked:
         check(src)
     resolution = resolve(src)
@@ -64,4 +80,4 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
     return FrontEnd(src, resolution, norm)
 
 
-__all__ = ["FrontEnd", "front_end", "parse_function"]
+__all__ = ["REWRITES", "FrontEnd", "front_end", "parse_function"]

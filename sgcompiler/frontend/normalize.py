@@ -26,6 +26,7 @@ value keeps its own name; variables assigned inside a branch keep theirs. `retur
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 
 import gast
@@ -461,7 +462,6 @@ class _Normalizer(IterationForms):
             return False
 
     def _is_log_with_base(self, node) -> bool:
-        import math
         # (math.log takes no keywords)
         return len(node.args) == 2 and not node.keywords and self._calls(node, math.log)
 

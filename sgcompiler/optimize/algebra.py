@@ -32,7 +32,7 @@ import numpy as np
 
 from ..ir.blocks import arithmetic, nodes
 from ..ir.builders import load, number
-from ..analysis.sizes import WEAK
+from ..analysis.shape_algebra import WEAK
 from ..ir.builders import COMMENT
 
 _PRODUCTS = (gast.Mult, gast.Div)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..ir.blocks import nodes
 from ..ir.builders import load, store
-from ..analysis.sizes import same
+from ..analysis.shape_algebra import same
 from ..runtime import SHAPE_ARGUMENT
 from .code_shapes import _FLOAT_UFUNCS, _REDUCTIONS, CodeShapes, CodeShapesMaker
 

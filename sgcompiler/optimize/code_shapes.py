@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from ..analysis.sizes import WEAK, broadcast, constant, matmul_shape, reduce_shape
+from ..analysis.shape_algebra import WEAK, broadcast, constant, matmul_shape, reduce_shape
 from ..ir.blocks import nodes
 
 _BINARY = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)

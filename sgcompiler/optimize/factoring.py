@@ -20,7 +20,7 @@ import gast
 
 from ..ir.blocks import arithmetic, nodes
 from ..ir.builders import const, factors_of, number, product_of
-from ..analysis.sizes import same
+from ..analysis.shape_algebra import same
 
 
 def factor_sums(body, shapes, np_name):

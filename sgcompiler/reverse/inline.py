@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis.shapes import SCALAR, Shapes, class_shape, concrete_class
-from ..analysis.sizes import NOT_CONSTANT, axes_of, constant
+from ..analysis.shape_algebra import NOT_CONSTANT, axes_of, constant
 from ..frontend.depends import unrecorded
 from ..ir.builders import const, factors_of, load, number, product_of
 

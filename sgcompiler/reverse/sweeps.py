@@ -132,7 +132,7 @@ def reverse(norm: Normalized, resolution, act: Activity, shapes: Shapes,
         forward.append(sweep.assign(returned, load(norm.returned)))
     if shapes.kind(norm.returned) == CONTAINER:
         # a tuple or list has no gradient: the caller sees the result and refuses it with
-        # the TypeError of any non-scalar result (api._check_scalar)
+        # the TypeError of any non-scalar result (arguments._check_scalar)
         backward = [comment(f"{norm.fn.name} returns a tuple or list, not a scalar: no "
                             "gradient")]
         gradient, value = const(None), True
