@@ -136,7 +136,8 @@ _CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                      trees: frozenset = frozenset(), value: bool = True,
                      arrays: tuple = (), rereadable: bool = False,
-                     namespace: bool = False, backend: str = "numpy") -> Compiled:
+                     namespace: bool = False, backend: str = "numpy",
+                     checkpoint=None) -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -156,18 +157,26 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
             any shape, reaching NumPy through `xp`; `Compiled.bind` takes the namespace.
         backend: "numba": code numba can compile (backend/jit.py: no `del`, no batched
             per-trip products); `Compiled.bind` then gives numba's compiled function.
+        checkpoint: "sqrt" (or trips per segment): its outermost loops run in segments,
+            the adjoint sweep running each again from its first state
+            (frontend/forms/checkpoint.py); code for NumPy arrays only.
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
-           rules.version(), rereadable, namespace, check_backend(backend))
+           rules.version(), rereadable, namespace, check_backend(backend), checkpoint)
+    if checkpoint is not None and (rereadable or namespace or backend != "numpy"):
+        raise SGCompilerError(f"{function_name(fn)}: checkpoint= makes gradient code for "
+                              "NumPy arrays, run by NumPy; it cannot yet be differentiated "
+                              "again, run on arrays of another library or by numba; "
+                              "compile without checkpoint= for that")
     return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable,
-                namespace, backend)
+                namespace, backend, checkpoint)
 
 
 def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
-                    namespace=False, backend="numpy") -> Compiled:
+                    namespace=False, backend="numpy", checkpoint=None) -> Compiled:
     with LOCK:      # one compilation at a time: a piece is published before it is done
         compiled = _CACHE.get(key)
         # the code is right for `fn` only while its names mean what they meant
@@ -176,7 +185,7 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
             return compiled
         with recording() as seen:
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
-                                namespace=namespace, backend=backend)
+                                namespace=namespace, backend=backend, checkpoint=checkpoint)
         return _kept(_CACHE, key, dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
 
 
@@ -208,18 +217,18 @@ def _complex_values(fn, arrays, rereadable=False, batch=None):
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
-             rereadable=False, namespace=False, backend="numpy") -> Compiled:
+             rereadable=False, namespace=False, backend="numpy", checkpoint=None) -> Compiled:
     with _complex_values(fn, arrays, rereadable):
         return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
-                            namespace, backend)
+                            namespace, backend, checkpoint)
 
 
 def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
-                 namespace=False, backend="numpy") -> Compiled:
+                 namespace=False, backend="numpy", checkpoint=None) -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else
                              _namespace_piece if namespace else piece)
-    src, resolution, norm = _front(fn, trace)
+    src, resolution, norm = _front(fn, trace, checkpoint)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     trace("activity", act)
@@ -623,8 +632,8 @@ def _nothing_small(name) -> bool:
     return False
 
 
-def _front(fn, trace=None):
-    front = front_end(fn, trace=trace)
+def _front(fn, trace=None, checkpoint=None):
+    front = front_end(fn, trace=trace, checkpoint=checkpoint)
     return front.source, front.resolution, front.norm
 
 
