@@ -507,10 +507,11 @@ _PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of 
 
 
 def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
-          rereadable: bool = False, namespace: bool = False) -> Piece:
+          rereadable: bool = False, namespace: bool = False, checkpoint=None) -> Piece:
     """The (cached) forward/backward pair of user function `fn` for `active` parameters,
     specialised for `arrays` ((parameter, shape, dtype) of array arguments whose shapes the
-    caller knows); `trees` are the parameters the caller passes dicts, lists or tuples.
+    caller knows); `trees` are the parameters the caller passes dicts, lists or tuples;
+    `checkpoint` runs `fn`'s own outermost loops in segments (vjp(..., checkpoint=)).
 
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
@@ -523,7 +524,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         if rereadable or namespace:
             arrays = ()         # code for any shape (optimize/reread.py; no out= buffers)
         key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
-            (("namespace",) if namespace else ())
+            (("namespace",) if namespace else ()) + \
+            (("checkpoint", checkpoint) if checkpoint is not None else ())
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
@@ -553,7 +555,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             with recording() as seen:
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
-                _compile_piece(fn, active, made, arrays, trees, rereadable, namespace)
+                _compile_piece(fn, active, made, arrays, trees, rereadable, namespace,
+                               checkpoint)
         except BaseException:
             del mine[key]
             raise
@@ -573,14 +576,16 @@ def _namespace_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
-                   namespace=False):
+                   namespace=False, checkpoint=None):
     with _complex_values(fn, arrays, rereadable):
-        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace)
+        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace,
+                           checkpoint)
 
 
-def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False):
+def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False,
+                       checkpoint=None):
     pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
-    src, resolution, norm = _front(fn)
+    src, resolution, norm = _front(fn, checkpoint=checkpoint)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
     shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
