@@ -337,3 +337,53 @@ def test_vjp(n):
         np.testing.assert_allclose(g, h, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(got[0], numeric_grad(made_inside, (W, U, xs), 0),
                                rtol=1e-5, atol=1e-7)
+
+
+def sometimes(x, w, n, flag):
+    best = x * 0.0
+    h = x
+    if flag:
+        for t in range(n):
+            h = np.sin(h * w)
+            if t % 4 == 1:
+                best = best + h
+            if t % 3 == 2:
+                continue
+            h = h + 0.1 * x
+    for t in range(n):
+        best = best * 0.5 + h
+    return np.sum(best * h)
+
+
+@pytest.mark.parametrize("n,flag", [(0, True), (5, True), (10, False), (11, True)])
+def test_loops_in_branches_with_continue_and_state_set_on_some_trips(n, flag):
+    args = (np.array([0.2, 0.9, -0.4]), np.array([1.3, -0.2, 0.6]), n, flag)
+    check(sometimes, args, 0)
+    check(sometimes, args, 1)
+
+
+def inner_helper(h, w, m):
+    for j in range(m):
+        h = np.tanh(h * w) + h * 0.1
+    return h
+
+
+def helper_with_loop(x, w, n):
+    h = x
+    for t in range(n):
+        h = inner_helper(h, w, 3) * x
+    return np.sum(h)
+
+
+def test_loop_calls_helper_with_its_own_loop():
+    args = (np.array([0.4, -0.6]), np.array([0.7, 1.1]), 10)
+    check(helper_with_loop, args, 0)
+    check(helper_with_loop, args, 1)
+
+
+def test_pickled_gradient_keeps_its_checkpoint():
+    import pickle
+    made = pickle.loads(pickle.dumps(grad(recurrence, checkpoint=4)))
+    x = np.array([0.3, 0.6])
+    np.testing.assert_allclose(made(x, 9), grad(recurrence)(x, 9), rtol=1e-10)
+    assert "_every = 4" in made.source
