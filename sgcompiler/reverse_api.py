@@ -66,7 +66,7 @@ class VJPFunction:
             raise TypeError(f"vjp of {self._fn.__name__}: the cotangent must have the "
                             f"structure and shapes of the output: {problem}")
         try:
-            grads = self._backward(cotangent, self._saved)
+            grads = self._backward(cotangent, unspent(self._saved))
         except RuntimeRefusal as exc:
             raise located(exc) from None        # with the line whose gradient refused
         return tuple(like_tree(g, p) for g, p in zip(grads, self._primals))
@@ -155,13 +155,24 @@ def jacobian_rev(fn, wrt, args, kwargs):
         seed = np.zeros(shape, dtype=np.result_type(out))
         seed.flat[k] = 1.0
         try:
-            grads = backward(seed if shape else float(seed), saved)
+            grads = backward(seed if shape else float(seed), unspent(saved))
         except RuntimeRefusal as exc:
             raise located(exc) from None        # with the line whose gradient refused
         for row, g, name in zip(rows, grads, wrt):
             row.append(np.asarray(like_tree(g, bound[name]), dtype=float))
     return tuple(np.reshape(np.array(row), shape + np.shape(bound[name]))
                  for row, name in zip(rows, wrt))
+
+
+def unspent(saved):
+    """A copy of a forward function's saved values that one backward call may use up: the
+    backward pops its tapes (lists), so each call gets lists of its own (the arrays in them
+    are shared; nothing writes into them)."""
+    if isinstance(saved, list):
+        return [unspent(v) for v in saved]
+    if type(saved) is tuple:
+        return tuple(unspent(v) for v in saved)
+    return saved
 
 
 def plain_function(fn):

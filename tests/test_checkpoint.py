@@ -332,7 +332,7 @@ def test_vjp(n):
     plain_out, plain_pull = sgcompiler.vjp(made_inside, W, U, xs)
     assert out == plain_out
     assert "_segment" in pull.source
-    got = pull(1.0)     # (once: a second call of a pull-back of a loop finds its tape used)
+    got = pull(1.0)
     for g, h in zip(got, plain_pull(1.0)):
         np.testing.assert_allclose(g, h, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(got[0], numeric_grad(made_inside, (W, U, xs), 0),
@@ -387,3 +387,51 @@ def test_pickled_gradient_keeps_its_checkpoint():
     x = np.array([0.3, 0.6])
     np.testing.assert_allclose(made(x, 9), grad(recurrence)(x, 9), rtol=1e-10)
     assert "_every = 4" in made.source
+def dstate(x, n):
+    p = {"a": x, "b": 2.0 * x}
+    for t in range(n):
+        p = {"a": np.sin(p["a"]) + p["b"], "b": p["b"] * 0.9}
+    return np.sum(p["a"] * p["b"])
+
+def lstate(x, n):
+    p = [x, 2.0 * x]
+    for t in range(n):
+        p = [np.sin(p[0]) + p[1], p[1] * 0.9]
+    return np.sum(p[0] * p[1])
+
+def scal(a, n):
+    x = 0.5
+    for t in range(n):
+        x = a * np.sin(x) + 0.1
+    return x * x
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 10])
+def test_dict_list_and_float_state(n):
+    x = np.array([0.3, -0.7])
+    check(dstate, (x, n))
+    check(lstate, (x, n))
+    check(scal, (0.9, n))
+
+
+# --- found here: a pull-back of a loop called a second time found its tape used up --------
+
+def vector_loop(x, w):
+    h = x
+    for t in range(6):
+        h = np.sin(h) * w + np.exp(-h * h)
+    return h * 2.0
+
+
+@pytest.mark.parametrize("checkpoint", [None, "sqrt"])
+def test_pull_back_called_twice_and_reverse_jacobian(checkpoint):
+    x, w = np.array([0.3, -0.7, 0.2]), np.array([0.9, 1.2, -0.5])
+    out, pull = sgcompiler.vjp(vector_loop, x, w, checkpoint=checkpoint)
+    first, second = pull(np.ones(3)), pull(np.ones(3))
+    np.testing.assert_array_equal(first[0], second[0])
+    c = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(pull(c)[0], numeric_grad(
+        lambda x: np.sum(vector_loop(x, w) * c), (x,), 0), rtol=1e-5, atol=1e-7)
+    J = sgcompiler.jacobian(vector_loop, mode="rev")(x, w)
+    np.testing.assert_allclose(J, sgcompiler.jacobian(vector_loop, mode="fwd")(x, w),
+                               rtol=1e-10, atol=1e-12)
