@@ -6,19 +6,24 @@
 Workloads: a scalar recurrence over a (1,) array (1e6 steps by default) and the
 benchmark's tanh RNN (hidden 32, input 32) unrolled 1000 steps. Both gradients are checked
 equal first (rtol 1e-9). Peak memory is what one call allocates above what was live before
-it (tracemalloc, which sees NumPy's buffers); time is CPU time of this thread per call,
-the two gradients called in turn, and the ratio is the median over repetitions of
+it (tracemalloc, which sees NumPy's buffers); time is CPU time of this thread per call
+(one BLAS thread), the two gradients called in turn, and the ratio is the median over repetitions of
 checkpointed / plain (calls made moments apart).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# one BLAS thread: this thread's CPU time is then all of a call's work
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -75,12 +80,13 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=1_000_000)
     parser.add_argument("--rnn-steps", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--rnn-reps", type=int, default=31)
     opts = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     rows = [measure(f"scalar recurrence, {opts.steps:g} steps", recurrence,
                     (np.array([0.3]), np.array([0.9]), opts.steps), (0, 1), opts.reps),
             measure(f"RNN, {opts.rnn_steps} steps, hidden 32", rnn,
-                    _rnn_args(opts.rnn_steps, rng), (0, 1, 2), opts.reps)]
+                    _rnn_args(opts.rnn_steps, rng), (0, 1, 2), opts.rnn_reps)]
     print("| workload | peak MB plain | peak MB sqrt | memory sqrt/plain | s plain | s sqrt "
           "| time sqrt/plain |")
     print("|---|---|---|---|---|---|---|")
