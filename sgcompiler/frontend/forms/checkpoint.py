@@ -37,21 +37,11 @@ import gast
 from ...errors import describe, errors_at
 from ... import runtime
 from .lifted import lifted_function
+from .replayable import Refused as _Refused, check_replayable, check_writes
 
 POLICIES = ("sqrt",)
 _SEGMENTS: "weakref.WeakSet" = weakref.WeakSet()     # the segment functions made here
 # methods of numpy.random.Generator and RandomState that draw numbers
-_DRAWS = frozenset({
-    "random", "normal", "standard_normal", "uniform", "integers", "randint", "rand",
-    "randn", "choice", "permutation", "shuffle", "permuted", "binomial", "poisson",
-    "exponential", "gamma", "beta", "multivariate_normal", "standard_cauchy",
-    "standard_exponential", "standard_gamma", "laplace", "logistic", "lognormal",
-    "dirichlet", "multinomial", "geometric", "gumbel", "bytes", "random_sample", "sample",
-    "chisquare", "weibull", "triangular", "vonmises", "wald", "pareto", "rayleigh",
-    "power", "zipf", "hypergeometric", "logseries", "negative_binomial", "f",
-    "noncentral_chisquare", "noncentral_f", "standard_t"})
-
-
 def check_policy(checkpoint):
     """`checkpoint` itself when it is a policy this module knows: None, "sqrt" or a
     positive int (trips per segment).
@@ -73,10 +63,6 @@ def is_segment(fn) -> bool:
         return fn in _SEGMENTS
     except TypeError:
         return False
-
-
-class _Refused(Exception):
-    pass
 
 
 def checkpoint_loops(fn, policy):
@@ -143,7 +129,7 @@ class _Segmenter:
 
     def loop(self, stmt, bound):
         """The statements that run `stmt` in segments."""
-        self._check_body(stmt)
+        check_replayable(self.fn, self.locals, stmt)
         first, last, every = (self._fresh(n) for n in ("_first", "_last", "_every"))
         before, trips, outer, stop, inner = self._ranges(stmt, first, last, every)
         target = _names(stmt.target, gast.Store)
@@ -155,7 +141,7 @@ class _Segmenter:
         sequence = _names(stmt.iter, gast.Load) if isinstance(stmt.iter, gast.Name) else set()
         params = sorted((exposed | (set(results) - surely) | sequence) & self.locals)
         made = {n for s in before for n in _names(s, gast.Store)}
-        self._check_writes(stmt, set(params))
+        check_writes(stmt, set(params))
         for name in params:
             if name not in bound and name not in made:
                 raise _Refused(stmt, f"'{name}' may be unbound before this loop, which "
@@ -201,6 +187,11 @@ class _Segmenter:
             inner = gast.Subscript(value=_load(it.id), slice=gast.Slice(
                 lower=_load(first), upper=_load(last), step=None), ctx=gast.Load())
             return [], copy.deepcopy(trips), outer, end, inner
+        return self._over_range(stmt, first, last, every)
+
+    def _over_range(self, stmt, first, last, every):
+        """_ranges of `for t in range(start, stop, step)`."""
+        it, written = stmt.iter, _names(stmt, gast.Store)
         if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id == "range" and self.fn.lookup("range")[1] is range
                 and 1 <= len(it.args) <= 3 and not it.keywords):
@@ -260,74 +251,6 @@ class _Segmenter:
         _SEGMENTS.add(made)
         return made
 
-    def _check_body(self, stmt):
-        if stmt.orelse:
-            raise _Refused(stmt, "checkpoint= cannot run a loop with `else:` in segments; "
-                                 "move the else block after the loop")
-        for node, inside_loop in _walk_jumps(stmt.body):
-            if isinstance(node, gast.Return) or isinstance(node, gast.Break) and \
-                    not inside_loop:
-                kind = "return" if isinstance(node, gast.Return) else "break"
-                raise _Refused(node, f"checkpoint= runs this loop in segments, and a `{kind}`"
-                                     " inside it would leave only its segment; compute the "
-                                     "trip count first, or compile without checkpoint=")
-        for node in gast.walk(stmt):
-            if isinstance(node, gast.Call) and self._draws(node.func):
-                raise _Refused(node, "this loop draws random numbers, and checkpoint= runs "
-                                     "its trips again in the adjoint sweep, where they would "
-                                     "draw other numbers; draw them before the loop (one "
-                                     "array of all the draws), or compile without "
-                                     "checkpoint=")
-
-    def _check_writes(self, stmt, params):
-        """Refuse writes into what a segment is passed (`out[t] = v`, `acc.append(h)`):
-        a segment is a function of its arguments, and the adjoint sweep runs it again."""
-        for node in gast.walk(stmt):
-            base = None
-            if isinstance(node, (gast.Subscript, gast.Attribute)) and \
-                    isinstance(node.ctx, gast.Store):
-                base = node.value
-            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                    node.func.attr in _WRITES:
-                base = node.func.value
-            while isinstance(base, (gast.Subscript, gast.Attribute)):
-                base = base.value
-            if isinstance(base, gast.Name) and base.id in params:
-                raise _Refused(node, f"this loop writes into '{base.id}', which checkpoint= "
-                                     "would pass to each segment of the loop and write into "
-                                     "again when the adjoint sweep runs the segment again; "
-                                     "reduce the values in the loop (`total = total + "
-                                     "...`), or compile without checkpoint=")
-            if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add) and any(
-                    isinstance(side, (gast.List, gast.ListComp, gast.Tuple))
-                    for side in (node.left, node.right)):
-                raise _Refused(node, "checkpoint= cannot yet differentiate lists or tuples "
-                                     "joined with + inside a segment of a loop (the joined "
-                                     "sequence is a parameter of the segment: issue 13); "
-                                     "reduce the values in the loop (`total = total + "
-                                     "...`), or compile without checkpoint=")
-
-    def _draws(self, func) -> bool:
-        """Whether a call of `func` may draw random numbers."""
-        parts = []
-        while isinstance(func, gast.Attribute):
-            parts.append(func.attr)
-            func = func.value
-        if not isinstance(func, gast.Name):
-            return False
-        if "random" in parts or "rvs" in parts:
-            return True
-        if func.id in self.locals:
-            return bool(parts) and parts[-1] in _DRAWS or bool(parts) and parts[0] in _DRAWS
-        found, obj = self.fn.lookup(func.id)
-        for attr in reversed(parts):
-            obj = getattr(obj, attr, None)
-        module = getattr(obj, "__module__", None) or type(obj).__module__ or ""
-        if module.startswith(("numpy.random", "random")):
-            return True
-        code = getattr(obj, "__code__", None)
-        return code is not None and bool(set(code.co_names) & _HELPER_DRAWS)
-
     def _fresh(self, base):
         name = base
         while name in self.locals or name in self.fn.globals or name in self.introduced \
@@ -343,23 +266,6 @@ class _Segmenter:
             name = "_" + name
         self.introduced[name] = obj
         return name
-
-
-_WRITES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
-                     "setdefault", "popitem", "sort", "reverse", "fill", "put", "resize",
-                     "itemset", "__setitem__", "__iadd__"})
-_HELPER_DRAWS = frozenset({"random", "default_rng", "rvs", "normal", "standard_normal",
-                           "uniform", "integers", "choice", "permutation", "shuffle"})
-
-
-def _walk_jumps(body, inside_loop=False):
-    """(node, whether it is inside a loop within `body`) for the statements of `body`."""
-    for stmt in body:
-        yield stmt, inside_loop
-        inner = inside_loop or isinstance(stmt, (gast.For, gast.While))
-        for field in ("body", "orelse"):
-            if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                yield from _walk_jumps(getattr(stmt, field), inner)
 
 
 def _surely_bound(body, bound) -> set:
