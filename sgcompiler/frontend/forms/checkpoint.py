@@ -5,16 +5,20 @@ outermost `for` loop over `range(...)` or over a sequence becomes a loop over se
 about sqrt(n) trips; a segment is a function of its own (lifted.py), called with the loop's
 state and returning it:
 
-    h = x                                   h = x
-    for t in range(n):                ->    _every = checkpoint_every(n, 'sqrt')
-        h = np.tanh(W @ h)                  for _first in range(0, n, _every):
-    return np.sum(h)                            h, = loss_segment4(h, W, _first,
-                                                                   min(_first + _every, n))
-                                            return np.sum(h)
-    def loss_segment4(h, W, _first, _last):
+    h = x                             h = x
+    for t in range(n):          ->    _every = checkpoint_every(n, 'sqrt')
+        h = np.tanh(W @ h)            for _first in range(0, n, _every):
+    return np.sum(h)                      _last = min(_first + _every, n)
+                                          _h_end = loss_segment4(W, h, _first, _last)
+                                          h = _h_end
+                                      return np.sum(h)
+    def loss_segment4(W, h, _first, _last):
         for t in range(_first, _last):
             h = np.tanh(W @ h)
-        return (h,)
+        return h
+
+(several results come back as a tuple, `h, c = loss_segment4(...)`; `for x in xs` runs
+`for x in xs[_first:_last]`; `checkpoint=k` makes `_every = k`).
 
 The reverse pass calls a segment's plain function in the primal sweep (no tape), so what
 it saves is the state at the start of each segment; the adjoint sweep runs the segment's
@@ -22,9 +26,9 @@ forward again from it, taping those trips only, then the segment's backward
 (reverse/calls.py, `is_segment`). Tape memory is then about sqrt(n) states plus one
 segment's tape, for about one more forward run.
 
-What a segment cannot reproduce is refused with its line: `break` or `return` in the
-loop, `else:`, random draws (a second run would draw other numbers), a variable the loop
-reads that may be unbound before it.
+What a segment cannot reproduce is refused with its line (replayable.py: `break` or
+`return` in the loop, `else:`, random draws, writes into what it is given), and so are
+`while` loops and a variable the loop reads that may be unbound before it.
 """
 from __future__ import annotations
 
