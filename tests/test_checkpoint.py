@@ -435,3 +435,20 @@ def test_pull_back_called_twice_and_reverse_jacobian(checkpoint):
     J = sgcompiler.jacobian(vector_loop, mode="rev")(x, w)
     np.testing.assert_allclose(J, sgcompiler.jacobian(vector_loop, mode="fwd")(x, w),
                                rtol=1e-10, atol=1e-12)
+
+
+def list_loop(h, xs):
+    for x in xs:
+        h = np.tanh(h * x) + x
+    return np.sum(h)
+
+
+def test_loop_over_a_list_of_arrays():
+    h, xs = np.array([0.3, -0.7]), [np.array([0.5, 1.1]) * k for k in range(1, 6)]
+    made = grad(list_loop, wrt=(0, 1), checkpoint="sqrt")
+    g, plain = made(h, xs), grad(list_loop, wrt=(0, 1))(h, xs)
+    assert "_segment" in made.source and isinstance(g[1], list)
+    np.testing.assert_allclose(g[0], plain[0], rtol=1e-10)
+    for a, b in zip(g[1], plain[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+    np.testing.assert_allclose(g[0], numeric_grad(list_loop, (h, xs), 0), rtol=1e-5, atol=1e-7)
