@@ -20,6 +20,7 @@ from .arguments import (_SCALAR_TYPES, _TREES, _all_leaves, _check_scalar, _chec
                         _complex_kinds, _like_tree, _plain_float, _refuse_subclasses,
                         _tree_arrays, _tree_kind, _unaliased, wrt_names)
 from .backend.jit import check_backend
+from .frontend.forms.checkpoint import check_policy
 from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
 from .errors import RuntimeRefusal, SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
@@ -33,7 +34,7 @@ from .reverse_api import with_aux
 from .runtime.namespace import failing_clearly, namespace_of
 
 
-def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
+def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy", checkpoint=None):
     """The gradient of a scalar function `fn`, as a function with the same parameters.
 
     Usable as `@grad`, `grad(f, wrt="w")` or `@grad(wrt=(0, "w"))`. `fn` may itself be a
@@ -51,6 +52,10 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
             compiled by numba (the `jit` extra), for loops over scalars and small arrays;
             where numba cannot compile it, the NumPy code runs and a JitFallbackWarning
             says why, once.
+        checkpoint: None, or "sqrt": the outermost `for` loops run in segments of about
+            sqrt(n) trips; only each segment's first state is kept, and the adjoint sweep
+            runs the segment again to tape its trips (memory about sqrt(n) trips' worth,
+            for about one more forward run); or an int, the trips per segment.
     Returns:
         A `GradientFunction`; `.source` is the generated code, `.primal` the original,
         `.explain()` why the gradient is what it is.
@@ -60,22 +65,24 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
     """
     if fn is None:
         return functools.partial(grad, wrt=wrt, has_aux=has_aux, warn_zero=warn_zero,
-                                 backend=backend)
+                                 backend=backend, checkpoint=checkpoint)
     return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux, warn_zero=warn_zero,
-                            backend=backend)
+                            backend=backend, checkpoint=checkpoint)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
 
 
-def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy"):
+def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy",
+                   checkpoint=None):
     """Like `grad`, but the function returns `(value, gradient)`; the primal runs once.
     With `has_aux=True`, `fn` returns `(loss, aux)` and this `((loss, aux), gradient)`."""
     if fn is None:
         return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux,
-                                 warn_zero=warn_zero, backend=backend)
+                                 warn_zero=warn_zero, backend=backend,
+                                 checkpoint=checkpoint)
     return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux, warn_zero=warn_zero,
-                            backend=backend)
+                            backend=backend, checkpoint=checkpoint)
 
 
 value_and_grad.sgcompiler_transform_maker = True
@@ -87,9 +94,15 @@ class GradientFunction:
     sgcompiler_transform = True     # resolve differentiates calls of it (as_function)
 
     def __init__(self, fn, wrt, with_value: bool, has_aux: bool = False, warn_zero=None,
-                 backend: str = "numpy"):
+                 backend: str = "numpy", checkpoint=None):
         self.backend = check_backend(backend)
+        self.checkpoint = check_policy(checkpoint)
         self._inner = fn if isinstance(fn, GradientFunction) else None
+        if self.checkpoint is not None and (has_aux or self._inner is not None or
+                                            self.backend != "numpy"):
+            raise SGCompilerError(f"{getattr(fn, '__name__', fn)}: checkpoint= is not "
+                                  "supported yet with has_aux=True, backend='numba' or for "
+                                  "a gradient of a gradient; compile without checkpoint=")
         if self._inner is not None:     # grad of grad: the inner gradient's own code
             fn = self._inner.as_function()
         # a bound method, a callable object, a functools.partial: a function made from it
@@ -132,7 +145,8 @@ class GradientFunction:
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
                                 last.arrays, rereadable=last.lazy,
-                                namespace=last.namespace, backend=self.backend).source
+                                namespace=last.namespace, backend=self.backend,
+                                checkpoint=self.checkpoint).source
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -175,6 +189,11 @@ class GradientFunction:
                                   "has_aux=True cannot be differentiated again or called "
                                   "inside a differentiated function yet; use it without "
                                   "has_aux there")
+        if self.checkpoint is not None:
+            raise SGCompilerError(f"{self.primal.__name__}: a gradient made with "
+                                  "checkpoint= cannot be differentiated again or called "
+                                  "inside a differentiated function yet; use one without "
+                                  "checkpoint= there")
         primal = self._primal_for(scalars, trees)
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value,
                                     rereadable=True)
@@ -194,7 +213,7 @@ class GradientFunction:
         its own code (generated functions and their cells cannot be pickled)."""
         if self._inner is not None:     # grad of grad: the inner gradient, pickled too
             return _rebuild, (self._inner, self._wrt_given, self.with_value,
-                              self._warn_given, self.has_aux, self.backend)
+                              self._warn_given, self.has_aux, self.backend, self.checkpoint)
         module = sys.modules.get(self.primal.__module__)
         found = module
         for part in self.primal.__qualname__.split("."):
@@ -202,7 +221,7 @@ class GradientFunction:
         if found is self:       # `@grad def f`: the module's name f is this object
             return self.primal.__qualname__
         return _rebuild, (self.primal, self._wrt_given, self.with_value, self._warn_given,
-                          self.has_aux, self.backend)
+                          self.has_aux, self.backend, self.checkpoint)
 
     def __repr__(self):
         return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
@@ -356,7 +375,7 @@ class GradientFunction:
         # arrays of another library: code for any shape, NumPy reached through xp
         compiled = compile_gradient(primal, self.wrt, scalars, trees, self.with_value, arrays,
                                     rereadable=lazy, namespace=xp is not None,
-                                    backend=self.backend)
+                                    backend=self.backend, checkpoint=self.checkpoint)
         self._last = CallKind(scalars, trees, arrays, lazy=lazy, namespace=xp is not None)
         if self._warn_zero:
             self._warn_if_zero(primal, scalars, arrays)
@@ -405,9 +424,10 @@ class GradientFunction:
         return [bound.arguments[w] for w in self.wrt]
 
 
-def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False, backend="numpy"):
+def _rebuild(fn, wrt, with_value, warn_zero=None, has_aux=False, backend="numpy",
+             checkpoint=None):
     """A GradientFunction again, from what `GradientFunction.__reduce__` kept."""
-    return GradientFunction(fn, wrt, with_value, has_aux, warn_zero, backend)
+    return GradientFunction(fn, wrt, with_value, has_aux, warn_zero, backend, checkpoint)
 
 
 MAX_SHAPES = 16     # sets of argument shapes a gradient gets specialised code for

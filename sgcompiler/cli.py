@@ -42,6 +42,7 @@ from .errors import SGCompilerError
 from .backend.reading import reading_view
 from .explain import explain
 from .explain.side_by_side import side_by_side_rows, side_by_side_text
+from .frontend.forms.checkpoint import check_policy
 from .pipeline import compile_gradient
 from .stages import FORWARD_STAGES, STAGES, dump_stage
 
@@ -108,11 +109,33 @@ def _print_stage(args) -> None:
         return
     if args.stage == "jvp":
         raise UsageError("--stage jvp is forward mode's final code; add --mode forward")
+    if args.checkpoint is not None:
+        _print_checkpointed(args, fn, wrt, scalars, arrays)
+        return
     if args.stage == "grad":
         note = _check_result(fn, compile_gradient(fn, wrt, scalars, value=False,
                                                   arrays=arrays), arrays)
     text = dump_stage(fn, wrt, args.stage, scalars, arrays)
     sys.stdout.write(reading_view(text) if args.reading else text)
+    if note:
+        _say(note)
+
+
+def _print_checkpointed(args, fn, wrt, scalars, arrays) -> None:
+    """The gradient code with its loops checkpointed (--checkpoint sqrt or N)."""
+    if args.stage != "grad" or args.order != 1 or args.reading:
+        raise UsageError("--checkpoint shows the final first-order gradient; leave out "
+                         "--stage, --order and --reading")
+    policy = args.checkpoint if args.checkpoint == "sqrt" else \
+        int(args.checkpoint) if args.checkpoint.isdigit() else args.checkpoint
+    try:
+        policy = check_policy(policy)
+    except ValueError as exc:
+        raise UsageError(f"--checkpoint: {exc}") from None
+    compiled = compile_gradient(fn, wrt, scalars, value=False, arrays=arrays,
+                                checkpoint=policy)
+    note = _check_result(fn, compiled, arrays)
+    sys.stdout.write(compiled.source)
     if note:
         _say(note)
 
@@ -148,7 +171,7 @@ def _parser():
         prog="sgcompiler",
         usage="%(prog)s [-h] [--version] target [--wrt WRT] [--mode {reverse,forward}] "
               "[--stage STAGE] [--shapes SHAPES] [--reading]\n"
-              "       [--side-by-side [--color WHEN]]\n"
+              "       [--side-by-side [--color WHEN]] [--checkpoint sqrt|N]\n"
               "       %(prog)s explain target [--wrt WRT] "
               "[--shapes SHAPES]",
         description="Print the gradient code sgcompiler generates for a Python function. "
@@ -187,6 +210,10 @@ def _parser():
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colours for --side-by-side: auto (on a terminal), always, "
                              "never")
+    parser.add_argument("--checkpoint", default=None, metavar="sqrt|N",
+                        help="run the outermost for loops in segments (of about sqrt(n) "
+                             "trips, or N), keeping each segment's first state only: the "
+                             "code grad(f, checkpoint=...) runs")
     return parser
 
 

@@ -86,7 +86,8 @@ PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of 
 def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
                      trees: frozenset = frozenset(), value: bool = True,
                      arrays: tuple = (), rereadable: bool = False,
-                     namespace: bool = False, backend: str = "numpy") -> Compiled:
+                     namespace: bool = False, backend: str = "numpy",
+                     checkpoint=None) -> Compiled:
     """Compile the gradient of `fn` with respect to the parameters named in `wrt`.
 
     Args:
@@ -106,18 +107,26 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
             any shape, reaching NumPy through `xp`; `Compiled.bind` takes the namespace.
         backend: "numba": code numba can compile (backend/jit.py: no `del`, no batched
             per-trip products); `Compiled.bind` then gives numba's compiled function.
+        checkpoint: "sqrt" (or trips per segment): its outermost loops run in segments,
+            the adjoint sweep running each again from its first state
+            (frontend/forms/checkpoint.py); code for NumPy arrays only.
     Raises:
         SGCompilerError: for anything that cannot be differentiated correctly.
     """
     # the rules version: a rule registered later takes effect for gradients compiled later
     key = (fn.__code__, wrt, scalars, trees, value, arrays, id(fn.__globals__),
-           rules.version(), rereadable, namespace, check_backend(backend))
+           rules.version(), rereadable, namespace, check_backend(backend), checkpoint)
+    if checkpoint is not None and (rereadable or namespace or backend != "numpy"):
+        raise SGCompilerError(f"{function_name(fn)}: checkpoint= makes gradient code for "
+                              "NumPy arrays, run by NumPy; it cannot yet be differentiated "
+                              "again, run on arrays of another library or by numba; "
+                              "compile without checkpoint= for that")
     return deep(fn, _compile_cached, key, fn, wrt, scalars, trees, value, arrays, rereadable,
-                namespace, backend)
+                namespace, backend, checkpoint)
 
 
 def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
-                    namespace=False, backend="numpy") -> Compiled:
+                    namespace=False, backend="numpy", checkpoint=None) -> Compiled:
     with LOCK:      # one compilation at a time: a piece is published before it is done
         compiled = _CACHE.get(key)
         # the code is right for `fn` only while its names mean what they meant
@@ -126,7 +135,7 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
             return compiled
         with recording() as seen:
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
-                                namespace=namespace, backend=backend)
+                                namespace=namespace, backend=backend, checkpoint=checkpoint)
         return _kept(_CACHE, key, dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
 
 
@@ -148,18 +157,18 @@ def _complex_values(fn, arrays, rereadable=False, batch=None):
 
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
-             rereadable=False, namespace=False, backend="numpy") -> Compiled:
+             rereadable=False, namespace=False, backend="numpy", checkpoint=None) -> Compiled:
     with _complex_values(fn, arrays, rereadable):
         return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
-                            namespace, backend)
+                            namespace, backend, checkpoint)
 
 
 def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
-                 namespace=False, backend="numpy") -> Compiled:
+                 namespace=False, backend="numpy", checkpoint=None) -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else
                              _namespace_piece if namespace else piece)
-    src, resolution, norm = _front(fn, trace)
+    src, resolution, norm = _front(fn, trace, checkpoint)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     trace("activity", act)
@@ -296,10 +305,11 @@ def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None,
 
 
 def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
-          rereadable: bool = False, namespace: bool = False) -> Piece:
+          rereadable: bool = False, namespace: bool = False, checkpoint=None) -> Piece:
     """The (cached) forward/backward pair of user function `fn` for `active` parameters,
     specialised for `arrays` ((parameter, shape, dtype) of array arguments whose shapes the
-    caller knows); `trees` are the parameters the caller passes dicts, lists or tuples.
+    caller knows); `trees` are the parameters the caller passes dicts, lists or tuples;
+    `checkpoint` runs `fn`'s own outermost loops in segments (vjp(..., checkpoint=)).
 
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
@@ -312,7 +322,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         if rereadable or namespace:
             arrays = ()         # code for any shape (optimize/reread.py; no out= buffers)
         key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
-            (("namespace",) if namespace else ())
+            (("namespace",) if namespace else ()) + \
+            (("checkpoint", checkpoint) if checkpoint is not None else ())
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
@@ -342,7 +353,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             with recording() as seen:
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
-                _compile_piece(fn, active, made, arrays, trees, rereadable, namespace)
+                _compile_piece(fn, active, made, arrays, trees, rereadable, namespace,
+                               checkpoint)
         except BaseException:
             del mine[key]
             raise
@@ -362,14 +374,16 @@ def _namespace_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
-                   namespace=False):
+                   namespace=False, checkpoint=None):
     with _complex_values(fn, arrays, rereadable):
-        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace)
+        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace,
+                           checkpoint)
 
 
-def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False):
+def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False,
+                       checkpoint=None):
     pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
-    src, resolution, norm = _front(fn)
+    src, resolution, norm = _front(fn, checkpoint=checkpoint)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
     shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
@@ -417,8 +431,8 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     made.pieces = tuple(trees.linker.pieces)
 
 
-def _front(fn, trace=None):
-    front = front_end(fn, trace=trace)
+def _front(fn, trace=None, checkpoint=None):
+    front = front_end(fn, trace=trace, checkpoint=checkpoint)
     return front.source, front.resolution, front.norm
 
 

@@ -15,17 +15,20 @@ import numpy as np
 
 from .backend.located import located
 from .errors import RuntimeRefusal, SGCompilerError
+from .frontend.forms.checkpoint import check_policy
 from .pipeline import piece
 from .runtime.namespace import is_foreign, like_array
 
 
-def vjp(fn, *primals):
+def vjp(fn, *primals, checkpoint=None):
     """The value of `fn(*primals)` and a function that pulls a cotangent back.
 
     Args:
         fn: a Python function (or a gradient made by `grad`: reverse over reverse).
         primals: its positional arguments: floats, float arrays, or parameter trees (dicts,
             lists, tuples) of them; each gets a gradient.
+        checkpoint: None, "sqrt" or trips per segment: `fn`'s outermost loops run in
+            segments, as with grad(f, checkpoint=...).
     Returns:
         `(out, f_vjp)`: `f_vjp(cotangent)`, with a cotangent of `out`'s structure and
         shapes, returns one gradient per primal, as a tuple, each shaped like its primal.
@@ -41,7 +44,8 @@ def vjp(fn, *primals):
                         f"{len(primals)}")
     for name, value in zip(params, primals):
         check_primal(fn.__name__, name, value)
-    forward, backward, made = pair(fn, tuple(params[:len(primals)]), primals, {})
+    forward, backward, made = pair(fn, tuple(params[:len(primals)]), primals, {},
+                                   check_policy(checkpoint))
     out, saved = forward(*primals)
     return out, VJPFunction(fn, backward, saved, out, primals, made.source)
 
@@ -62,7 +66,7 @@ class VJPFunction:
             raise TypeError(f"vjp of {self._fn.__name__}: the cotangent must have the "
                             f"structure and shapes of the output: {problem}")
         try:
-            grads = self._backward(cotangent, self._saved)
+            grads = self._backward(cotangent, unspent(self._saved))
         except RuntimeRefusal as exc:
             raise located(exc) from None        # with the line whose gradient refused
         return tuple(like_tree(g, p) for g, p in zip(grads, self._primals))
@@ -73,7 +77,7 @@ vjp.sgcompiler_refused_inside = (
     "return np.sum(g(x) * c), which can be differentiated")
 
 
-def pair(fn, active, args, kwargs):
+def pair(fn, active, args, kwargs, checkpoint=None):
     """(forward, backward, Piece) of `fn` for the `active` parameters, specialised for the
     shapes of the array arguments and the parameter trees among `args`/`kwargs`."""
     bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -86,7 +90,7 @@ def pair(fn, active, args, kwargs):
                     for path, leaf in _leaves(v) if np.iscomplexobj(leaf))
     trees = frozenset(p for p, v in bound.arguments.items()
                       if isinstance(v, (dict, list, tuple)))
-    made = piece(fn, active, arrays, trees)
+    made = piece(fn, active, arrays, trees, checkpoint=checkpoint)
     return made.forward_cell.cell_contents, made.backward_cell.cell_contents, made
 
 
@@ -151,13 +155,24 @@ def jacobian_rev(fn, wrt, args, kwargs):
         seed = np.zeros(shape, dtype=np.result_type(out))
         seed.flat[k] = 1.0
         try:
-            grads = backward(seed if shape else float(seed), saved)
+            grads = backward(seed if shape else float(seed), unspent(saved))
         except RuntimeRefusal as exc:
             raise located(exc) from None        # with the line whose gradient refused
         for row, g, name in zip(rows, grads, wrt):
             row.append(np.asarray(like_tree(g, bound[name]), dtype=float))
     return tuple(np.reshape(np.array(row), shape + np.shape(bound[name]))
                  for row, name in zip(rows, wrt))
+
+
+def unspent(saved):
+    """A copy of a forward function's saved values that one backward call may use up: the
+    backward pops its tapes (lists), so each call gets lists of its own (the arrays in them
+    are shared; nothing writes into them)."""
+    if isinstance(saved, list):
+        return [unspent(v) for v in saved]
+    if type(saved) is tuple:
+        return tuple(unspent(v) for v in saved)
+    return saved
 
 
 def plain_function(fn):

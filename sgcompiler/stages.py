@@ -16,7 +16,8 @@ from .trace import _Trace
 # the pieces of the user functions it calls). The last three steps run only for code of
 # another kind, which `--stage` asks for: "numba" for backend="numba", "reread" for
 # code made to be read again (grad of grad), "namespace" for arrays of other libraries.
-FRONT_END_STAGES = ("parse", *(name for name, _ in REWRITES), "resolve", "normalize")
+FRONT_END_STAGES = ("parse", *(name for name, _ in REWRITES), "checkpoint", "resolve",
+                    "normalize")
 STAGES = (*FRONT_END_STAGES, "activity", "shapes", "tighten", "plan", "reverse",
           *(name for name, _, _ in OPTIMIZATIONS), "numba", "reread", "namespace", "codegen",
           "grad")

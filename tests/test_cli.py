@@ -391,3 +391,17 @@ def test_lambda_and_bound_method_targets(run):
     result = run("tests/specimens_forms.py:MODEL.loss", "--shapes", "w=3")
     assert result.returncode == 0, result.stderr
     assert "def Model_loss_grad(w):" in result.stdout and "self.scale" in result.stdout
+
+
+def test_checkpoint_prints_the_segmented_code(run):
+    out = run("tests/specimens_control.py:rnn", "--wrt", "W,U", "--checkpoint", "sqrt")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == (GOLDEN / "checkpointed_rnn_loop.py").read_text()
+    shaped = run("tests/specimens_control.py:rnn", "--wrt", "W", "--checkpoint", "3",
+                 "--shapes", "x=5x2,W=3x3,U=3x2")
+    assert shaped.returncode == 0, shaped.stderr
+    assert "rnn_segment8" in shaped.stdout and "_every = 3" in shaped.stdout
+    one_line_error(run("tests/specimens_control.py:rnn", "--checkpoint", "binomial"),
+                   "checkpoint must be", code=1)
+    one_line_error(run("tests/specimens_control.py:rnn", "--checkpoint", "sqrt", "--stage",
+                       "parse"), "--checkpoint shows", code=1)

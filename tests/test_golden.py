@@ -79,3 +79,24 @@ def test_golden_forward(name, update_golden):
             pytest.fail(f"{path} did not exist; written now, review and commit it")
     assert source == path.read_text(), f"generated tangent code of {name} changed; review " \
                                        "the diff and run pytest --update-golden if it is better"
+
+
+# checkpointed loops: grad(f, checkpoint="sqrt"), the loop in segments and each segment's
+# forward and backward (what `sgcompiler FILE.py:f --checkpoint sqrt` prints)
+CHECKPOINT_CASES = {
+    "checkpointed_rnn_loop": (L.rnn, (1, 2)),
+    "checkpointed_euler": (L.euler, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKPOINT_CASES))
+def test_golden_checkpointed(name, update_golden):
+    f, wrt = CHECKPOINT_CASES[name]
+    source = grad(f, wrt=wrt, checkpoint="sqrt").source
+    path = GOLDEN / f"{name}.py"
+    if update_golden or not path.exists():
+        path.write_text(source)
+        if not update_golden:
+            pytest.fail(f"{path} did not exist; written now, review and commit it")
+    assert source == path.read_text(), f"generated code of {name} changed; review the " \
+                                       "diff and run pytest --update-golden if it is better"

@@ -5,7 +5,8 @@
     transforms.py grad(g)(x) inside the function: a call of g's generated gradient
     forms/        Python as people write it, in its plainer forms (forms/__init__.py):
                   with-blocks, starred unpacking, try, generators, map, dict forms,
-                  *args helpers, factories, nested defs and lambdas, record fields
+                  *args helpers, factories, nested defs and lambdas, record fields,
+                  checkpointed loops run in segments (when asked for)
     namespaces.py xp = array_namespace(x): dropped, xp read as NumPy (NumPy 2's names)
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
     normalize.py  A-normal form: one primitive operation per assignment
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .check import check
+from .forms.checkpoint import checkpoint_loops
 from .forms.contexts import unwrap_contexts
 from .forms.factories import inline_factories
 from .forms.fields import read_fields
@@ -57,10 +59,11 @@ class FrontEnd:
     norm: Normalized            # its normal form (later passes may rewrite its body)
 
 
-def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
+def front_end(fn, checked: bool = True, trace=None, checkpoint=None) -> FrontEnd:
     """Parse, check, resolve and normalize `fn`. `checked=False` skips the check, for an
     analysis that only reads a callee (a callee that is differentiated is checked when it
     is compiled). `trace(stage, made)`, if given, sees what each step made.
+    `checkpoint` ("sqrt" or trips per segment) runs its outermost loops in segments.
 
     Raises:
         SGCompilerError: for anything the front end cannot read or differentiate.
@@ -71,6 +74,8 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
     for name, rewrite in REWRITES:
         src = rewrite(src)
         trace(name, src)
+    src = checkpoint_loops(src, checkpoint)     # only when asked for: loops in segments
+    trace("checkpoint", src)
     if checked:
         check(src)
     resolution = resolve(src)

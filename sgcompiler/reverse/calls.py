@@ -6,6 +6,16 @@
 
 Each callee's forward/backward pair is compiled once per set of active parameters (see
 pipeline.piece); `_h_saved` holds what the backward function needs.
+
+A segment of a checkpointed loop (frontend/forms/checkpoint.py) saves nothing: the primal
+sweep calls its plain function, and the adjoint sweep runs its forward again from the
+arguments (the state the segment started from, which the sweeps keep as they keep any
+value an adjoint reads) to tape its trips, then its backward:
+
+    _h_end = f_segment4(h, W, _first, _last)    (primal sweep, no tape)
+    ...
+    _f_segment4_tape = f_segment4_forward(h, W, _first, _last)[1]
+    dh, _dW_f_segment4 = f_segment4_backward(dh, _f_segment4_tape)
 """
 from __future__ import annotations
 
@@ -15,8 +25,9 @@ import gast
 import numpy as np
 
 from ..errors import SourceUnavailable, error_at
+from ..frontend.forms.checkpoint import is_segment
 from ..frontend.source import function_name
-from ..ir.builders import load, store
+from ..ir.builders import comment, load, store
 from ..analysis.ops import target_of
 from ..analysis.shapes import CONTAINER, EITHER
 
@@ -28,7 +39,8 @@ class CallSweeps:
         return self.is_active(target) and any(self.is_active(n) for _, n in op.inputs)
 
     def call_piece(self, stmt, op):
-        """(forward name, backward name, saved name, active params) of a call site."""
+        """(forward name, backward name, saved name, active params) of a call site (the
+        saved name of a segment is the adjoint sweep's, made again there)."""
         active = tuple(p for p, n in op.inputs if self.is_active(n))
         # the shapes and dtypes of array arguments, where the caller knows them
         arrays = tuple((p, *self.shapes.concrete[a.id]) for p, a in op.args.items()
@@ -52,12 +64,19 @@ class CallSweeps:
         fwd = self.linker.name_for(piece.forward_name, piece.forward_cell)
         bwd = self.linker.name_for(piece.backward_name, piece.backward_cell)
         self.linker.pieces.append(piece)
+        if is_segment(op.rule):
+            return fwd, bwd, self.name_for(("retaped", id(stmt)),
+                                           f"_{function_name(op.rule)}_tape"), active
         saved = self.name_for(("saved", id(stmt)), f"_{function_name(op.rule)}_saved")
         self.primal_names.add(saved)
         return fwd, bwd, saved, active
 
     def primal_call(self, stmt, op, target, defined, in_loop):
         """y = h(x) becomes y, _h_saved = h_forward(x): h's values for its adjoint."""
+        if is_segment(op.rule):     # saves nothing: its adjoint runs it again
+            call = copy.deepcopy(stmt)
+            call.value.func = load(self.linker.name_for(function_name(op.rule), op.rule))
+            return [call]
         fwd, _, saved, _ = self.call_piece(stmt, op)
         out = []
         if in_loop and saved in self.needed:
@@ -78,8 +97,12 @@ class CallSweeps:
         """dx_h, = h_backward(dy, _h_saved); dx += dx_h"""
         if not self.call_is_active(target_of(stmt), op):
             return []
-        _, bwd, saved, active = self.call_piece(stmt, op)
-        self.reads.add(saved)
+        fwd, bwd, saved, active = self.call_piece(stmt, op)
+        body = []
+        if is_segment(op.rule):
+            body = self._segment_again(stmt, fwd, saved)
+        else:
+            self.reads.add(saved)
         outs = [self.name_for(("out", id(stmt), p), f"_d{p}_{function_name(op.rule)}")
                 for p in active]
         call = gast.Call(func=load(bwd), args=[g, load(saved)], keywords=[])
@@ -87,9 +110,23 @@ class CallSweeps:
                                                ctx=gast.Store())], value=call,
                            type_comment=None)
         node.lineno = stmt.lineno
-        body = [node]
+        body.append(node)
         self.handoff = None
         for param, out in zip(active, outs):
             name = op.args[param].id
             body.extend(self.accumulate(name, load(out), stmt))
         return body
+
+    def _segment_again(self, stmt, fwd, tape) -> list:
+        """`_tape = f_segment_forward(args)[1]`: a checkpointed segment's trips run again
+        from the state it started with, taped for its backward."""
+        if target_of(stmt) in {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}:
+            raise error_at(stmt, self.fn, "internal: a segment's result is one of its "
+                                          "arguments")
+        call = copy.deepcopy(stmt.value)
+        call.func = load(fwd)
+        node = gast.Assign(targets=[store(tape)], value=gast.Subscript(
+            value=call, slice=gast.Constant(value=1, kind=None), ctx=gast.Load()),
+            type_comment=None)
+        node.lineno = stmt.lineno
+        return [comment("the trips of this segment again, from its first state"), node]
