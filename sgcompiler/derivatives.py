@@ -5,7 +5,7 @@
     H = hessian(f)(x)                               # forward over reverse: x.shape * 2
     Hv = hvp(f, x, v)                               # one jvp of the gradient
 
-`jvp` runs a generated tangent function (pipeline.compile_jvp; `jvp_source` shows it).
+`jvp` runs a generated tangent function (pipeline_forward.compile_jvp; `jvp_source` shows it).
 The Hessian is the jacobian of the generated gradient: the compiler reads its own output.
 `jacobian(mode="fwd")` and `hessian` run the tangent code once with all the unit directions
 along a leading axis of each tangent (batched, forward/batch.py), or, where the code cannot

@@ -5,7 +5,7 @@ found. STAGES and FORWARD_STAGES list every step, in the order they run.
 from __future__ import annotations
 
 from .deep import deep
-from .frontend import REWRITES
+from .frontend import SOURCE_STAGES
 from .frontend.depends import LOCK
 from .pipeline import OPTIMIZATIONS, _compile, compile_gradient
 from .pipeline_forward import _compile_jvp, compile_jvp
@@ -16,8 +16,7 @@ from .trace import _Trace
 # the pieces of the user functions it calls). The last three steps run only for code of
 # another kind, which `--stage` asks for: "numba" for backend="numba", "reread" for
 # code made to be read again (grad of grad), "namespace" for arrays of other libraries.
-FRONT_END_STAGES = ("parse", *(name for name, _ in REWRITES), "checkpoint", "resolve",
-                    "normalize")
+FRONT_END_STAGES = (*SOURCE_STAGES, "resolve", "normalize")
 STAGES = (*FRONT_END_STAGES, "activity", "shapes", "tighten", "plan", "reverse",
           *(name for name, _, _ in OPTIMIZATIONS), "numba", "reread", "namespace", "codegen",
           "grad")

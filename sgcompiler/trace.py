@@ -8,7 +8,7 @@ import ast
 import gast
 
 from .backend.codegen import to_source
-from .frontend import REWRITES
+from .frontend import SOURCE_STAGES
 
 
 class _Trace:
@@ -62,7 +62,7 @@ def _plan_text(plan) -> str:
             f"loops planned: {len(plan.loop_reverses)}\n")
 
 
-_TEXTS = {**{name: _source_text for name in ("parse", *(n for n, _ in REWRITES))},
+_TEXTS = {**{name: _source_text for name in SOURCE_STAGES},
           "resolve": _resolution_text, "normalize": lambda norm: _body_text(norm.body),
           "activity": _activity_text, "shapes": _shapes_text,
           "tighten": lambda norm: _body_text(norm.body), "plan": _plan_text,

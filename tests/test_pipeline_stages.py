@@ -7,7 +7,7 @@ import pytest
 from sgcompiler import cli, pipeline, pipeline_forward, stages, stop_gradient
 from sgcompiler.analysis.summaries import SUMMARIES
 from sgcompiler.analysis.activity import activity
-from sgcompiler.frontend import REWRITES, front_end
+from sgcompiler.frontend import REWRITES, SOURCE_STAGES, front_end
 
 
 def helper(u, c):
@@ -22,14 +22,14 @@ def looped(x, w):
     return s
 
 
-CODE = {"parse", *(n for n, _ in REWRITES), "reverse", "numba", "reread", "namespace", "codegen",
+CODE = {*SOURCE_STAGES, "reverse", "numba", "reread", "namespace", "codegen",
         "grad"} | {n for n, _, _ in pipeline.OPTIMIZATIONS}
 ARRAYS = (("x", (4,), np.dtype("float64")), ("w", (4,), np.dtype("float64")))
 
 
 def test_stages_name_every_step_in_order():
     steps = [n for n, _, _ in pipeline.OPTIMIZATIONS]
-    front = ("parse", *(n for n, _ in REWRITES), "resolve", "normalize")
+    front = (*SOURCE_STAGES, "resolve", "normalize")
     assert stages.STAGES[:len(front) + 5] == (*front, "activity", "shapes", "tighten",
                                                "plan", "reverse")
     assert list(stages.STAGES[len(front) + 5:-5]) == steps

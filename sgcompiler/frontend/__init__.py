@@ -48,6 +48,8 @@ REWRITES = (
     ("nested", lift_nested),                  # nested defs and lambdas lifted
     ("fields", read_fields),                  # p.w of a local value: field(p, 'w')
 )
+# the steps that make code (a FunctionSource): parse, the rewrites, checkpointed loops
+SOURCE_STAGES = ("parse", *(name for name, _ in REWRITES), "checkpoint")
 
 
 @dataclass(frozen=True)
@@ -85,4 +87,4 @@ def front_end(fn, checked: bool = True, trace=None, checkpoint=None) -> FrontEnd
     return FrontEnd(src, resolution, norm)
 
 
-__all__ = ["REWRITES", "FrontEnd", "front_end", "parse_function"]
+__all__ = ["REWRITES", "SOURCE_STAGES", "FrontEnd", "front_end", "parse_function"]
