@@ -693,6 +693,35 @@ for norm in NORMS:
         complex_case(prim, cnormal(3, 4, 2), value((2, 6)), value((0, 2)), id=f"axes-{label}",
                      norm=norm)
 complex_case(np.fft.fftn, cnormal(2, 3, 4), value(None), value((1,)), id="one-axis")
+for norm in NORMS:      # the real-input transforms of several axes and the Hermitian ones
+    label = norm or "default"
+    for prim in (np.fft.rfft2, np.fft.rfftn):
+        case(prim, normal(3, 5), id=f"odd-{label}", norm=norm)
+        case(prim, normal(2, 4, 3), value((5, 2)), value((1, 0)), id=f"s-axes-{label}",
+             norm=norm)
+        case(prim, normal(4, 6), value((3, 8)), value((0, 1)), id=f"cut-padded-{label}",
+             norm=norm)
+    case(np.fft.rfftn, normal(2, 3, 4), id=f"three-{label}", norm=norm)
+    case(np.fft.rfftn, normal(3, 4), value((-1, 5)), value((0, 0)), id=f"same-axis-{label}",
+         norm=norm)
+    for prim in (np.fft.irfft2, np.fft.irfftn):
+        complex_case(prim, cnormal(3, 4), id=f"{label}", norm=norm)
+        complex_case(prim, cnormal(4, 3), value((3, 5)), value((0, 1)), id=f"odd-s-{label}",
+                     norm=norm)
+        complex_case(prim, cnormal(2, 3, 4), value((6, 2)), value((2, 0)),
+                     id=f"s-axes-{label}", norm=norm)
+        complex_case(prim, cnormal(3, 3), value((5, 8)), value((-2, -1)), id=f"padded-{label}",
+                     norm=norm)
+    complex_case(np.fft.irfftn, cnormal(2, 3, 4), id=f"three-{label}", norm=norm)
+    complex_case(np.fft.hfft, cnormal(5), id=f"{label}", norm=norm)
+    complex_case(np.fft.hfft, cnormal(4), value(7), id=f"odd-n-{label}", norm=norm)
+    complex_case(np.fft.hfft, cnormal(3, 4), value(10), value(0), id=f"padded-axis0-{label}",
+                 norm=norm)
+    complex_case(np.fft.hfft, cnormal(2, 6), value(4), id=f"short-{label}", norm=norm)
+    case(np.fft.ihfft, normal(7), id=f"odd-{label}", norm=norm)
+    case(np.fft.ihfft, normal(3, 6), value(4), value(0), id=f"axis0-truncated-{label}",
+         norm=norm)
+    case(np.fft.ihfft, normal(2, 5), value(8), id=f"padded-{label}", norm=norm)
 complex_case(np.fft.fftshift, cnormal(4, 5))
 complex_case(np.fft.ifftshift, cnormal(4, 5), value(1), id="axis")
 
