@@ -722,6 +722,32 @@ for norm in NORMS:      # the real-input transforms of several axes and the Herm
     case(np.fft.ihfft, normal(3, 6), value(4), value(0), id=f"axis0-truncated-{label}",
          norm=norm)
     case(np.fft.ihfft, normal(2, 5), value(8), id=f"padded-{label}", norm=norm)
+# the helpers of complex mode and the FFTs' adjoints (rules/complex_helpers.py: grad of grad)
+complex_case(rt.real_like, cnormal(3), normal(3), id="to-real")
+complex_case(rt.real_like, normal(2, 3), cnormal(2, 3), id="to-complex")
+complex_case(rt.real_like, cnormal(2, 3), cnormal(3), id="complex")
+complex_case(rt.complex_sign, cnonzero(2, 3))
+complex_case(rt.complex_sign, nonzero(4), id="real")
+complex_case(rt.complex_sign_reciprocal, cnonzero(2, 3))
+complex_case(rt.complex_sign_reciprocal, nonzero(4), id="real")
+complex_case(rt.fft_grad, cnormal(8), cnormal(6), value(-1), value("ortho"), value(np.fft.ifft),
+             id="padded")
+complex_case(rt.fft_grad, cnormal(2, 3), cnormal(5, 3), value(0), value(None), value(None),
+             id="truncated")
+complex_case(rt.fftn_grad, cnormal(5, 2), cnormal(3, 4), value((5, 2)), value((0, 1)),
+             value("forward"), value(np.fft.ifftn))
+complex_case(rt.rfft_grad, cnormal(4), normal(7), value(None), value(-1), value("ortho"))
+complex_case(rt.rfft_grad, cnormal(3, 5), normal(3, 6), value(8), value(-1), value(None),
+             id="padded")
+complex_case(rt.irfft_grad, normal(8), cnormal(5), value(None), value(-1), value(None))
+complex_case(rt.irfft_grad, normal(2, 7), cnormal(2, 4), value(7), value(-1),
+             value("forward"), id="odd")
+complex_case(rt.rfftn_grad, cnormal(2, 5, 3), normal(2, 4, 3), value((5, 2)), value((1, 0)),
+             value("ortho"))
+complex_case(rt.irfftn_grad, normal(3, 6), cnormal(3, 4), value(None), value(None),
+             value(None))
+complex_case(rt.hfft_grad, normal(8), cnormal(5), value(None), value(-1), value("forward"))
+complex_case(rt.ihfft_grad, cnormal(4), normal(7), value(None), value(-1), value(None))
 complex_case(np.fft.fftshift, cnormal(4, 5))
 complex_case(np.fft.ifftshift, cnormal(4, 5), value(1), id="axis")
 

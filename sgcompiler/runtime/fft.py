@@ -34,15 +34,18 @@ def transform_axes(a, s, axes):
     return tuple(int(axis) % ndim for axis in axes)
 
 
-def fft_grad(g, a, axis, norm, transform=np.fft.fft):
-    """Adjoint of transform(a, n, axis, norm) for transform np.fft.fft or np.fft.ifft."""
+def fft_grad(g, a, axis, norm, transform=None):
+    """Adjoint of transform(a, n, axis, norm) for transform np.fft.fft (None) or
+    np.fft.ifft."""
+    transform = np.fft.fft if transform is None else transform
     return fit_along(transform(g, axis=axis, norm=norm), np.shape(a),
                      (int(axis) % np.ndim(a),))
 
 
-def fftn_grad(g, a, s, axes, norm, transform=np.fft.fftn):
-    """Adjoint of transform(a, s, axes, norm) for np.fft.fftn or np.fft.ifftn (fft2 and
-    ifft2 are these over the last two axes)."""
+def fftn_grad(g, a, s, axes, norm, transform=None):
+    """Adjoint of transform(a, s, axes, norm) for np.fft.fftn (None) or np.fft.ifftn (fft2
+    and ifft2 are these over the last two axes)."""
+    transform = np.fft.fftn if transform is None else transform
     axes = transform_axes(a, s, axes)
     return fit_along(transform(g, axes=axes, norm=norm), np.shape(a), axes)
 
@@ -148,3 +151,17 @@ def irfftn_grad(g, a, s, axes, norm):
     for (axis, length), shape in zip(reversed(steps[:-1]), reversed(shapes[:-1])):
         g = fit_along(np.fft.ifft(g, axis=axis, norm=norm), shape, (axis,))
     return g
+
+
+def fft_again(g, like, axis, norm, transform):
+    """transform(g) to the length `like` has along `axis`: the transpose of
+    fft_grad(like, a, axis, norm, transform), which grad of grad needs."""
+    transform = np.fft.fft if transform is None else transform
+    return transform(g, n=np.shape(like)[axis], axis=axis, norm=norm)
+
+
+def fftn_again(g, s, axes, norm, transform):
+    """transform(g, s, axes, norm): the transpose of fftn_grad(g_, a, s, axes, norm,
+    transform)."""
+    transform = np.fft.fftn if transform is None else transform
+    return transform(g, s, axes, norm)
