@@ -722,6 +722,27 @@ for norm in NORMS:      # the real-input transforms of several axes and the Herm
     case(np.fft.ihfft, normal(3, 6), value(4), value(0), id=f"axis0-truncated-{label}",
          norm=norm)
     case(np.fft.ihfft, normal(2, 5), value(8), id=f"padded-{label}", norm=norm)
+# real functions of complex values that reduce, sorting and choosing (complex_numbers.py)
+for shape, kw in (((5,), {}), ((3, 4), {"axis": 0}), ((3, 4), {"axis": 1, "keepdims": True}),
+                  ((2, 3), {"ddof": 1})):
+    label = "x".join(map(str, shape)) + "".join(f"-{k}{v}" for k, v in kw.items())
+    complex_case(np.var, cnormal(*shape), id=label, **kw)
+    complex_case(np.std, cnormal(*shape), id=label, **kw)
+for ord_, shape, axis in ((None, (5,), None), (None, (3, 4), None), (1, (5,), None),
+                          (np.inf, (5,), None), (3, (5,), None), (2, (3, 4), 1),
+                          ("fro", (3, 4), None), ("nuc", (3, 4), None), (2, (3, 4), None),
+                          (1, (3, 4), None), (np.inf, (2, 3, 4), (1, 2))):
+    label = f"ord{ord_}-" + "x".join(map(str, shape)) + f"-axis{axis}"
+    complex_case(np.linalg.norm, cnonzero(*shape), value(ord_), value(axis), id=label)
+    complex_case(np.linalg.norm, nonzero(*shape), value(ord_), value(axis), id=f"{label}-real")
+if hasattr(np.linalg, "vector_norm"):
+    complex_case(np.linalg.vector_norm, cnonzero(3, 4), id="axis1", axis=1)
+    complex_case(np.linalg.matrix_norm, cnonzero(2, 3, 4), id="fro")
+    complex_case(np.linalg.matrix_norm, cnonzero(3, 4), id="nuc", ord="nuc")
+complex_case(np.sort, cnormal(6))
+complex_case(np.sort, cnormal(3, 4), value(0), id="axis0")
+complex_case(np.maximum, cnormal(3, 4), cnormal(4), id="broadcast")
+complex_case(np.minimum, cnormal(5), normal(5), id="real-complex")
 # the helpers of complex mode and the FFTs' adjoints (rules/complex_helpers.py: grad of grad)
 complex_case(rt.real_like, cnormal(3), normal(3), id="to-real")
 complex_case(rt.real_like, normal(2, 3), cnormal(2, 3), id="to-complex")

@@ -79,7 +79,7 @@ def _rfft_adjoint(g, shape, n, axis, norm):
     computes from half of it (its bins but the first and the middle one count twice), cut
     or padded back to `shape` (the input's) along `axis`."""
     length = shape[axis] if n is None else n
-    half = np.conj(g) / _doubled(length, np.ndim(g), axis)
+    half = np.conj(g) * (1.0 / _doubled(length, np.ndim(g), axis))   # (a product: faster)
     full = np.fft.irfft(half, n=length, axis=axis, norm=_SWAPPED[norm])
     return fit_along(full, shape, (axis,))
 
