@@ -86,7 +86,8 @@ def max_error(got, want) -> float:
                 return float("inf")
             worst = max(worst, max_error([g[k] for k in w], list(w.values())))
             continue
-        g, w = np.asarray(g, dtype=float), np.asarray(w, dtype=float)
+        kind = complex if np.iscomplexobj(g) or np.iscomplexobj(w) else float
+        g, w = np.asarray(g, dtype=kind), np.asarray(w, dtype=kind)
         if g.shape != w.shape:
             return float("inf")
         scale = np.abs(w) + np.max(np.abs(w), initial=1e-300)
@@ -109,11 +110,13 @@ def finite_difference_error(workload, args, hand, eps=1e-6) -> float:
             analytic += sum(float(np.sum(np.asarray(g[k]) * v[k])) for k in x) * step
             continue
         v = rng.normal(size=np.shape(x))
+        if np.iscomplexobj(x):       # a complex direction; the gradient pairs as Re(g * v)
+            v = v + 1j * rng.normal(size=np.shape(x))
         step = eps * max(1.0, float(np.max(np.abs(x))))
         plus[i], minus[i] = x + step * v, x - step * v
         if isinstance(x, float):
             plus[i], minus[i] = float(plus[i]), float(minus[i])
-        analytic += float(np.sum(np.asarray(g) * v)) * step
+        analytic += float(np.real(np.sum(np.asarray(g) * v))) * step
     numeric = (f(*plus) - f(*minus)) / 2.0
     return abs(numeric - analytic) / max(abs(analytic), abs(numeric), 1e-300)
 

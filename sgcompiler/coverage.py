@@ -33,6 +33,8 @@ SECTIONS = {
     "sgcompiler.rules.math": "Python's math module",
     "sgcompiler.rules.builtins": "Python builtins",
     "sgcompiler.rules.runtime": "sgcompiler's runtime helpers (generated code differentiated again)",
+    "sgcompiler.rules.complex_helpers": "sgcompiler's runtime helpers of complex values and the "
+                                        "FFTs (generated code differentiated again)",
 }
 
 HEADER = """\
@@ -157,13 +159,17 @@ the ones above there:
 def _complex() -> list[str]:
     lines = [COMPLEX, "| Function | Gradient for | Notes |", "|---|---|---|"]
     lines += [_row(r) for r in rules.registry.complex_rules()] + [""]
-    safe = sorted({_display_name(f) for f in rules.registry.complex_safe_functions()})
+    safe = sorted({_display_name(f) for f in rules.registry.complex_safe_functions()
+                   if not getattr(f, "__module__", "").startswith("sgcompiler.")})
     lines += ["Complex operands go through these functions' rules above as they are "
               "(holomorphic or linear functions): " + ", ".join(f"`{n}`" for n in safe) + ".",
               "", "Any other rule refuses complex operands when the gradient runs (a "
               "`TypeError` that names the function): differentiate it on real values, or "
-              "register a rule. Second derivatives of complex code (grad of grad, `hessian`) "
-              "are refused.", ""]
+              "register a rule. Second derivatives of complex code (grad of grad, `hessian`, "
+              "`hvp`) go through these rules and those of the helpers above; a helper "
+              "without one (the gradient of `eig`'s complex spectra, say) is refused, "
+              "naming it. `hessian` and `hvp` take real arguments, grad of grad complex "
+              "ones too.", ""]
     return lines
 
 

@@ -139,18 +139,12 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
         return _kept(_CACHE, key, dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
 
 
-def _complex_values(fn, arrays, rereadable=False, batch=None):
+def _complex_values(fn, arrays, batch=None):
     """Complex mode (rules/registry.py) for compiling `fn` when it may hold complex values
-    (frontend/complex_values.py), or when the code that calls it does."""
+    (frontend/complex_values.py), or when the code that calls it does. (Code compiled to be
+    differentiated again needs nothing more: rules/complex_helpers.py has the rules of the
+    helpers complex mode's gradients call.)"""
     on = rules.complex_mode() or may_hold_complex(fn, arrays)
-    if on and rereadable:
-        code = fn.__code__
-        raise SGCompilerError(f"{function_name(fn)} ({code.co_filename}:"
-                              f"{code.co_firstlineno}): computes with complex values, and "
-                              "sgcompiler cannot yet differentiate the gradient of such code "
-                              "again (grad of grad, hessian) or call it inside a "
-                              "differentiated function; use first derivatives (grad, jvp, "
-                              "vjp) of it")
     if on and batch is not None:
         raise NotBatchable("complex values")
     return rules.complex_values(on)
@@ -158,7 +152,7 @@ def _complex_values(fn, arrays, rereadable=False, batch=None):
 
 def _compile(fn, wrt, scalars, trees, value, arrays=(), trace=None,
              rereadable=False, namespace=False, backend="numpy", checkpoint=None) -> Compiled:
-    with _complex_values(fn, arrays, rereadable):
+    with _complex_values(fn, arrays):
         return _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
                             namespace, backend, checkpoint)
 
@@ -375,7 +369,7 @@ def _namespace_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
                    namespace=False, checkpoint=None):
-    with _complex_values(fn, arrays, rereadable):
+    with _complex_values(fn, arrays):
         _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace,
                            checkpoint)
 

@@ -693,6 +693,82 @@ for norm in NORMS:
         complex_case(prim, cnormal(3, 4, 2), value((2, 6)), value((0, 2)), id=f"axes-{label}",
                      norm=norm)
 complex_case(np.fft.fftn, cnormal(2, 3, 4), value(None), value((1,)), id="one-axis")
+for norm in NORMS:      # the real-input transforms of several axes and the Hermitian ones
+    label = norm or "default"
+    for prim in (np.fft.rfft2, np.fft.rfftn):
+        case(prim, normal(3, 5), id=f"odd-{label}", norm=norm)
+        case(prim, normal(2, 4, 3), value((5, 2)), value((1, 0)), id=f"s-axes-{label}",
+             norm=norm)
+        case(prim, normal(4, 6), value((3, 8)), value((0, 1)), id=f"cut-padded-{label}",
+             norm=norm)
+    case(np.fft.rfftn, normal(2, 3, 4), id=f"three-{label}", norm=norm)
+    case(np.fft.rfftn, normal(3, 4), value((-1, 5)), value((0, 0)), id=f"same-axis-{label}",
+         norm=norm)
+    for prim in (np.fft.irfft2, np.fft.irfftn):
+        complex_case(prim, cnormal(3, 4), id=f"{label}", norm=norm)
+        complex_case(prim, cnormal(4, 3), value((3, 5)), value((0, 1)), id=f"odd-s-{label}",
+                     norm=norm)
+        complex_case(prim, cnormal(2, 3, 4), value((6, 2)), value((2, 0)),
+                     id=f"s-axes-{label}", norm=norm)
+        complex_case(prim, cnormal(3, 3), value((5, 8)), value((-2, -1)), id=f"padded-{label}",
+                     norm=norm)
+    complex_case(np.fft.irfftn, cnormal(2, 3, 4), id=f"three-{label}", norm=norm)
+    complex_case(np.fft.hfft, cnormal(5), id=f"{label}", norm=norm)
+    complex_case(np.fft.hfft, cnormal(4), value(7), id=f"odd-n-{label}", norm=norm)
+    complex_case(np.fft.hfft, cnormal(3, 4), value(10), value(0), id=f"padded-axis0-{label}",
+                 norm=norm)
+    complex_case(np.fft.hfft, cnormal(2, 6), value(4), id=f"short-{label}", norm=norm)
+    case(np.fft.ihfft, normal(7), id=f"odd-{label}", norm=norm)
+    case(np.fft.ihfft, normal(3, 6), value(4), value(0), id=f"axis0-truncated-{label}",
+         norm=norm)
+    case(np.fft.ihfft, normal(2, 5), value(8), id=f"padded-{label}", norm=norm)
+# real functions of complex values that reduce, sorting and choosing (complex_numbers.py)
+for shape, kw in (((5,), {}), ((3, 4), {"axis": 0}), ((3, 4), {"axis": 1, "keepdims": True}),
+                  ((2, 3), {"ddof": 1})):
+    label = "x".join(map(str, shape)) + "".join(f"-{k}{v}" for k, v in kw.items())
+    complex_case(np.var, cnormal(*shape), id=label, **kw)
+    complex_case(np.std, cnormal(*shape), id=label, **kw)
+for ord_, shape, axis in ((None, (5,), None), (None, (3, 4), None), (1, (5,), None),
+                          (np.inf, (5,), None), (3, (5,), None), (2, (3, 4), 1),
+                          ("fro", (3, 4), None), ("nuc", (3, 4), None), (2, (3, 4), None),
+                          (1, (3, 4), None), (np.inf, (2, 3, 4), (1, 2))):
+    label = f"ord{ord_}-" + "x".join(map(str, shape)) + f"-axis{axis}"
+    complex_case(np.linalg.norm, cnonzero(*shape), value(ord_), value(axis), id=label)
+    complex_case(np.linalg.norm, nonzero(*shape), value(ord_), value(axis), id=f"{label}-real")
+if hasattr(np.linalg, "vector_norm"):
+    complex_case(np.linalg.vector_norm, cnonzero(3, 4), id="axis1", axis=1)
+    complex_case(np.linalg.matrix_norm, cnonzero(2, 3, 4), id="fro")
+    complex_case(np.linalg.matrix_norm, cnonzero(3, 4), id="nuc", ord="nuc")
+complex_case(np.sort, cnormal(6))
+complex_case(np.sort, cnormal(3, 4), value(0), id="axis0")
+complex_case(np.maximum, cnormal(3, 4), cnormal(4), id="broadcast")
+complex_case(np.minimum, cnormal(5), normal(5), id="real-complex")
+# the helpers of complex mode and the FFTs' adjoints (rules/complex_helpers.py: grad of grad)
+complex_case(rt.real_like, cnormal(3), normal(3), id="to-real")
+complex_case(rt.real_like, normal(2, 3), cnormal(2, 3), id="to-complex")
+complex_case(rt.real_like, cnormal(2, 3), cnormal(3), id="complex")
+complex_case(rt.complex_sign, cnonzero(2, 3))
+complex_case(rt.complex_sign, nonzero(4), id="real")
+complex_case(rt.complex_sign_reciprocal, cnonzero(2, 3))
+complex_case(rt.complex_sign_reciprocal, nonzero(4), id="real")
+complex_case(rt.fft_grad, cnormal(8), cnormal(6), value(-1), value("ortho"), value(np.fft.ifft),
+             id="padded")
+complex_case(rt.fft_grad, cnormal(2, 3), cnormal(5, 3), value(0), value(None), value(None),
+             id="truncated")
+complex_case(rt.fftn_grad, cnormal(5, 2), cnormal(3, 4), value((5, 2)), value((0, 1)),
+             value("forward"), value(np.fft.ifftn))
+complex_case(rt.rfft_grad, cnormal(4), normal(7), value(None), value(-1), value("ortho"))
+complex_case(rt.rfft_grad, cnormal(3, 5), normal(3, 6), value(8), value(-1), value(None),
+             id="padded")
+complex_case(rt.irfft_grad, normal(8), cnormal(5), value(None), value(-1), value(None))
+complex_case(rt.irfft_grad, normal(2, 7), cnormal(2, 4), value(7), value(-1),
+             value("forward"), id="odd")
+complex_case(rt.rfftn_grad, cnormal(2, 5, 3), normal(2, 4, 3), value((5, 2)), value((1, 0)),
+             value("ortho"))
+complex_case(rt.irfftn_grad, normal(3, 6), cnormal(3, 4), value(None), value(None),
+             value(None))
+complex_case(rt.hfft_grad, normal(8), cnormal(5), value(None), value(-1), value("forward"))
+complex_case(rt.ihfft_grad, cnormal(4), normal(7), value(None), value(-1), value(None))
 complex_case(np.fft.fftshift, cnormal(4, 5))
 complex_case(np.fft.ifftshift, cnormal(4, 5), value(1), id="axis")
 

@@ -469,14 +469,6 @@ def smoothed(x):
     return np.sum(scipy.signal.savgol_filter(x, 3, 1) ** 2)
 
 
-def rhs(y, t):
-    return -y
-
-
-def ode(x):
-    return np.sum(scipy.integrate.odeint(rhs, x, np.array([0.0, 1.0])))
-
-
 def yiq(r):
     y, i, q = colorsys.rgb_to_yiq(r, 0.2, 0.3)
     return y * i + q * r
@@ -499,7 +491,6 @@ def library_module(tmp_path_factory):
     ("conv_imported", "scipy.signal.fftconvolve", np.ones(3)),
     ("circulant", "scipy.linalg.solve_circulant", np.ones(3)),
     ("smoothed", "scipy.signal.savgol_filter", np.ones(5)),
-    ("ode", "scipy.integrate.odeint", np.ones(2)),
     ("yiq", "colorsys.rgb_to_yiq", 0.5)])
 def test_a_library_function_without_a_rule_is_refused_not_read(library_module, name, shown,
                                                                 x):

@@ -50,9 +50,9 @@ OTHER_STYLES = ("rnn_batched", "mlp_relu", "gmm_lse", "heat2d", "dict_mlp")
 def all_workloads() -> list[Workload]:
     """Every workload, in table order."""
     from . import (dict_mlp, elementwise, euler, gmm_em, gmm_lse, heat2d, logreg, mlp,
-                   mlp_relu, rnn, rnn_batched, softmax_xent, while_series)
+                   mlp_relu, rnn, rnn_batched, softmax_xent, spectrum, while_series)
     found = [m.WORKLOAD for m in (softmax_xent, mlp, logreg, elementwise, gmm_em, euler, rnn,
                                   while_series, rnn_batched, mlp_relu, gmm_lse, heat2d,
-                                  dict_mlp)]
+                                  dict_mlp, spectrum)]
     # (the mixture with scipy.special.logsumexp needs SciPy, an optional extra)
     return [w for w in found if w.name != "gmm_lse" or gmm_lse.logsumexp is not None]

@@ -173,6 +173,12 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
                         f".{callee.name}()")
     if callee.kind == OPAQUE:
         what = callee.name
+        parts = callee.name.split(".")        # (as the source spells it: any alias)
+        advice = _NO_RULE_ADVICE.get(rules.registry._display_name(callee.obj)) or \
+            _NO_RULE_ADVICE.get(".".join(parts[-2:])) or _NO_RULE_ADVICE.get(parts[-1])
+        if advice:
+            return Op(NO_RULE, blocked=_names_of(args + list(keywords.values())), reads=reads,
+                      what=what, why=advice)
         if isinstance(callee.obj, types.FunctionType) and is_library(callee.obj):
             what = (f"{rules.registry._display_name(callee.obj)} (library code is not "
                     "differentiated through its source unless you ask for it with "
@@ -201,6 +207,26 @@ def _call_op(rhs, resolution, fn, node, reads) -> Op:
         return Op(CALL, rule=callee.obj, args=dict(bound), inputs=inputs, reads=reads,
                   what=callee.name)
     raise AssertionError(f"unexpected callee {callee}")
+
+
+_SOLVER = ("has no derivative rule: its solver runs in compiled code, which sgcompiler "
+           "cannot read; integrate with a loop of fixed steps instead (Euler or Runge-Kutta: "
+           "for k in range(n): y = y + h * f(y, t[k])), which sgcompiler differentiates "
+           "(with checkpointing for long loops)")
+_MVN_CDF = ("scipy.stats.multivariate_normal.cdf has no derivative rule: SciPy integrates it "
+            "numerically (a quasi-Monte Carlo estimate in more than two dimensions), so no "
+            "exact gradient is at hand; use scipy.stats.norm.cdf of independent coordinates")
+# functions that will not get a rule, and what to do instead (by name as messages spell it)
+_NO_RULE_ADVICE = {
+    "scipy.integrate.odeint": "scipy.integrate.odeint " + _SOLVER,
+    "odeint": "scipy.integrate.odeint " + _SOLVER,
+    "scipy.integrate.solve_ivp": "scipy.integrate.solve_ivp " + _SOLVER,
+    "solve_ivp": "scipy.integrate.solve_ivp " + _SOLVER,
+    "scipy.stats.multivariate_normal.cdf": _MVN_CDF,
+    "multivariate_normal.cdf": _MVN_CDF,
+    "scipy.stats.multivariate_normal.logcdf": _MVN_CDF.replace(".cdf", ".logcdf", 1),
+    "multivariate_normal.logcdf": _MVN_CDF.replace(".cdf", ".logcdf", 1),
+}
 
 
 def _packed_params(function, bound) -> str:

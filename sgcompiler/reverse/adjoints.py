@@ -177,6 +177,8 @@ def complex_guard(rev, op, name, target, expr):
     if not rules.complex_mode() or not {name, target} & rev.maybe_complex:
         return expr
     if rules.handles_complex(op.rule):
+        if name not in rev.maybe_complex and _real_expression(expr, rev):
+            return expr         # (a real value's real adjoint: real_like would change nothing)
         rev.reads.add(name)
         return rev.helper_call("real_like", [expr, load(name)])
     operands = list(dict.fromkeys(n.id for a in op.args.values() for n in gast.walk(a)
@@ -184,6 +186,35 @@ def complex_guard(rev, op, name, target, expr):
     rev.reads.update(operands)
     return rev.helper_call("real_only", [expr, const(op.rule.name)] +
                            [load(n) for n in operands])
+
+
+# helpers whose result is real whatever their arguments, and helpers that keep their first
+# argument's kind (they sum or broadcast it)
+_REAL_RESULTS = (runtime.rfft_grad, runtime.rfftn_grad, runtime.ihfft_grad)
+_KEEP_KIND = (runtime.unbroadcast, runtime.unreduce)
+_REAL_ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
+
+
+def _real_expression(expr, rev) -> bool:
+    """Whether an adjoint contribution is real whatever the arguments' dtypes: built from
+    real numbers, the adjoints of real values (complex_guard keeps those real) and helpers
+    with real results, by arithmetic."""
+    if isinstance(expr, gast.Constant):
+        return isinstance(expr.value, (int, float))
+    if isinstance(expr, gast.Name):
+        primal = rev.namer.adjoints().get(expr.id)
+        return primal is not None and primal not in rev.maybe_complex
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, _REAL_ARITHMETIC):
+        return _real_expression(expr.left, rev) and _real_expression(expr.right, rev)
+    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd)):
+        return _real_expression(expr.operand, rev)
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and not expr.keywords:
+        helper = rev.linker.names.get(expr.func.id)
+        if any(helper is h for h in _REAL_RESULTS):
+            return True
+        return any(helper is h for h in _KEEP_KIND) and bool(expr.args) and \
+            _real_expression(expr.args[0], rev)
+    return False
 
 
 def _zeroed(dvar, index, stmt):

@@ -17,7 +17,8 @@ import operator
 
 import numpy as np
 
-from ..runtime import astype
+from ..runtime import (astype, divide_or_zero, matrix_norm_grad, norm_grad, reduced_size,
+                       unreduce, vector_norm_grad)
 from ..runtime.complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                                        complex_eig_tangent_of, complex_eigvals_grad,
                                        complex_eigvals_tangent_of, complex_sign,
@@ -131,6 +132,70 @@ def eig_tangent(t, ans, a):
     return complex_eig_tangent_of(t, ans, a)
 
 
+# Real functions of complex values that reduce: the real rule's gradient conjugated (the
+# pairing Re(g * dw) with d|z|^2 = 2 Re(conj(z) dz)); a tangent is the real part of the sum
+# of the tangent times the gradient of each result element.
+
+@complex_vjp(np.var, reduction=True, notes="ddof; the mean of |a - mean(a)| ** 2")
+def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return (unreduce(g, a, axis, keepdims) * 2.0
+            * np.conj(a - np.mean(a, axis=axis, keepdims=True)) / (reduced_size(a, axis) - ddof))
+
+
+@complex_jvp(np.var)
+def var_tangent(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return np.real(np.sum(np.conj(a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis,
+                          keepdims=keepdims)) * 2.0 / (reduced_size(a, axis) - ddof)
+
+
+@complex_vjp(np.std, reduction=True, notes="ddof; 0 where the std is 0")
+def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return (unreduce(divide_or_zero(g, ans), a, axis, keepdims)
+            * np.conj(a - np.mean(a, axis=axis, keepdims=True)) / (reduced_size(a, axis) - ddof))
+
+
+@complex_jvp(np.std)
+def std_tangent(t, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return divide_or_zero(np.real(np.sum(np.conj(a - np.mean(a, axis=axis, keepdims=True)) * t,
+                                         axis=axis, keepdims=keepdims)),
+                          ans * (reduced_size(a, axis) - ddof))
+
+
+@complex_vjp(np.linalg.norm, reduction=True,
+             notes="as for real values; 0 at a zero vector")
+def norm(g, ans, x, ord=None, axis=None, keepdims=False):
+    return np.conj(norm_grad(g, ans, x, ord, axis, keepdims))
+
+
+@complex_jvp(np.linalg.norm)
+def norm_tangent(t, ans, x, ord=None, axis=None, keepdims=False):
+    return np.real(np.sum(t * np.conj(norm_grad(np.ones_like(ans), ans, x, ord, axis, keepdims)),
+                          axis=axis, keepdims=keepdims))
+
+
+@complex_vjp(*present(np.linalg, "vector_norm"), reduction=True, notes="as np.linalg.norm")
+def vector_norm(g, ans, x, *, axis=None, keepdims=False, ord=2):
+    return np.conj(vector_norm_grad(g, ans, x, ord, axis, keepdims))
+
+
+@complex_jvp(*present(np.linalg, "vector_norm"))
+def vector_norm_tangent(t, ans, x, *, axis=None, keepdims=False, ord=2):
+    return np.real(np.sum(t * np.conj(vector_norm_grad(np.ones_like(ans), ans, x, ord, axis,
+                                                       keepdims)), axis=axis, keepdims=keepdims))
+
+
+@complex_vjp(*present(np.linalg, "matrix_norm"), notes="as np.linalg.norm")
+def matrix_norm(g, ans, x, *, keepdims=False, ord="fro"):
+    return np.conj(matrix_norm_grad(g, ans, x, ord, (-2, -1), keepdims))
+
+
+@complex_jvp(*present(np.linalg, "matrix_norm"))
+def matrix_norm_tangent(t, ans, x, *, keepdims=False, ord="fro"):
+    return np.real(np.sum(t * np.conj(matrix_norm_grad(np.ones_like(ans), ans, x, ord, (-2, -1),
+                                                       keepdims)), axis=(-2, -1),
+                          keepdims=keepdims))
+
+
 # rules that hold for complex operands as they are written: holomorphic functions (their
 # derivative, written with operations that extend to complex numbers), and linear ones
 complex_safe(
@@ -144,4 +209,7 @@ complex_safe(
     np.moveaxis, np.flip, np.roll, np.broadcast_to, np.copy, np.asarray, np.array,
     np.trace, np.diagonal, np.diag, np.matmul, operator.matmul, np.dot, np.tensordot,
     np.outer, np.inner, np.kron, np.linalg.inv, np.linalg.solve, np.linalg.det,
+    # a permutation of the elements (complex values sort lexicographically, as NumPy
+    # orders them), and the choice of one operand, by equality with the result
+    np.sort, np.maximum, np.minimum, np.fmax, np.fmin,
     *present(np, "permute_dims", "concat"))

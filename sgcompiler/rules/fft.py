@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.fft import fft_grad, fftn_grad, irfft_grad, rfft_grad
+from ..runtime.fft import (fft_grad, fftn_grad, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad,
+                           rfft_grad, rfftn_grad)
 from .registry import complex_safe, linear, vjp
 
 _OUT = {"out": (None,)}
@@ -53,7 +54,42 @@ def ifftn(g, ans, a, s=None, axes=None, norm=None, out=None):
     return fftn_grad(g, a, s, axes, norm, np.fft.ifftn)
 
 
+_HALF = ("the imaginary parts of the bins read as real (the first and, for an even length, the "
+         "middle one) are ignored")
+
+
+@vjp(np.fft.rfft2, supported=_OUT, notes="real input")
+def rfft2(g, ans, a, s=None, axes=(-2, -1), norm=None, out=None):
+    return rfftn_grad(g, a, s, axes, norm)
+
+
+@vjp(np.fft.rfftn, supported=_OUT, notes="real input")
+def rfftn(g, ans, a, s=None, axes=None, norm=None, out=None):
+    return rfftn_grad(g, a, s, axes, norm)
+
+
+@vjp(np.fft.irfft2, supported=_OUT, notes=_HALF + ", along the last axis")
+def irfft2(g, ans, a, s=None, axes=(-2, -1), norm=None, out=None):
+    return irfftn_grad(g, a, s, axes, norm)
+
+
+@vjp(np.fft.irfftn, supported=_OUT, notes=_HALF + ", along the last axis")
+def irfftn(g, ans, a, s=None, axes=None, norm=None, out=None):
+    return irfftn_grad(g, a, s, axes, norm)
+
+
+@vjp(np.fft.hfft, supported=_OUT, notes=_HALF)
+def hfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
+    return hfft_grad(g, a, n, axis, norm)
+
+
+@vjp(np.fft.ihfft, supported=_OUT, notes="real input")
+def ihfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
+    return ihfft_grad(g, a, n, axis, norm)
+
+
 TRANSFORMS = (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2,
-              np.fft.fftn, np.fft.ifftn)
+              np.fft.fftn, np.fft.ifftn, np.fft.rfft2, np.fft.irfft2, np.fft.rfftn,
+              np.fft.irfftn, np.fft.hfft, np.fft.ihfft)
 linear(*TRANSFORMS)
 complex_safe(*TRANSFORMS, np.fft.fftshift, np.fft.ifftshift)

@@ -49,9 +49,11 @@ from .decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tan
 from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                               complex_eig_tangent_of, complex_eigvals_grad,
                               complex_eigvals_tangent_of, complex_sign,
-                              complex_sign_reciprocal, real_like,
+                              complex_sign_grad, complex_sign_reciprocal,
+                              complex_sign_reciprocal_slope, complex_sign_tangent, real_like,
                               real_only)  # noqa: F401
-from .fft import fft_grad, fftn_grad, irfft_grad, rfft_grad  # noqa: F401
+from .fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad, irfft_grad,  # noqa: F401
+                  irfftn_grad, rfft_grad, rfftn_grad)
 from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,
                      gradient_grad)  # noqa: F401
 

@@ -42,6 +42,28 @@ def complex_sign(x):
     return np.where(magnitude == 0, 0.0, x / np.where(magnitude == 0, 1.0, magnitude))
 
 
+def complex_sign_grad(g, x):
+    """Adjoint of complex_sign(x) = s: ds = (dx - s Re(conj(s) dx)) / |x|, so
+    (g - Re(g s) conj(s)) / |x| (0 where x == 0, and for real x, where s is constant)."""
+    s = complex_sign(x)
+    magnitude = np.abs(x)
+    return np.where(magnitude == 0, 0.0, (g - np.real(g * s) * np.conj(s)) /
+                    np.where(magnitude == 0, 1.0, magnitude))
+
+
+def complex_sign_tangent(t, x):
+    """Tangent of complex_sign(x): (t - s Re(conj(s) t)) / |x| (0 where x == 0)."""
+    s = complex_sign(x)
+    magnitude = np.abs(x)
+    return np.where(magnitude == 0, 0.0, (t - s * np.real(np.conj(s) * t)) /
+                    np.where(magnitude == 0, 1.0, magnitude))
+
+
+def complex_sign_reciprocal_slope(x):
+    """The derivative of complex_sign_reciprocal(x) = -1j / x: 1j / x ** 2 (0 at x == 0)."""
+    return np.where(x == 0, 0.0, 1j / np.where(x == 0, 1.0, x) ** 2)
+
+
 def complex_sign_reciprocal(x):
     """-1j / x (0 where x == 0): the derivative of sign(x) = x / |x| is 1j sign(x) times
     d angle(x), and d angle(x) = Im(dx / x) = Re(-1j dx / x)."""

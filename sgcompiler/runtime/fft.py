@@ -34,15 +34,18 @@ def transform_axes(a, s, axes):
     return tuple(int(axis) % ndim for axis in axes)
 
 
-def fft_grad(g, a, axis, norm, transform=np.fft.fft):
-    """Adjoint of transform(a, n, axis, norm) for transform np.fft.fft or np.fft.ifft."""
+def fft_grad(g, a, axis, norm, transform=None):
+    """Adjoint of transform(a, n, axis, norm) for transform np.fft.fft (None) or
+    np.fft.ifft."""
+    transform = np.fft.fft if transform is None else transform
     return fit_along(transform(g, axis=axis, norm=norm), np.shape(a),
                      (int(axis) % np.ndim(a),))
 
 
-def fftn_grad(g, a, s, axes, norm, transform=np.fft.fftn):
-    """Adjoint of transform(a, s, axes, norm) for np.fft.fftn or np.fft.ifftn (fft2 and
-    ifft2 are these over the last two axes)."""
+def fftn_grad(g, a, s, axes, norm, transform=None):
+    """Adjoint of transform(a, s, axes, norm) for np.fft.fftn (None) or np.fft.ifftn (fft2
+    and ifft2 are these over the last two axes)."""
+    transform = np.fft.fftn if transform is None else transform
     axes = transform_axes(a, s, axes)
     return fit_along(transform(g, axes=axes, norm=norm), np.shape(a), axes)
 
@@ -62,20 +65,103 @@ def _doubled(length, ndim, axis):
 
 
 def rfft_grad(g, a, n, axis, norm):
-    """Adjoint of np.fft.rfft(a, n, axis, norm), a real input's half spectrum: the real
-    part of the fft of g padded with zeros to the full spectrum, which irfft computes
-    from half of it (its bins but the first and the middle one count twice)."""
-    axis = int(axis) % np.ndim(a)
-    length = np.shape(a)[axis] if n is None else n
-    half = np.conj(g) / _doubled(length, np.ndim(g), axis)
-    full = np.fft.irfft(half, n=length, axis=axis, norm=_SWAPPED[norm])
-    return fit_along(full, np.shape(a), (axis,))
+    """Adjoint of np.fft.rfft(a, n, axis, norm), a real input's half spectrum."""
+    return _rfft_adjoint(g, np.shape(a), n, int(axis) % np.ndim(a), norm)
 
 
 def irfft_grad(g, a, n, axis, norm):
-    """Adjoint of np.fft.irfft(a, n, axis, norm), the real signal of a half spectrum: the
-    first half of ifft(g) (the conjugate of rfft(g)), its doubled bins doubled."""
-    axis = int(axis) % np.ndim(a)
-    length = 2 * (np.shape(a)[axis] - 1) if n is None else n
+    """Adjoint of np.fft.irfft(a, n, axis, norm), the real signal of a half spectrum."""
+    return _irfft_adjoint(g, np.shape(a), n, int(axis) % np.ndim(a), norm)
+
+
+def _rfft_adjoint(g, shape, n, axis, norm):
+    """The real part of the fft of g padded with zeros to the full spectrum, which irfft
+    computes from half of it (its bins but the first and the middle one count twice), cut
+    or padded back to `shape` (the input's) along `axis`."""
+    length = shape[axis] if n is None else n
+    half = np.conj(g) * (1.0 / _doubled(length, np.ndim(g), axis))   # (a product: faster)
+    full = np.fft.irfft(half, n=length, axis=axis, norm=_SWAPPED[norm])
+    return fit_along(full, shape, (axis,))
+
+
+def _irfft_adjoint(g, shape, n, axis, norm):
+    """The first half of ifft(g) (the conjugate of rfft(g)), its doubled bins doubled, cut
+    or padded back to `shape` (the input's) along `axis`."""
+    length = 2 * (shape[axis] - 1) if n is None else n
     half = np.conj(np.fft.rfft(g, n=length, axis=axis, norm=_SWAPPED[norm]))
-    return fit_along(half * _doubled(length, np.ndim(half), axis), np.shape(a), (axis,))
+    return fit_along(half * _doubled(length, np.ndim(half), axis), shape, (axis,))
+
+
+def hfft_grad(g, a, n, axis, norm):
+    """Adjoint of np.fft.hfft(a, n, axis, norm), which is irfft(conj(a), n, axis) with the
+    other norm: the conjugate of irfft's adjoint."""
+    return np.conj(irfft_grad(g, a, n, axis, _SWAPPED[norm]))
+
+
+def ihfft_grad(g, a, n, axis, norm):
+    """Adjoint of np.fft.ihfft(a, n, axis, norm), which is conj(rfft(a, n, axis)) with the
+    other norm: rfft's adjoint of the conjugate of g."""
+    return rfft_grad(np.conj(g), a, n, axis, _SWAPPED[norm])
+
+
+def _nd_steps(shape, s, axes, inverse_real):
+    """The 1-D transforms (axis, n) that rfftn (inverse_real False) or irfftn applies to
+    an input of `shape`, with the last of `axes` the real one, as NumPy picks them."""
+    ndim = len(shape)
+    if axes is None:
+        axes = range(ndim) if s is None else range(ndim - len(s), ndim)
+    axes = [int(axis) % ndim for axis in axes]
+    s = [None] * len(axes) if s is None else [None if n is None else int(n) for n in s]
+    lengths = [shape[axis] if n in (None, -1) else n for n, axis in zip(s, axes)]
+    if inverse_real and s[-1] in (None, -1):
+        lengths[-1] = 2 * (shape[axes[-1]] - 1)
+    return list(zip(axes, lengths))
+
+
+def _after(shape, axis, length):
+    """`shape` with `length` along `axis`."""
+    return shape[:axis] + (length,) + shape[axis + 1:]
+
+
+def rfftn_grad(g, a, s, axes, norm):
+    """Adjoint of np.fft.rfftn(a, s, axes, norm) (rfft2 is it over the last two axes): rfft
+    along the last axis, then fft along the others from the last to the first, undone in
+    the opposite order, each step cut or padded back to the length it was given."""
+    steps = _nd_steps(np.shape(a), s, axes, False)
+    shapes = [tuple(np.shape(a))]
+    axis, length = steps[-1]
+    shapes.append(_after(shapes[-1], axis, length // 2 + 1))
+    for axis, length in reversed(steps[:-1]):
+        shapes.append(_after(shapes[-1], axis, length))
+    for (axis, length), shape in zip(steps[:-1], reversed(shapes[1:-1])):
+        g = fit_along(np.fft.fft(g, axis=axis, norm=norm), shape, (axis,))
+    axis, length = steps[-1]
+    return _rfft_adjoint(g, shapes[0], length, axis, norm)
+
+
+def irfftn_grad(g, a, s, axes, norm):
+    """Adjoint of np.fft.irfftn(a, s, axes, norm) (irfft2 is it over the last two axes):
+    ifft along every axis but the last, first to last, then irfft along the last."""
+    steps = _nd_steps(np.shape(a), s, axes, True)
+    shapes = [tuple(np.shape(a))]
+    for axis, length in steps[:-1]:
+        shapes.append(_after(shapes[-1], axis, length))
+    axis, length = steps[-1]
+    g = _irfft_adjoint(g, shapes[-1], length, axis, norm)
+    for (axis, length), shape in zip(reversed(steps[:-1]), reversed(shapes[:-1])):
+        g = fit_along(np.fft.ifft(g, axis=axis, norm=norm), shape, (axis,))
+    return g
+
+
+def fft_again(g, like, axis, norm, transform):
+    """transform(g) to the length `like` has along `axis`: the transpose of
+    fft_grad(like, a, axis, norm, transform), which grad of grad needs."""
+    transform = np.fft.fft if transform is None else transform
+    return transform(g, n=np.shape(like)[axis], axis=axis, norm=norm)
+
+
+def fftn_again(g, s, axes, norm, transform):
+    """transform(g, s, axes, norm): the transpose of fftn_grad(g_, a, s, axes, norm,
+    transform)."""
+    transform = np.fft.fftn if transform is None else transform
+    return transform(g, s, axes, norm)

@@ -21,9 +21,11 @@ from dataclasses import dataclass, replace
 
 import gast
 
+from ... import rules
 from ...errors import describe, errors_at
 from ..depends import function_reads, module_level, note
 from .lifted import lifted_function, remaining_defaults
+from .objects import user_code
 from ..source import FunctionSource, parse_function
 
 
@@ -290,6 +292,8 @@ class _Lifter:
         found, helper = self.fn.lookup(call.func.id)
         if not found or not isinstance(helper, types.FunctionType):
             return
+        if not user_code(helper) and not rules.registry.is_source_module(helper.__module__):
+            return      # a library's function (scipy.integrate.odeint): its rule, or none
         bound = {i: v for i, a in enumerate(call.args)
                  if (v := self._argument(a)) is not None}
         # a parameter left to its default function (act=np.tanh): bound to it
