@@ -19,8 +19,7 @@ def spectrum_loss_grad(c, signal, weights):
     # line 19: return np.sum(weights * np.abs(residual) ** 2) + 1e-3 * np.sum(np.abs(c) ** 2)
     d_sum = real_like(1.0, _sum)
     d_mul2 = real_like(1.0, _mul2)
-    d_sum2 = d_mul2 * 0.001
-    d_abs2 = d_sum2 * 2 * _abs2
+    d_abs2 = d_mul2 * 0.001 * 2 * _abs2
     del _abs2
     dc = real_like(d_abs2 * np.conj(complex_sign(c)), c)
     del d_abs2
