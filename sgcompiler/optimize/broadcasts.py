@@ -25,7 +25,10 @@ def drop_broadcasts(body, shapes, helpers) -> None:
     """Rewrite the top-level statements `body` in place. `shapes`: a CodeShapes, tracked
     here statement by statement; `helpers`: the runtime helpers' names in the code."""
     unreduce = {n for n, f in helpers.items() if getattr(f, "__name__", "") == "unreduce"}
-    if not unreduce:
+    if not unreduce or not any(
+            isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+            n.func.id in unreduce and len(n.args) + len(n.keywords) == 4
+            for stmt in body if isinstance(stmt, gast.Assign) for n in (stmt.value,)):
         return
     reads = Counter(n.id for stmt in body for n in nodes(stmt) if isinstance(n, gast.Name)
                     and not isinstance(n.ctx, (gast.Store, gast.Del)))
