@@ -266,15 +266,36 @@ def _leaves(tree):
     return (a for _, a in _tree_arrays(tree, records=True))
 
 
+def _taken_leaves(tree, out):
+    """Append the arrays of a tree to `out`: NumPy's containers and arrays walked here, on
+    every call, without the generic walks' tests; anything else (records, arrays of other
+    libraries) by those walks."""
+    t = type(tree)
+    if t is np.ndarray:
+        out.append(tree)
+    elif t is dict or t is list or t is tuple:
+        for v in (tree.values() if t is dict else tree):
+            _taken_leaves(v, out)
+    elif t is not float and t is not int:
+        out.extend(_leaves(tree))
+        out.extend(v for _, v in _foreign_leaves(tree))
+
+
 def _unaliased(grads, args, kwargs):
     """Tree gradients whose arrays share no memory with the arguments or each other, so
     updating one in place cannot change another (generated code may pass arrays on)."""
-    taken = list(_leaves((args, kwargs))) + [v for _, v in _foreign_leaves((args, kwargs))]
+    taken = []
+    _taken_leaves((args, kwargs), taken)
 
     def fresh(leaf):
         if is_foreign(leaf):        # (the standard cannot tell views apart)
             if any(leaf is other for other in taken):
                 leaf = namespace_of([leaf]).asarray(leaf, copy=True)
+        elif type(leaf) is np.ndarray and leaf.base is None:
+            # an array that owns its memory overlaps only itself and views of it
+            if any(other is leaf or (type(other) is not np.ndarray or other.base is not None)
+                   and np.may_share_memory(leaf, other) for other in taken):
+                leaf = leaf.copy()
         elif any(np.may_share_memory(leaf, other) for other in taken):
             leaf = leaf.copy()
         taken.append(leaf)

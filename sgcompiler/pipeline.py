@@ -63,6 +63,7 @@ from .frontend.resolve import local_names
 from .frontend.source import function_name
 from .optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
 from .optimize.batching import batch_outer_products
+from .optimize.broadcasts import drop_broadcasts
 from .optimize.buffers import reuse_buffers
 from .optimize.code_shapes import code_shapes
 from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
@@ -71,6 +72,7 @@ from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
 from .optimize.factoring import factor_sums
 from .optimize.hoisting import hoist_row_products
 from .optimize.nest import nest_single_uses
+from .optimize.seeds import fold_seeds
 from .optimize.reread import for_rereading, gradient_only
 from .optimize.specialisation import (Specialisation, _drop_unread_saved, _nothing_small,
                                       _specialisation)
@@ -269,7 +271,11 @@ OPTIMIZATIONS = (
     ("nest", lambda tree, k, run: nest_single_uses(
         tree, is_temporary, k.small, lambda stmt: pure_assign(stmt, k.helpers)), False),
     ("while-condition", lambda tree, k, run: while_condition(tree), False),
+    ("fold-seeds", lambda tree, k, run: fold_seeds(tree, is_temporary, k.small, k.user_names),
+     False),
     ("fold-algebra", _fold_algebra, True),
+    ("drop-broadcasts", lambda tree, k, run: drop_broadcasts(tree.body, run["shapes"](),
+                                                            k.helpers), True),
     ("factor-sums", lambda tree, k, run: factor_sums(tree.body, run["shapes"](), k.np_name),
      True),
     ("hoist-row-products", lambda tree, k, run: k.hoist and hoist_row_products(

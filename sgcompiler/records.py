@@ -18,7 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 _REGISTERED: dict = {}      # type -> (names of the children, make(obj, children))
+# the leaves and containers of most trees, answered without the dataclass test (a wrapper
+# asks about every leaf of its arguments on each call)
+_PLAIN = frozenset({np.ndarray, float, int, dict, list, tuple, type(None)})
 
 
 def register_tree(cls: type, fields, make=None) -> type:
@@ -40,8 +45,10 @@ def register_tree(cls: type, fields, make=None) -> type:
 
 
 def is_record_type(t: type) -> bool:
-    return t in _REGISTERED or (issubclass(t, tuple) and hasattr(t, "_fields")) or \
-        (dataclasses.is_dataclass(t) and isinstance(t, type))
+    if t in _REGISTERED:
+        return True
+    return t not in _PLAIN and ((issubclass(t, tuple) and hasattr(t, "_fields")) or
+                                (dataclasses.is_dataclass(t) and isinstance(t, type)))
 
 
 def is_record(obj) -> bool:

@@ -12,6 +12,11 @@ from sgcompiler import grad, value_and_grad
 
 from gradcheck import checked_source
 
+try:
+    from scipy.special import logsumexp
+except ImportError:         # SciPy is optional: the test that needs it skips
+    logsumexp = None
+
 
 def _grad_and_source(f, *args, wrt=0):
     return checked_source(f, args, wrt)
@@ -329,3 +334,25 @@ def test_an_array_read_through_its_transpose_is_still_owned():
     W, w, X = rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(2000, 3))
     source = _grad_and_source(transposed_operand, W, w, X, wrt=(0, 1))
     assert "out=h" in source
+
+
+def mixture_scale(log_s, logit, sq):
+    # the adjoint of s2 is the sum over points of a quotient whose divisor (s2 ** 2)
+    # does not depend on the point; its numerator comes through logsumexp's gradient
+    s2 = np.exp(2.0 * log_s)
+    logp = logit - 0.5 * sq / s2
+    return -np.sum(logsumexp(logp, axis=1))
+
+
+@pytest.mark.parametrize("n, k", [(7, 3), (40, 5), (1, 1)])
+def test_a_divisor_constant_along_a_sum_divides_the_sum(n, k):
+    if logsumexp is None:
+        pytest.skip("SciPy is not installed")
+    from gradcheck import assert_grad_matches
+    rng = np.random.default_rng(13)
+    args = [rng.normal(size=k) * 0.2, rng.normal(size=k), rng.random((n, k)) * 3.0]
+    assert_grad_matches(mixture_scale, args, wrt=(0, 1))
+    g = grad(mixture_scale, wrt=0)
+    g(*args)
+    if n > 1 and k > 1:
+        assert "axis=0) / s2 ** 2" in g.source, g.source

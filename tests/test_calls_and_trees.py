@@ -72,6 +72,21 @@ def test_tree_gradient_leaves_do_not_alias_arguments_or_each_other():
     assert np.all(g["b"] != 0) and np.all(x != 0)
 
 
+_GLOBAL = np.arange(4.0)
+
+
+def test_tree_gradient_that_owns_memory_an_argument_views_is_copied():
+    # d/da is the global array itself; the argument y is a view of it
+    def f(p, y):
+        return np.sum(p["a"] * _GLOBAL) + np.sum(p["b"] * y)
+    p = {"a": np.ones(4), "b": np.ones(3)}
+    y = _GLOBAL[1:]
+    g = grad(f)(p, y)
+    assert np.allclose(g["a"], _GLOBAL) and np.allclose(g["b"], y)
+    assert not np.shares_memory(g["a"], y) and not np.shares_memory(g["b"], y)
+    assert not np.shares_memory(g["a"], _GLOBAL)
+
+
 def test_closure_over_outer_variables():
     f = S.make_scaled_loss(2.5)
     x = np.array([0.1, 0.7])

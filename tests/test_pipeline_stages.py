@@ -125,3 +125,36 @@ def test_the_front_end_is_one_call():
     front = front_end(looped)
     act = activity(front.norm, front.resolution, ("x",), callees=SUMMARIES)
     assert "z" in act.active and "_max" not in act.active
+
+
+def test_the_garbage_collector_is_paused_only_while_compiling():
+    import gc
+
+    seen = []
+
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    def bad(x):
+        return np.sum(undefined_name_here(x))  # noqa: F821
+
+    real = pipeline._compile_cached
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+    assert gc.isenabled()
+    pipeline._compile_cached, before = spy, pipeline._compile_cached
+    try:
+        pipeline.compile_gradient(f, ("x",), frozenset(), value=False)
+        with pytest.raises(Exception):
+            pipeline.compile_gradient(bad, ("x",), frozenset(), value=False)
+    finally:
+        pipeline._compile_cached = before
+    assert seen == [False, False] and gc.isenabled()     # resumed after an error too
+    gc.disable()
+    try:                # a collector the caller turned off stays off
+        pipeline.compile_gradient(lambda x: np.sum(x * x), ("x",), frozenset(), value=False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

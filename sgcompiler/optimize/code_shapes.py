@@ -26,6 +26,9 @@ _FLOAT_UFUNCS = frozenset(
     "arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh hypot maximum minimum fmax fmin "
     "logaddexp logaddexp2 deg2rad rad2deg degrees radians sign copysign".split())
 _REDUCTIONS = frozenset("sum mean max min prod".split())
+# gradient helpers whose result is shaped like one argument (its position): they return
+# unbroadcast(..., that argument)
+_LIKE_ARGUMENT = {"logsumexp_grad_a": 2, "solve_grad_a": 2}
 _SHAPE = ("shape",)
 
 
@@ -159,6 +162,9 @@ class CodeShapes:
             dtype = g[1] if g[1] is not WEAK else x[1]
             return x[0], (dtype if isinstance(dtype, np.dtype) and dtype.kind == "f"
                           else None)
+        like = _LIKE_ARGUMENT.get(getattr(helper, "__name__", None))
+        if like is not None and len(node.args) > like:
+            return self._like_argument(node.args[0], node.args[like])
         name = self._numpy_function(node)
         if name in _FLOAT_UFUNCS and len(node.args) == getattr(np, name).nin and \
                 all(k.arg == "out" for k in node.keywords):
@@ -180,6 +186,14 @@ class CodeShapes:
                 return None
             return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
         return None
+
+    def _like_argument(self, g, x):
+        """x's shape and float dtype, when the adjoint g has that dtype too (or is a
+        number)."""
+        g, x = self.shape_of(g), self.shape_of(x)
+        if g is None or x is None or not (isinstance(x[1], np.dtype) and x[1].kind == "f"):
+            return None
+        return (x[0], x[1]) if g[1] is WEAK or g[1] == x[1] else None
 
     def _full_shape(self, node):
         """np.full((500,), 1.0 / 500[, dtype=np.float32]), as fill_numbers writes it."""

@@ -80,7 +80,9 @@ class _Factor(gast.NodeTransformer):
         for factor, inverted in numbers:
             scale = scale / number(factor) if inverted else scale * number(factor)
         outer = [(f, inv) for f, inv in outer if number(f) is None]
-        if scale != 1:
+        if scale == -1:         # -np.sum(...) / b, not np.sum(...) / b * -1
+            new = gast.UnaryOp(op=gast.USub(), operand=new)
+        elif scale != 1:
             outer.append((const(scale), False))
         new = product_of([(new, False)] + outer)
         if not same(self.shapes.shape_of(new), self.shapes.shape_of(node)):
