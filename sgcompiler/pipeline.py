@@ -177,17 +177,33 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
         with recording() as seen:
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
                                 namespace=namespace, backend=backend)
-        return _kept(_CACHE, key, dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
+        return _kept(_CACHE, key, compiled, seen, fn)
 
 
-def _kept(cache: dict, key, compiled):
-    """`compiled`, stored under `key` as the newest entry of `cache` (the oldest goes when
-    the cache is full)."""
+def _kept(cache: dict, key, compiled, seen: dict, fn):
+    """`compiled`, made for `fn` with the reads `seen`, stored under `key` as the newest
+    entry of `cache` (the oldest goes when the cache is full). The entry holds what it
+    read weakly and goes when any of it is collected: its code is then no longer right,
+    and it holds what its pieces are bound to (a method's instance, in their cells)."""
+    compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn, _forget(cache, key)))
     cache.pop(key, None)
     if len(cache) >= _CACHE_SIZE:
-        del cache[next(iter(cache))]
+        try:
+            cache.pop(next(iter(cache)), None)
+        except RuntimeError:    # (an entry forgotten meanwhile, by the collector)
+            pass
     cache[key] = compiled
     return compiled
+
+
+def _forget(cache: dict, key):
+    """What a weak reference calls when its object is collected: the entry under `key`
+    that holds it goes (the collector may call it at any point, hence no lock)."""
+    def gone(ref):
+        entry = cache.get(key)
+        if entry is not None and entry.depends.holds(ref):
+            cache.pop(key, None)
+    return gone
 
 
 def _complex_values(fn, arrays, rereadable=False, batch=None):
@@ -839,8 +855,7 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
                     _NOT_BATCHED.clear()
                 _NOT_BATCHED.add(key)
                 raise
-        return _kept(_JVP_CACHE, key,
-                     dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
+        return _kept(_JVP_CACHE, key, compiled, seen, fn)
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
