@@ -73,6 +73,23 @@ def dict_of_zip(x, w):
     return np.sum(d["a"] + d["b"] * e["u"] * e["v"])
 
 
+def dict_of_zip_shorter(x, w):
+    # zip stops at the shorter: d has the keys "a" and "b" only, as in Python
+    vals = [x, np.exp(x) * w]
+    d = dict(zip(("a", "b", "c"), vals))
+    e = {k: v * 2.0 for k, v in zip(("a", "b", "c"), (x * x, w))}
+    total = 0.0
+    for i in range(2):
+        f = dict(zip(("p", "q", "r"), [x * (i + 1.0)]))
+        total = total + np.sum(f["p"] * w) + len(f)
+    return np.sum(d["a"] + d["b"] * e["a"] * e["b"]) + len(d) * len(e) + total
+
+
+def zipped_parameter(vs):
+    d = dict(zip(("a", "b", "c"), vs))
+    return np.sum(d["a"] * d["b"] + d.get("c", 0.0)) + len(d)
+
+
 def dict_get(x, w):
     d = {"a": x, "b": np.sin(x) * w}
     return np.sum(d.get("a") * d.get("c", 2.0) * d.get("b", x))

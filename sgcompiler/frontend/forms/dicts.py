@@ -10,12 +10,23 @@ them, or a dict display of this function that is only read.
 """
 from __future__ import annotations
 
+import ast
 import copy
 
 import gast
 
 from ...ir.builders import const, load
+from ...runtime import too_few_values
 from ..depends import module_level
+
+
+def fresh(base: str, taken: set) -> str:
+    """`base`, or `base_2`, ... : a name not in `taken` (which it joins)."""
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
 
 
 class DictForms:
@@ -33,7 +44,28 @@ class DictForms:
                 return None
             pairs = found + pairs
         display = gast.Dict(keys=[k for k, _ in pairs], values=[v for _, v in pairs])
+        if node.args:
+            display = self.checked_length(node.args[0], display, len(pairs) - len(node.keywords))
         return gast.copy_location(display, node)
+
+    def checked_length(self, arg, display, count):
+        """`display`, made from zip(KEYS, vs) with `count` keys where the length of `vs` is
+        not known when compiling: Python would make a shorter dict for a shorter `vs`,
+        whose keys the compiled code cannot follow, so that is refused when it runs
+        (runtime.too_few_values) rather than failing on vs[i]."""
+        if not (isinstance(arg, gast.Call) and isinstance(arg.args[1], gast.Name)) or \
+                isinstance(self.displays.get(arg.args[1].id), int) or not count:
+            return display
+        values = arg.args[1].id
+        helper = fresh("too_few_values", self.taken)
+        self.introduced[helper] = too_few_values
+        length = gast.Call(func=load("len"), args=[load(values)], keywords=[])
+        keys = ast.unparse(gast.gast_to_ast(arg.args[0]))
+        refusal = gast.Call(func=load(helper), args=[
+            length, const(count), const(f"dict(zip({keys}, {values}))")], keywords=[])
+        test = gast.Compare(left=copy.deepcopy(length), ops=[gast.GtE()],
+                            comparators=[const(count)])
+        return gast.IfExp(test=test, body=display, orelse=refusal)
 
     def pairs(self, arg):
         """The (key, value) pairs of a literal list of pairs or of zip(KEYS, values)."""
@@ -56,10 +88,13 @@ class DictForms:
         return None
 
     def items(self, node, count):
-        """`count` expressions for the first elements of `node` (a display or a name)."""
+        """`count` expressions for the first elements of `node` (a display or a name), or
+        fewer where the display is shorter (zip stops at the shorter)."""
         if isinstance(node, (gast.List, gast.Tuple)) and \
                 not any(isinstance(e, gast.Starred) for e in node.elts):
             return node.elts[:count]
+        if isinstance(node, gast.Name) and isinstance(self.displays.get(node.id), int):
+            count = min(count, self.displays[node.id])
         if isinstance(node, gast.Name):
             return [gast.Subscript(value=load(node.id), slice=const(i), ctx=gast.Load())
                     for i in range(count)]
@@ -109,7 +144,10 @@ class DictForms:
             values.append(_substituted(node.value, bindings))
         if not all(is_key(k) for k in keys):
             return node
-        return gast.copy_location(gast.Dict(keys=keys, values=values), node)
+        display = gast.Dict(keys=keys, values=values)
+        if isinstance(gen.iter, gast.Call) and self.builtin(gen.iter.func) == "zip":
+            display = self.checked_length(gen.iter, display, len(keys))
+        return gast.copy_location(display, node)
 
     def unrolled(self, target, iterable):
         """A list of {name: expression} per iteration, or None when unknown."""
@@ -171,7 +209,7 @@ def displays(tree) -> dict:
 
 def _only_read(tree, name) -> bool:
     """Whether every use of `name` only reads it: `name[i]`, `*name`, `**name`,
-    `len(name)`, `k in name`, `name.items()/keys()/values()`."""
+    `len(name)`, `zip(..., name)`, `k in name`, `name.items()/keys()/values()`."""
     reads = set()
     for node in gast.walk(tree):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
@@ -183,6 +221,9 @@ def _only_read(tree, name) -> bool:
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id == "len" and len(node.args) == 1:
             reads.add(id(node.args[0]))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "zip" and not node.keywords:
+            reads.update(id(arg) for arg in node.args)
         elif isinstance(node, gast.Compare) and len(node.ops) == 1 and \
                 isinstance(node.ops[0], (gast.In, gast.NotIn)):
             reads.add(id(node.comparators[0]))
