@@ -40,7 +40,7 @@ from .backend.loader import function_from_text
 from .errors import SGCompilerError
 from .backend.reading import reading_view
 from .explain import explain
-from .explain.side_by_side import side_by_side_rows, side_by_side_text
+from .explain.side_by_side import side_by_side_sections, side_by_side_sections_text
 from .pipeline import FORWARD_STAGES, STAGES, compile_gradient, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
@@ -95,8 +95,8 @@ def _print_stage(args) -> None:
             raise UsageError("--side-by-side shows the first-order gradient; leave out "
                              "--mode, --stage and --order")
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-        sys.stdout.write(side_by_side_text(side_by_side_rows(fn, wrt, scalars, arrays),
-                                           color))
+        sys.stdout.write(side_by_side_sections_text(
+            side_by_side_sections(fn, wrt, scalars, arrays), color))
         return
     note = None
     if args.mode == "forward":
