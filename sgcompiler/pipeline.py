@@ -579,13 +579,32 @@ def _namespace_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
     return piece(fn, active, arrays, trees, namespace=True)
 
 
+def piece_forward_tree(fn, active: tuple[str, ...]):
+    """The tree of the forward function (after the last optimization) of the piece of
+    user function `fn` for `active` made last, made again as it was (for explain/: what
+    its primal sweep saves), or None when none has been made."""
+    with LOCK:
+        made = [(k, p) for k, p in (_PIECES.get(fn) or {}).items()
+                if k[0] == active and len(k) == 6 and not k[5] and p.depends is not None]
+        if not made:
+            return None
+        (_, arrays, trees, *_), found = made[-1]
+        kept = {}
+        again = Piece(found.forward_name, found.backward_name, types.CellType(),
+                      types.CellType())
+        with recording():
+            _compile_piece(fn, active, again, arrays, trees, kept=kept)
+        return kept["forward"]
+
+
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
-                   namespace=False):
+                   namespace=False, kept=None):
     with _complex_values(fn, arrays, rereadable):
-        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace)
+        _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace, kept)
 
 
-def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False):
+def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False,
+                       kept=None):
     pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
     src, resolution, norm = _front(fn)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
@@ -611,6 +630,8 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     # the forward function's parameters are the user function's: their shapes are known
     optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
                                            _nothing_small, helpers, user_names))
+    if kept is not None:
+        kept["forward"] = trees.forward
     if rereadable:
         for_rereading(trees.forward, norm.namer, trees.linker)
         for_rereading(trees.backward, norm.namer, trees.linker)

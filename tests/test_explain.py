@@ -166,6 +166,31 @@ def test_the_tape_summary_lists_what_each_loop_saves():
     assert grad(s.recurrence, wrt=("h", "w")).source.count("_tape.append(") == 1
 
 
+def test_the_tape_summary_covers_what_helpers_save():
+    # it read the function's own code only: what its helpers' forwards push was not shown
+    found = explain(s.through_recurrences, ("h", "w"))
+    assert found.tape == ()
+    helpers = {t.name: t for t in found.helper_tapes}
+    assert set(helpers) == {"recurrence", "_twice_recurrent"}
+    (loop,) = helpers["recurrence"].loops
+    assert helpers["recurrence"].wrt == ("h", "w")
+    assert loop.line == line_of(s.recurrence, "for i")
+    assert [(v.name, v.line) for v in loop.saved] == [("h", line_of(s.recurrence, "np.tanh"))]
+    (outer,) = helpers["_twice_recurrent"].loops
+    assert outer.line == line_of(s._twice_recurrent, "for i")
+    assert {v.line for v in outer.saved} <= {line_of(s._twice_recurrent, "s = s"),
+                                            line_of(s._twice_recurrent, "h = h * w")}
+    text = found.text
+    assert "nothing is saved per loop iteration" not in text
+    assert f"in recurrence (specimens_explain.py:{line_of(s.recurrence, 'def ')}), " \
+           "differentiated for h, w:" in text
+    assert f"    the loop at line {loop.line} saves 1 value per iteration" in text
+    # and it is what the generated code does: each piece's forward pushes as many
+    source = grad(s.through_recurrences, wrt=("h", "w")).source
+    pushes = sum(len(t.saved) for h in found.helper_tapes for t in h.loops)
+    assert source.count("_tape.append(") == pushes
+
+
 def test_straight_line_code_saves_nothing():
     assert explain(s.through_round, ("x", "w")).tape == ()
 

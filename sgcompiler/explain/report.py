@@ -86,16 +86,10 @@ def function_report(fn, wrt, scalars=frozenset(), arrays=(), _seen=None) -> Func
     key = (fn.__code__, tuple(wrt))
     seen[key] = None
     helpers, cut_calls = [], {}
-    for k, flow in enumerate(act.flows):
-        if flow.kind != CALL or flow.target not in act.active or flow.callee is None:
-            continue
-        active = tuple(dict.fromkeys(p for p, n in zip(flow.params, flow.inputs)
-                                     if n in act.active))
-        if not active or not hasattr(flow.callee, "__code__"):
-            continue
-        inner_key = (flow.callee.__code__, active)
+    for k, callee, active in called(act):
+        inner_key = (callee.__code__, active)
         if inner_key not in seen:
-            seen[inner_key] = function_report(flow.callee, active, _seen=seen)
+            seen[inner_key] = function_report(callee, active, _seen=seen)
             helpers.append(seen[inner_key])
         inner = seen[inner_key]
         if inner is not None:
@@ -110,6 +104,18 @@ def function_report(fn, wrt, scalars=frozenset(), arrays=(), _seen=None) -> Func
                             tuple(helpers))
     seen[key] = report
     return report
+
+
+def called(act):
+    """(index of the flow, user function, its active parameters) for each call that the
+    gradient differentiates through (a user function called with active arguments)."""
+    for k, flow in enumerate(act.flows):
+        if flow.kind != CALL or flow.target not in act.active or flow.callee is None:
+            continue
+        active = tuple(dict.fromkeys(p for p, n in zip(flow.params, flow.inputs)
+                                     if n in act.active))
+        if active and hasattr(flow.callee, "__code__"):
+            yield k, flow.callee, active
 
 
 class _Names:

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 
 import gast
 
-from ..analysis.ops import CALL, STOPPED
+from ..analysis.ops import STOPPED
 from ..backend.reading import indent as _indent
 from ..analysis.why import stop_cuts
 from ..pipeline import analyse, compile_gradient
+from .report import called
 
 _MARK = re.compile(r"^(\s*)# line (\d+): ")
 _COMPOUND = (gast.For, gast.While, gast.If, gast.With, gast.Try)
@@ -112,14 +113,7 @@ def _rows(found, lines, start) -> tuple:
 def _helpers(found):
     """(user function, its active parameters) for each call of the analysed function
     that the gradient goes through, as explain/report.py follows them."""
-    act = found.activity
-    for flow in act.flows:
-        if flow.kind != CALL or flow.target not in act.active or flow.callee is None:
-            continue
-        active = tuple(dict.fromkeys(p for p, n in zip(flow.params, flow.inputs)
-                                     if n in act.active))
-        if active and hasattr(flow.callee, "__code__"):
-            yield flow.callee, active
+    return [(callee, active) for _, callee, active in called(found.activity)]
 
 
 def _backward_start(lines, src, active):
