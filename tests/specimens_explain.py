@@ -141,3 +141,14 @@ def stop_in_a_loop(h, w):
     for i in range(3):
         h = h * stop_gradient(w)
     return np.sum(h)
+
+
+def softmax_weighted(x):
+    z = x - stop_gradient(np.max(x))
+    e = np.exp(z)
+    return np.sum(e * x) / np.sum(e)
+
+
+def scalar_with_stop(x):
+    c = stop_gradient(np.cos(x))
+    return np.sin(x) * c + x ** 3

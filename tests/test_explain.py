@@ -9,6 +9,7 @@ differences give.
 import dataclasses
 import inspect
 import pathlib
+import re
 import sys
 import warnings
 
@@ -432,3 +433,43 @@ def partly_stopped_loop(x, w):
 def test_a_loop_still_active_is_not_said_to_be_cut():
     (stop,) = explain(partly_stopped_loop, ("x", "w")).function.stops
     assert stop.statements >= 1 and stop.loops == ()
+
+
+_SOFTMAX_GRAD = grad(s.softmax_weighted)
+
+
+def through_a_gradient(x):
+    return np.sum(_SOFTMAX_GRAD(x) ** 2)
+
+
+def _quoted_lines_are_the_users(text, module):
+    """Each `line N: ...` of the text quotes line N of the user's file."""
+    lines = pathlib.Path(module.__file__).read_text().splitlines()
+    quoted = re.findall(r"line (\d+): (.+)", text)
+    assert quoted
+    for number, said in quoted:
+        assert said.strip() in lines[int(number) - 1], (number, said)
+
+
+def test_explaining_a_gradient_of_a_gradient_quotes_the_users_lines():
+    # it quoted the generated code: its file "<sgcompiler f_grad ...>", its lines and
+    # its temporaries ("stop_gradient(_max)", "_max (line 4)")
+    found = grad(through_a_gradient).explain(format="data")
+    (inner,) = found.function.helpers
+    first = line_of(s.softmax_weighted, "def ")
+    assert inner.where == f"specimens_explain.py:{first}"
+    (stop,) = inner.stops
+    assert stop.line == dataclasses.replace(stop.line, number=first + 1,
+                                            text="z = x - stop_gradient(np.max(x))")
+    assert stop.expression == "stop_gradient(np.max(x))"
+    assert all(not name.startswith("_") for name, _ in stop.variables)
+    text = grad(through_a_gradient).explain()
+    assert "<sgcompiler" not in text and "_max" not in text
+    _quoted_lines_are_the_users(text, s)
+    second = grad(grad(s.scalar_with_stop))
+    x = 0.7
+    np.testing.assert_allclose(second(x), -np.sin(x) * np.cos(x) + 6 * x, rtol=1e-10)
+    text = second.explain()
+    assert "<sgcompiler" not in text
+    assert f"line {line_of(s.scalar_with_stop, 'c = ')}: stop_gradient(np.cos(x))" in text
+    _quoted_lines_are_the_users(text, s)
