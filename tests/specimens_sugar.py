@@ -233,7 +233,29 @@ def starred_of_unknown_length(x, xs):
 
 def generator_kept(x, w):
     g = (v * w for v in [x, x])
-    return np.sum(sum(g))
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(sum(g))      # the second trip finds it exhausted
+    return s
+
+
+def generator_in_variable(x, w):
+    g = (v * w for v in [x, np.sin(x)])
+    w = w * 2.0                     # read when g is consumed: Python's generator sees it
+    total = np.sum(sum(g))
+    for i in range(2):
+        h = (np.sum(np.cos(v) * (i + 1.0)) for v in (x, x * w))
+        total = total + max(h)
+    parts = (np.sum(u * w) for u in [x * x])
+    return total + np.sum([p * 3.0 for p in parts])
+
+
+def generator_in_variable_stopped(x, w):
+    k = (v * stop_gradient(w * x) for v in [x, x * x])
+    total = 0.0
+    for item in k:
+        total = total + np.sum(item)
+    return total
 
 
 def lambda_to_library(x, w):
@@ -254,6 +276,10 @@ def dict_get_in_loop_reference(x, w, c):
     return np.sum(x * x) + np.sum(x * w * x) + np.sum(c * x)
 
 
+def generator_in_variable_stopped_reference(x, w, c):
+    return np.sum(x * c) + np.sum(x * x * c)
+
+
 def forwards_mixed_in_loop_reference(x, w, c):
     return 2.0 * np.sum((x * 3.0 + w + x * w) * x * c)
 
@@ -261,7 +287,9 @@ def forwards_mixed_in_loop_reference(x, w, c):
 STOPPED = {map_of_function_in_loop: (map_of_function_in_loop_reference,
                                      lambda x, w: (np.sin(x), np.sin(x * w))),
            dict_get_in_loop: (dict_get_in_loop_reference, lambda x, w: x),
-           forwards_mixed_in_loop: (forwards_mixed_in_loop_reference, lambda x, w: w)}
+           forwards_mixed_in_loop: (forwards_mixed_in_loop_reference, lambda x, w: w),
+           generator_in_variable_stopped: (generator_in_variable_stopped_reference,
+                                           lambda x, w: w * x)}
 
 
 def max_min_second_order(x):

@@ -22,6 +22,7 @@ from .check import check
 from .forms.contexts import unwrap_contexts
 from .forms.factories import inline_factories
 from .forms.fields import read_fields
+from .forms.generators import inline_generators
 from .forms.nested import lift_nested
 from .namespaces import read_namespaces
 from .normalize import Normalized, normalize
@@ -52,7 +53,7 @@ def front_end(fn, checked: bool = True, trace=None) -> FrontEnd:
     """
     trace = trace or (lambda stage, made: None)
     src = read_namespaces(unwrap_contexts(inline_transforms(parse_function(fn))))
-    src = specialise_varargs(rewrite_expressions(rewrite_statements(src)))
+    src = specialise_varargs(rewrite_expressions(inline_generators(rewrite_statements(src))))
     src = read_fields(lift_nested(inline_factories(src)))
     trace("parse", src)
     if checked:

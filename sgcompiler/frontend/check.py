@@ -35,8 +35,9 @@ _REFUSED = {
     gast.Set: "set literals are not supported in differentiated code",
     gast.SetComp: "set comprehensions are not supported in differentiated code",
     gast.GeneratorExp: "generator expressions are supported as what sum, max, min, list, "
-                       "tuple, any, all or a for loop consumes; elsewhere use a list "
-                       "comprehension",
+                       "tuple, any, all, a comprehension or a for loop consumes, also "
+                       "from a variable read once later in the same block (not again in "
+                       "a loop); elsewhere use a list comprehension",
     gast.Starred: "'*' unpacking is supported for a display ((a, b), [a, b]) or a name bound "
                   "once to one, and in 'a, *rest = xs'; here the number of items is not "
                   "known when the function is compiled, so pass them one by one "

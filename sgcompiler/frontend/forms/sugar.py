@@ -155,6 +155,12 @@ class _Sugar(DictForms, gast.NodeTransformer):
                                                       ctx=gast.Load()), args=[], keywords=[])
         return node
 
+    def visit_comprehension(self, node):
+        # a comprehension consumes what it runs over, as a for loop does
+        self.generic_visit(node)
+        node.iter = self.as_list(node.iter)
+        return node
+
     def as_list(self, node):
         """A generator expression or a `map(...)` as the list comprehension it lists."""
         if isinstance(node, gast.GeneratorExp):
