@@ -90,6 +90,17 @@ def zipped_parameter(vs):
     return np.sum(d["a"] * d["b"] + d.get("c", 0.0)) + len(d)
 
 
+def dict_comprehension_with_if(x, w):
+    d = {"a": x, "b": w, "c": x * w}
+    e = {k: v * 2.0 for k, v in d.items() if k != "b"}
+    total = np.sum(e["a"] * e["c"]) + len(e)
+    for i in range(2):
+        f = {k: np.sin(d[k]) * (i + 1.0) for k in ("a", "b", "c")
+             if k in ("a", "c") and not k == "a"}
+        total = total + np.sum(f["c"] * w) + len(f)
+    return total
+
+
 def dict_get(x, w):
     d = {"a": x, "b": np.sin(x) * w}
     return np.sum(d.get("a") * d.get("c", 2.0) * d.get("b", x))
@@ -229,6 +240,12 @@ def dict_comprehension_of_argument(x, d):
 
 def starred_of_unknown_length(x, xs):
     return np.sum(three(x, *xs))
+
+
+def comprehension_if_on_values(x, w):
+    d = {"a": x, "b": w}
+    e = {k: v for k, v in d.items() if np.sum(v) > 0}
+    return np.sum(e["a"])
 
 
 def generator_kept(x, w):

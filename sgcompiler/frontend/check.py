@@ -44,8 +44,8 @@ _REFUSED = {
                   "(f(xs[0], xs[1]))",
     gast.DictComp: "a dict comprehension is supported when its keys are known when the "
                    "function is compiled (for k in a tuple of constants, zip of one, or "
-                   ".items() of a dict display of this function), with no 'if'; write a "
-                   "dict display {{'a': ..., 'b': ...}} instead",
+                   ".items() of a dict display of this function), and any 'if' reads "
+                   "its keys alone; write a dict display {{'a': ..., 'b': ...}} instead",
 }
 _NOT_YET = {
     gast.Lambda: "lambdas inside a differentiated function are not supported; define the function at module level",

@@ -4,6 +4,7 @@
     dict(zip(("a", "b"), vs))       ->  {"a": vs[0], "b": vs[1]}
     d.get("a", y)                   ->  d["a"] if "a" in d else y
     {k: f(v) for k, v in d.items()} ->  {"a": f(d["a"]), "b": f(d["b"])}   (d's keys known)
+    {k: v for k, v in d.items() if k != "b"}  ->  {"a": d["a"]}   (an `if` on keys alone)
 
 The keys must be known when the function is compiled: constants, a module-level tuple of
 them, or a dict display of this function that is only read.
@@ -132,7 +133,7 @@ class DictForms:
         """{k: e for k in KEYS} and {k: e for k, v in d.items()} (d a dict display) with
         the keys known when the function is compiled: the display they make."""
         self.generic_visit(node)
-        if len(node.generators) != 1 or node.generators[0].ifs:
+        if len(node.generators) != 1:
             return node
         gen = node.generators[0]
         unrolled = self.unrolled(gen.target, gen.iter)
@@ -140,6 +141,11 @@ class DictForms:
             return node
         keys, values = [], []
         for bindings in unrolled:
+            kept = [_known(_substituted(test, bindings)) for test in gen.ifs]
+            if any(k is None for k in kept):
+                return node         # an `if` on values: refused by check
+            if not all(kept):
+                continue
             keys.append(_substituted(node.key, bindings))
             values.append(_substituted(node.value, bindings))
         if not all(is_key(k) for k in keys):
@@ -168,6 +174,40 @@ class DictForms:
                                                   ctx=gast.Load())} for key in keys]
         found = self.pairs(iterable)
         return None if found is None else [{k: key, v: value} for key, value in found]
+
+
+def _known(test):
+    """The truth of `test` where it is made of constants alone (comparisons, `in` a
+    display, and, or, not), else None."""
+    if isinstance(test, gast.Constant):
+        return test.value
+    if isinstance(test, (gast.Tuple, gast.List)):
+        return tuple(e.value for e in test.elts) \
+            if all(isinstance(e, gast.Constant) for e in test.elts) else None
+    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+        value = _known(test.operand)
+        return None if value is None else not value
+    if isinstance(test, gast.BoolOp):
+        values = [_known(v) for v in test.values]
+        if any(v is None for v in values):
+            return None
+        return all(values) if isinstance(test.op, gast.And) else any(values)
+    if isinstance(test, gast.Compare) and len(test.ops) == 1:
+        left, right = _known(test.left), _known(test.comparators[0])
+        compare = _COMPARISONS.get(type(test.ops[0]))
+        if left is None or right is None or compare is None:
+            return None
+        try:
+            return bool(compare(left, right))
+        except TypeError:
+            return None
+    return None
+
+
+_COMPARISONS = {gast.Eq: lambda a, b: a == b, gast.NotEq: lambda a, b: a != b,
+                gast.Lt: lambda a, b: a < b, gast.LtE: lambda a, b: a <= b,
+                gast.Gt: lambda a, b: a > b, gast.GtE: lambda a, b: a >= b,
+                gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
 
 
 def is_key(node) -> bool:
