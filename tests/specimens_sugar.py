@@ -101,6 +101,27 @@ def dict_comprehension_with_if(x, w):
     return total
 
 
+def _make_scaled(s):
+    def scaled(t):
+        return np.sin(t) * s
+    return scaled
+
+
+def factory_called_at_once(x, w):
+    total = np.sum(_make_scaled(2.0)(x) * w)
+    for i in range(2):
+        total = total + np.sum(_make_scaled(w * (i + 1.0))(x) + _make_scaled(np.cos(w))(w))
+    return total
+
+
+def factory_called_at_once_stopped(x, w):
+    def make(s, k=3.0):
+        def inner(t):
+            return t * s * k
+        return inner
+    return np.sum(_make_scaled(stop_gradient(w * x))(x)) + np.sum(make(w)(x))
+
+
 def dict_get(x, w):
     d = {"a": x, "b": np.sin(x) * w}
     return np.sum(d.get("a") * d.get("c", 2.0) * d.get("b", x))
@@ -297,6 +318,10 @@ def generator_in_variable_stopped_reference(x, w, c):
     return np.sum(x * c) + np.sum(x * x * c)
 
 
+def factory_called_at_once_stopped_reference(x, w, c):
+    return np.sum(np.sin(x) * c) + np.sum(x * w * 3.0)
+
+
 def forwards_mixed_in_loop_reference(x, w, c):
     return 2.0 * np.sum((x * 3.0 + w + x * w) * x * c)
 
@@ -306,7 +331,9 @@ STOPPED = {map_of_function_in_loop: (map_of_function_in_loop_reference,
            dict_get_in_loop: (dict_get_in_loop_reference, lambda x, w: x),
            forwards_mixed_in_loop: (forwards_mixed_in_loop_reference, lambda x, w: w),
            generator_in_variable_stopped: (generator_in_variable_stopped_reference,
-                                           lambda x, w: w * x)}
+                                           lambda x, w: w * x),
+           factory_called_at_once_stopped: (factory_called_at_once_stopped_reference,
+                                            lambda x, w: w * x)}
 
 
 def max_min_second_order(x):

@@ -18,7 +18,8 @@ WORKING = [S.sum_of_generator, S.generators_in_loop, S.max_min_of_one_iterable,
            S.dict_of_zip, S.dict_of_zip_shorter, S.dict_comprehension_with_if, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
            S.starred_assignment, S.starred_in_loop, S.starred_call, S.starred_display,
            S.forwards_args, S.forwards_mixed_in_loop, S.try_that_reraises, S.try_in_loop,
-           S.dict_loops, S.generator_in_variable, S.generator_in_variable_stopped]
+           S.dict_loops, S.generator_in_variable, S.generator_in_variable_stopped,
+           S.factory_called_at_once, S.factory_called_at_once_stopped]
 
 rng = np.random.default_rng(15)
 SHAPES = {"vectors": ((3,), (3,)), "broadcast": ((2, 3), (3,)), "scalar_w": ((4,), ())}
