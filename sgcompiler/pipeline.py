@@ -110,6 +110,9 @@ class Compiled:
     # code made with `namespace=True`: the NumPy names it reaches through xp, with lines
     namespace_uses: tuple | None = None
     backend: str = "numpy"           # "numba": bind gives numba's compiled function
+    # what `depends` holds weakly, held by the copy a caller gets (not the cache's): see
+    # Depends.objects
+    pinned: tuple = dataclasses.field(default=(), compare=False, repr=False)
 
     def bind(self, fn, xp=None):
         """The gradient function for `fn` (same code object, its own closure cells);
@@ -173,11 +176,12 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
         # the code is right for `fn` only while its names mean what they meant
         if compiled is not None and compiled.depends.holds_for(fn):
             compiled.depends.replay(fn)
-            return compiled
+            return dataclasses.replace(compiled, pinned=compiled.depends.objects(fn))
         with recording() as seen:
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
                                 namespace=namespace, backend=backend)
-        return _kept(_CACHE, key, compiled, seen, fn)
+        kept = _kept(_CACHE, key, compiled, seen, fn)
+        return dataclasses.replace(kept, pinned=tuple(seen.values()))
 
 
 def _kept(cache: dict, key, compiled, seen: dict, fn):
@@ -828,6 +832,7 @@ class CompiledJvp:
     backend: str = "numpy"      # "numba": bind gives numba's compiled function
     # fn -> what bind gave for it, with backend="numba" (numba compiles once per function)
     jitted: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    pinned: tuple = dataclasses.field(default=(), compare=False, repr=False)   # as Compiled's
 
     def bind(self, fn):
         if self.backend == "numba" and self.jitted.get(id(fn), (None,))[0] is fn:
@@ -869,7 +874,7 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
         compiled = _JVP_CACHE.get(key)
         if compiled is not None and compiled.depends.holds_for(fn):
             compiled.depends.replay(fn)
-            return compiled
+            return dataclasses.replace(compiled, pinned=compiled.depends.objects(fn))
         with recording() as seen:
             try:
                 compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch,
@@ -880,7 +885,8 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
                     _NOT_BATCHED.clear()
                 _NOT_BATCHED.add(key)
                 raise
-        return _kept(_JVP_CACHE, key, compiled, seen, fn)
+        kept = _kept(_JVP_CACHE, key, compiled, seen, fn)
+        return dataclasses.replace(kept, pinned=tuple(seen.values()))
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,

@@ -242,6 +242,28 @@ def test_methods_calling_methods_of_self_do_not_keep_their_instance_alive():
             assert alive() is None
 
 
+def test_forward_mode_and_hessian_of_a_method_calling_methods_of_self():
+    # jvp refused a bound method and hessian raised IndexError (it counted self)
+    import gc
+    import weakref
+    from sgcompiler import hessian, jvp
+    for w in (W, np.linspace(-1.0, 1.0, 6).reshape(2, 3)):
+        model = _Chained(np.array([1.0, 2.0, 0.5]))
+        v = np.cos(w * 3.0)
+        value, tangent = jvp(model.loss, (w,), (v,))
+        assert np.isclose(value, model.loss(w))
+        np.testing.assert_allclose(tangent, np.sum(grad(model.loss)(w) * v), rtol=1e-10)
+        alive = weakref.ref(model)
+        del model
+        gc.collect()
+        assert alive() is None
+    model = _Chained(np.array([1.0, 2.0, 0.5]))
+    h = hessian(model.loss)(W)
+    want = np.stack([numeric_grad(lambda u: grad(model.loss)(u)[i], [W], 0)
+                     for i in range(3)])
+    np.testing.assert_allclose(h, want, rtol=1e-5, atol=1e-7)
+
+
 def test_a_compiled_gradient_is_reused_while_what_it_read_lives(monkeypatch):
     # held weakly, the cache must still serve a new gradient of a live instance
     from sgcompiler import pipeline

@@ -194,6 +194,13 @@ class Depends:
                 reads.append((kind, _held(holder, gone), key, _held(value, gone)))
         return cls(tuple(reads))
 
+    def objects(self, fn) -> tuple:
+        """What these reads hold weakly (as seen from `fn`), held strongly: kept by whoever
+        uses the code until its checker holds them (a function the front end made
+        while compiling is held by nothing else, and a collection in between would make
+        the code stale at once)."""
+        return tuple(part for read in self._absolute(fn) for part in (read[1], read[3]))
+
     def holds(self, ref) -> bool:
         """Whether weak reference `ref` is one these reads keep."""
         return any(type(part) is _Weak and part.ref is ref
