@@ -41,7 +41,7 @@ from .backend.loader import function_from_text
 from .errors import SGCompilerError
 from .backend.reading import reading_view
 from .explain import explain
-from .explain.side_by_side import side_by_side_rows, side_by_side_text
+from .explain.side_by_side import side_by_side_sections, side_by_side_sections_text
 from .frontend.forms.checkpoint import check_policy
 from .pipeline import compile_gradient
 from .stages import FORWARD_STAGES, STAGES, dump_stage
@@ -98,8 +98,8 @@ def _print_stage(args) -> None:
             raise UsageError("--side-by-side shows the first-order gradient; leave out "
                              "--mode, --stage and --order")
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-        sys.stdout.write(side_by_side_text(side_by_side_rows(fn, wrt, scalars, arrays),
-                                           color))
+        sys.stdout.write(side_by_side_sections_text(
+            side_by_side_sections(fn, wrt, scalars, arrays), color))
         return
     note = None
     if args.mode == "forward":

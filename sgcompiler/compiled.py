@@ -43,6 +43,9 @@ class Compiled:
     # code made with `namespace=True`: the NumPy names it reaches through xp, with lines
     namespace_uses: tuple | None = None
     backend: str = "numpy"           # "numba": bind gives numba's compiled function
+    # what `depends` holds weakly, held by the copy a caller gets (not the cache's): see
+    # Depends.objects
+    pinned: tuple = dataclasses.field(default=(), compare=False, repr=False)
 
     def bind(self, fn, xp=None):
         """The gradient function for `fn` (same code object, its own closure cells);
@@ -68,14 +71,30 @@ _CACHE: dict = {}
 _CACHE_SIZE = 1024      # compiled gradients kept (the oldest go first)
 
 
-def _kept(cache: dict, key, compiled):
-    """`compiled`, stored under `key` as the newest entry of `cache` (the oldest goes when
-    the cache is full)."""
+def _kept(cache: dict, key, compiled, seen: dict, fn):
+    """`compiled`, made for `fn` with the reads `seen`, stored under `key` as the newest
+    entry of `cache` (the oldest goes when the cache is full). The entry holds what it
+    read weakly and goes when any of it is collected: its code is then no longer right,
+    and it holds what its pieces are bound to (a method's instance, in their cells)."""
+    compiled = dataclasses.replace(compiled, depends=Depends.of(seen, fn, _forget(cache, key)))
     cache.pop(key, None)
     if len(cache) >= _CACHE_SIZE:
-        del cache[next(iter(cache))]
+        try:
+            cache.pop(next(iter(cache)), None)
+        except RuntimeError:    # (an entry forgotten meanwhile, by the collector)
+            pass
     cache[key] = compiled
     return compiled
+
+
+def _forget(cache: dict, key):
+    """What a weak reference calls when its object is collected: the entry under `key`
+    that holds it goes (the collector may call it at any point, hence no lock)."""
+    def gone(ref):
+        entry = cache.get(key)
+        if entry is not None and entry.depends.holds(ref):
+            cache.pop(key, None)
+    return gone
 
 
 @dataclass
@@ -151,6 +170,7 @@ class CompiledJvp:
     backend: str = "numpy"      # "numba": bind gives numba's compiled function
     # fn -> what bind gave for it, with backend="numba" (numba compiles once per function)
     jitted: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    pinned: tuple = dataclasses.field(default=(), compare=False, repr=False)   # as Compiled's
 
     def bind(self, fn):
         if self.backend == "numba" and self.jitted.get(id(fn), (None,))[0] is fn:

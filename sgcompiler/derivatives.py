@@ -27,6 +27,7 @@ from .arguments import _TREES, _check_tree, _tree_arrays, wrt_names
 from .backend.jit import check_backend
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
+from .frontend.forms.objects import as_function
 from .frontend.source import function_name
 from .pipeline_forward import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
@@ -50,7 +51,11 @@ def jvp(f, primals, tangents, backend: str = "numpy"):
         SGCompilerError: for code that cannot be differentiated.
     """
     primals, tangents = tuple(primals), tuple(tangents)
-    key = _fast_key(f, primals, tangents)
+    # a bound method, a callable object, a functools.partial: a function made from it
+    # (not kept in the fast cache below, which would keep its instance alive)
+    lifted = as_function(f)
+    f = lifted or f
+    key = None if lifted is not None else _fast_key(f, primals, tangents)
     key = key and key + (backend,)
     found = _FAST.get(key) if key is not None else None
     if found is not None and found[0]() is f and found[3]():
@@ -379,6 +384,7 @@ def hessian(f, wrt=0):
         tree x (dicts, lists, tuples), a tree of trees: H[k1][k2] of shape
         leaf_k1.shape + leaf_k2.shape.
     """
+    f = as_function(f) or f     # (a bound method: its parameters, without self)
     (name,) = wrt_names(f, (wrt,))
 
     def hess(*args):

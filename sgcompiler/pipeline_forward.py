@@ -59,7 +59,7 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
         compiled = _JVP_CACHE.get(key)
         if compiled is not None and compiled.depends.holds_for(fn):
             compiled.depends.replay(fn)
-            return compiled
+            return dataclasses.replace(compiled, pinned=compiled.depends.objects(fn))
         with recording() as seen:
             try:
                 compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch,
@@ -70,8 +70,8 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
                     _NOT_BATCHED.clear()
                 _NOT_BATCHED.add(key)
                 raise
-        return _kept(_JVP_CACHE, key,
-                     dataclasses.replace(compiled, depends=Depends.of(seen, fn)))
+        kept = _kept(_JVP_CACHE, key, compiled, seen, fn)
+        return dataclasses.replace(kept, pinned=tuple(seen.values()))
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,

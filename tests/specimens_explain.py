@@ -122,7 +122,33 @@ def recurrence(h, w):
     return np.sum(h)
 
 
+def through_recurrences(h, w):
+    # a helper whose loop saves on its tape, called twice, and one called through it
+    a = recurrence(h, w)
+    b = recurrence(h * 2.0, w)
+    return a * b + _twice_recurrent(h, w)
+
+
+def _twice_recurrent(h, w):
+    s = 0.0
+    for i in range(2):
+        s = s + recurrence(h * (i + 1.0), w) * np.sum(np.sin(h * w))
+        h = h * w
+    return s
+
+
 def stop_in_a_loop(h, w):
     for i in range(3):
         h = h * stop_gradient(w)
     return np.sum(h)
+
+
+def softmax_weighted(x):
+    z = x - stop_gradient(np.max(x))
+    e = np.exp(z)
+    return np.sum(e * x) / np.sum(e)
+
+
+def scalar_with_stop(x):
+    c = stop_gradient(np.cos(x))
+    return np.sin(x) * c + x ** 3

@@ -73,6 +73,55 @@ def dict_of_zip(x, w):
     return np.sum(d["a"] + d["b"] * e["u"] * e["v"])
 
 
+def dict_of_zip_shorter(x, w):
+    # zip stops at the shorter: d has the keys "a" and "b" only, as in Python
+    vals = [x, np.exp(x) * w]
+    d = dict(zip(("a", "b", "c"), vals))
+    e = {k: v * 2.0 for k, v in zip(("a", "b", "c"), (x * x, w))}
+    total = 0.0
+    for i in range(2):
+        f = dict(zip(("p", "q", "r"), [x * (i + 1.0)]))
+        total = total + np.sum(f["p"] * w) + len(f)
+    return np.sum(d["a"] + d["b"] * e["a"] * e["b"]) + len(d) * len(e) + total
+
+
+def zipped_parameter(vs):
+    d = dict(zip(("a", "b", "c"), vs))
+    return np.sum(d["a"] * d["b"] + d.get("c", 0.0)) + len(d)
+
+
+def dict_comprehension_with_if(x, w):
+    d = {"a": x, "b": w, "c": x * w}
+    e = {k: v * 2.0 for k, v in d.items() if k != "b"}
+    total = np.sum(e["a"] * e["c"]) + len(e)
+    for i in range(2):
+        f = {k: np.sin(d[k]) * (i + 1.0) for k in ("a", "b", "c")
+             if k in ("a", "c") and not k == "a"}
+        total = total + np.sum(f["c"] * w) + len(f)
+    return total
+
+
+def _make_scaled(s):
+    def scaled(t):
+        return np.sin(t) * s
+    return scaled
+
+
+def factory_called_at_once(x, w):
+    total = np.sum(_make_scaled(2.0)(x) * w)
+    for i in range(2):
+        total = total + np.sum(_make_scaled(w * (i + 1.0))(x) + _make_scaled(np.cos(w))(w))
+    return total
+
+
+def factory_called_at_once_stopped(x, w):
+    def make(s, k=3.0):
+        def inner(t):
+            return t * s * k
+        return inner
+    return np.sum(_make_scaled(stop_gradient(w * x))(x)) + np.sum(make(w)(x))
+
+
 def dict_get(x, w):
     d = {"a": x, "b": np.sin(x) * w}
     return np.sum(d.get("a") * d.get("c", 2.0) * d.get("b", x))
@@ -214,9 +263,37 @@ def starred_of_unknown_length(x, xs):
     return np.sum(three(x, *xs))
 
 
+def comprehension_if_on_values(x, w):
+    d = {"a": x, "b": w}
+    e = {k: v for k, v in d.items() if np.sum(v) > 0}
+    return np.sum(e["a"])
+
+
 def generator_kept(x, w):
     g = (v * w for v in [x, x])
-    return np.sum(sum(g))
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(sum(g))      # the second trip finds it exhausted
+    return s
+
+
+def generator_in_variable(x, w):
+    g = (v * w for v in [x, np.sin(x)])
+    w = w * 2.0                     # read when g is consumed: Python's generator sees it
+    total = np.sum(sum(g))
+    for i in range(2):
+        h = (np.sum(np.cos(v) * (i + 1.0)) for v in (x, x * w))
+        total = total + max(h)
+    parts = (np.sum(u * w) for u in [x * x])
+    return total + np.sum([p * 3.0 for p in parts])
+
+
+def generator_in_variable_stopped(x, w):
+    k = (v * stop_gradient(w * x) for v in [x, x * x])
+    total = 0.0
+    for item in k:
+        total = total + np.sum(item)
+    return total
 
 
 def lambda_to_library(x, w):
@@ -237,6 +314,14 @@ def dict_get_in_loop_reference(x, w, c):
     return np.sum(x * x) + np.sum(x * w * x) + np.sum(c * x)
 
 
+def generator_in_variable_stopped_reference(x, w, c):
+    return np.sum(x * c) + np.sum(x * x * c)
+
+
+def factory_called_at_once_stopped_reference(x, w, c):
+    return np.sum(np.sin(x) * c) + np.sum(x * w * 3.0)
+
+
 def forwards_mixed_in_loop_reference(x, w, c):
     return 2.0 * np.sum((x * 3.0 + w + x * w) * x * c)
 
@@ -244,7 +329,11 @@ def forwards_mixed_in_loop_reference(x, w, c):
 STOPPED = {map_of_function_in_loop: (map_of_function_in_loop_reference,
                                      lambda x, w: (np.sin(x), np.sin(x * w))),
            dict_get_in_loop: (dict_get_in_loop_reference, lambda x, w: x),
-           forwards_mixed_in_loop: (forwards_mixed_in_loop_reference, lambda x, w: w)}
+           forwards_mixed_in_loop: (forwards_mixed_in_loop_reference, lambda x, w: w),
+           generator_in_variable_stopped: (generator_in_variable_stopped_reference,
+                                           lambda x, w: w * x),
+           factory_called_at_once_stopped: (factory_called_at_once_stopped_reference,
+                                            lambda x, w: w * x)}
 
 
 def max_min_second_order(x):

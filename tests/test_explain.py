@@ -9,6 +9,7 @@ differences give.
 import dataclasses
 import inspect
 import pathlib
+import re
 import sys
 import warnings
 
@@ -164,6 +165,31 @@ def test_the_tape_summary_lists_what_each_loop_saves():
     assert f"the loop at line {loop.line} saves 1 value per iteration" in found.text
     # and it is what the generated code does
     assert grad(s.recurrence, wrt=("h", "w")).source.count("_tape.append(") == 1
+
+
+def test_the_tape_summary_covers_what_helpers_save():
+    # it read the function's own code only: what its helpers' forwards push was not shown
+    found = explain(s.through_recurrences, ("h", "w"))
+    assert found.tape == ()
+    helpers = {t.name: t for t in found.helper_tapes}
+    assert set(helpers) == {"recurrence", "_twice_recurrent"}
+    (loop,) = helpers["recurrence"].loops
+    assert helpers["recurrence"].wrt == ("h", "w")
+    assert loop.line == line_of(s.recurrence, "for i")
+    assert [(v.name, v.line) for v in loop.saved] == [("h", line_of(s.recurrence, "np.tanh"))]
+    (outer,) = helpers["_twice_recurrent"].loops
+    assert outer.line == line_of(s._twice_recurrent, "for i")
+    assert {v.line for v in outer.saved} <= {line_of(s._twice_recurrent, "s = s"),
+                                            line_of(s._twice_recurrent, "h = h * w")}
+    text = found.text
+    assert "nothing is saved per loop iteration" not in text
+    assert f"in recurrence (specimens_explain.py:{line_of(s.recurrence, 'def ')}), " \
+           "differentiated for h, w:" in text
+    assert f"    the loop at line {loop.line} saves 1 value per iteration" in text
+    # and it is what the generated code does: each piece's forward pushes as many
+    source = grad(s.through_recurrences, wrt=("h", "w")).source
+    pushes = sum(len(t.saved) for h in found.helper_tapes for t in h.loops)
+    assert source.count("_tape.append(") == pushes
 
 
 def test_straight_line_code_saves_nothing():
@@ -407,3 +433,43 @@ def partly_stopped_loop(x, w):
 def test_a_loop_still_active_is_not_said_to_be_cut():
     (stop,) = explain(partly_stopped_loop, ("x", "w")).function.stops
     assert stop.statements >= 1 and stop.loops == ()
+
+
+_SOFTMAX_GRAD = grad(s.softmax_weighted)
+
+
+def through_a_gradient(x):
+    return np.sum(_SOFTMAX_GRAD(x) ** 2)
+
+
+def _quoted_lines_are_the_users(text, module):
+    """Each `line N: ...` of the text quotes line N of the user's file."""
+    lines = pathlib.Path(module.__file__).read_text().splitlines()
+    quoted = re.findall(r"line (\d+): (.+)", text)
+    assert quoted
+    for number, said in quoted:
+        assert said.strip() in lines[int(number) - 1], (number, said)
+
+
+def test_explaining_a_gradient_of_a_gradient_quotes_the_users_lines():
+    # it quoted the generated code: its file "<sgcompiler f_grad ...>", its lines and
+    # its temporaries ("stop_gradient(_max)", "_max (line 4)")
+    found = grad(through_a_gradient).explain(format="data")
+    (inner,) = found.function.helpers
+    first = line_of(s.softmax_weighted, "def ")
+    assert inner.where == f"specimens_explain.py:{first}"
+    (stop,) = inner.stops
+    assert stop.line == dataclasses.replace(stop.line, number=first + 1,
+                                            text="z = x - stop_gradient(np.max(x))")
+    assert stop.expression == "stop_gradient(np.max(x))"
+    assert all(not name.startswith("_") for name, _ in stop.variables)
+    text = grad(through_a_gradient).explain()
+    assert "<sgcompiler" not in text and "_max" not in text
+    _quoted_lines_are_the_users(text, s)
+    second = grad(grad(s.scalar_with_stop))
+    x = 0.7
+    np.testing.assert_allclose(second(x), -np.sin(x) * np.cos(x) + 6 * x, rtol=1e-10)
+    text = second.explain()
+    assert "<sgcompiler" not in text
+    assert f"line {line_of(s.scalar_with_stop, 'c = ')}: stop_gradient(np.cos(x))" in text
+    _quoted_lines_are_the_users(text, s)

@@ -15,10 +15,11 @@ import specimens_sugar as S
 WORKING = [S.sum_of_generator, S.generators_in_loop, S.max_min_of_one_iterable,
            S.tuples_and_lists, S.list_of_generator, S.map_of_lambda,
            S.map_of_function_in_loop, S.map_of_two, S.dict_of_keywords, S.dict_of_pairs,
-           S.dict_of_zip, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
+           S.dict_of_zip, S.dict_of_zip_shorter, S.dict_comprehension_with_if, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
            S.starred_assignment, S.starred_in_loop, S.starred_call, S.starred_display,
            S.forwards_args, S.forwards_mixed_in_loop, S.try_that_reraises, S.try_in_loop,
-           S.dict_loops]
+           S.dict_loops, S.generator_in_variable, S.generator_in_variable_stopped,
+           S.factory_called_at_once, S.factory_called_at_once_stopped]
 
 rng = np.random.default_rng(15)
 SHAPES = {"vectors": ((3,), (3,)), "broadcast": ((2, 3), (3,)), "scalar_w": ((4,), ())}
@@ -96,6 +97,7 @@ REFUSED = [
     (S.dict_comprehension_of_argument, "for k, v in d.items()", "dict comprehension"),
     (S.starred_of_unknown_length, "three(x, *xs)", "'*'"),
     (S.generator_kept, "g = (v * w", "generator expressions"),
+    (S.comprehension_if_on_values, "if np.sum(v) > 0", "'if' reads its keys alone"),
     (S.lambda_to_library, "apply_along_axis", "library function"),
 ]
 
@@ -117,3 +119,18 @@ def test_a_dict_filled_key_by_key_in_a_loop():
     for shape in ((3,), (2, 3), ()):
         x, w = rng.normal(size=shape), rng.normal(size=shape)
         assert_grad_matches(S.dict_filled_in_loop, (x, w), wrt=[0, 1])
+
+
+def test_dict_of_zip_with_values_of_a_length_not_known_when_compiling():
+    # enough values (or more): the gradient; fewer: refused when it runs, with the line,
+    # where it raised IndexError (Python makes a shorter dict, whose keys the compiled
+    # code cannot follow)
+    x, w = _args(SHAPES["broadcast"])
+    for vs in ([x, w, x * w], (x, w, 2.0 * x, w)):
+        got = grad(S.zipped_parameter)(list(vs))
+        for i, g in enumerate(got):
+            want = numeric_grad(lambda v: S.zipped_parameter(list(vs[:i]) + [v] + list(vs[i + 1:])),
+                                [vs[i]], 0)
+            np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-7)
+    with pytest.raises(SGCompilerError, match=r"specimens_sugar.py:\d+.*2 values for 3 keys"):
+        grad(S.zipped_parameter)([x, w])

@@ -202,6 +202,84 @@ def test_gradients_of_bound_methods_and_partials_do_not_keep_their_objects_alive
     assert alive() is None
 
 
+class _Chained:
+    """A method that calls other methods of `self` (each gets a piece bound to it)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def inner(self, w):
+        return np.sin(w * self.a)
+
+    def scaled(self, w):
+        return self.inner(w) * self.a
+
+    def loss(self, w):
+        return np.sum(self.scaled(w) + self.inner(w))
+
+
+def _loss_of(model):
+    def loss(w):
+        return model.loss(w) * 2.0
+    return loss
+
+
+def test_methods_calling_methods_of_self_do_not_keep_their_instance_alive():
+    # the compiled-gradient cache held the pieces of self.inner, bound to self, and an
+    # entry of the piece cache referred back to its own key (the function)
+    import gc
+    import weakref
+    uses = (lambda m: grad(m.loss), lambda m: grad(_loss_of(m)))
+    for use, factor in zip(uses, (1.0, 2.0)):
+        for w in (W, np.linspace(-1.0, 1.0, 6).reshape(2, 3)):
+            a = np.array([1.0, 2.0, 0.5])
+            model = _Chained(a)
+            want = numeric_grad(lambda v: factor * model.loss(v), [w], 0)
+            np.testing.assert_allclose(use(model)(w), want, rtol=1e-6, atol=1e-8)
+            alive = weakref.ref(model)
+            del model
+            gc.collect()
+            assert alive() is None
+
+
+def test_forward_mode_and_hessian_of_a_method_calling_methods_of_self():
+    # jvp refused a bound method and hessian raised IndexError (it counted self)
+    import gc
+    import weakref
+    from sgcompiler import hessian, jvp
+    for w in (W, np.linspace(-1.0, 1.0, 6).reshape(2, 3)):
+        model = _Chained(np.array([1.0, 2.0, 0.5]))
+        v = np.cos(w * 3.0)
+        value, tangent = jvp(model.loss, (w,), (v,))
+        assert np.isclose(value, model.loss(w))
+        np.testing.assert_allclose(tangent, np.sum(grad(model.loss)(w) * v), rtol=1e-10)
+        alive = weakref.ref(model)
+        del model
+        gc.collect()
+        assert alive() is None
+    model = _Chained(np.array([1.0, 2.0, 0.5]))
+    h = hessian(model.loss)(W)
+    want = np.stack([numeric_grad(lambda u: grad(model.loss)(u)[i], [W], 0)
+                     for i in range(3)])
+    np.testing.assert_allclose(h, want, rtol=1e-5, atol=1e-7)
+
+
+def test_a_compiled_gradient_is_reused_while_what_it_read_lives(monkeypatch):
+    # held weakly, the cache must still serve a new gradient of a live instance
+    from sgcompiler import pipeline
+    calls = []
+    compile_ = pipeline._compile
+    monkeypatch.setattr(pipeline, "_compile", lambda *a, **k: calls.append(1) or
+                        compile_(*a, **k))
+    model = _Chained(np.array([1.0, 2.0, 0.5]))
+    first = grad(model.loss)
+    first(W)
+    grad(model.loss)(W)
+    grad(_loss_of(model))(W)
+    grad(_loss_of(model))(W)
+    assert len(calls) == 2
+
+
 def test_nested_functions_with_defaults():
     from sgcompiler import jvp
     for x, w in ((X, W), (np.abs(X).reshape(3, 1) + 0.1, W)):

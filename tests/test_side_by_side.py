@@ -15,7 +15,8 @@ import pytest
 
 import specimens_explain as s
 from sgcompiler import grad, stop_gradient
-from sgcompiler.explain.side_by_side import side_by_side_rows, side_by_side_text
+from sgcompiler.explain.side_by_side import (side_by_side_rows, side_by_side_sections,
+                                             side_by_side_sections_text, side_by_side_text)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "samples"))
@@ -173,3 +174,72 @@ def test_cli_in_process_takes_wrt_and_refuses_other_modes(capsys, monkeypatch):
 def test_the_readme_shows_what_it_prints():
     rows = side_by_side_rows(stable_softmax.softmax_loss_stable, ("x",))
     assert side_by_side_text(rows) in (ROOT / "README.md").read_text()
+
+
+def _scaled(v, w):
+    return np.tanh(v * w)
+
+
+def _inner(u, w):
+    t = _scaled(u, w) * 2.0
+    return np.sum(t * t)
+
+
+def with_helpers(x, w):
+    a = _inner(x, w)
+    b = _inner(np.sin(x), stop_gradient(w))
+    return a + b + np.sum(_scaled(x, w))
+
+
+def _backward_functions(code):
+    """{what a piece's header says it is for: the statements of its backward function},
+    but del and the # line marks."""
+    found, piece, inside = {}, None, False
+    for line in code.splitlines():
+        if line.startswith("# forward and backward of "):
+            piece = line[len("# forward and backward of "):].split(", generated")[0]
+        elif line.startswith("def "):
+            inside = piece is not None and "_backward(" in line
+            if inside:
+                found[piece] = []
+        elif inside and line.strip() and not line.lstrip().startswith(("#", "del ")):
+            found[piece].append(line.strip())
+    return found
+
+
+@pytest.mark.parametrize("fn, wrt", [(with_helpers, ("x", "w")), (with_helpers, ("w",)),
+                                     (rbm.cd_loss, ("W",))],
+                         ids=["helpers", "helpers-w", "cd_loss"])
+def test_each_helper_is_shown_beside_its_backward_function(fn, wrt):
+    # it showed the function alone: the helpers' backward code was nowhere beside its source
+    sections = side_by_side_sections(fn, wrt)
+    assert sections[0].rows == side_by_side_rows(fn, wrt)
+    backward = _backward_functions(grad(fn, wrt=wrt).source)
+    assert len(sections) - 1 == len(backward) >= 1
+    for section in sections[1:]:
+        piece = section.title.split("through: ")[1].split(", beside")[0]
+        shown = [text.strip() for r in section.rows for text in r.adjoint]
+        assert collections.Counter(shown) == collections.Counter(backward[piece])
+        numbers = [r.number for r in section.rows]
+        assert numbers == list(range(numbers[0], numbers[-1] + 1))
+
+
+def test_a_helper_section_names_its_lines_and_the_cli_prints_it(capsys, monkeypatch):
+    sections = side_by_side_sections(with_helpers, ("x", "w"))
+    titles = [s.title for s in sections[1:]]
+    assert titles[0].startswith("differentiated through: _inner (test_side_by_side.py:")
+    assert any(t.startswith("differentiated through: _scaled") for t in titles)
+    inner = sections[1].rows
+    assert row(inner, "t = _scaled(u, w) * 2.0").adjoint
+    assert row(inner, "return np.sum(t * t)").adjoint
+    text = side_by_side_sections_text(sections)
+    assert text.startswith(side_by_side_text(sections[0].rows))
+    assert all(s.title in text for s in sections[1:])
+    from sgcompiler import cli
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["samples/rbm_contrastive_divergence.py:cd_loss", "--side-by-side"]) == 0
+    out = capsys.readouterr().out
+    assert out == side_by_side_sections_text(side_by_side_sections(rbm.cd_loss, ("W",)))
+    readme = (ROOT / "README.md").read_text()
+    for line in out.split("differentiated through: free_energy", 1)[1].splitlines()[1:6]:
+        assert line.rstrip() in readme

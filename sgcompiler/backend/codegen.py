@@ -9,15 +9,21 @@ text is the same on every supported Python: a tuple target prints bare (`a, b = 
 from __future__ import annotations
 
 import ast
+import re
 
 import gast
 
 from ..ir.builders import COMMENT
 
+_MARK = re.compile(r"^\s*# line (\d+): ")
 
-def to_source(tree, header: str) -> str:
+
+def to_source(tree, header: str, origins: dict | None = None) -> str:
     """The text of `tree` (a function, or a module of functions), preceded by the comment
-    `header` (one comment line per line of it)."""
+    `header` (one comment line per line of it). `origins`, if given, gets {line of the
+    text: the line of the user's file its statement came from}: a statement's own line,
+    else that of the `# line N:` mark above it (for explain/, which reads code made to
+    be read again as the user's lines)."""
     node = gast.gast_to_ast(tree)
     _prepare(node)
     # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
@@ -31,7 +37,36 @@ def to_source(tree, header: str) -> str:
             out.append(line[: len(line) - len(stripped)] + "# " + comment_text(text))
         else:
             out.append(line)
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    if origins is not None:
+        origins.update(_origins(node, text))
+    return text
+
+
+def _origins(node, text: str) -> dict:
+    """{line of `text`: the user's line} for the statements `node` printed as `text`."""
+    mine = [s for s in ast.walk(node) if isinstance(s, ast.stmt) and not _comment(s)]
+    printed = [s for s in ast.walk(ast.parse(text)) if isinstance(s, ast.stmt)]
+    if len(mine) != len(printed):
+        return {}
+    own = {b.lineno: a.lineno for a, b in zip(mine, printed) if getattr(a, "lineno", 0)}
+    found, mark = {}, None
+    starts = {s.lineno for s in printed}
+    for number, line in enumerate(text.split("\n"), 1):
+        matched = _MARK.match(line)
+        if matched:
+            mark = int(matched.group(1))
+        elif line.startswith(("def ", "# ")):
+            mark = None         # (a header, or the next function)
+        if number in starts and (number in own or mark is not None):
+            found[number] = own.get(number, mark)
+    return found
+
+
+def _comment(stmt) -> bool:
+    """A comment marker of the reverse pass (printed as a comment, not a statement)."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and \
+        isinstance(stmt.value.value, str) and stmt.value.value.startswith(COMMENT)
 
 
 def comment_text(text: str) -> str:

@@ -14,13 +14,19 @@ import linecache
 import types
 
 
-def compile_source(source: str, filename: str, free_names) -> dict:
+# registered text's filename -> (the user's filename, {line of the text: user's line})
+_ORIGINS: dict = {}
+
+
+def compile_source(source: str, filename: str, free_names, origins: tuple | None = None
+                   ) -> dict:
     """Compile `source` (a header comment, then top-level defs) to {name: code}.
 
     `free_names` are the names the functions may take from outside their module: the
     user's closure variables and the objects inlined rules use. The text is registered in
     linecache under `filename` (with a digest of the text added inside its <>), so
-    tracebacks and pdb show it.
+    tracebacks and pdb show it; `origins`, (the user's filename, {line of the text: the
+    user's line}), with it (`user_line`).
     """
     # a name of its own for each text: code for other shapes must not take its lines
     filename = f"{filename[:-1]} {hashlib.sha1(source.encode()).hexdigest()[:6]}>" \
@@ -35,6 +41,8 @@ def compile_source(source: str, filename: str, free_names) -> dict:
     code = compile("\n".join(wrapped) + "\n", filename, "exec")
     factory = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     linecache.cache[filename] = (len(source), None, [line + "\n" for line in lines], filename)
+    if origins is not None:
+        _ORIGINS[filename] = origins
     return {c.co_name: c for c in factory.co_consts if isinstance(c, types.CodeType)}
 
 
@@ -50,6 +58,21 @@ def bind(code: types.CodeType, fn, extra: dict):
     function = types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__, cells)
     function.__kwdefaults__ = fn.__kwdefaults__
     return function
+
+
+def user_line(filename: str, number: int | None) -> tuple:
+    """(filename, line) of the user's source that line `number` of registered text came
+    from (through code made from code, as grad of grad of grad makes), or
+    (filename, number) itself when it is the user's; (filename, None) where unknown."""
+    while filename in _ORIGINS:
+        filename, lines = _ORIGINS[filename]
+        number = None if number is None else lines.get(number)
+    return filename, number
+
+
+def is_generated(filename: str) -> bool:
+    """Whether `filename` is text registered with the user's lines it came from."""
+    return filename in _ORIGINS
 
 
 def function_from_text(text: str, name: str, namespace: dict, tag: str):

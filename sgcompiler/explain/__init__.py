@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..pipeline import gradient_tree
+from ..pipeline import analyse, gradient_tree, piece_forward_tree
 from ..frontend import front_end
-from .report import FlatReport, FunctionReport, Line, StopReport, ZeroReport, function_report
-from .tape import LoopTape, Saved, tape_summary
+from .report import (FlatReport, FunctionReport, Line, StopReport, ZeroReport, called,
+                     function_report)
+from .tape import HelperTape, LoopTape, Saved, tape_summary
 from .text import explanation_text
 
 
@@ -27,10 +28,11 @@ class Explanation:
 
     function: FunctionReport
     tape: tuple             # LoopTape, for the loops of the function itself
+    helper_tapes: tuple = ()    # HelperTape of each helper whose forward saves in a loop
 
     @property
     def text(self) -> str:
-        return explanation_text(self.function, self.tape)
+        return explanation_text(self.function, self.tape, self.helper_tapes)
 
     def zero_gradients(self) -> tuple:
         """ZeroReport of each wrt argument of the function whose gradient is zero."""
@@ -56,7 +58,28 @@ def explain(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     namer = front_end(fn).norm.namer
     tape = tape_summary(gradient_tree(fn, tuple(wrt), scalars, arrays, trees),
                         namer.user_name)
-    return Explanation(report, tape)
+    return Explanation(report, tape, _helper_tapes(fn, tuple(wrt), scalars, arrays))
+
+
+def _helper_tapes(fn, wrt, scalars, arrays) -> tuple:
+    """A HelperTape for each user function the gradient goes through (each once) whose
+    forward function saves values in a loop: read from its piece's code, as it runs."""
+    out, seen = [], {(fn.__code__, wrt)}
+    pending = [(c, a) for _, c, a in called(analyse(fn, wrt, scalars, arrays).activity)]
+    while pending:
+        callee, active = pending.pop(0)
+        if (callee.__code__, active) in seen:
+            continue
+        seen.add((callee.__code__, active))
+        tree = piece_forward_tree(callee, active)
+        front = front_end(callee)
+        loops = tape_summary(tree, front.norm.namer.user_name) if tree is not None else ()
+        if loops:
+            src = front.source
+            out.append(HelperTape(src.name, f"{src.short_filename}:{src.firstlineno}",
+                                  active, loops))
+        pending.extend((c, a) for _, c, a in called(analyse(callee, active).activity))
+    return tuple(out)
 
 
 def zero_gradients(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
@@ -65,5 +88,6 @@ def zero_gradients(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     return function_report(fn, wrt, scalars, arrays).zeros
 
 
-__all__ = ["Explanation", "FlatReport", "FunctionReport", "Line", "LoopTape", "Saved",
+__all__ = ["Explanation", "FlatReport", "FunctionReport", "HelperTape", "Line", "LoopTape",
+           "Saved",
            "StopReport", "ZeroGradientWarning", "ZeroReport", "explain", "zero_gradients"]

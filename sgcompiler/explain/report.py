@@ -8,6 +8,10 @@ analysis/why.py works out from its facts; nothing here decides activity again.
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
+import linecache
+import re
 from dataclasses import dataclass
 
 import gast
@@ -15,6 +19,7 @@ import gast
 from ..analysis.ops import CALL, NONDIFFERENTIABLE, STOPPED
 from ..analysis.why import (CUT, OVERWRITTEN, UNREACHED, flat_spots, stop_cuts,
                             zero_gradient)
+from ..backend.loader import is_generated, user_line
 from ..frontend.resolve import STOP, local_names
 from ..pipeline import analyse
 
@@ -81,35 +86,43 @@ def function_report(fn, wrt, scalars=frozenset(), arrays=(), _seen=None) -> Func
     """The report of `fn` with respect to `wrt`, and of the user functions it calls with
     active arguments (each once; a recursive call is not followed again)."""
     seen = {} if _seen is None else _seen
-    found = analyse(fn, tuple(wrt), scalars, arrays)
+    found, written = _in_users_lines(analyse(fn, tuple(wrt), scalars, arrays))
     src, norm, act = found.source, found.norm, found.activity
     key = (fn.__code__, tuple(wrt))
     seen[key] = None
     helpers, cut_calls = [], {}
-    for k, flow in enumerate(act.flows):
-        if flow.kind != CALL or flow.target not in act.active or flow.callee is None:
-            continue
-        active = tuple(dict.fromkeys(p for p, n in zip(flow.params, flow.inputs)
-                                     if n in act.active))
-        if not active or not hasattr(flow.callee, "__code__"):
-            continue
-        inner_key = (flow.callee.__code__, active)
+    for k, callee, active in called(act):
+        inner_key = (callee.__code__, active)
         if inner_key not in seen:
-            seen[inner_key] = function_report(flow.callee, active, _seen=seen)
+            seen[inner_key] = function_report(callee, active, _seen=seen)
             helpers.append(seen[inner_key])
         inner = seen[inner_key]
         if inner is not None:
             cut_calls[k] = {z.param: z for z in inner.zeros}
     mine = frozenset(local_names(src.tree)) | set(norm.params)
+    if written:         # (the temporaries of generated code are not the user's names)
+        mine = frozenset(n for n in mine if not n.startswith("_"))
     names = _Names(src, norm, mine)
     zeros = tuple(_zero_report(act, p, names, cut_calls) for p in wrt)
     report = FunctionReport(src.name, f"{src.short_filename}:{src.firstlineno}", tuple(wrt),
-                            _stop_reports(act, found.resolution, names),
+                            _stop_reports(act, found.resolution, names, written),
                             tuple(z for z in zeros if z is not None),
                             tuple(_flat_report(act, k, names) for k in flat_spots(act)),
                             tuple(helpers))
     seen[key] = report
     return report
+
+
+def called(act):
+    """(index of the flow, user function, its active parameters) for each call that the
+    gradient differentiates through (a user function called with active arguments)."""
+    for k, flow in enumerate(act.flows):
+        if flow.kind != CALL or flow.target not in act.active or flow.callee is None:
+            continue
+        active = tuple(dict.fromkeys(p for p, n in zip(flow.params, flow.inputs)
+                                     if n in act.active))
+        if active and hasattr(flow.callee, "__code__"):
+            yield k, flow.callee, active
 
 
 class _Names:
@@ -128,8 +141,9 @@ class _Names:
         return Line(number, self.src.line_text(number) if number else "")
 
 
-def _stop_reports(act, resolution, names) -> tuple:
-    expressions = _stop_expressions(names.src, resolution)
+def _stop_reports(act, resolution, names, written=False) -> tuple:
+    expressions = _written_stops(names.src) if written else \
+        _stop_expressions(names.src, resolution)
     loops = _loop_spans(names.src.tree)
     out = []
     for cut in stop_cuts(act):
@@ -178,6 +192,56 @@ def _stop_expressions(src, resolution) -> dict:
     # a call inside another runs first
     return {line: [ast.unparse(gast.gast_to_ast(n)) for n in sorted(nodes, key=_calls_in)]
             for line, nodes in found.items()}
+
+
+def _written_stops(src) -> dict:
+    """line -> the stop_gradient calls the user wrote on it, as written (for generated
+    code read as the user's lines: its own calls read `stop_gradient(_max)`)."""
+    found = {}
+    for number in range(1, len(src.lines) + 1):
+        text, start = src.lines[number - 1], 0
+        while (start := text.find("stop_gradient(", start)) >= 0:
+            depth, end = 0, start + len("stop_gradient")
+            for end in range(end, len(text)):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+            found.setdefault(number, []).append(text[start:end + 1])
+            start = end + 1
+    return found
+
+
+_HEADER = re.compile(r"\(([^()]+):(\d+)\) (?:with respect to|for) ")
+
+
+def _in_users_lines(found):
+    """(found, whether it was translated): the analysis of code the compiler generated to
+    be read again (grad of grad) in the lines of the user's source it came from
+    (backend/loader.user_line), so that explain quotes what the user wrote."""
+    src = found.source
+    if not is_generated(src.filename):
+        return found, False
+    filename = user_line(src.filename, None)[0]
+
+    def number(n):
+        return user_line(src.filename, n)[1] if n else None
+
+    header = _HEADER.search(src.lines[0]) if src.lines else None
+    tree = copy.deepcopy(src.tree)
+    for node in gast.walk(tree):
+        if isinstance(node, gast.stmt):
+            node.lineno = number(node.lineno) or 0
+    for node in gast.walk(tree):
+        if isinstance(node, gast.stmt):
+            node.end_lineno = max((n.lineno for n in gast.walk(node)
+                                   if isinstance(n, gast.stmt)), default=node.lineno)
+    tree.lineno = int(header.group(2)) if header else 0
+    lines = tuple(line.rstrip("\n") for line in linecache.getlines(filename))
+    users = dataclasses.replace(src, filename=filename, lines=lines, tree=tree,
+                                firstlineno=tree.lineno)
+    flows = tuple(dataclasses.replace(f, line=number(f.line)) for f in found.activity.flows)
+    return dataclasses.replace(found, source=users, activity=dataclasses.replace(
+        found.activity, flows=flows)), True
 
 
 def _calls_in(node) -> int:

@@ -26,6 +26,7 @@ from ..analysis.ops import STOPPED
 from ..backend.reading import indent as _indent
 from ..analysis.why import stop_cuts
 from ..pipeline import analyse, compile_gradient
+from .report import called
 
 _MARK = re.compile(r"^(\s*)# line (\d+): ")
 _COMPOUND = (gast.For, gast.While, gast.If, gast.With, gast.Try)
@@ -42,13 +43,54 @@ class Row:
     why_none: str = ""      # when `adjoint` is empty: the reason ("" for blank lines)
 
 
+@dataclass(frozen=True)
+class Section:
+    """The rows of one function: the one differentiated, or a helper it goes through."""
+
+    title: str              # "" for the function itself
+    rows: tuple             # Row
+
+
 def side_by_side_rows(fn, wrt, scalars=frozenset(), arrays=()) -> tuple:
     """A Row for each line of `fn`'s source, for its gradient with respect to `wrt`."""
+    return side_by_side_sections(fn, wrt, scalars, arrays)[0].rows
+
+
+def side_by_side_sections(fn, wrt, scalars=frozenset(), arrays=()) -> tuple:
+    """A Section for `fn`, then one for each user function its gradient goes through
+    (each once, in the order the code calls them): its source lines beside the
+    statements of its backward function, from the same generated code."""
     found = analyse(fn, tuple(wrt), scalars, arrays)
     code = compile_gradient(fn, tuple(wrt), scalars, value=False, arrays=arrays).source
+    lines = code.splitlines()
+    start = next((k + 1 for k, t in enumerate(lines) if t.strip() == "# backward"), None)
+    sections = [Section("", _rows(found, lines, start))]
+    seen = {(fn.__code__, tuple(wrt))}
+    pending = list(_helpers(found))
+    while pending:
+        callee, active = pending.pop(0)
+        if (callee.__code__, active) in seen:
+            continue
+        seen.add((callee.__code__, active))
+        inner = analyse(callee, active)
+        start = _backward_start(lines, inner.source, active)
+        if start is None:
+            continue            # (inlined, or its pieces are those of another call)
+        src = inner.source
+        title = (f"differentiated through: {src.name} ({src.short_filename}:"
+                 f"{src.firstlineno}) for {', '.join(active)}, beside its backward "
+                 f"function {lines[start - 1].split('(')[0][4:]}")
+        sections.append(Section(title, _rows(inner, lines, start)))
+        pending.extend(_helpers(inner))
+    return tuple(sections)
+
+
+def _rows(found, lines, start) -> tuple:
+    """A Row for each source line of the analysed function, beside the backward sweep
+    that starts at `lines[start]`."""
     src = found.source
     first, last = src.tree.lineno, getattr(src.tree, "end_lineno", None) or src.tree.lineno
-    by_line = _attributed(code, _enclosing(src.tree), first)
+    by_line = _attributed(lines, start, _enclosing(src.tree), first)
     stopped, active = _line_facts(found.activity)
     stated = {f.line for f in found.activity.flows}     # lines where a statement starts
     loops = {n.lineno: getattr(n, "end_lineno", None) or n.lineno
@@ -68,6 +110,26 @@ def side_by_side_rows(fn, wrt, scalars=frozenset(), arrays=()) -> tuple:
     return tuple(rows)
 
 
+def _helpers(found):
+    """(user function, its active parameters) for each call of the analysed function
+    that the gradient goes through, as explain/report.py follows them."""
+    return [(callee, active) for _, callee, active in called(found.activity)]
+
+
+def _backward_start(lines, src, active):
+    """The index of the first line of the body of the backward function made for `src`
+    with `active` parameters (after the header its pieces have), or None."""
+    where = f"({src.short_filename}:{src.firstlineno}) for {', '.join(active)}"
+    for k, text in enumerate(lines):
+        if not (text.startswith("# forward and backward of ") and where in text):
+            continue
+        if not text[text.index(where) + len(where):].startswith((", generated", " with ")):
+            continue        # (a piece for more parameters: "for W, b")
+        return next((j + 1 for j in range(k + 1, len(lines))
+                     if lines[j].startswith("def ") and "_backward(" in lines[j]), None)
+    return None
+
+
 def side_by_side_text(rows, color: bool = False) -> str:
     """The rows as two columns; ANSI colours when `color` (for a terminal)."""
     width = min(WIDTH, max((len(r.text.rstrip()) for r in rows), default=0))
@@ -85,13 +147,23 @@ def side_by_side_text(rows, color: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def _attributed(code: str, enclosing: dict, def_line: int) -> dict:
-    """{source line: [generated statement text]} from the backward part of `code`."""
-    lines = code.splitlines()
-    start = next((k + 1 for k, t in enumerate(lines) if t.strip() == "# backward"), None)
-    if start is None:
+def side_by_side_sections_text(sections, color: bool = False) -> str:
+    """The sections one after another: the function's rows as side_by_side_text prints
+    them, then each helper's under its title."""
+    paint = _Paint(color)
+    parts = [side_by_side_text(sections[0].rows, color)]
+    for section in sections[1:]:
+        parts.append(f"\n{paint.dim(section.title)}\n" + side_by_side_text(section.rows, color))
+    return "".join(parts)
+
+
+def _attributed(lines, start, enclosing: dict, def_line: int) -> dict:
+    """{source line: [generated statement text]} from the sweep that starts at
+    `lines[start]` (up to the end of its function)."""
+    if start is None or start >= len(lines):
         return {}
-    reader = _Reader(_indent(lines[start - 1]), enclosing, def_line)
+    opener = lines[start - 1]         # "# backward", or the backward function's def
+    reader = _Reader(_indent(opener) + 4 * opener.startswith("def "), enclosing, def_line)
     for text in lines[start:]:
         if not text.strip():
             continue

@@ -1,6 +1,8 @@
 """The tape cost summary: what the primal sweep of the generated gradient saves per loop
 iteration, read from the generated code itself (pipeline.gradient_tree), so it is what
-runs: each `_tape.append(v)` inside a loop body is one value saved per iteration.
+runs: each `_tape.append(v)` inside a loop body is one value saved per iteration. The
+forward function of each helper's piece is read the same way
+(pipeline.piece_forward_tree).
 """
 from __future__ import annotations
 
@@ -23,6 +25,16 @@ class LoopTape:
 
     line: int | None        # the loop's line
     saved: tuple            # Saved, in the order the primal sweep pushes them
+
+
+@dataclass(frozen=True)
+class HelperTape:
+    """What the forward function of a helper the gradient goes through saves."""
+
+    name: str
+    where: str              # file:line of its definition
+    wrt: tuple              # its parameters that are differentiated
+    loops: tuple            # LoopTape
 
 
 def tape_summary(tree: gast.FunctionDef, user_name=lambda name: name) -> tuple:

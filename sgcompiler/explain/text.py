@@ -6,18 +6,27 @@ import textwrap
 WIDTH = 92
 
 
-def explanation_text(report, tape) -> str:
+def explanation_text(report, tape, helper_tapes=()) -> str:
     """The text `sgcompiler explain` prints and `grad(f).explain()` returns."""
     out = []
     _function(report, out, top=True)
     out.append("")
     out.append("tape (what the primal sweep saves for the adjoint sweep):")
-    if not tape:
+    if not tape and not helper_tapes:
         out.append("  nothing is saved per loop iteration")
+    _loops(tape, out, "  ")
+    for helper in helper_tapes:
+        out.extend(_wrap(f"in {helper.name} ({helper.where}), differentiated for "
+                         f"{', '.join(helper.wrt)}:", "  ", "    "))
+        _loops(helper.loops, out, "    ")
+    return "\n".join(out) + "\n"
+
+
+def _loops(tape, out, margin):
     for loop in tape:
         n = len(loop.saved)
-        out.append(f"  the loop at line {loop.line} saves {n} value{'s' * (n != 1)} per "
-                   "iteration:")
+        out.append(f"{margin}the loop at line {loop.line} saves {n} value{'s' * (n != 1)} "
+                   "per iteration:")
         lines = {}
         for saved in loop.saved:
             lines.setdefault(saved.line, []).append(saved.name)
@@ -27,8 +36,7 @@ def explanation_text(report, tape) -> str:
             if made:
                 mine.append(f"{len(made)} temporar{'ies' if len(made) > 1 else 'y'} of that "
                             f"line ({', '.join(made)})")
-            out.append(f"    line {line}: {', '.join(mine)}")
-    return "\n".join(out) + "\n"
+            out.append(f"{margin}  line {line}: {', '.join(mine)}")
 
 
 def _function(report, out, top):

@@ -24,6 +24,7 @@ from .forms.checkpoint import checkpoint_loops
 from .forms.contexts import unwrap_contexts
 from .forms.factories import inline_factories
 from .forms.fields import read_fields
+from .forms.generators import inline_generators
 from .forms.nested import lift_nested
 from .namespaces import read_namespaces
 from .normalize import Normalized, normalize
@@ -42,6 +43,7 @@ REWRITES = (
     ("contexts", unwrap_contexts),            # with np.errstate(...): its body
     ("namespaces", read_namespaces),          # xp = array_namespace(x): dropped
     ("statements", rewrite_statements),       # a, *rest = xs; try that only raises
+    ("generators", inline_generators),        # g = (... for v in xs): moved to its use
     ("expressions", rewrite_expressions),     # sum(generator), map, *displays, partials
     ("varargs", specialise_varargs),          # helpers with *args, **kwargs
     ("factories", inline_factories),          # g = make(s): the def it makes

@@ -35,16 +35,17 @@ _REFUSED = {
     gast.Set: "set literals are not supported in differentiated code",
     gast.SetComp: "set comprehensions are not supported in differentiated code",
     gast.GeneratorExp: "generator expressions are supported as what sum, max, min, list, "
-                       "tuple, any, all or a for loop consumes; elsewhere use a list "
-                       "comprehension",
+                       "tuple, any, all, a comprehension or a for loop consumes, also "
+                       "from a variable read once later in the same block (not again in "
+                       "a loop); elsewhere use a list comprehension",
     gast.Starred: "'*' unpacking is supported for a display ((a, b), [a, b]) or a name bound "
                   "once to one, and in 'a, *rest = xs'; here the number of items is not "
                   "known when the function is compiled, so pass them one by one "
                   "(f(xs[0], xs[1]))",
     gast.DictComp: "a dict comprehension is supported when its keys are known when the "
                    "function is compiled (for k in a tuple of constants, zip of one, or "
-                   ".items() of a dict display of this function), with no 'if'; write a "
-                   "dict display {{'a': ..., 'b': ...}} instead",
+                   ".items() of a dict display of this function), and any 'if' reads "
+                   "its keys alone; write a dict display {{'a': ..., 'b': ...}} instead",
 }
 _NOT_YET = {
     gast.Lambda: "lambdas inside a differentiated function are not supported; define the function at module level",

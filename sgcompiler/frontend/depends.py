@@ -22,18 +22,35 @@ import builtins
 import keyword
 import threading
 import types
+import weakref
 
 import gast
 
 MISSING = object()          # "the name was not there": a later definition changes the code
 CELL, ITEM, ATTR, OWN = "cell", "item", "attr", "own"
+# a closure cell named by its function and position: a cell cannot be held weakly, its
+# function can (FN_CELL reads are turned into CELL reads before they are checked)
+FN_CELL = "fncell"
 
 LOCK = threading.RLock()
 _local = threading.local()
 
 
+def _cell_of(kind, holder, key, value) -> tuple:
+    """A read with an FN_CELL turned into the CELL read it names (holder None if the
+    function has no such cell)."""
+    if kind != FN_CELL:
+        return kind, holder, key, value
+    cells = holder.__closure__ or ()
+    return CELL, cells[key] if key < len(cells) else None, None, value
+
+
 def _get(kind, holder, key):
     """What a recorded read reads now (MISSING if nothing)."""
+    if kind == FN_CELL:
+        kind, holder, key, _ = _cell_of(kind, holder, key, None)
+        if holder is None:
+            return MISSING
     if kind == CELL:
         try:
             return holder.cell_contents
@@ -45,18 +62,25 @@ def _get(kind, holder, key):
 
 
 def note(kind: str, holder, key, value) -> None:
-    """Record that compiling read `value` (CELL: holder is a cell; ITEM: holder[key];
-    ATTR: getattr(holder, key)) in every recording in progress on this thread."""
+    """Record that compiling read `value` (CELL: holder is a cell; FN_CELL: cell number
+    `key` of function `holder`; ITEM: holder[key]; ATTR: getattr(holder, key)) in every
+    recording in progress on this thread."""
     for seen in getattr(_local, "stack", ()):
         seen.setdefault((kind, id(holder), key), (kind, holder, key, value))
 
 
-def note_name(globals_: dict, closure: dict, name: str) -> None:
+def note_name(globals_: dict, closure: dict, name: str, owner=None) -> None:
     """Record how `name` resolves from a function with these globals and closure cells
-    (the order Python looks it up in), whether or not it is found."""
+    (the order Python looks it up in), whether or not it is found; `owner` is the
+    function the cells are of, if known (the read then names the cell by its position)."""
     if name in closure:
         cell = closure[name]
-        note(CELL, cell, None, _get(CELL, cell, None))
+        cells = getattr(owner, "__closure__", None) or ()
+        index = next((i for i, c in enumerate(cells) if c is cell), None)
+        if index is None:
+            note(CELL, cell, None, _get(CELL, cell, None))
+        else:
+            note(FN_CELL, owner, index, _get(CELL, cell, None))
         return
     note(ITEM, globals_, name, globals_.get(name, MISSING))
     if name not in globals_:
@@ -107,9 +131,47 @@ class unrecorded:
         return False
 
 
+class _Weak:
+    """An object a cached compilation read, held weakly: a cache entry must not keep a
+    user's instance (or a function, whose cells hold one) alive. Once it is gone, no
+    object is it, so the read no longer holds."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+
+_GONE = object()        # what a weakly held object that has been collected reads as
+
+
+def _held(obj, gone=None):
+    """`obj` as a cache entry keeps it: weakly where Python allows (a bound method by its
+    function and object, since each attribute read makes a new one); `gone(ref)` is
+    called when it is collected."""
+    if isinstance(obj, types.BuiltinMethodType):
+        return obj      # (also made anew on each read: a weak reference would die at once)
+    try:
+        if isinstance(obj, types.MethodType):
+            return _Weak(weakref.WeakMethod(obj, gone))
+        return _Weak(weakref.ref(obj, gone))
+    except TypeError:   # (an object Python cannot refer to weakly, or bound to one)
+        return obj
+
+
+def _unheld(obj):
+    """The object `_held` kept (`_GONE` once collected)."""
+    if type(obj) is not _Weak:
+        return obj
+    found = obj.ref()
+    return _GONE if found is None else found
+
+
 class Depends:
     """The reads a compilation made, with `fn`'s own closure cells stored by position
-    (so that another function with the same code can be checked against them)."""
+    (so that another function with the same code can be checked against them). Holders
+    and values are held weakly where they can be (`_held`): a compilation kept in a cache
+    keeps alive nothing it read."""
 
     __slots__ = ("reads",)
 
@@ -117,25 +179,50 @@ class Depends:
         self.reads = reads
 
     @classmethod
-    def of(cls, seen: dict, fn) -> "Depends":
+    def of(cls, seen: dict, fn, gone=None) -> "Depends":
+        """The reads in `seen` as seen from `fn`; `gone(ref)` is called when an object
+        they hold weakly is collected (the reads can no longer hold: a cache forgets
+        the entry, and with it what the entry's code is bound to)."""
         own = {id(c): i for i, c in enumerate(fn.__closure__ or ())}
         reads = []
         for kind, holder, key, value in seen.values():
             if kind == CELL and id(holder) in own:
-                reads.append((OWN, own[id(holder)], None, value))
+                reads.append((OWN, own[id(holder)], None, _held(value, gone)))
+            elif kind == FN_CELL and holder is fn:
+                reads.append((OWN, key, None, _held(value, gone)))
             else:
-                reads.append((kind, holder, key, value))
+                reads.append((kind, _held(holder, gone), key, _held(value, gone)))
         return cls(tuple(reads))
 
-    def _absolute(self, fn):
-        cells = fn.__closure__ or ()
+    def objects(self, fn) -> tuple:
+        """What these reads hold weakly (as seen from `fn`), held strongly: kept by whoever
+        uses the code until its checker holds them (a function the front end made
+        while compiling is held by nothing else, and a collection in between would make
+        the code stale at once)."""
+        return tuple(part for read in self._absolute(fn) for part in (read[1], read[3]))
+
+    def holds(self, ref) -> bool:
+        """Whether weak reference `ref` is one these reads keep."""
+        return any(type(part) is _Weak and part.ref is ref
+                   for _, holder, _, value in self.reads for part in (holder, value))
+
+    def _stored(self, fn):
+        """The reads as `note` takes them, as seen from `fn`; a holder that is gone is
+        None."""
         for kind, holder, key, value in self.reads:
+            holder, value = _unheld(holder), _unheld(value)
             if kind == OWN:
-                if holder >= len(cells):
-                    yield CELL, None, None, value
-                    continue
-                kind, holder = CELL, cells[holder]
-            yield kind, holder, key, value
+                kind, holder, key = FN_CELL, fn, holder
+            yield kind, None if holder is _GONE else holder, key, value
+
+    def _absolute(self, fn):
+        """The reads as seen from `fn`, with each cell itself; a holder that is gone (or
+        a cell `fn` does not have) is None."""
+        for kind, holder, key, value in self._stored(fn):
+            if holder is None:
+                yield kind, None, key, value
+            else:
+                yield _cell_of(kind, holder, key, value)
 
     def holds_for(self, fn) -> bool:
         """Every name still refers to what it did (as seen from `fn`)."""
@@ -146,14 +233,14 @@ class Depends:
         """Record these reads (as seen from `fn`) in the recordings in progress: code that
         uses a cached result depends on what that result depended on."""
         if getattr(_local, "stack", None):
-            for kind, holder, key, value in self._absolute(fn):
+            for kind, holder, key, value in self._stored(fn):
                 if holder is not None:
                     note(kind, holder, key, value)
 
     def checker(self, fn, extra=()):
         """A function of no arguments that tells, fast, whether these reads (as seen from
         `fn`) and the (kind, holder, key, value) reads in `extra` still hold."""
-        reads = list(self._absolute(fn)) + list(extra)
+        reads = list(self._absolute(fn)) + [_cell_of(*read) for read in extra]
         if any(holder is None for _, holder, _, _ in reads):
             return lambda: False
         tests, env = [], {}

@@ -53,7 +53,7 @@ class FunctionSource:
         name the compiler introduced is fixed: it was made from recorded reads)."""
         if name in self.introduced:
             return True, self.introduced[name]
-        note_name(self.globals, self.closure, name)
+        note_name(self.globals, self.closure, name, self.function)
         if name in self.closure:
             try:
                 return True, self.closure[name].cell_contents

@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from ..runtime import (balanced_eq, item_of, max_of, min_of, picked, sequence_adjoint,
-                       unbroadcast, unbroadcast_each)
+                       too_few_values, unbroadcast, unbroadcast_each)
 from .registry import jvp, linear, nondifferentiable, vjp
 
 
@@ -28,7 +28,7 @@ def abs(g, ans, x):
 
 nondifferentiable(
     builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
-    builtins.isinstance, builtins.print,
+    builtins.isinstance, builtins.print, too_few_values,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
     operator.not_, operator.floordiv, operator.is_, operator.is_not,
     operator.contains, operator.invert, operator.and_, operator.or_, operator.xor,

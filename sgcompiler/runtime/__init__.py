@@ -19,7 +19,8 @@ from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, ba
                    bessel_i1, copied, field, float_dtype, index_part, item_adjoint, item_of,
                    length, max_of, min_of, mT, not_a_view, old_item, picked, reduce_like,
                    reduced_axes, reduced_size, scalar_result, scatter_item, sequence_adjoint,
-                   sequence_parts, stop_gradient, tree_item, tree_with, unbroadcast,
+                   sequence_parts, stop_gradient, too_few_values, tree_item, tree_with,
+                   unbroadcast,
                    unbroadcast_each, unbroadcast_sum, unreduce, written_back, written_part,
                    zeros_tree)  # noqa: F401
 from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,

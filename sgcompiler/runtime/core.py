@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SGCompilerError
+from ..errors import RuntimeRefusal, SGCompilerError
 
 
 def stop_gradient(x):
@@ -386,6 +386,16 @@ def max_of(items):
 def min_of(items):
     """min(items) of one iterable, as max_of."""
     return min(items)
+
+
+def too_few_values(count: int, keys: int, names: str):
+    """What `dict(zip(KEYS, vs))` gives when `vs` has fewer values than KEYS has keys and
+    its length was not known when compiling (frontend/forms/dicts.py): the keys of the
+    dict, and so its adjoint code, were made for as many values as keys."""
+    raise RuntimeRefusal(f"{names}: {count} values for {keys} keys, where the gradient "
+                         f"was compiled for one value per key (Python makes a shorter "
+                         f"dict); zip as many keys as there are values, or pass a list "
+                         f"or tuple display, whose length is known when compiling")
 
 
 def _chosen_index(items, chosen) -> int:

@@ -4,6 +4,7 @@ front end (frontend/__init__.py) runs the passes in this order:
 
     contexts.py    with np.errstate(...): read as its body
     statements.py  a, *rest = xs; try blocks whose handlers only raise
+    generators.py  g = (... for v in xs) consumed once later: the generator moved there
     sugar.py       generators consumed by sum/max/..., map, * and ** of displays, local
                    partials (dicts.py: dict(a=x), d.get, dict comprehensions)
     varargs.py     a helper with *args/**kwargs: a copy made for each call's arguments

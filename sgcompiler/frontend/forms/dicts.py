@@ -4,18 +4,30 @@
     dict(zip(("a", "b"), vs))       ->  {"a": vs[0], "b": vs[1]}
     d.get("a", y)                   ->  d["a"] if "a" in d else y
     {k: f(v) for k, v in d.items()} ->  {"a": f(d["a"]), "b": f(d["b"])}   (d's keys known)
+    {k: v for k, v in d.items() if k != "b"}  ->  {"a": d["a"]}   (an `if` on keys alone)
 
 The keys must be known when the function is compiled: constants, a module-level tuple of
 them, or a dict display of this function that is only read.
 """
 from __future__ import annotations
 
+import ast
 import copy
 
 import gast
 
 from ...ir.builders import const, load
+from ...runtime import too_few_values
 from ..depends import module_level
+
+
+def fresh(base: str, taken: set) -> str:
+    """`base`, or `base_2`, ... : a name not in `taken` (which it joins)."""
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
 
 
 class DictForms:
@@ -33,7 +45,28 @@ class DictForms:
                 return None
             pairs = found + pairs
         display = gast.Dict(keys=[k for k, _ in pairs], values=[v for _, v in pairs])
+        if node.args:
+            display = self.checked_length(node.args[0], display, len(pairs) - len(node.keywords))
         return gast.copy_location(display, node)
+
+    def checked_length(self, arg, display, count):
+        """`display`, made from zip(KEYS, vs) with `count` keys where the length of `vs` is
+        not known when compiling: Python would make a shorter dict for a shorter `vs`,
+        whose keys the compiled code cannot follow, so that is refused when it runs
+        (runtime.too_few_values) rather than failing on vs[i]."""
+        if not (isinstance(arg, gast.Call) and isinstance(arg.args[1], gast.Name)) or \
+                isinstance(self.displays.get(arg.args[1].id), int) or not count:
+            return display
+        values = arg.args[1].id
+        helper = fresh("too_few_values", self.taken)
+        self.introduced[helper] = too_few_values
+        length = gast.Call(func=load("len"), args=[load(values)], keywords=[])
+        keys = ast.unparse(gast.gast_to_ast(arg.args[0]))
+        refusal = gast.Call(func=load(helper), args=[
+            length, const(count), const(f"dict(zip({keys}, {values}))")], keywords=[])
+        test = gast.Compare(left=copy.deepcopy(length), ops=[gast.GtE()],
+                            comparators=[const(count)])
+        return gast.IfExp(test=test, body=display, orelse=refusal)
 
     def pairs(self, arg):
         """The (key, value) pairs of a literal list of pairs or of zip(KEYS, values)."""
@@ -56,10 +89,13 @@ class DictForms:
         return None
 
     def items(self, node, count):
-        """`count` expressions for the first elements of `node` (a display or a name)."""
+        """`count` expressions for the first elements of `node` (a display or a name), or
+        fewer where the display is shorter (zip stops at the shorter)."""
         if isinstance(node, (gast.List, gast.Tuple)) and \
                 not any(isinstance(e, gast.Starred) for e in node.elts):
             return node.elts[:count]
+        if isinstance(node, gast.Name) and isinstance(self.displays.get(node.id), int):
+            count = min(count, self.displays[node.id])
         if isinstance(node, gast.Name):
             return [gast.Subscript(value=load(node.id), slice=const(i), ctx=gast.Load())
                     for i in range(count)]
@@ -97,7 +133,7 @@ class DictForms:
         """{k: e for k in KEYS} and {k: e for k, v in d.items()} (d a dict display) with
         the keys known when the function is compiled: the display they make."""
         self.generic_visit(node)
-        if len(node.generators) != 1 or node.generators[0].ifs:
+        if len(node.generators) != 1:
             return node
         gen = node.generators[0]
         unrolled = self.unrolled(gen.target, gen.iter)
@@ -105,11 +141,19 @@ class DictForms:
             return node
         keys, values = [], []
         for bindings in unrolled:
+            kept = [_known(_substituted(test, bindings)) for test in gen.ifs]
+            if any(k is None for k in kept):
+                return node         # an `if` on values: refused by check
+            if not all(kept):
+                continue
             keys.append(_substituted(node.key, bindings))
             values.append(_substituted(node.value, bindings))
         if not all(is_key(k) for k in keys):
             return node
-        return gast.copy_location(gast.Dict(keys=keys, values=values), node)
+        display = gast.Dict(keys=keys, values=values)
+        if isinstance(gen.iter, gast.Call) and self.builtin(gen.iter.func) == "zip":
+            display = self.checked_length(gen.iter, display, len(keys))
+        return gast.copy_location(display, node)
 
     def unrolled(self, target, iterable):
         """A list of {name: expression} per iteration, or None when unknown."""
@@ -130,6 +174,40 @@ class DictForms:
                                                   ctx=gast.Load())} for key in keys]
         found = self.pairs(iterable)
         return None if found is None else [{k: key, v: value} for key, value in found]
+
+
+def _known(test):
+    """The truth of `test` where it is made of constants alone (comparisons, `in` a
+    display, and, or, not), else None."""
+    if isinstance(test, gast.Constant):
+        return test.value
+    if isinstance(test, (gast.Tuple, gast.List)):
+        return tuple(e.value for e in test.elts) \
+            if all(isinstance(e, gast.Constant) for e in test.elts) else None
+    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+        value = _known(test.operand)
+        return None if value is None else not value
+    if isinstance(test, gast.BoolOp):
+        values = [_known(v) for v in test.values]
+        if any(v is None for v in values):
+            return None
+        return all(values) if isinstance(test.op, gast.And) else any(values)
+    if isinstance(test, gast.Compare) and len(test.ops) == 1:
+        left, right = _known(test.left), _known(test.comparators[0])
+        compare = _COMPARISONS.get(type(test.ops[0]))
+        if left is None or right is None or compare is None:
+            return None
+        try:
+            return bool(compare(left, right))
+        except TypeError:
+            return None
+    return None
+
+
+_COMPARISONS = {gast.Eq: lambda a, b: a == b, gast.NotEq: lambda a, b: a != b,
+                gast.Lt: lambda a, b: a < b, gast.LtE: lambda a, b: a <= b,
+                gast.Gt: lambda a, b: a > b, gast.GtE: lambda a, b: a >= b,
+                gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
 
 
 def is_key(node) -> bool:
@@ -171,7 +249,7 @@ def displays(tree) -> dict:
 
 def _only_read(tree, name) -> bool:
     """Whether every use of `name` only reads it: `name[i]`, `*name`, `**name`,
-    `len(name)`, `k in name`, `name.items()/keys()/values()`."""
+    `len(name)`, `zip(..., name)`, `k in name`, `name.items()/keys()/values()`."""
     reads = set()
     for node in gast.walk(tree):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
@@ -183,6 +261,9 @@ def _only_read(tree, name) -> bool:
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id == "len" and len(node.args) == 1:
             reads.add(id(node.args[0]))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "zip" and not node.keywords:
+            reads.update(id(arg) for arg in node.args)
         elif isinstance(node, gast.Compare) and len(node.ops) == 1 and \
                 isinstance(node.ops[0], (gast.In, gast.NotIn)):
             reads.add(id(node.comparators[0]))

@@ -13,6 +13,8 @@ call's arguments (evaluated there, as Python does); nested.py then lifts the def
         g = make(2.0 * w)
         return np.sum(g(x))
 
+`make(s)(x)`, its result called at once, is read as `_make = make(s)` and `_make(x)`.
+
 The factory is a def of the function itself, or a module-level function of the same module
 whose inner function reads no variable of the caller's by the same name. Anything else (a
 factory with more statements, a closure stored or returned) is left as it is, and refused
@@ -27,6 +29,7 @@ from dataclasses import replace
 import gast
 
 from ...ir.builders import load, store
+from ...runtime import stop_gradient
 from ..depends import function_reads, module_level, note
 from .objects import user_code
 from ..source import FunctionSource, parse_function
@@ -46,15 +49,78 @@ def inline_factories(fn: FunctionSource) -> FunctionSource:
             stores[node.id] = stores.get(node.id, 0) + 1
     defs = {n.name: n for n in gast.walk(fn.tree) if isinstance(n, gast.FunctionDef)
             and n is not fn.tree}
-    changed = _Inliner(fn, local, taken, stores, defs).visit(fn.tree)
+    inliner = _Inliner(fn, local, taken, stores, defs)
+    _hoist_made_and_called(fn.tree, inliner)
+    changed = inliner.visit(fn.tree)
     return replace(fn, tree=changed)
 
 
 def _calls_module_factory(fn) -> bool:
     local = local_names(fn.tree)
     return any(isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) and
-               _factory_of(module_level(fn, n.value.func, local)) is not None
+               _factory_of(module_level(fn, n.value.func, local)) is not None or
+               isinstance(n, gast.Call) and isinstance(n.func, gast.Call) and
+               _factory_of(module_level(fn, n.func.func, local)) is not None
                for n in gast.walk(fn.tree))
+
+
+_SIMPLE = (gast.Assign, gast.AugAssign, gast.Return, gast.Expr)
+_SCOPES = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.Lambda)
+
+
+def _hoist_made_and_called(tree, inliner) -> None:
+    """`make(s)(x)`, a factory's result called at once, as `_make = make(s)` just before
+    its statement and `_make(x)`, which the inliner then reads as the def it makes. Only
+    in a simple statement, outside comprehensions and lambdas, and where the factory's
+    arguments call nothing but NumPy and stop_gradient: they are then evaluated a little
+    earlier than Python would, which nothing can tell (a factory only defines its
+    function)."""
+    for node in list(gast.walk(tree)):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for stmt in list(block):
+                if not isinstance(stmt, _SIMPLE):
+                    continue
+                made = [_hoisted(call, inliner) for call in _made_and_called(stmt, inliner)]
+                at = block.index(stmt)
+                block[at:at] = made
+
+
+def _made_and_called(stmt, inliner) -> list:
+    """The calls `factory(...)(...)` of `stmt` that may be hoisted."""
+    inner = {id(n) for scope in gast.walk(stmt) if isinstance(scope, _SCOPES)
+             for n in gast.walk(scope)}
+    return [n for n in gast.walk(stmt) if isinstance(n, gast.Call) and id(n) not in inner
+            and isinstance(n.func, gast.Call) and isinstance(n.func.func, gast.Name)
+            and inliner.factory(n.func.func.id) is not None
+            and all(_pure(a, inliner) for part in n.func.args +
+                    [k.value for k in n.func.keywords] for a in gast.walk(part))]
+
+
+def _pure(node, inliner) -> bool:
+    """Whether `node` (part of a factory's argument) has no effect that its order could
+    show: not a call, or one of NumPy (but numpy.random) or stop_gradient."""
+    if isinstance(node, gast.NamedExpr):
+        return False
+    if not isinstance(node, gast.Call):
+        return True
+    obj = module_level(inliner.fn, node.func, inliner.local)
+    where = getattr(obj, "__module__", None) or ""
+    return obj is stop_gradient or where.split(".")[0] == "numpy" and \
+        not where.startswith("numpy.random")
+
+
+def _hoisted(call, inliner):
+    """`_make = make(s)` for `call` (make(s)(x)), which becomes `_make(x)`."""
+    name = fresh(f"_{call.func.func.id}", inliner.taken)
+    inliner.stores[name] = 1
+    assign = gast.Assign(targets=[store(name)], value=call.func, type_comment=None)
+    for n in gast.walk(assign):
+        gast.copy_location(n, call)
+    call.func = gast.copy_location(load(name), call)
+    return assign
 
 
 def _factory_of(obj):

@@ -27,7 +27,7 @@ import gast
 from ...ir.builders import const, load, store
 from ...runtime import max_of, min_of
 from ..depends import module_level
-from .dicts import DictForms, dict_variables, displays, is_key
+from .dicts import DictForms, dict_variables, displays, fresh, is_key
 from ..source import FunctionSource
 
 # builtins that consume an iterable once: a list gives what a generator gives
@@ -39,15 +39,6 @@ def local_names(tree) -> set:
     """Every name the function stores or takes as a parameter."""
     return {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
             and isinstance(n.ctx, (gast.Store, gast.Param))}
-
-
-def fresh(base: str, taken: set) -> str:
-    """`base`, or `base_2`, ... : a name not in `taken` (which it joins)."""
-    name, k = base, 2
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name
 
 
 def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
@@ -162,6 +153,12 @@ class _Sugar(DictForms, gast.NodeTransformer):
             # `for k in d` runs over the keys (normalize indexes other iterables)
             node.iter = gast.Call(func=gast.Attribute(value=node.iter, attr="keys",
                                                       ctx=gast.Load()), args=[], keywords=[])
+        return node
+
+    def visit_comprehension(self, node):
+        # a comprehension consumes what it runs over, as a for loop does
+        self.generic_visit(node)
+        node.iter = self.as_list(node.iter)
         return node
 
     def as_list(self, node):
