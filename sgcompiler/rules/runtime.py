@@ -39,8 +39,12 @@ from ..runtime import (cholesky_grad, cumprod_grad, diag_grad, diagonal_grad, ei
                        pinv_grad, qr_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                        svd_grad, svdvals_grad, trace_grad, vector_norm_grad)
 from ..runtime import cross_grad, divide_or_zero, join_pieces, split_like
+from ..runtime import (diff_grad, interp_grad_fp, interp_grad_x, interp_linear_part,
+                       interp_slope_grad, pad_grad,
+                       rollaxis_grad, sort_grad, sorted_like, take_along_axis_grad)
+from ..runtime.tangents import zero_ends
 from ..runtime.linalg import fold, fold_lower, fold_upper
-from .registry import linear, multilinear, nondifferentiable, through_source, vjp
+from .registry import jvp, linear, multilinear, nondifferentiable, through_source, vjp
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------
 
@@ -240,6 +244,58 @@ def item_of_(g, ans, t, items, chosen):
     return picked(g, items, chosen), 0.0, 0.0
 
 
+# the gradients of functions that only move elements (linear in the array they move):
+# the transpose of each is the movement itself (the primitive's tangent), and the
+# array they read the order from gets zero (piecewise constant)
+
+@vjp(sort_grad, name="sort_grad")
+def sort_grad_(g, ans, g_, a, axis=-1):
+    return sorted_like(g, a, axis), 0.0
+
+
+@vjp(sorted_like, name="sorted_like")
+def sorted_like_(g, ans, t, a, axis=-1):
+    return sort_grad(g, a, axis), 0.0
+
+
+@vjp(take_along_axis_grad, name="take_along_axis_grad")
+def take_along_axis_grad_(g, ans, g_, arr, indices, axis=-1):
+    return np.take_along_axis(g, indices, axis), 0.0, 0.0
+
+
+@vjp(pad_grad, name="pad_grad")
+def pad_grad_(g, ans, g_, array, pad_width, mode="constant"):
+    return np.pad(g, pad_width, mode), 0.0, 0.0
+
+
+@vjp(diff_grad, name="diff_grad")
+def diff_grad_(g, ans, g_, a, n=1, axis=-1, prepend=None, append=None):
+    return np.diff(g, n, axis, *zero_ends(g, prepend, append, axis)), 0.0
+
+
+@vjp(rollaxis_grad, name="rollaxis_grad")
+def rollaxis_grad_(g, ans, g_, a, axis, start=0):
+    return np.rollaxis(g, axis, start), 0.0, 0.0
+
+
+# np.interp's gradient for fp is linear in g_ and smooth in x (the weights 1 - t and t);
+# its transpose is np.interp of g (zero outside the range when left/right are given:
+# interp_linear_part, whose rules are np.interp's),
+# and its derivative in x is the slope of that interpolation. The gradient for x,
+# g_ * slope(fp), is linear in g_ and in fp and piecewise constant in x: it is read
+# through its source.
+@vjp(interp_grad_fp, name="interp_grad_fp")
+def interp_grad_fp_(g, ans, g_, x, xp, fp, left=None, right=None, period=None):
+    return (interp_linear_part(x, xp, g, left, right, period),
+            interp_grad_x(g_, x, xp, g, left, right, period), None, 0.0)
+
+
+@vjp(interp_linear_part, name="interp_linear_part")
+def interp_linear_part_(g, ans, x, xp, fp, left=None, right=None, period=None):
+    return (interp_grad_x(g, x, xp, fp, left, right, period), None,
+            interp_grad_fp(g, x, xp, fp, left, right, period))
+
+
 # --- helpers read through their source ------------------------------------------------------
 #
 # The gradient helpers of the matrix functions, decompositions and norms are not linear in
@@ -255,7 +311,7 @@ through_source(prod_grad, cholesky_grad, cumprod_grad, diag_grad, diagonal_grad,
                matrix_power_grad, multi_dot_grads, norm_grad, pinv_grad, qr_grad,
                slogdet_grad, solve_grad_a, solve_grad_b, svd_grad, svdvals_grad,
                trace_grad, vector_norm_grad, fold, fold_lower, fold_upper,
-               split_like, join_pieces, divide_or_zero, cross_grad)
+               split_like, join_pieces, divide_or_zero, cross_grad, interp_grad_x)
 
 
 # --- tangent rules (forward mode) -----------------------------------------------------------
@@ -270,6 +326,23 @@ linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpo
        cast_grad, choose_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
        scatter_item, tree_item, field, tree_with, picked, item_of,
-       sequence_adjoint, sequence_parts, written_part, written_back)
+       sequence_adjoint, sequence_parts, written_part, written_back, sort_grad,
+       take_along_axis_grad, pad_grad, diff_grad, rollaxis_grad, sorted_like)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)
+
+
+# np.interp's gradient for fp moves g_ by the weights 1 - t and t, which change with x
+# (dt = dx / (xp[j + 1] - xp[j])): that part is the gradient for fp of x's gradient
+@jvp(interp_grad_fp, name="interp_grad_fp")
+def interp_grad_fp_tangent(g__dot, x_dot, ans, g_, x, xp, fp, left=None, right=None,
+                           period=None):
+    return (interp_grad_fp(g__dot, x, xp, fp, left, right, period),
+            interp_slope_grad(g_ * x_dot, x, xp, fp))
+
+
+@jvp(interp_linear_part, name="interp_linear_part")
+def interp_linear_part_tangent(x_dot, fp_dot, ans, x, xp, fp, left=None, right=None,
+                               period=None):
+    return (interp_grad_x(x_dot, x, xp, fp, left, right, period),
+            interp_linear_part(x, xp, fp_dot, left, right, period))

@@ -107,6 +107,15 @@ def sort_grad(g, a, axis=-1):
     return out
 
 
+def sorted_like(t, a, axis=-1):
+    """t with its elements moved as np.sort(a, axis) moves a's: the tangent of np.sort,
+    and the transpose of sort_grad."""
+    order = np.argsort(a, axis=axis, kind="stable")
+    if axis is None:
+        return np.take(t, order)
+    return np.take_along_axis(np.broadcast_to(t, np.shape(a)), order, axis=axis)
+
+
 def diff_grad(g, a, n=1, axis=-1, prepend=None, append=None):
     """Gradient of np.diff(a, n, axis, prepend, append): the transpose of differencing,
     -diff(g padded with one zero at each end), n times, then the part that was `a`."""
@@ -192,6 +201,28 @@ def interp_grad_fp(g, x, xp, fp, left=None, right=None, period=None):
         out[0] += np.sum(g[below])
     if right is None:
         out[-1] += np.sum(g[above])
+    return out
+
+
+def interp_linear_part(x, xp, fp, left=None, right=None, period=None):
+    """np.interp(x, xp, fp, left, right, period) with a given left or right value taken
+    as 0: the part that is linear in fp (np.interp's tangent for fp, and the transpose
+    of interp_grad_fp), in the float dtype of x and fp (np.interp gives float64)."""
+    part = np.interp(x, xp, fp, None if left is None else 0.0,
+                     None if right is None else 0.0, period)
+    return np.asarray(part, dtype=float_dtype(x, fp))
+
+
+def interp_slope_grad(c, x, xp, fp):
+    """The gradient for fp of np.sum(c * interp_grad_x(1.0, x, xp, fp)): each slope
+    (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) gives c / (xp[j + 1] - xp[j]) to fp[j + 1]
+    and takes it from fp[j], for the x inside [xp[0], xp[-1]]."""
+    j, _ = _interp_segment(x, xp)
+    inside = (np.asarray(x) >= xp[0]) & (np.asarray(x) <= xp[-1])
+    share = np.where(inside, np.broadcast_to(c, np.shape(x)) / (xp[j + 1] - xp[j]), 0.0)
+    out = _zeros(np.shape(fp), c, fp)
+    np.add.at(out, j + 1, share)
+    np.add.at(out, j, -share)
     return out
 
 
