@@ -57,6 +57,44 @@ def interpolated_left(x):
     return np.sum(np.interp(x, xp, np.cos(x[:3]), left=0.0) ** 2 * x)
 
 
+def stacked(x):
+    return np.sum(np.stack([np.sin(x), x * x, x], axis=-1) ** 3 * np.arange(3))
+
+
+def stacked_kin(x):
+    return np.sum(np.hstack([np.sin(x), x ** 2]) ** 3) + np.sum(np.vstack([x, np.cos(x)]) ** 3) \
+        + np.sum(np.dstack([np.sin(x), x]) ** 3) + np.sum(np.column_stack([x, x ** 2]) ** 3)
+
+
+def appended(x):
+    return np.sum(np.append(np.sin(x), x ** 2) ** 3) + np.sum(np.delete(x ** 2, [0]) ** 3)
+
+
+def integrated(x):
+    return np.sum(np.trapezoid(np.sin(x) ** 2, axis=0) * np.trapezoid(x ** 3, dx=0.5, axis=0))
+
+
+def selected(x):
+    return np.sum(np.select([x > 0.5, x < -0.5], [x ** 3, np.sin(x)], np.cos(x)) ** 2)
+
+
+def polynomial(x):
+    return np.sum(np.polyval(x[:3] ** 2, np.sin(x)) ** 2)
+
+
+def averaged(x):
+    return np.average(np.sin(x), weights=x ** 2) ** 2 + np.sum(np.average(x ** 3, axis=0) ** 2) \
+        + np.sum(np.average(x * x, axis=-1, weights=np.exp(x[-1])) ** 3)
+
+
+def kronecker(x):
+    return np.sum(np.kron(np.sin(x), x ** 2) ** 2) + np.sum(np.kron(x, np.eye(2)) ** 3)
+
+
+def vector_dots(x):
+    return np.sum(np.vecdot(np.sin(x), x ** 2) ** 2) + np.sum(np.vecdot(x, x[0]) ** 3)
+
+
 CASES = [
     (sorted_cubes, lambda: R.normal(size=5)),
     (sorted_cubes, lambda: R.normal(size=(2, 4))),
@@ -71,6 +109,21 @@ CASES = [
     (rolled, lambda: R.normal(size=(2, 3))),
     (interpolated, lambda: R.normal(size=6)),
     (interpolated_left, lambda: np.array([-0.9, -0.3, 0.2, 0.4, 0.8])),
+    (stacked, lambda: R.normal(size=3)),
+    (stacked, lambda: R.normal(size=(2, 2))),
+    (stacked_kin, lambda: R.normal(size=3)),
+    (stacked_kin, lambda: R.normal(size=(2, 3))),
+    (appended, lambda: R.normal(size=4)),
+    (appended, lambda: R.normal(size=(2, 2))),
+    (integrated, lambda: R.normal(size=(4, 2))),
+    (integrated, lambda: R.normal(size=5)),
+    (selected, lambda: np.array([0.9, -0.2, -1.3, 0.1, 2.0])),
+    (polynomial, lambda: R.normal(size=4)),
+    (averaged, lambda: R.normal(size=(3, 3))),
+    (averaged, lambda: R.normal(size=(2, 4))),
+    (kronecker, lambda: R.normal(size=(2, 2))),
+    (kronecker, lambda: R.normal(size=3)),
+    (vector_dots, lambda: R.normal(size=(2, 3))),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
 
@@ -127,3 +180,25 @@ def interpolated_left_directional(x):
 def test_grad_of_grad_through_interp(f, directional, x):
     expected = np.tensordot(_fd_hessian(f, x), V[:x.size], 1)
     np.testing.assert_allclose(grad(directional)(x), expected, rtol=1e-5, atol=1e-5)
+
+
+# --- `for pair in zip(a, b)` (kron_grad's shapes): an AssertionError inside the compiler
+# before; the name holds the tuple of the elements
+
+def zipped_pairs(x, y):
+    total = 0.0
+    for pair in zip(x, y):
+        total = total + pair[0] * np.sin(pair[1]) ** 2
+    return total
+
+
+def zipped_in_comprehension(x):
+    shape = [n for pair in zip((1, 2), (3, 2)) for n in pair]
+    return np.sum(np.reshape(x, shape) ** 3)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_for_a_name_over_zip(n):
+    x, y = R.normal(size=n), R.normal(size=n)
+    check_grads(zipped_pairs, (x, y), order=2, modes=("rev", "fwd"))
+    check_grads(zipped_in_comprehension, (R.normal(size=12),), order=2)

@@ -42,6 +42,12 @@ from ..runtime import cross_grad, divide_or_zero, join_pieces, split_like
 from ..runtime import (diff_grad, interp_grad_fp, interp_grad_x, interp_linear_part,
                        interp_slope_grad, pad_grad,
                        rollaxis_grad, sort_grad, sorted_like, take_along_axis_grad)
+from ..runtime import (append_grad, average_grad_a, average_grad_weights, average_weights,
+                       column_stack_grad,
+                       delete_grad, dstack_grad, hstack_grad, kron_grad, polyval_grad_p,
+                       polyval_grad_x, select_default_grad, select_grad, select_grads,
+                       trapezoid_grad,
+                       unstack, vecdot_grad, vstack_grad)
 from ..runtime.tangents import zero_ends
 from ..runtime.linalg import fold, fold_lower, fold_upper
 from .registry import jvp, linear, multilinear, nondifferentiable, through_source, vjp
@@ -311,7 +317,12 @@ through_source(prod_grad, cholesky_grad, cumprod_grad, diag_grad, diagonal_grad,
                matrix_power_grad, multi_dot_grads, norm_grad, pinv_grad, qr_grad,
                slogdet_grad, solve_grad_a, solve_grad_b, svd_grad, svdvals_grad,
                trace_grad, vector_norm_grad, fold, fold_lower, fold_upper,
-               split_like, join_pieces, divide_or_zero, cross_grad, interp_grad_x)
+               split_like, join_pieces, divide_or_zero, cross_grad, interp_grad_x,
+               unstack, hstack_grad, vstack_grad, dstack_grad, column_stack_grad,
+               append_grad, delete_grad, trapezoid_grad, select_grad, select_grads,
+               select_default_grad,
+               polyval_grad_p, polyval_grad_x, average_grad_a, average_grad_weights, average_weights,
+               kron_grad, vecdot_grad)
 
 
 # --- tangent rules (forward mode) -----------------------------------------------------------

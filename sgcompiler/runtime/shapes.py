@@ -272,31 +272,33 @@ def unstack(g, axis=0):
 
 
 def _split_reshaped(g, arrays, promoted, axis):
-    """Split g like the arrays after `promoted` (atleast_nd), then give each its own shape."""
-    pieces = split_like(g, [promoted(a) for a in arrays], axis)
+    """Split g like the arrays made `promoted` (atleast_nd), then give each its own shape.
+    (The promoted arrays, not the promoting function: the compiler reads these helpers
+    again for second derivatives, and calls only functions named at module level.)"""
+    pieces = split_like(g, promoted, axis)
     return [np.reshape(p, np.shape(a)) for p, a in zip(pieces, arrays)]
 
 
 def hstack_grad(g, tup):
     """Gradient of np.hstack(tup): 1-D arrays are joined along axis 0, others along 1."""
-    axis = 0 if all(np.ndim(a) <= 1 for a in tup) else 1
-    return _split_reshaped(g, tup, np.atleast_1d, axis)
+    axis = 0 if all([np.ndim(a) <= 1 for a in tup]) else 1
+    return _split_reshaped(g, tup, [np.atleast_1d(a) for a in tup], axis)
 
 
 def vstack_grad(g, tup):
     """Gradient of np.vstack(tup): rows of the arrays made at least 2-D."""
-    return _split_reshaped(g, tup, np.atleast_2d, 0)
+    return _split_reshaped(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
 def dstack_grad(g, tup):
     """Gradient of np.dstack(tup): the arrays made at least 3-D, joined along axis 2."""
-    return _split_reshaped(g, tup, np.atleast_3d, 2)
+    return _split_reshaped(g, tup, [np.atleast_3d(a) for a in tup], 2)
 
 
 def column_stack_grad(g, tup):
     """Gradient of np.column_stack(tup): 1-D arrays are columns, 2-D ones stay as they are."""
-    return _split_reshaped(g, tup, lambda a: np.reshape(a, (-1, 1)) if np.ndim(a) < 2
-                           else a, 1)
+    return _split_reshaped(g, tup, [np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a
+                                    for a in tup], 1)
 
 
 def join_pieces(g, ans, axis=0):
@@ -332,8 +334,10 @@ def select_grads(g, condlist, choicelist):
 
 def select_default_grad(g, condlist, default):
     """Gradient of np.select for `default`: g where no condition holds."""
-    none = ~np.any(np.broadcast_arrays(*[np.asarray(c, dtype=bool) for c in condlist]), axis=0)
-    return unbroadcast(np.where(none, g, 0.0), default)
+    held = False
+    for c in condlist:
+        held = held | np.asarray(c, dtype=bool)
+    return unbroadcast(np.where(held, 0.0, g), default)
 
 
 def transpose_grad(g, axes=None):
