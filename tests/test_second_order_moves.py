@@ -95,6 +95,12 @@ def vector_dots(x):
     return np.sum(np.vecdot(np.sin(x), x ** 2) ** 2) + np.sum(np.vecdot(x, x[0]) ** 3)
 
 
+def filtered(x):
+    return np.sum(np.convolve(np.sin(x), x ** 2) ** 2) \
+        + np.sum(np.correlate(x, np.cos(x[:2]), "same") ** 3) \
+        + np.sum(np.convolve(x ** 2, np.sin(x[:3]), "valid") ** 3)
+
+
 CASES = [
     (sorted_cubes, lambda: R.normal(size=5)),
     (sorted_cubes, lambda: R.normal(size=(2, 4))),
@@ -124,6 +130,8 @@ CASES = [
     (kronecker, lambda: R.normal(size=(2, 2))),
     (kronecker, lambda: R.normal(size=3)),
     (vector_dots, lambda: R.normal(size=(2, 3))),
+    (filtered, lambda: R.normal(size=4)),
+    (filtered, lambda: R.normal(size=6)),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
 

@@ -131,7 +131,7 @@ def _lu_parts(lu, piv):
 def lu_factor_grad(g, ans):
     """Gradient of (lu, piv) = scipy.linalg.lu_factor(a), square a: with a[rows] = L U,
     a[rows] gets L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T, gL and gU the parts of g."""
-    low, up, rows = _lu_parts(*ans)
+    low, up, rows = _lu_parts(ans[0], ans[1])
     middle = np.tril(low.T @ np.tril(g[0], -1), -1) + np.triu(np.triu(g[0]) @ up.T)
     right = scipy.linalg.solve_triangular(up, middle.T, lower=False).T    # middle U^-T
     permuted = scipy.linalg.solve_triangular(low, right, lower=True, trans=1,
@@ -149,7 +149,7 @@ def lu_solve_grad_factor(g, ans, lu_and_piv, b, trans=0):
     gb = scipy.linalg.lu_solve(lu_and_piv, g, trans=0 if transposed else 1)
     gb, x = (gb, ans) if np.ndim(b) > 1 else (gb[:, None], ans[:, None])
     grad_a = -(x @ gb.T) if transposed else -(gb @ x.T)
-    low, up, rows = _lu_parts(*lu_and_piv)
+    low, up, rows = _lu_parts(lu_and_piv[0], lu_and_piv[1])
     permuted = grad_a[rows]
     return np.tril(permuted @ up.T, -1) + np.triu(low.T @ permuted), 0.0
 
@@ -243,7 +243,7 @@ def cho_solve_tangent_factor(c_and_lower_dot, ans, c_and_lower):
 def lu_factor_tangent(a_dot, ans):
     """Tangent of (lu, piv) = lu_factor(a): with a[rows] = L U and
     M = L^-1 a'[rows] U^-1, L' = L tril(M, -1) and U' = triu(M) U, packed as lu is."""
-    low, up, rows = _lu_parts(*ans)
+    low, up, rows = _lu_parts(ans[0], ans[1])
     left = scipy.linalg.solve_triangular(low, a_dot[rows], lower=True, unit_diagonal=True)
     middle = scipy.linalg.solve_triangular(up, left.T, lower=False, trans=1).T
     return low @ np.tril(middle, -1) + np.triu(middle) @ up, 0.0
@@ -252,7 +252,7 @@ def lu_factor_tangent(a_dot, ans):
 def lu_solve_tangent_factor(lu_and_piv_dot, ans, lu_and_piv, b, trans=0):
     """Tangent of x = lu_solve((lu, piv), b, trans) along lu's tangent: -A^-1 A' x (trans:
     -A^-T A'^T x), with A'[rows] = L' U + L U'."""
-    low, up, rows = _lu_parts(*lu_and_piv)
+    low, up, rows = _lu_parts(lu_and_piv[0], lu_and_piv[1])
     lu_dot = lu_and_piv_dot[0]
     permuted = np.tril(lu_dot, -1) @ up + low @ np.triu(lu_dot)
     a_dot = np.empty_like(permuted)

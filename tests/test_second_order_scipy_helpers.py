@@ -1,0 +1,76 @@
+"""Second derivatives through the gradient helpers of SciPy functions read through their
+source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor and lu_solve): hessian,
+hvp and grad of grad against central differences of the first-order gradient."""
+import numpy as np
+import pytest
+
+scipy = pytest.importorskip("scipy", reason="the SciPy rules need SciPy")
+import scipy.linalg  # noqa: E402
+import scipy.special  # noqa: E402
+
+from sgcompiler import check_grads, grad, hessian, hvp  # noqa: E402
+
+R = np.random.default_rng(1407)
+S = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+FACTOR = scipy.linalg.cho_factor(S)
+
+
+def log_sum_exp(x):
+    return scipy.special.logsumexp(np.sin(x)) ** 2 \
+        + np.sum(scipy.special.logsumexp(x * x, axis=0, b=np.arange(1.0, x.shape[-1] + 1)) ** 3)
+
+
+def log_sum_exp_kept(x):
+    return np.sum(scipy.special.logsumexp(x ** 3, axis=-1, keepdims=True) * x)
+
+
+def cho_solved(x):
+    return np.sum(scipy.linalg.cho_solve(FACTOR, np.sin(x)) ** 3)
+
+
+def lu_solved(a):
+    s = a + 3.0 * np.eye(a.shape[0])
+    factor = scipy.linalg.lu_factor(s)
+    return np.sum(scipy.linalg.lu_solve(factor, np.sin(a[0])) ** 2) \
+        + np.sum(scipy.linalg.lu_solve(factor, a[1], trans=1) ** 3)
+
+
+CASES = [
+    (log_sum_exp, lambda: R.normal(size=(3, 2))),
+    (log_sum_exp, lambda: R.normal(size=4)),
+    (log_sum_exp_kept, lambda: R.normal(size=(2, 3))),
+    (cho_solved, lambda: R.normal(size=3)),
+    (cho_solved, lambda: R.normal(size=(3, 2))),
+    (lu_solved, lambda: R.normal(size=(3, 3))),
+    (lu_solved, lambda: R.normal(size=(4, 4))),
+]
+IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
+
+
+def _fd_hessian(f, x, eps=1e-5):
+    g = grad(f)
+    cols = []
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = eps
+        e = e.reshape(x.shape)
+        cols.append(((g(x + e) - g(x - e)) / (2 * eps)).ravel())
+    return np.array(cols).T.reshape(x.shape + x.shape)
+
+
+@pytest.mark.parametrize("f, make", CASES, ids=IDS)
+def test_hessian_through_scipy_helpers(f, make):
+    x = make()
+    expected = _fd_hessian(f, x)
+    np.testing.assert_allclose(hessian(f)(x), expected, rtol=1e-5, atol=1e-5)
+    v = R.normal(size=x.shape)
+    np.testing.assert_allclose(hvp(f, x, v), np.tensordot(expected, v, x.ndim),
+                               rtol=1e-5, atol=1e-5)
+
+
+FIRST = {f: (f, make) for f, make in reversed(CASES)}
+
+
+@pytest.mark.parametrize("f, make", list(FIRST.values()), ids=[f.__name__ for f in FIRST])
+def test_grad_of_grad_through_scipy_helpers(f, make):
+    check_grads(f, (make(),), order=2, modes=("rev", "fwd"))
