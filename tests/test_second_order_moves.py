@@ -101,6 +101,12 @@ def filtered(x):
         + np.sum(np.convolve(x ** 2, np.sin(x[:3]), "valid") ** 3)
 
 
+def einsums(x):
+    return np.sum(np.einsum("ij,jk->ik", np.sin(x), x ** 2) ** 2) + np.einsum("ii", x) ** 3 \
+        + np.sum(np.einsum("ij,j,ik->k", x, np.cos(x[0]), x * x) ** 2) \
+        + np.sum(np.einsum("...i,...i", x, x[0]) ** 3)
+
+
 CASES = [
     (sorted_cubes, lambda: R.normal(size=5)),
     (sorted_cubes, lambda: R.normal(size=(2, 4))),
@@ -132,6 +138,8 @@ CASES = [
     (vector_dots, lambda: R.normal(size=(2, 3))),
     (filtered, lambda: R.normal(size=4)),
     (filtered, lambda: R.normal(size=6)),
+    (einsums, lambda: R.normal(size=(3, 3))),
+    (einsums, lambda: R.normal(size=(2, 2))),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
 

@@ -48,7 +48,8 @@ from ..runtime import (append_grad, average_grad_a, average_grad_weights, averag
                        polyval_grad_x, select_default_grad, select_grad, select_grads,
                        trapezoid_grad,
                        unstack, vecdot_grad, vstack_grad)
-from ..runtime.tangents import zero_ends
+from ..runtime.linalg import einsum_grad
+from ..runtime.tangents import einsum_grad_with, einsum_with, zero_ends
 from ..runtime.linalg import fold, fold_lower, fold_upper
 from .registry import jvp, linear, multilinear, nondifferentiable, through_source, vjp
 
@@ -302,6 +303,23 @@ def interp_linear_part_(g, ans, x, xp, fp, left=None, right=None, period=None):
             interp_grad_fp(g, x, xp, fp, left, right, period))
 
 
+# einsum_grad(g_, i, ...) is linear in g_ and in every operand but i (read for its shape):
+# its transpose in g_ is the einsum with operand i replaced by g, and the gradient for
+# operand k that of the einsum with operand i replaced by g (zero for k = i)
+@vjp(einsum_grad, name="einsum_grad")
+def einsum_grad_(g, ans, g_, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None,
+                 x6=None, x7=None):
+    return (einsum_with(i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7), 0.0, 0.0,
+            einsum_grad_with(g_, 0, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 1, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 2, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 3, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 4, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 5, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 6, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 7, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7))
+
+
 # --- helpers read through their source ------------------------------------------------------
 #
 # The gradient helpers of the matrix functions, decompositions and norms are not linear in
@@ -357,3 +375,18 @@ def interp_linear_part_tangent(x_dot, fp_dot, ans, x, xp, fp, left=None, right=N
                                period=None):
     return (interp_grad_x(x_dot, x, xp, fp, left, right, period),
             interp_linear_part(x, xp, fp_dot, left, right, period))
+
+
+@jvp(einsum_grad, name="einsum_grad")
+def einsum_grad_tangent(g__dot, x0_dot, x1_dot, x2_dot, x3_dot, x4_dot, x5_dot, x6_dot, x7_dot,
+                        ans, g_, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None,
+                        x5=None, x6=None, x7=None):
+    return (einsum_grad(g__dot, i, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 0, x0_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 1, x1_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 2, x2_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 3, x3_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 4, x4_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 5, x5_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 6, x6_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 7, x7_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7))
