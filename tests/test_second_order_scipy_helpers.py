@@ -1,5 +1,6 @@
 """Second derivatives through the gradient helpers of SciPy functions read through their
-source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor and lu_solve): hessian,
+source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor and lu_solve) or with
+rules of their own (scipy.linalg.expm): hessian,
 hvp and grad of grad against central differences of the first-order gradient."""
 import numpy as np
 import pytest
@@ -35,6 +36,10 @@ def lu_solved(a):
         + np.sum(scipy.linalg.lu_solve(factor, a[1], trans=1) ** 3)
 
 
+def exponential(a):
+    return np.sum(scipy.linalg.expm(np.sin(a)) ** 2) + np.trace(scipy.linalg.expm(a @ a)) ** 2
+
+
 CASES = [
     (log_sum_exp, lambda: R.normal(size=(3, 2))),
     (log_sum_exp, lambda: R.normal(size=4)),
@@ -43,6 +48,8 @@ CASES = [
     (cho_solved, lambda: R.normal(size=(3, 2))),
     (lu_solved, lambda: R.normal(size=(3, 3))),
     (lu_solved, lambda: R.normal(size=(4, 4))),
+    (exponential, lambda: 0.5 * R.normal(size=(2, 2))),
+    (exponential, lambda: 0.5 * R.normal(size=(3, 3))),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
 

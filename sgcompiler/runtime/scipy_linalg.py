@@ -85,6 +85,33 @@ def expm_grad(g, A):
     return grad.astype(float_dtype(g), copy=False)
 
 
+def _frechet_block(a, e):
+    """[[a^T, e], [0, a^T]]: expm of it holds the Frechet derivative of expm at a^T in
+    direction e in its upper right block (Higham, Functions of Matrices, 3.16)."""
+    zeros = np.zeros(np.shape(a), dtype=np.result_type(a, e))
+    return np.block([[mT(a), e], [zeros, mT(a)]])
+
+
+def expm_grad_second(g, g_, A):
+    """The gradient for A of np.sum(g * expm_grad(g_, A)): expm_grad(g_, A) is the upper
+    right block of expm of [[A^T, g_], [0, A^T]], so the gradient of that expm (for g in
+    the upper right block) summed over the two diagonal blocks, transposed."""
+    n = np.shape(A)[-1]
+    zeros = np.zeros(np.shape(A), dtype=float_dtype(g, A))
+    block = expm_grad(np.block([[zeros, g], [zeros, zeros]]), _frechet_block(A, g_))
+    return mT(block[:n, :n] + block[n:, n:])
+
+
+def expm_grad_tangent_a(A_dot, g_, A):
+    """The tangent of expm_grad(g_, A) along A_dot (g_ held): the upper right block of the
+    Frechet derivative of expm at [[A^T, g_], [0, A^T]] along [[A_dot^T, 0], [0, A_dot^T]]."""
+    n = np.shape(A)[-1]
+    zeros = np.zeros(np.shape(A), dtype=float_dtype(A_dot, A))
+    direction = np.block([[mT(A_dot), zeros], [zeros, mT(A_dot)]])
+    block = scipy.linalg.expm_frechet(_frechet_block(A, g_), direction, compute_expm=False)
+    return block[:n, n:].astype(float_dtype(A_dot, g_), copy=False)
+
+
 def sqrtm_grad(g, ans):
     """Gradient of S = scipy.linalg.sqrtm(A): X with S^T X + X S^T = g (dS S + S dS = dA)."""
     grad = scipy.linalg.solve_sylvester(mT(ans), mT(ans), g)
