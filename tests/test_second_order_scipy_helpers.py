@@ -1,6 +1,7 @@
 """Second derivatives through the gradient helpers of SciPy functions read through their
-source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor and lu_solve) or with
-rules of their own (scipy.linalg.expm): hessian,
+source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor and lu_solve, the scores
+and shape derivatives of the scipy.stats distributions) or with rules of their own
+(scipy.linalg.expm): hessian,
 hvp and grad of grad against central differences of the first-order gradient."""
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 scipy = pytest.importorskip("scipy", reason="the SciPy rules need SciPy")
 import scipy.linalg  # noqa: E402
 import scipy.special  # noqa: E402
+import scipy.stats as st  # noqa: E402
 
 from sgcompiler import check_grads, grad, hessian, hvp  # noqa: E402
 
@@ -40,6 +42,23 @@ def exponential(a):
     return np.sum(scipy.linalg.expm(np.sin(a)) ** 2) + np.trace(scipy.linalg.expm(a @ a)) ** 2
 
 
+def densities(x):
+    return np.sum(st.norm.logpdf(x, np.sin(x[0]), 1.5 + x[1] ** 2) ** 2) \
+        + np.sum(st.t.logpdf(x, 2.0 + x[0] ** 2) ** 2) + np.sum(st.logistic.logcdf(x) ** 2) \
+        + np.sum(st.cauchy.logpdf(x * 0.5) ** 2) + np.sum(st.laplace.logpdf(x, 0.1, 2.0) * x)
+
+
+def positive_densities(x):
+    y = 1.0 + x ** 2
+    return np.sum(st.gamma.logpdf(y, 2.0 + x[0] ** 2) ** 2) \
+        + np.sum(st.lognorm.logpdf(y, 0.5 + x[1] ** 2) ** 2) \
+        + np.sum(st.chi2.logpdf(y, 3.0 + x[0] ** 2) ** 2) \
+        + np.sum(st.beta.logpdf(0.5 / y, 2.0 + x[0] ** 2, 1.5) ** 2) \
+        + np.sum(st.lognorm.logcdf(y, 0.5 + x[1] ** 2) ** 2) \
+        + np.sum(st.expon.logpdf(y, 0.0, 1.0 + x[0] ** 2) ** 2) \
+        + np.sum(st.poisson.logpmf(np.array([0.0, 2.0, 5.0]), 1.0 + y) ** 2)
+
+
 CASES = [
     (log_sum_exp, lambda: R.normal(size=(3, 2))),
     (log_sum_exp, lambda: R.normal(size=4)),
@@ -50,6 +69,9 @@ CASES = [
     (lu_solved, lambda: R.normal(size=(4, 4))),
     (exponential, lambda: 0.5 * R.normal(size=(2, 2))),
     (exponential, lambda: 0.5 * R.normal(size=(3, 3))),
+    (densities, lambda: R.normal(size=3)),
+    (densities, lambda: R.normal(size=(2, 3))),
+    (positive_densities, lambda: R.normal(size=3)),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
 
