@@ -1,7 +1,9 @@
 """Forward mode and second order against what they should cost, as ratios in one run.
 
     python benchmarks/forward.py            full sizes
-    python benchmarks/forward.py --smoke    tiny sizes, correctness only (run by the tests)
+    python benchmarks/forward.py --smoke    tiny sizes, correctness only (run by the tests;
+                                            no JAX)
+    python benchmarks/forward.py --no-jax   without the JAX columns
 
 - jvp of the RNN (benchmarks/workloads/rnn.py) against the forward pass (target <= 2x);
 - the Hessian of a 100-parameter logistic regression (hessian(): forward over reverse, one
@@ -11,7 +13,11 @@
   with respect to W1 (target <= 4x).
 
 Each result is first checked: the jvp against finite differences, the Hessian against the
-closed form, the hvp against finite differences of the gradient.
+closed form, the hvp against finite differences of the gradient. When JAX is installed,
+the same three are also timed with JAX (jax.jvp, jax.hessian, jvp of jax.grad; eager and
+under jax.jit, float64 on the CPU), checked against sgcompiler's results, in the same run:
+the JAX columns are the ratio of each to the same base (the forward pass, the hand-written
+Hessian, one gradient).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import timing  # noqa: E402
+from benchmarks.systems import rebind  # noqa: E402
 from benchmarks.workloads import mlp as mlp_workload, rnn as rnn_workload  # noqa: E402
 from sgcompiler import grad, hessian, hvp, jvp  # noqa: E402
 
@@ -47,7 +54,39 @@ def logistic_hessian_hand(w, X, y):
     return X.T @ (s[:, None] * X)
 
 
-def _rnn_case(sizes, rng):
+def _jax():
+    """(jax, jax.numpy) set up for float64 on the CPU, or None when JAX is not installed."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_platforms", "cpu")
+    return jax, jnp
+
+
+def _as_jax(fn, jax, jnp):
+    """The workload function with np (and stop_gradient) bound to JAX's."""
+    return rebind(fn, np=jnp, stop_gradient=jax.lax.stop_gradient)
+
+
+def _with_jax(contenders, fn, jargs, want, jx):
+    """Add 'JAX eager' (fn(*jargs)) and 'JAX jit' (jax.jit(fn)(*jargs): the arrays are
+    arguments, so XLA cannot fold the work into a constant) to the contenders, after
+    checking that each gives `want`."""
+    if jx is None:
+        return contenders
+    jax = jx[0]
+    jitted = jax.jit(fn)
+    for name, call in (("JAX eager", fn), ("JAX jit", jitted)):
+        got = np.asarray(jax.block_until_ready(call(*jargs)), dtype=float)
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10, err_msg=name)
+        contenders[name] = (lambda c=call: jax.block_until_ready(c(*jargs)))
+    return contenders
+
+
+def _rnn_case(sizes, rng, jx):
     args = rnn_workload.make(sizes, rng)
     tangents = tuple(rng.normal(size=a.shape) for a in args[:3]) + (None, None, None)
     fn = rnn_workload.rnn
@@ -56,10 +95,21 @@ def _rnn_case(sizes, rng):
     plus = [a + eps * t if t is not None else a for a, t in zip(args, tangents)]
     minus = [a - eps * t if t is not None else a for a, t in zip(args, tangents)]
     assert np.isclose(out_dot, (fn(*plus) - fn(*minus)) / (2 * eps), rtol=1e-5)
-    return {"forward": lambda: fn(*args), "jvp": lambda: jvp(fn, args, tangents)}
+    contenders = {"forward": lambda: fn(*args), "jvp": lambda: jvp(fn, args, tangents)}
+    if jx is not None:
+        jax, jnp = jx
+        jfn = _as_jax(fn, jax, jnp)
+
+        def jax_jvp(W, U, b, xs, h0, target, W_dot, U_dot, b_dot):
+            def of_params(W, U, b):
+                return jfn(W, U, b, xs, h0, target)
+            return jax.jvp(of_params, (W, U, b), (W_dot, U_dot, b_dot))[1]
+        jargs = [jnp.asarray(a) for a in args] + [jnp.asarray(t) for t in tangents[:3]]
+        contenders = _with_jax(contenders, jax_jvp, jargs, out_dot, jx)
+    return contenders
 
 
-def _logreg_case(shape, rng):
+def _logreg_case(shape, rng, jx):
     n, d = shape
     X = rng.normal(size=(n, d))
     y = (rng.random(n) > 0.5).astype(float)
@@ -67,11 +117,16 @@ def _logreg_case(shape, rng):
     H = hessian(logistic)
     np.testing.assert_allclose(H(w, X, y), logistic_hessian_hand(w, X, y), rtol=1e-9,
                                atol=1e-12)
-    return {"hand X.T @ (s * X)": lambda: logistic_hessian_hand(w, X, y),
-            "hessian": lambda: H(w, X, y)}
+    contenders = {"hand X.T @ (s * X)": lambda: logistic_hessian_hand(w, X, y),
+                  "hessian": lambda: H(w, X, y)}
+    if jx is not None:
+        jax, jnp = jx
+        contenders = _with_jax(contenders, jax.hessian(_as_jax(logistic, jax, jnp)),
+                               [jnp.asarray(a) for a in (w, X, y)], H(w, X, y), jx)
+    return contenders
 
 
-def _mlp_case(sizes, rng):
+def _mlp_case(sizes, rng, jx):
     W1, b1, W2, b2, X, Y = mlp_workload.make(sizes, rng)
     rest = (b1, W2, b2, X, Y)
     v = rng.normal(size=W1.shape)
@@ -80,31 +135,50 @@ def _mlp_case(sizes, rng):
     fd = (g(W1 + eps * v, *rest) - g(W1 - eps * v, *rest)) / (2 * eps)
     np.testing.assert_allclose(hvp(mlp_workload.mlp, W1, v, *rest), fd, rtol=1e-4,
                                atol=1e-7)
-    return {"gradient": lambda: g(W1, *rest),
-            "hvp": lambda: hvp(mlp_workload.mlp, W1, v, *rest)}
+    contenders = {"gradient": lambda: g(W1, *rest),
+                  "hvp": lambda: hvp(mlp_workload.mlp, W1, v, *rest)}
+    if jx is not None:
+        jax, jnp = jx
+        jfn = _as_jax(mlp_workload.mlp, jax, jnp)
+
+        def jax_hvp(W1, v, b1, W2, b2, X, Y):
+            def g_of(W):
+                return jax.grad(jfn)(W, b1, W2, b2, X, Y)
+            return jax.jvp(g_of, (W1,), (v,))[1]
+        jargs = [jnp.asarray(a) for a in (W1, v) + rest]
+        contenders = _with_jax(contenders, jax_hvp, jargs, hvp(mlp_workload.mlp, W1, v, *rest),
+                               jx)
+    return contenders
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--budget", type=float, default=3.0, help="seconds per workload")
+    parser.add_argument("--no-jax", action="store_true", help="no JAX columns")
     args = parser.parse_args(argv)
     sizes = SIZES["smoke" if args.smoke else "full"]
     rng = np.random.default_rng(0)
-    cases = [("jvp of the RNN / forward pass", _rnn_case(sizes["rnn"], rng), 2.0),
+    jx = None if args.smoke or args.no_jax else _jax()     # (importing JAX takes seconds)
+    cases = [("jvp of the RNN / forward pass", _rnn_case(sizes["rnn"], rng, jx), 2.0),
              ("Hessian of logistic regression / hand-written", _logreg_case(
-                 sizes["logreg"], rng), 1.5),
-             ("hvp of the MLP loss / one gradient", _mlp_case(sizes["mlp"], rng), 4.0)]
+                 sizes["logreg"], rng, jx), 1.5),
+             ("hvp of the MLP loss / one gradient", _mlp_case(sizes["mlp"], rng, jx), 4.0)]
     if args.smoke:
         print("forward-mode benchmarks: results checked")
         return 0
-    print("| workload | ratio | target | times |\n|---|---|---|---|")
+    print("| workload | ratio | target | JAX eager | JAX jit | times |\n"
+          "|---|---|---|---|---|---|")
     for title, contenders, target in cases:
         samples = timing.interleaved(contenders, args.budget)
-        base, ours = list(contenders)
+        base, ours = list(contenders)[:2]
         ratio = timing.paired_ratio(samples[ours], samples[base])
+        jax_cols = [f"{timing.paired_ratio(samples[n], samples[base]):.2f}x" if n in samples
+                    else "n/a" for n in ("JAX eager", "JAX jit")]
         times = ", ".join(f"{n} {t * 1e3:.3g} ms" for n, t in timing.medians(samples).items())
-        print(f"| {title} | {ratio:.2f}x | <= {target}x | {times} |")
+        print(f"| {title} | {ratio:.2f}x | <= {target}x | {' | '.join(jax_cols)} | {times} |")
+    if jx is None:
+        print("\n(no JAX columns: JAX is not installed, or --no-jax)")
     return 0
 
 

@@ -624,6 +624,30 @@ case(rt.add_at, normal(5), value(np.array([0, 3, 3])), normal(3))
 case(rt.add_at, normal(2, 3), value(1), normal(3), id="row")
 case(rt.index_part, normal(5), value(np.array([0, 3, 3])), normal(3))
 case(rt.index_part, normal(2, 3), value(1), normal(1), id="broadcast")
+case(rt.sort_grad, normal(3, 4), normal(3, 4))
+case(rt.sort_grad, normal(3, 4), normal(3, 4), value(0), id="axis")
+case(rt.sort_grad, normal(12), normal(3, 4), value(None), id="flat")
+case(rt.sorted_like, normal(3, 4), normal(3, 4))
+case(rt.sorted_like, normal(3, 4), normal(3, 4), value(None), id="flat")
+case(rt.take_along_axis_grad, normal(3, 2), normal(3, 4),
+     value(np.array([[0, 3], [1, 1], [2, 0]])))
+case(rt.pad_grad, normal(5, 6), normal(3, 4), value(((1, 1), (2, 0))), value("edge"))
+case(rt.pad_grad, normal(6), normal(4), value(1), id="constant")
+case(rt.diff_grad, normal(2, 4), normal(2, 5))
+case(rt.diff_grad, normal(3), normal(5), value(2), id="n")
+case(rt.diff_grad, normal(6), normal(4), id="prepend", prepend=0.5, append=np.array([1.0, 2.0]))
+case(rt.rollaxis_grad, normal(3, 2, 4), normal(2, 4, 3), value(2))
+case(rt.einsum_grad, normal(2, 4), value(0), value("ij,jk->ik"), normal(2, 3), normal(3, 4))
+case(rt.einsum_grad, normal(3), value(1), value("ij,jk,k->i"), normal(3, 2), normal(2, 4),
+     normal(4), id="three")
+case(rt.einsum_grad, normal(3), value(0), value("ii->i"), normal(3, 3), id="diagonal")
+_XP = np.array([0.0, 1.0, 2.5, 3.0])
+case(rt.interp_grad_fp, normal(7), uniform(-0.5, 3.5, 7), value(_XP), normal(4))
+case(rt.interp_grad_fp, normal(7), uniform(-0.5, 3.5, 7), value(_XP), normal(4), id="ends",
+     left=0.5, right=-1.0)
+case(rt.interp_linear_part, uniform(-0.5, 3.5, 7), value(_XP), normal(4))
+case(rt.interp_linear_part, uniform(-0.5, 3.5, 7), value(_XP), normal(4), id="ends",
+     left=0.5, right=-1.0)
 
 
 # --- complex values (rules/complex_numbers.py) and the FFTs (rules/fft.py) -----------------

@@ -8,6 +8,7 @@ import scipy.special as sp
 import scipy.stats as stats
 
 from sgcompiler.rules import scipy_stats
+from sgcompiler.runtime import scipy_linalg as scipy_linalg_helpers
 
 from rule_cases import (BROADCAST, REDUCE, SHAPES, case, ints, normal, positive, spd,
                         square, uniform, unit, value)
@@ -70,6 +71,8 @@ case(scipy.linalg.eigvalsh, spd(3), id="upper", lower=False)
 case(scipy.linalg.expm, lambda r: 0.5 * r.normal(size=(3, 3)))
 case(scipy.linalg.expm, lambda r: 0.5 * r.normal(size=(5, 5)), id="5")
 case(scipy.linalg.sqrtm, spd(3))
+# (expm's gradient helper: grad of grad and hessian through expm)
+case(scipy_linalg_helpers.expm_grad, normal(3, 3), lambda r: 0.5 * r.normal(size=(3, 3)))
 case(scipy.linalg.sqrtm, spd(5), id="5")
 case(scipy.linalg.det, square(5), id="5")
 case(scipy.linalg.cholesky, spd(5), id="5")

@@ -33,13 +33,15 @@ class IterationForms:
         target = stmt.target
         saved, self.out = self.out, []
         if elements:
-            for part, sequence in zip(_split_target(target, len(elements)), elements):
-                if sequence is None:
-                    self.bind(part, _load(index))
-                else:
-                    element = gast.Subscript(value=sequence, slice=_load(index),
-                                             ctx=gast.Load())
-                    self.bind(part, element)
+            items = [_load(index) if sequence is None else
+                     gast.Subscript(value=sequence, slice=_load(index), ctx=gast.Load())
+                     for sequence in elements]
+            if len(items) > 1 and isinstance(target, gast.Name):
+                # `for pair in zip(a, b)`: the name holds the tuple of the elements
+                self.bind(target, gast.Tuple(elts=items, ctx=gast.Load()))
+            else:
+                for part, item in zip(_split_target(target, len(items)), items):
+                    self.bind(part, item)
         loop_var = index or (target.id if isinstance(target, gast.Name) else None)
         if loop_var is None:
             loop_var = self.namer.temp("item")

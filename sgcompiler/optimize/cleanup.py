@@ -201,7 +201,9 @@ def _result_copy(block, i, reads, writes, user_names) -> bool:
                 and isinstance(before.targets[0], gast.Tuple)):
             return False
         elements = before.targets[0].elts
-        if any(isinstance(n, gast.Name) and n.id == target for n in nodes(before)):
+        # (the call may read the target: `h, h_dot = layer_jvp(h, h_dot=h_dot)` evaluates
+        # the call before it binds h, as the copy after it did)
+        if any(isinstance(n, gast.Name) and n.id == target for n in nodes(before.targets[0])):
             return False
         for element in elements:
             if isinstance(element, gast.Name) and element.id == source:

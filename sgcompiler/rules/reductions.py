@@ -5,7 +5,8 @@ of its input; the NaN-ignoring variants send nothing to the NaNs.
 """
 import numpy as np
 
-from ..runtime.reductions import (average_grad_a, average_grad_weights, choose_grad,
+from ..runtime.reductions import (average_grad_a, average_grad_weights, average_weights,
+                                  choose_grad,
                                   cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
                                   nan_count, prod_grad)
 from ..runtime import reduced_size, unreduce
@@ -171,9 +172,12 @@ def nancumprod_tangent(t, ans, a, axis=None, dtype=None, out=None):
 
 
 @jvp(np.average)
-def average_tangent(a_dot, ans, a, axis=None, weights=None, returned=False, *,
+def average_tangent(a_dot, weights_dot, ans, a, axis=None, weights=None, returned=False, *,
                     keepdims=False):
-    return np.average(a_dot, axis, weights, returned, keepdims=keepdims)
+    return (np.average(a_dot, axis, weights, returned, keepdims=keepdims),
+            np.sum(average_weights(a, weights_dot, axis) * (a - unreduce(ans, a, axis, keepdims)),
+                   axis=axis, keepdims=keepdims)
+            / np.sum(average_weights(a, weights, axis), axis=axis, keepdims=keepdims))
 
 
 @jvp(*present(np.linalg, "matrix_norm"))

@@ -39,8 +39,19 @@ from ..runtime import (cholesky_grad, cumprod_grad, diag_grad, diagonal_grad, ei
                        pinv_grad, qr_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                        svd_grad, svdvals_grad, trace_grad, vector_norm_grad)
 from ..runtime import checkpoint_every, cross_grad, divide_or_zero, join_pieces, split_like
+from ..runtime import (diff_grad, interp_grad_fp, interp_grad_x, interp_linear_part,
+                       interp_slope_grad, pad_grad,
+                       rollaxis_grad, sort_grad, sorted_like, take_along_axis_grad)
+from ..runtime import (append_grad, average_grad_a, average_grad_weights, average_weights,
+                       column_stack_grad,
+                       delete_grad, dstack_grad, hstack_grad, kron_grad, polyval_grad_p,
+                       polyval_grad_x, select_default_grad, select_grad, select_grads,
+                       trapezoid_grad,
+                       unstack, vecdot_grad, vstack_grad)
+from ..runtime.linalg import einsum_grad
+from ..runtime.tangents import einsum_grad_with, einsum_with, zero_ends
 from ..runtime.linalg import fold, fold_lower, fold_upper
-from .registry import linear, multilinear, nondifferentiable, through_source, vjp
+from .registry import jvp, linear, multilinear, nondifferentiable, through_source, vjp
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------
 
@@ -240,6 +251,75 @@ def item_of_(g, ans, t, items, chosen):
     return picked(g, items, chosen), 0.0, 0.0
 
 
+# the gradients of functions that only move elements (linear in the array they move):
+# the transpose of each is the movement itself (the primitive's tangent), and the
+# array they read the order from gets zero (piecewise constant)
+
+@vjp(sort_grad, name="sort_grad")
+def sort_grad_(g, ans, g_, a, axis=-1):
+    return sorted_like(g, a, axis), 0.0
+
+
+@vjp(sorted_like, name="sorted_like")
+def sorted_like_(g, ans, t, a, axis=-1):
+    return sort_grad(g, a, axis), 0.0
+
+
+@vjp(take_along_axis_grad, name="take_along_axis_grad")
+def take_along_axis_grad_(g, ans, g_, arr, indices, axis=-1):
+    return np.take_along_axis(g, indices, axis), 0.0, 0.0
+
+
+@vjp(pad_grad, name="pad_grad")
+def pad_grad_(g, ans, g_, array, pad_width, mode="constant"):
+    return np.pad(g, pad_width, mode), 0.0, 0.0
+
+
+@vjp(diff_grad, name="diff_grad")
+def diff_grad_(g, ans, g_, a, n=1, axis=-1, prepend=None, append=None):
+    return np.diff(g, n, axis, *zero_ends(g, prepend, append, axis)), 0.0
+
+
+@vjp(rollaxis_grad, name="rollaxis_grad")
+def rollaxis_grad_(g, ans, g_, a, axis, start=0):
+    return np.rollaxis(g, axis, start), 0.0, 0.0
+
+
+# np.interp's gradient for fp is linear in g_ and smooth in x (the weights 1 - t and t);
+# its transpose is np.interp of g (zero outside the range when left/right are given:
+# interp_linear_part, whose rules are np.interp's),
+# and its derivative in x is the slope of that interpolation. The gradient for x,
+# g_ * slope(fp), is linear in g_ and in fp and piecewise constant in x: it is read
+# through its source.
+@vjp(interp_grad_fp, name="interp_grad_fp")
+def interp_grad_fp_(g, ans, g_, x, xp, fp, left=None, right=None, period=None):
+    return (interp_linear_part(x, xp, g, left, right, period),
+            interp_grad_x(g_, x, xp, g, left, right, period), None, 0.0)
+
+
+@vjp(interp_linear_part, name="interp_linear_part")
+def interp_linear_part_(g, ans, x, xp, fp, left=None, right=None, period=None):
+    return (interp_grad_x(g, x, xp, fp, left, right, period), None,
+            interp_grad_fp(g, x, xp, fp, left, right, period))
+
+
+# einsum_grad(g_, i, ...) is linear in g_ and in every operand but i (read for its shape):
+# its transpose in g_ is the einsum with operand i replaced by g, and the gradient for
+# operand k that of the einsum with operand i replaced by g (zero for k = i)
+@vjp(einsum_grad, name="einsum_grad")
+def einsum_grad_(g, ans, g_, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None,
+                 x6=None, x7=None):
+    return (einsum_with(i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7), 0.0, 0.0,
+            einsum_grad_with(g_, 0, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 1, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 2, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 3, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 4, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 5, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 6, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, 7, i, g, subscripts, x0, x1, x2, x3, x4, x5, x6, x7))
+
+
 # --- helpers read through their source ------------------------------------------------------
 #
 # The gradient helpers of the matrix functions, decompositions and norms are not linear in
@@ -255,7 +335,12 @@ through_source(prod_grad, cholesky_grad, cumprod_grad, diag_grad, diagonal_grad,
                matrix_power_grad, multi_dot_grads, norm_grad, pinv_grad, qr_grad,
                slogdet_grad, solve_grad_a, solve_grad_b, svd_grad, svdvals_grad,
                trace_grad, vector_norm_grad, fold, fold_lower, fold_upper,
-               split_like, join_pieces, divide_or_zero, cross_grad)
+               split_like, join_pieces, divide_or_zero, cross_grad, interp_grad_x,
+               unstack, hstack_grad, vstack_grad, dstack_grad, column_stack_grad,
+               append_grad, delete_grad, trapezoid_grad, select_grad, select_grads,
+               select_default_grad,
+               polyval_grad_p, polyval_grad_x, average_grad_a, average_grad_weights, average_weights,
+               kron_grad, vecdot_grad)
 
 
 # --- tangent rules (forward mode) -----------------------------------------------------------
@@ -270,6 +355,38 @@ linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpo
        cast_grad, choose_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
        scatter_item, tree_item, field, tree_with, picked, item_of,
-       sequence_adjoint, sequence_parts, written_part, written_back)
+       sequence_adjoint, sequence_parts, written_part, written_back, sort_grad,
+       take_along_axis_grad, pad_grad, diff_grad, rollaxis_grad, sorted_like)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)
+
+
+# np.interp's gradient for fp moves g_ by the weights 1 - t and t, which change with x
+# (dt = dx / (xp[j + 1] - xp[j])): that part is the gradient for fp of x's gradient
+@jvp(interp_grad_fp, name="interp_grad_fp")
+def interp_grad_fp_tangent(g__dot, x_dot, ans, g_, x, xp, fp, left=None, right=None,
+                           period=None):
+    return (interp_grad_fp(g__dot, x, xp, fp, left, right, period),
+            interp_slope_grad(g_ * x_dot, x, xp, fp))
+
+
+@jvp(interp_linear_part, name="interp_linear_part")
+def interp_linear_part_tangent(x_dot, fp_dot, ans, x, xp, fp, left=None, right=None,
+                               period=None):
+    return (interp_grad_x(x_dot, x, xp, fp, left, right, period),
+            interp_linear_part(x, xp, fp_dot, left, right, period))
+
+
+@jvp(einsum_grad, name="einsum_grad")
+def einsum_grad_tangent(g__dot, x0_dot, x1_dot, x2_dot, x3_dot, x4_dot, x5_dot, x6_dot, x7_dot,
+                        ans, g_, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None,
+                        x5=None, x6=None, x7=None):
+    return (einsum_grad(g__dot, i, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 0, x0_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 1, x1_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 2, x2_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 3, x3_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 4, x4_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 5, x5_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 6, x6_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
+            einsum_grad_with(g_, i, 7, x7_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7))

@@ -10,8 +10,9 @@ import scipy.linalg
 from ..runtime import mT
 from ..runtime.linalg import cholesky_grad, eigvalsh_grad
 from ..runtime.scipy_linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
-                                    cho_solve_grad_b, cho_solve_grad_factor, expm_grad, inv_grad, lu_factor_grad,
-                                    lu_solve_grad_b, lu_solve_grad_factor, solve_banded_grad_ab,
+                                    cho_solve_grad_b, cho_solve_grad_factor, expm_grad,
+                                    expm_grad_second, expm_grad_tangent_a, inv_grad,
+                                    lu_factor_grad, lu_solve_grad_b, lu_solve_grad_factor, solve_banded_grad_ab,
                                     solve_banded_grad_b, solve_grad_matrix, solve_grad_rhs,
                                     solve_triangular_grad_a, solve_triangular_grad_b,
                                     sqrtm_grad, sylvester_adjoint)
@@ -134,9 +135,13 @@ def block_diag(g, ans, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
 
 
 # second order (grad of grad, hessian): these gradient helpers are differentiated through
-# their own source (rules/runtime.py says why); expm's needs a rule for expm_frechet first
+# their own source (rules/runtime.py says why); expm's has rules (below),
+# cho_factor's takes the adjoint of its result, a tuple, which the backward code read
+# again would start as np.zeros_like (an array), and solve_banded's, read so, gave a
+# wrong grad of grad for ab (the hessian was right): both stay refused
 through_source(inv_grad, solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
-               solve_triangular_grad_b, sqrtm_grad)
+               solve_triangular_grad_b, sqrtm_grad, cho_solve_grad_factor,
+               cho_solve_grad_b, lu_factor_grad, lu_solve_grad_factor, lu_solve_grad_b)
 
 
 # --- tangent rules (forward mode) ------------------------------------------------------------
@@ -227,6 +232,19 @@ def eigvalsh_jvp(t, ans, a, b=None, *, lower=True):
 @jvp(scipy.linalg.expm)
 def expm_jvp(t, ans, A):
     return expm_tangent(t, A)
+
+
+# expm's gradient helper at second order: expm_grad(g_, A) is the Frechet derivative
+# L(A^T, g_), linear in g_ (its transpose is L(A, g)), and the Frechet derivative at a
+# block matrix gives its derivative in A
+@vjp(expm_grad, name="expm_grad")
+def expm_grad_(g, ans, g_, A):
+    return expm_grad(g, mT(A)), expm_grad_second(g, g_, A)
+
+
+@jvp(expm_grad, name="expm_grad")
+def expm_grad_tangent(g__dot, A_dot, ans, g_, A):
+    return expm_grad(g__dot, A), expm_grad_tangent_a(A_dot, g_, A)
 
 
 @jvp(scipy.linalg.sqrtm)

@@ -13,7 +13,7 @@ from scipy.special import (betaln, digamma, expit, gammaln, i0, i0e, i1, i1e, iv
 
 from ..runtime import unbroadcast
 from ..runtime.scipy_special import logsumexp_grad_a, logsumexp_grad_b
-from .registry import jvp, nondifferentiable, vjp
+from .registry import jvp, nondifferentiable, through_source, vjp
 
 
 def special(*names, **options):
@@ -321,3 +321,8 @@ def zeta_rule(g, ans, x, q=None):
 # the sign of gamma(x) is piecewise constant
 nondifferentiable(*[getattr(scipy.special, n) for n in ("gammasgn",)
                     if hasattr(scipy.special, n)])
+
+
+# second order (grad of grad, hessian): logsumexp's gradient helpers are read through
+# their own source (rules/runtime.py says why)
+through_source(logsumexp_grad_a, logsumexp_grad_b)

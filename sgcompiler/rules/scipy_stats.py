@@ -32,7 +32,7 @@ from ..runtime.scipy_stats import (beta_dlogpdf_da, beta_dlogpdf_db, beta_score,
                                    poisson_dlogpmf_dmu, t_dlogpdf_ddf, t_score)
 from ..runtime.scipy_stats import (dirichlet_tangent_alpha, mvn_tangent_cov, mvn_tangent_mean,
                                    mvn_tangent_x)
-from .registry import jvp, vjp
+from .registry import jvp, through_source, vjp
 
 # family -> its shape parameters, each with (d log f0 / d shape, d cdf / d shape or None)
 FAMILIES = {
@@ -220,3 +220,11 @@ def multivariate_normal_pdf_jvp(x_dot, mean_dot, cov_dot, ans, x, mean=None, cov
     return (ans * mvn_tangent_x(x_dot, ans, x, mean, cov),
             ans * mvn_tangent_mean(mean_dot, ans, x, mean, cov),
             ans * mvn_tangent_cov(cov_dot, ans, x, mean, cov))
+
+
+# second order (grad of grad, hessian): the scores and shape derivatives are elementwise
+# formulas, read through their own source (rules/runtime.py says why)
+through_source(exp_ratio, norm_score, logistic_score, laplace_score, cauchy_score,
+               expon_score, t_score, chi2_score, gamma_score, beta_score, lognorm_score,
+               t_dlogpdf_ddf, chi2_dlogpdf_ddf, gamma_dlogpdf_da, beta_dlogpdf_da,
+               beta_dlogpdf_db, lognorm_dlogpdf_ds, lognorm_dcdf_ds, poisson_dlogpmf_dmu)

@@ -11,10 +11,11 @@ from ..runtime import unbroadcast
 from ..runtime.shapes import (COPYING_PAD_MODES, append_grad, astype, cast_grad,
                               column_stack_grad, delete_grad, diff_grad, dstack_grad,
                               hsplit_axis, hstack_grad,
-                              interp_grad_fp, interp_grad_x, join_pieces, linspace_fractions,
+                              interp_grad_fp, interp_grad_x, interp_linear_part, join_pieces, linspace_fractions,
                               pad_grad, partition_grad, partition_tangent_of, polyval_grad_p,
                               polyval_grad_x, real_dtype, repeat_grad, rollaxis_grad,
-                              select_default_grad, select_grads, sort_grad, split_like,
+                              select_default_grad, select_grads, sort_grad, sorted_like,
+                              split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
 from ..runtime.tangents import cast_tangent, zero_ends
@@ -347,8 +348,7 @@ def astype_function_tangent(t, ans, x, dtype, *, copy=True, device=None):
 
 @jvp(np.sort)
 def sort_tangent(t, ans, a, axis=-1, kind=None, order=None):
-    return np.take_along_axis(t, np.argsort(a, axis=axis, kind="stable"), axis=axis) \
-        if axis is not None else np.take(t, np.argsort(a, axis=None, kind="stable"))
+    return sorted_like(t, a, axis)
 
 
 @jvp(np.partition)
@@ -359,8 +359,7 @@ def partition_tangent(t, ans, a, kth, axis=-1, kind="introselect", order=None):
 @jvp(np.interp)
 def interp_tangent(x_dot, fp_dot, ans, x, xp, fp, left=None, right=None, period=None):
     return (interp_grad_x(x_dot, x, xp, fp, left, right, period),
-            np.interp(x, xp, fp_dot, None if left is None else 0.0,
-                      None if right is None else 0.0, period))
+            interp_linear_part(x, xp, fp_dot, left, right, period))
 
 
 @jvp(np.polyval)

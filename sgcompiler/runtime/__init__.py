@@ -28,10 +28,11 @@ from .reductions import (average_grad_a, average_grad_weights, average_weights, 
                          nan_count, prod_grad)  # noqa: F401
 from .shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
                      diff_grad, dstack_grad, hsplit_axis, hstack_grad, interp_grad_fp,
-                     interp_grad_x, join_pieces, linspace_fractions, pad_grad, partition_grad,
+                     interp_grad_x, interp_linear_part, interp_slope_grad, join_pieces, linspace_fractions,
+                     pad_grad, partition_grad,
                      partition_tangent_of, polyval_grad_p, polyval_grad_x, repeat_grad,
                      real_dtype, rollaxis_grad, select_default_grad, select_grad, select_grads,
-                     sort_grad, split_like, take_along_axis_grad, take_grad, tile_grad,
+                     sort_grad, sorted_like, split_like, take_along_axis_grad, take_grad, tile_grad,
                      transpose_grad, trapezoid_grad, unstack, vstack_grad)  # noqa: F401
 from .batched import (batch_map, batch_matmul_grad_left, batch_matmul_grad_right,
                       batch_unbroadcast, batch_unreduce, broadcast_batch)  # noqa: F401

@@ -85,6 +85,33 @@ def expm_grad(g, A):
     return grad.astype(float_dtype(g), copy=False)
 
 
+def _frechet_block(a, e):
+    """[[a^T, e], [0, a^T]]: expm of it holds the Frechet derivative of expm at a^T in
+    direction e in its upper right block (Higham, Functions of Matrices, 3.16)."""
+    zeros = np.zeros(np.shape(a), dtype=np.result_type(a, e))
+    return np.block([[mT(a), e], [zeros, mT(a)]])
+
+
+def expm_grad_second(g, g_, A):
+    """The gradient for A of np.sum(g * expm_grad(g_, A)): expm_grad(g_, A) is the upper
+    right block of expm of [[A^T, g_], [0, A^T]], so the gradient of that expm (for g in
+    the upper right block) summed over the two diagonal blocks, transposed."""
+    n = np.shape(A)[-1]
+    zeros = np.zeros(np.shape(A), dtype=float_dtype(g, A))
+    block = expm_grad(np.block([[zeros, g], [zeros, zeros]]), _frechet_block(A, g_))
+    return mT(block[:n, :n] + block[n:, n:])
+
+
+def expm_grad_tangent_a(A_dot, g_, A):
+    """The tangent of expm_grad(g_, A) along A_dot (g_ held): the upper right block of the
+    Frechet derivative of expm at [[A^T, g_], [0, A^T]] along [[A_dot^T, 0], [0, A_dot^T]]."""
+    n = np.shape(A)[-1]
+    zeros = np.zeros(np.shape(A), dtype=float_dtype(A_dot, A))
+    direction = np.block([[mT(A_dot), zeros], [zeros, mT(A_dot)]])
+    block = scipy.linalg.expm_frechet(_frechet_block(A, g_), direction, compute_expm=False)
+    return block[:n, n:].astype(float_dtype(A_dot, g_), copy=False)
+
+
 def sqrtm_grad(g, ans):
     """Gradient of S = scipy.linalg.sqrtm(A): X with S^T X + X S^T = g (dS S + S dS = dA)."""
     grad = scipy.linalg.solve_sylvester(mT(ans), mT(ans), g)
@@ -131,7 +158,7 @@ def _lu_parts(lu, piv):
 def lu_factor_grad(g, ans):
     """Gradient of (lu, piv) = scipy.linalg.lu_factor(a), square a: with a[rows] = L U,
     a[rows] gets L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T, gL and gU the parts of g."""
-    low, up, rows = _lu_parts(*ans)
+    low, up, rows = _lu_parts(ans[0], ans[1])
     middle = np.tril(low.T @ np.tril(g[0], -1), -1) + np.triu(np.triu(g[0]) @ up.T)
     right = scipy.linalg.solve_triangular(up, middle.T, lower=False).T    # middle U^-T
     permuted = scipy.linalg.solve_triangular(low, right, lower=True, trans=1,
@@ -149,7 +176,7 @@ def lu_solve_grad_factor(g, ans, lu_and_piv, b, trans=0):
     gb = scipy.linalg.lu_solve(lu_and_piv, g, trans=0 if transposed else 1)
     gb, x = (gb, ans) if np.ndim(b) > 1 else (gb[:, None], ans[:, None])
     grad_a = -(x @ gb.T) if transposed else -(gb @ x.T)
-    low, up, rows = _lu_parts(*lu_and_piv)
+    low, up, rows = _lu_parts(lu_and_piv[0], lu_and_piv[1])
     permuted = grad_a[rows]
     return np.tril(permuted @ up.T, -1) + np.triu(low.T @ permuted), 0.0
 
@@ -243,7 +270,7 @@ def cho_solve_tangent_factor(c_and_lower_dot, ans, c_and_lower):
 def lu_factor_tangent(a_dot, ans):
     """Tangent of (lu, piv) = lu_factor(a): with a[rows] = L U and
     M = L^-1 a'[rows] U^-1, L' = L tril(M, -1) and U' = triu(M) U, packed as lu is."""
-    low, up, rows = _lu_parts(*ans)
+    low, up, rows = _lu_parts(ans[0], ans[1])
     left = scipy.linalg.solve_triangular(low, a_dot[rows], lower=True, unit_diagonal=True)
     middle = scipy.linalg.solve_triangular(up, left.T, lower=False, trans=1).T
     return low @ np.tril(middle, -1) + np.triu(middle) @ up, 0.0
@@ -252,7 +279,7 @@ def lu_factor_tangent(a_dot, ans):
 def lu_solve_tangent_factor(lu_and_piv_dot, ans, lu_and_piv, b, trans=0):
     """Tangent of x = lu_solve((lu, piv), b, trans) along lu's tangent: -A^-1 A' x (trans:
     -A^-T A'^T x), with A'[rows] = L' U + L U'."""
-    low, up, rows = _lu_parts(*lu_and_piv)
+    low, up, rows = _lu_parts(lu_and_piv[0], lu_and_piv[1])
     lu_dot = lu_and_piv_dot[0]
     permuted = np.tril(lu_dot, -1) @ up + low @ np.triu(lu_dot)
     a_dot = np.empty_like(permuted)

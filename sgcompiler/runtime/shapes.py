@@ -107,6 +107,15 @@ def sort_grad(g, a, axis=-1):
     return out
 
 
+def sorted_like(t, a, axis=-1):
+    """t with its elements moved as np.sort(a, axis) moves a's: the tangent of np.sort,
+    and the transpose of sort_grad."""
+    order = np.argsort(a, axis=axis, kind="stable")
+    if axis is None:
+        return np.take(t, order)
+    return np.take_along_axis(np.broadcast_to(t, np.shape(a)), order, axis=axis)
+
+
 def diff_grad(g, a, n=1, axis=-1, prepend=None, append=None):
     """Gradient of np.diff(a, n, axis, prepend, append): the transpose of differencing,
     -diff(g padded with one zero at each end), n times, then the part that was `a`."""
@@ -195,6 +204,28 @@ def interp_grad_fp(g, x, xp, fp, left=None, right=None, period=None):
     return out
 
 
+def interp_linear_part(x, xp, fp, left=None, right=None, period=None):
+    """np.interp(x, xp, fp, left, right, period) with a given left or right value taken
+    as 0: the part that is linear in fp (np.interp's tangent for fp, and the transpose
+    of interp_grad_fp), in the float dtype of x and fp (np.interp gives float64)."""
+    part = np.interp(x, xp, fp, None if left is None else 0.0,
+                     None if right is None else 0.0, period)
+    return np.asarray(part, dtype=float_dtype(x, fp))
+
+
+def interp_slope_grad(c, x, xp, fp):
+    """The gradient for fp of np.sum(c * interp_grad_x(1.0, x, xp, fp)): each slope
+    (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) gives c / (xp[j + 1] - xp[j]) to fp[j + 1]
+    and takes it from fp[j], for the x inside [xp[0], xp[-1]]."""
+    j, _ = _interp_segment(x, xp)
+    inside = (np.asarray(x) >= xp[0]) & (np.asarray(x) <= xp[-1])
+    share = np.where(inside, np.broadcast_to(c, np.shape(x)) / (xp[j + 1] - xp[j]), 0.0)
+    out = _zeros(np.shape(fp), c, fp)
+    np.add.at(out, j + 1, share)
+    np.add.at(out, j, -share)
+    return out
+
+
 def _interp_segment(x, xp):
     x = np.asarray(x)
     j = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
@@ -241,31 +272,33 @@ def unstack(g, axis=0):
 
 
 def _split_reshaped(g, arrays, promoted, axis):
-    """Split g like the arrays after `promoted` (atleast_nd), then give each its own shape."""
-    pieces = split_like(g, [promoted(a) for a in arrays], axis)
+    """Split g like the arrays made `promoted` (atleast_nd), then give each its own shape.
+    (The promoted arrays, not the promoting function: the compiler reads these helpers
+    again for second derivatives, and calls only functions named at module level.)"""
+    pieces = split_like(g, promoted, axis)
     return [np.reshape(p, np.shape(a)) for p, a in zip(pieces, arrays)]
 
 
 def hstack_grad(g, tup):
     """Gradient of np.hstack(tup): 1-D arrays are joined along axis 0, others along 1."""
-    axis = 0 if all(np.ndim(a) <= 1 for a in tup) else 1
-    return _split_reshaped(g, tup, np.atleast_1d, axis)
+    axis = 0 if all([np.ndim(a) <= 1 for a in tup]) else 1
+    return _split_reshaped(g, tup, [np.atleast_1d(a) for a in tup], axis)
 
 
 def vstack_grad(g, tup):
     """Gradient of np.vstack(tup): rows of the arrays made at least 2-D."""
-    return _split_reshaped(g, tup, np.atleast_2d, 0)
+    return _split_reshaped(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
 def dstack_grad(g, tup):
     """Gradient of np.dstack(tup): the arrays made at least 3-D, joined along axis 2."""
-    return _split_reshaped(g, tup, np.atleast_3d, 2)
+    return _split_reshaped(g, tup, [np.atleast_3d(a) for a in tup], 2)
 
 
 def column_stack_grad(g, tup):
     """Gradient of np.column_stack(tup): 1-D arrays are columns, 2-D ones stay as they are."""
-    return _split_reshaped(g, tup, lambda a: np.reshape(a, (-1, 1)) if np.ndim(a) < 2
-                           else a, 1)
+    return _split_reshaped(g, tup, [np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a
+                                    for a in tup], 1)
 
 
 def join_pieces(g, ans, axis=0):
@@ -301,8 +334,10 @@ def select_grads(g, condlist, choicelist):
 
 def select_default_grad(g, condlist, default):
     """Gradient of np.select for `default`: g where no condition holds."""
-    none = ~np.any(np.broadcast_arrays(*[np.asarray(c, dtype=bool) for c in condlist]), axis=0)
-    return unbroadcast(np.where(none, g, 0.0), default)
+    held = False
+    for c in condlist:
+        held = held | np.asarray(c, dtype=bool)
+    return unbroadcast(np.where(held, 0.0, g), default)
 
 
 def transpose_grad(g, axes=None):

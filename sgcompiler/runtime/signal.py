@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import float_dtype
+from .core import float_dtype, stop_gradient
+
+
+# (the lengths are integers: stop_gradient tells the compiler so when it reads these
+# helpers again for second derivatives)
 
 
 def _full(g, m, n, mode, reverse_same=False):
@@ -26,12 +30,13 @@ def _full(g, m, n, mode, reverse_same=False):
         raise ValueError(f"mode must be 'full', 'same' or 'valid', got {mode!r}")
     out = np.zeros(full, dtype=float_dtype(g))
     out[start:start + np.shape(g)[0]] = g
-    return out
+    return out.copy()   # (differentiated again, the written array must not be kept as a view)
 
 
 def convolve_grad_a(g, a, v, mode="full"):
     """Gradient of np.convolve(a, v, mode) for a: correlate(g_full, v, 'valid')."""
-    g = _full(np.broadcast_to(g, (_length(a, v, mode),)), np.size(a), np.size(v), mode)
+    n = stop_gradient(_length(a, v, mode))
+    g = _full(np.broadcast_to(g, (n,)), np.size(a), np.size(v), mode)
     return np.correlate(g, np.asarray(v, dtype=float_dtype(g, v)), "valid")
 
 
@@ -43,15 +48,15 @@ def convolve_grad_v(g, a, v, mode="full"):
 def correlate_grad_a(g, a, v, mode="valid"):
     """Gradient of np.correlate(a, v, mode) for a: correlate(a, v) is convolve(a, v[::-1])
     in 'full' mode, so correlate(g_full, v[::-1], 'valid')."""
-    g = _full(np.broadcast_to(g, (_length(a, v, mode),)), np.size(a), np.size(v), mode,
-              reverse_same=True)
+    n = stop_gradient(_length(a, v, mode))
+    g = _full(np.broadcast_to(g, (n,)), np.size(a), np.size(v), mode, reverse_same=True)
     return np.correlate(g, np.asarray(v, dtype=float_dtype(g, v))[::-1], "valid")
 
 
 def correlate_grad_v(g, a, v, mode="valid"):
     """Gradient of np.correlate(a, v, mode) for v: correlate(g_full, a, 'valid') reversed."""
-    g = _full(np.broadcast_to(g, (_length(a, v, mode),)), np.size(a), np.size(v), mode,
-              reverse_same=True)
+    n = stop_gradient(_length(a, v, mode))
+    g = _full(np.broadcast_to(g, (n,)), np.size(a), np.size(v), mode, reverse_same=True)
     return np.correlate(g, np.asarray(a, dtype=float_dtype(g, a)), "valid")[::-1]
 
 

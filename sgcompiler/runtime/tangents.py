@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import RuntimeRefusal
+from .core import float_dtype
+from .linalg import einsum_grad
+
 
 def zeros_tangent(x):
     """The zero tangent of a value: zeros of an array's shape, 0.0 for a number, the same
@@ -168,3 +172,40 @@ def multi_dot_tangent_of(t, arrays):
             continue
         total = total + np.linalg.multi_dot(list(arrays[:i]) + [ti] + list(arrays[i + 1:]))
     return total
+
+
+# --- einsum_grad (grad of grad and forward over reverse through np.einsum) -------------------
+
+
+def _string_operands(subscripts, operands):
+    """The operands (up to the last one given) of an einsum written with a subscript string."""
+    if not isinstance(subscripts, str):
+        raise RuntimeRefusal("second derivatives of np.einsum with index lists are not "
+                             "supported; write its subscripts as one string ('ij,jk->ik')")
+    operands = list(operands)
+    while operands and operands[-1] is None:
+        operands.pop()
+    return operands
+
+
+def einsum_with(i, t, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None,
+                x7=None):
+    """np.einsum(subscripts, x0, x1, ...) with operand i replaced by t: the tangent of an
+    einsum along one operand, and the transpose of einsum_grad(g, i, ...) in g."""
+    operands = _string_operands(subscripts, (x0, x1, x2, x3, x4, x5, x6, x7))
+    operands[i] = t
+    return np.einsum(subscripts, *operands)
+
+
+def einsum_grad_with(g, i, k, t, subscripts, x0, x1=None, x2=None, x3=None, x4=None,
+                     x5=None, x6=None, x7=None):
+    """einsum_grad(g, i, subscripts, ...) with operand k replaced by t: it is linear in
+    every operand but i, which it reads only for its shape (zeros when k is i, and None
+    when there is no operand k)."""
+    operands = _string_operands(subscripts, (x0, x1, x2, x3, x4, x5, x6, x7))
+    if k >= len(operands):
+        return None
+    if k == i:
+        return np.zeros(np.shape(operands[k]), dtype=float_dtype(g, operands[k]))
+    operands[k] = t
+    return einsum_grad(g, i, subscripts, *operands)

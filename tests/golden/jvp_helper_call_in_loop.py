@@ -3,9 +3,7 @@ def helper_in_loop_jvp(W, x, b, W_dot, x_dot, b_dot):
     h = x
     h_dot = x_dot
     for i in range(3):
-        _layer, _layer_dot = layer_jvp(W, h, b, W_dot=W_dot, h_dot=h_dot, b_dot=b_dot)
-        h = _layer
-        h_dot = _layer_dot
+        h, h_dot = layer_jvp(W, h, b, W_dot=W_dot, h_dot=h_dot, b_dot=b_dot)
     result = np.sum(h)
     del h
     result_dot = np.sum(h_dot)

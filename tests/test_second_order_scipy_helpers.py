@@ -1,0 +1,105 @@
+"""Second derivatives through the gradient helpers of SciPy functions read through their
+source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor and lu_solve, the scores
+and shape derivatives of the scipy.stats distributions) or with rules of their own
+(scipy.linalg.expm): hessian,
+hvp and grad of grad against central differences of the first-order gradient."""
+import numpy as np
+import pytest
+
+scipy = pytest.importorskip("scipy", reason="the SciPy rules need SciPy")
+import scipy.linalg  # noqa: E402
+import scipy.special  # noqa: E402
+import scipy.stats as st  # noqa: E402
+
+from sgcompiler import check_grads, grad, hessian, hvp  # noqa: E402
+
+R = np.random.default_rng(1407)
+S = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+FACTOR = scipy.linalg.cho_factor(S)
+
+
+def log_sum_exp(x):
+    return scipy.special.logsumexp(np.sin(x)) ** 2 \
+        + np.sum(scipy.special.logsumexp(x * x, axis=0, b=np.arange(1.0, x.shape[-1] + 1)) ** 3)
+
+
+def log_sum_exp_kept(x):
+    return np.sum(scipy.special.logsumexp(x ** 3, axis=-1, keepdims=True) * x)
+
+
+def cho_solved(x):
+    return np.sum(scipy.linalg.cho_solve(FACTOR, np.sin(x)) ** 3)
+
+
+def lu_solved(a):
+    s = a + 3.0 * np.eye(a.shape[0])
+    factor = scipy.linalg.lu_factor(s)
+    return np.sum(scipy.linalg.lu_solve(factor, np.sin(a[0])) ** 2) \
+        + np.sum(scipy.linalg.lu_solve(factor, a[1], trans=1) ** 3)
+
+
+def exponential(a):
+    return np.sum(scipy.linalg.expm(np.sin(a)) ** 2) + np.trace(scipy.linalg.expm(a @ a)) ** 2
+
+
+def densities(x):
+    return np.sum(st.norm.logpdf(x, np.sin(x[0]), 1.5 + x[1] ** 2) ** 2) \
+        + np.sum(st.t.logpdf(x, 2.0 + x[0] ** 2) ** 2) + np.sum(st.logistic.logcdf(x) ** 2) \
+        + np.sum(st.cauchy.logpdf(x * 0.5) ** 2) + np.sum(st.laplace.logpdf(x, 0.1, 2.0) * x)
+
+
+def positive_densities(x):
+    y = 1.0 + x ** 2
+    return np.sum(st.gamma.logpdf(y, 2.0 + x[0] ** 2) ** 2) \
+        + np.sum(st.lognorm.logpdf(y, 0.5 + x[1] ** 2) ** 2) \
+        + np.sum(st.chi2.logpdf(y, 3.0 + x[0] ** 2) ** 2) \
+        + np.sum(st.beta.logpdf(0.5 / y, 2.0 + x[0] ** 2, 1.5) ** 2) \
+        + np.sum(st.lognorm.logcdf(y, 0.5 + x[1] ** 2) ** 2) \
+        + np.sum(st.expon.logpdf(y, 0.0, 1.0 + x[0] ** 2) ** 2) \
+        + np.sum(st.poisson.logpmf(np.array([0.0, 2.0, 5.0]), 1.0 + y) ** 2)
+
+
+CASES = [
+    (log_sum_exp, lambda: R.normal(size=(3, 2))),
+    (log_sum_exp, lambda: R.normal(size=4)),
+    (log_sum_exp_kept, lambda: R.normal(size=(2, 3))),
+    (cho_solved, lambda: R.normal(size=3)),
+    (cho_solved, lambda: R.normal(size=(3, 2))),
+    (lu_solved, lambda: R.normal(size=(3, 3))),
+    (lu_solved, lambda: R.normal(size=(4, 4))),
+    (exponential, lambda: 0.5 * R.normal(size=(2, 2))),
+    (exponential, lambda: 0.5 * R.normal(size=(3, 3))),
+    (densities, lambda: R.normal(size=3)),
+    (densities, lambda: R.normal(size=(2, 3))),
+    (positive_densities, lambda: R.normal(size=3)),
+]
+IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
+
+
+def _fd_hessian(f, x, eps=1e-5):
+    g = grad(f)
+    cols = []
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = eps
+        e = e.reshape(x.shape)
+        cols.append(((g(x + e) - g(x - e)) / (2 * eps)).ravel())
+    return np.array(cols).T.reshape(x.shape + x.shape)
+
+
+@pytest.mark.parametrize("f, make", CASES, ids=IDS)
+def test_hessian_through_scipy_helpers(f, make):
+    x = make()
+    expected = _fd_hessian(f, x)
+    np.testing.assert_allclose(hessian(f)(x), expected, rtol=1e-5, atol=1e-5)
+    v = R.normal(size=x.shape)
+    np.testing.assert_allclose(hvp(f, x, v), np.tensordot(expected, v, x.ndim),
+                               rtol=1e-5, atol=1e-5)
+
+
+FIRST = {f: (f, make) for f, make in reversed(CASES)}
+
+
+@pytest.mark.parametrize("f, make", list(FIRST.values()), ids=[f.__name__ for f in FIRST])
+def test_grad_of_grad_through_scipy_helpers(f, make):
+    check_grads(f, (make(),), order=2, modes=("rev", "fwd"))
