@@ -38,7 +38,7 @@ from ..runtime import (cholesky_grad, cumprod_grad, diag_grad, diagonal_grad, ei
                        matrix_norm_grad, matrix_power_grad, multi_dot_grads, norm_grad,
                        pinv_grad, qr_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                        svd_grad, svdvals_grad, trace_grad, vector_norm_grad)
-from ..runtime import cross_grad, divide_or_zero, join_pieces, split_like
+from ..runtime import by_position, cross_grad, divide_or_zero, join_pieces, split_like
 from ..runtime.linalg import fold, fold_lower, fold_upper
 from .registry import linear, multilinear, nondifferentiable, through_source, vjp
 
@@ -47,7 +47,7 @@ from .registry import linear, multilinear, nondifferentiable, through_source, vj
 # shapes, counts, checks and masks: integers, bools, zeros, or piecewise constant
 nondifferentiable(reduced_size, reduced_axes, float_dtype, balanced_eq, zeros_tree,
                   scalar_result, not_a_view, nan_count, tensordot_axes, hsplit_axis,
-                  linspace_fractions, length)
+                  linspace_fractions, length, by_position)
 
 
 @vjp(unbroadcast, name="unbroadcast")
