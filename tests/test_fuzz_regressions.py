@@ -1164,7 +1164,7 @@ def test_a_mean_along_axis_0_is_no_broadcast_scalar(f):
         assert_grad_matches(f, args, wrt=(0,))
 
 
-# --- open: wrong gradients found this session, not fixed yet (xfail, strict) -------------
+# --- wrong gradients found last session: a loop over a dict, lists joined in a helper ----
 
 def loop_over_a_dict_argument(d, x):
     s = 0.0
@@ -1294,14 +1294,10 @@ def test_loops_over_sequences_and_keys_stay_right():
             assert np.isclose(got[i][key][j], fd, rtol=1e-5, atol=1e-7), (i, key, j)
 
 
-@pytest.mark.xfail(strict=True, reason="list + list in a helper whose list is a parameter "
-                   "is not refused and gets a wrong adjoint; fix: an adjoint of its own for "
-                   "list concatenation (split dc at len(a))")
+# list + list in a helper whose list is a parameter: the adjoint of the joined list went
+# whole to both lists ([2.647, 5.652]); it is now split at len(a) (runtime/sequences.py)
 def test_lists_joined_in_a_helper():
     x = np.array([0.3, 0.7])
-    try:
-        got = grad(lists_joined_in_a_helper)(x)
-    except SGCompilerError:
-        return              # a refusal would be right too
+    got = grad(lists_joined_in_a_helper)(x)
     assert_grad_matches(lists_joined_in_a_helper, [x])
     assert np.allclose(got, [1.164, 2.359], atol=1e-3), got
