@@ -95,7 +95,20 @@ def joined_then_sliced_and_unpacked(x):
     return np.sum(b[0] * b[1] + p * q * r) + np.sum(np.array(a))
 
 
-JOINS = [joined_lists, joined_tuples, repeated_list, joined_in_a_helper,
+def _scaled(x, k):
+    return np.sin(x) * k     # k: a number the caller passes as it would a tree
+
+
+def _forwarding(*args, **kw):
+    return _scaled(*args, **kw)
+
+
+def array_times_a_forwarded_number(x):
+    # (a Python number that may be a tree is not a list to repeat: NumPy's product)
+    return np.sum(_forwarding(x, k=2.0) * x)
+
+
+JOINS = [array_times_a_forwarded_number, joined_lists, joined_tuples, repeated_list, joined_in_a_helper,
          tuple_joined_in_a_helper, repeated_in_a_helper, repeated_on_the_left,
          joined_in_place, arrays_added_in_a_helper, constant_tuple_joined,
          joined_then_sliced_and_unpacked]

@@ -45,11 +45,13 @@ def _joined_containers(rev, stmt, op, g):
                 for param, name in op.inputs if rev.is_active(name)]
     # (a count: what is not active; repeated_part checks it is an int when it runs)
     counts = [not isinstance(a, gast.Name) or not rev.is_active(a.id) for a in args]
-    if op.rule.primitive is operator.mul and len(args) == 2 and any(lists) and any(counts):
-        items, count = (args[0], args[1]) if lists[0] and counts[1] else (args[1], args[0])
-        return [(name, rev.helper_call("repeated_part", [
-                    copy.deepcopy(g), copy.deepcopy(items), copy.deepcopy(count)]))
-                for param, name in op.inputs if rev.is_active(name)]
+    # (the list is the active operand: an inactive list times an array is NumPy's rule)
+    repeated = [i for i in (0, 1) if lists[i] and counts[1 - i] and not counts[i]] \
+        if op.rule.primitive is operator.mul and len(args) == 2 else []
+    if repeated:
+        items, count = args[repeated[0]], args[1 - repeated[0]]
+        return [(items.id, rev.helper_call("repeated_part", [
+                    copy.deepcopy(g), copy.deepcopy(items), copy.deepcopy(count)]))]
     return None
 
 
