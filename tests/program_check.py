@@ -263,9 +263,11 @@ def check_program(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
 
 
 def _star_refusal(source, exc) -> bool:
-    """A program that calls helper_star, refused for its *args (the right refusal)."""
-    from program_grammar import STAR_REFUSAL
-    return "helper_star(" in source and STAR_REFUSAL in str(exc)
+    """A program that calls helper_star, refused for its *args, or helper_dict_loop,
+    refused for its loop over a dict (the right refusals)."""
+    from program_grammar import DICT_LOOP_REFUSAL, STAR_REFUSAL
+    return "helper_star(" in source and STAR_REFUSAL in str(exc) or \
+        "helper_dict_loop(" in source and DICT_LOOP_REFUSAL in str(exc)
 
 
 def check_factory_program(source: str, y_float: bool) -> Outcome:

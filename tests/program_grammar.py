@@ -83,11 +83,64 @@ def helper_soft(u):
     return np.log1p(np.exp(u))
 
 
+# helpers that take a dict or a list (the "containers" extra): loops over the keys, items
+# and elements of their parameter, lists joined, repeated, sliced and unpacked there
+def helper_keys(d, u):
+    s = 0.0 * u
+    for k in d.keys():
+        s = s + d[k] * u
+    return s
+
+
+def helper_items(d, u):
+    s = u
+    for k, v in d.items():
+        s = s * 0.5 + v
+    return s
+
+
+def helper_dict_loop(d, u):
+    """`for k in d` over a dict: refused with DICT_LOOP_REFUSAL (d[0], d[1], ... before)."""
+    s = 0.0 * u
+    for k in d:
+        s = s + d[k] * u
+    return s
+
+
+def helper_each(a, u):
+    s = u
+    for v in a:
+        s = np.sin(s) * v
+    return s
+
+
+def helper_join(a, u):
+    return [np.sin(u)] + a
+
+
+def helper_join_tuple(t, u):
+    return t + (u * 0.5,)
+
+
+def helper_repeat(a, n):
+    return a * n
+
+
+def helper_slice(a, u):
+    b = a[1:]
+    first, *rest = a
+    b.append(first * u)
+    return b[0] * rest[-1] + b[-1]
+
+
 helper_closure = make_helper(np.sin, 1.5)
 helper_lambda = lambda u: u * np.tanh(u)     # noqa: E731  (a lambda, on purpose)
 
 HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper_rec,
-                                   helper_branch, helper_scale, helper_star, helper_soft)}
+                                   helper_branch, helper_scale, helper_star, helper_soft,
+                                   helper_keys, helper_items, helper_dict_loop, helper_each,
+                                   helper_join, helper_join_tuple, helper_repeat,
+                                   helper_slice)}
 HELPERS.update(helper_closure=helper_closure, helper_lambda=helper_lambda)
 
 # what the factory programs' names refer to, changed between calls of one gradient:
@@ -99,6 +152,7 @@ GLOBS = (np.cos, helper_soft)
 # the one refusal a program that calls helper_star may get (and must get, if it needs a
 # gradient through it)
 STAR_REFUSAL = "collects arguments in *args"
+DICT_LOOP_REFUSAL = "this loop runs over a dict"      # helper_dict_loop given a dict
 
 
 class Choices:
@@ -173,6 +227,9 @@ EXTRAS = {
     "scopes": "loops and comprehensions whose target is the name of what they read "
               "(for v in v, [v for v in v + x], nested and tuple targets, if clauses), "
               "and a dict built by writes into new keys",
+    "containers": "dicts (int or str keys) and lists built in f and passed to helpers "
+                  "that loop over their keys, items or elements, join, repeat, slice or "
+                  "unpack them (helper_dict_loop's `for k in d` is refused as expected)",
 }
 # every line break of str.splitlines() but \n and \r (which Python takes as line breaks)
 LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -185,7 +242,7 @@ class _Writer:
         self.avoid = avoid
         self.extended = extended
         self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment,
-                        "scopes": self.scopes}[e]
+                        "scopes": self.scopes, "containers": self.containers}[e]
                        for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
@@ -726,6 +783,38 @@ class _Writer:
             target = f"{target}_"
         self.emit(f"{target} = {total}")
         self.env[target] = Var(SCALAR, False, True)
+
+    def containers(self, d):
+        """A dict or list of active values passed to a helper that reads it as a whole."""
+        kind = self.c.pick([ARRAY, SCALAR])
+        items = [self.value(kind, d, True) for _ in range(1 + self.c.below(3))]
+        form = self.c.below(8)
+        if form < 3:
+            keys = self.c.pick([range(len(items)), range(len(items))[::-1],
+                                ["'a'", "'b'", "'c'"]])
+            table = "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, items)) + "}"
+            helper = ("helper_keys", "helper_items", "helper_dict_loop")[form]
+            total = f"{helper}({table}, {self.value(kind, d, True)})"
+        elif form == 3:
+            total = f"helper_each([{', '.join(items)}], {self.value(kind, d, True)})"
+        elif form == 4:
+            joined = f"helper_join([{', '.join(items)}], {self.value(kind, d, True)})"
+            total = f"sum({joined}) * {joined}[0]" if self.c.maybe(30) else f"sum({joined})"
+        elif form == 5:
+            total = (f"sum(helper_join_tuple(({', '.join(items)},), "
+                     f"{self.value(kind, d, True)}))")
+        elif form == 6:
+            n = self.c.pick(["2", "3"])
+            rep = f"helper_repeat([{', '.join(items)}], {n})"
+            total = f"{rep}[0] * {rep}[-1]" if self.c.maybe(50) else f"sum({rep})"
+        else:
+            items = items + [self.value(kind, d, True) for _ in range(3 - len(items))]
+            total = f"helper_slice([{', '.join(items)}], {self.value(kind, d, True)})"
+        target, fixed_kind = self.target()
+        if fixed_kind not in (None, kind):
+            target = f"{target}_"
+        self.emit(f"{target} = {total}")
+        self.env[target] = Var(kind, False, True)
 
     def odd_comment(self, d):
         """An assignment whose comment holds a line break character of str.splitlines()

@@ -1161,7 +1161,7 @@ def test_a_mean_along_axis_0_is_no_broadcast_scalar(f):
         assert_grad_matches(f, args, wrt=(0,))
 
 
-# --- open: wrong gradients found this session, not fixed yet (xfail, strict) -------------
+# --- wrong gradients found last session: a loop over a dict, lists joined in a helper ----
 
 def loop_over_a_dict_argument(d, x):
     s = 0.0
@@ -1179,22 +1179,122 @@ def lists_joined_in_a_helper(x):
     return np.sum(b[0] * b[1])
 
 
-@pytest.mark.xfail(strict=True, reason="for k in d over a dict argument is lowered to "
-                   "d[0], d[1], ...: with int keys the gradient is wrong (2.0, want 1.0); "
-                   "fix: iterate a Mapping's keys, or refuse it when it runs")
-def test_a_loop_over_a_dict_argument():
-    got = grad(loop_over_a_dict_argument, wrt=1)({0: 1.0, 1: 0.0, 2: 0.0}, 2.0)
-    assert np.isclose(got, 1.0), got
+def _loop_in_helper(d, x):
+    s = 0.0
+    for k in d:
+        s = s + d[k] * x
+    return s
 
 
-@pytest.mark.xfail(strict=True, reason="list + list in a helper whose list is a parameter "
-                   "is not refused and gets a wrong adjoint; fix: an adjoint of its own for "
-                   "list concatenation (split dc at len(a))")
+def loop_over_a_dict_in_a_helper(d, x):
+    return 2.0 * _loop_in_helper(d, x)
+
+
+def loop_over_a_nested_dict(p, x):
+    return sum([p["inner"][k] * x for k in p["inner"]])
+
+
+def enumerate_a_dict(d, x):
+    s = 0.0
+    for i, k in enumerate(d):
+        s = s + d[k] * x * i
+    return s
+
+
+def loop_over_a_set(s, x):
+    t = 0.0
+    for v in s:
+        t = t + v * x
+    return t
+
+
+def loop_over_a_dict_view(d, x):
+    t = 0.0
+    values = d.values()
+    for v in values:
+        t = t + v * x
+    return t
+
+
+def _made(x):
+    return {0: x, 1: 2.0 * x}
+
+
+def loop_over_a_dict_a_helper_made(x):
+    d = _made(x)
+    s = 0.0
+    for k in d:
+        s = s + d[k]
+    return s
+
+
+# a loop over a dict (a set, a dict view) is read by position, d[0], d[1], ...: with int
+# keys the gradient was silently wrong (2.0, want 1.0), else an internal KeyError; the
+# loop now refuses it when it runs, naming the loop's line
+@pytest.mark.parametrize("f, args, kind", [
+    (loop_over_a_dict_argument, ({0: 1.0, 1: 0.0, 2: 0.0}, 2.0), "a dict"),
+    (loop_over_a_dict_argument, ({"a": 1.0, "b": 0.0}, 2.0), "a dict"),
+    (loop_over_a_dict_in_a_helper, ({0: 1.0, 1: 0.0, 2: 0.0}, 2.0), "a dict"),
+    (loop_over_a_nested_dict, ({"inner": {0: 1.0, 1: 0.0}}, 2.0), "a dict"),
+    (enumerate_a_dict, ({0: 1.0, 1: 0.0, 2: 5.0}, 2.0), "a dict"),
+    (loop_over_a_set, ({1.0, 2.0}, 2.0), "a set"),
+    (loop_over_a_dict_view, ({0: 1.0, 1: 0.0}, 2.0), "a dict view"),
+    (loop_over_a_dict_a_helper_made, (2.0,), "a dict")],
+    ids=["int keys", "str keys", "helper", "nested", "enumerate", "set", "view", "made"])
+def test_a_loop_over_a_dict_argument(f, args, kind):
+    import inspect
+    from sgcompiler import jvp
+    lines, first = inspect.getsourcelines(f)
+    loops = [first + i for i, text in enumerate(lines) if " for " in f" {text}"]
+    if f is loop_over_a_dict_in_a_helper:
+        lines, first = inspect.getsourcelines(_loop_in_helper)
+        loops = [first + 2]
+    wrt = len(args) - 1
+    for run in (lambda: grad(f, wrt=wrt)(*args),
+                lambda: jvp(f, args, (None,) * wrt + (1.0,))):
+        with pytest.raises(SGCompilerError) as err:
+            run()
+        assert f"test_fuzz_regressions.py:{loops[0]})" in str(err.value), str(err.value)
+        assert f"runs over {kind}" in str(err.value), str(err.value)
+
+
+def loop_over_keys_and_items(d, x):
+    s = 0.0
+    for k in d.keys():
+        s = s + d[k] * x
+    for k, v in d.items():
+        s = s + v * x * x
+    return s + loop_over_a_set([d[k] for k in d.keys()], x)
+
+
+def loop_over_a_list_of_dicts(params, x):
+    for layer in params:
+        x = np.tanh(x * layer["w"] + layer["b"])
+    return np.sum(x)
+
+
+def test_loops_over_sequences_and_keys_stay_right():
+    d = {2: 0.5, 0: -1.5, "a": 2.0}
+    assert_grad_matches(loop_over_keys_and_items, [d, 0.7], wrt=[1])
+    rng = np.random.default_rng(13)
+    params = [{"w": rng.normal(size=3), "b": rng.normal(size=3)} for _ in range(2)]
+    x = rng.normal(size=(2, 3))
+    assert_grad_matches(loop_over_a_list_of_dicts, [params, x], wrt=[1])
+    got = grad(loop_over_a_list_of_dicts)(params, x)
+    for i, key in [(0, "w"), (1, "b"), (1, "w")]:
+        for j in range(3):
+            up = [dict(layer) for layer in params]
+            down = [dict(layer) for layer in params]
+            up[i][key] = up[i][key] + 1e-6 * np.eye(3)[j]
+            down[i][key] = down[i][key] - 1e-6 * np.eye(3)[j]
+            fd = (loop_over_a_list_of_dicts(up, x) - loop_over_a_list_of_dicts(down, x)) / 2e-6
+            assert np.isclose(got[i][key][j], fd, rtol=1e-5, atol=1e-7), (i, key, j)
+
+
+# list + list in a helper whose list is a parameter: the adjoint of the joined list went
+# whole to both lists ([2.647, 5.652]); it is now split at len(a) (runtime/sequences.py)
 def test_lists_joined_in_a_helper():
     x = np.array([0.3, 0.7])
-    try:
-        got = grad(lists_joined_in_a_helper)(x)
-    except SGCompilerError:
-        return              # a refusal would be right too
+    got = grad(lists_joined_in_a_helper)(x)
     assert_grad_matches(lists_joined_in_a_helper, [x])
     assert np.allclose(got, [1.164, 2.359], atol=1e-3), got

@@ -8,8 +8,9 @@ layers, call other helpers, return tuples, use stop_gradient on an argument, ele
 ops, tanh/exp/log1p(exp), matmul, reductions with axis, broadcasting; with --extended the
 loss also builds lists, tuples and np.array / np.stack from a mix of constants and leaves
 (nested too),
-passes such a list to a helper, and writes rows of a hidden array through an index with
-duplicates (`=` and `+=`). Hidden arrays are
+passes such a list to a helper, writes rows of a hidden array through an index with
+duplicates (`=` and `+=`), loops over a dict subtree's keys or items in a helper, and over
+its layers joined to more layers (`layers + [layers[0]]`, `layers + layers`). Hidden arrays are
 (N, D); a second argument set has other N, D (and Din), same structure.
 
 Variants (each on a fresh function object from exec'ing the source again):
@@ -277,6 +278,32 @@ class Gen:
             index = r.choice(["np.array([0, 0, -1])", "[-1, -1]", "[0, -1, 0]"])
             lines.append(f"hd[{index}] {op} np.tanh(h[-1]) * 0.5")
             lines.append("h = h + hd * 0.5")
+        lines += self.keyed_lines(sc)
+        return lines
+
+    def keyed_lines(self, sc):
+        """A helper that loops over a dict subtree's keys or items, and one that loops over
+        the layers joined again from two slices (list + list of a parameter tree)."""
+        r = self.r
+        lines = []
+        if "l1" in sc and r.random() < 0.3:
+            name = self.name("keyed")
+            loop = r.choice(["for k in q.keys():\n        s = s + np.sum(np.tanh(q[k])) * 0.1",
+                             "for k, v in q.items():\n        s = s + np.sum(v * v) * 0.05"])
+            self.helpers.append(f"def {name}(q, h):\n    s = 0.0\n    {loop}\n"
+                                "    return h * (1.0 + s)\n")
+            lines.append(f"h = {name}({self.acc(sc, 'l1')}, h)")
+        if "layers" in sc and r.random() < 0.3:
+            name = self.name("rejoined")
+            joined = r.choice(["layers + [layers[0]]", "[layers[-1]] + [layers[0]]",
+                               "layers + layers"])
+            if sc["layers"][1] == "tuple":
+                joined = joined.replace("[layers[0]]", "(layers[0],)").replace(
+                    "[layers[-1]]", "(layers[-1],)")
+            self.helpers.append(f"def {name}(layers, h):\n"
+                                f"    for M, v in {joined}:\n"
+                                "        h = np.tanh(h @ M * 0.5 + v)\n    return h\n")
+            lines.append(f"h = {name}({self.acc(sc, 'layers')}, h)")
         return lines
 
     def whole_helper(self, sc, calls):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+import operator
+
 import gast
 
 from .activity import assignments
@@ -307,6 +309,8 @@ def _kind_of(op, kinds):
         return CONTAINER
     if op.kind == RULE and op.rule.name == "field":     # a record's field: it may be one
         return EITHER
+    if op.kind == RULE and op.rule.primitive in (operator.add, operator.mul):
+        return _joined_kind(op, kinds)
     if op.kind == INDEX:
         return ARRAY if kinds.get(op.inputs[0][1], ARRAY) == ARRAY else EITHER \
             if op.inputs else ARRAY
@@ -315,6 +319,21 @@ def _kind_of(op, kinds):
     if op.kind == CALL:
         return EITHER
     return ARRAY
+
+
+def _joined_kind(op, kinds):
+    """a + b and a * n: lists joined or repeated where an operand is one (EITHER where
+    the other may be an array: then `+` is NumPy's), else NumPy's arithmetic."""
+    found = [CONTAINER if isinstance(a, gast.Constant) and isinstance(a.value, tuple) else
+             kinds.get(a.id, ARRAY) if isinstance(a, gast.Name) else ARRAY
+             for a in op.args.values()]
+    if CONTAINER not in found or len(found) != 2:
+        return ARRAY
+    if op.rule.primitive is operator.add:
+        return CONTAINER if found == [CONTAINER, CONTAINER] else \
+            EITHER if EITHER in found else ARRAY
+    return CONTAINER if any(isinstance(a, gast.Constant) and type(a.value) is int
+                            for a in op.args.values()) else EITHER
 
 
 def _ints(body, statements, resolution):

@@ -18,6 +18,7 @@ import copy
 import gast
 
 from ..errors import error_at
+from ..runtime import by_position
 
 
 class IterationForms:
@@ -99,11 +100,23 @@ class IterationForms:
 
     def sequence(self, node):
         """The sequence a loop indexes: a name the body rebinds is read once, before the
-        loop (Python iterates over the object it named when the loop started)."""
+        loop (Python iterates over the object it named when the loop started).
+        by_position(xs, ...) of forms/sugar.py is a check made before the loop."""
+        if self.is_by_position(node):
+            checked = self.atom(node.args[0], "seq")
+            self.emit(gast.Expr(value=gast.Call(func=node.func, args=[checked] + node.args[1:],
+                                                keywords=[])))
+            node = checked
         seq = self.atom(node, "seq")
         if isinstance(seq, gast.Name) and seq.id in self.rebound_in_loop:
             seq = self.atom(node, "seq", fresh=True)
         return seq
+
+    def is_by_position(self, node) -> bool:
+        if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Name):
+            return False
+        found, obj = self.fn.lookup(node.func.id)
+        return found and obj is by_position
 
     def range_of(self, count):
         return gast.Call(func=_load("range"), args=[count], keywords=[])

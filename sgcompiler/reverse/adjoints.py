@@ -23,25 +23,36 @@ from ..errors import error_at
 from ..ir.builders import const, load
 from .inline import inline, simplify
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
-from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND
+from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND, EITHER
 
 
-def _refuse_joined_containers(rev, stmt, op):
+def _joined_containers(rev, stmt, op, g):
     """a + b of two lists or tuples joins them and [a] * n repeats one: Python's operators,
-    not NumPy's, whose rules (unbroadcast) would give a wrong gradient."""
-    if op.rule.primitive not in (operator.add, operator.mul):
-        return
-    # (a list built in this function: a parameter passed as a tree may hold an array)
-    kinds = [rev.shapes.kind(n) if n not in rev.norm.params else None for _, n in op.inputs]
-    joined = op.rule.primitive is operator.add and len(kinds) == 2 and \
-        all(k == CONTAINER_KIND for k in kinds)
-    repeated = op.rule.primitive is operator.mul and CONTAINER_KIND in kinds and \
-        any(isinstance(a, gast.Constant) or (isinstance(a, gast.Name) and a.id in
-                                              rev.shapes.ints) for a in op.args.values())
-    if joined or repeated:
-        raise error_at(stmt, rev.fn, "joining lists or tuples with + (or repeating one with "
-                       "*) is not differentiated yet; build the list as one display "
-                       "[a, b, c] or with append in a loop")
+    not NumPy's, whose rules (unbroadcast) would give a wrong gradient. Where an operand
+    may be a list (a parameter passed as a tree may also hold an array), the adjoint is a
+    runtime helper's that decides when it runs (runtime/sequences.py); None elsewhere."""
+    if op.rule.primitive not in (operator.add, operator.mul) or len(op.inputs) > 2:
+        return None
+    kinds = [rev.shapes.kind(a.id) if isinstance(a, gast.Name) else CONTAINER_KIND if
+             isinstance(a, gast.Constant) and isinstance(a.value, tuple) else ARRAY
+             for a in op.args.values()]
+    lists = [k == CONTAINER_KIND for k in kinds]
+    args = list(op.args.values())
+    if op.rule.primitive is operator.add and len(args) == 2 and any(lists) and \
+            all(k in (CONTAINER_KIND, EITHER) for k in kinds):
+        return [(name, rev.helper_call("joined_part", [copy.deepcopy(g)] + [
+                    copy.deepcopy(a) for a in args] + [const(list(op.args).index(param))]))
+                for param, name in op.inputs if rev.is_active(name)]
+    # (a count: what is not active; repeated_part checks it is an int when it runs)
+    counts = [not isinstance(a, gast.Name) or not rev.is_active(a.id) for a in args]
+    # (the list is the active operand: an inactive list times an array is NumPy's rule)
+    repeated = [i for i in (0, 1) if lists[i] and counts[1 - i] and not counts[i]] \
+        if op.rule.primitive is operator.mul and len(args) == 2 else []
+    if repeated:
+        items, count = args[repeated[0]], args[1 - repeated[0]]
+        return [(items.id, rev.helper_call("repeated_part", [
+                    copy.deepcopy(g), copy.deepcopy(items), copy.deepcopy(count)]))]
+    return None
 
 
 def contributions(rev, stmt, op, target, g):
@@ -50,7 +61,9 @@ def contributions(rev, stmt, op, target, g):
         name = op.inputs[0][1]
         return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
     if op.kind == RULE:
-        _refuse_joined_containers(rev, stmt, op)
+        joined = _joined_containers(rev, stmt, op, g)
+        if joined is not None:
+            return [s for name, expr in joined for s in rev.accumulate(name, expr, stmt)]
         exprs = []
         g, exact = rev.rule_adjoint(op, target, g)
         for param, name in op.inputs:

@@ -38,7 +38,7 @@ from ..runtime import (cholesky_grad, cumprod_grad, diag_grad, diagonal_grad, ei
                        matrix_norm_grad, matrix_power_grad, multi_dot_grads, norm_grad,
                        pinv_grad, qr_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                        svd_grad, svdvals_grad, trace_grad, vector_norm_grad)
-from ..runtime import checkpoint_every, cross_grad, divide_or_zero, join_pieces, split_like
+from ..runtime import by_position, checkpoint_every, cross_grad, divide_or_zero, join_pieces, split_like
 from ..runtime import (diff_grad, interp_grad_fp, interp_grad_x, interp_linear_part,
                        interp_slope_grad, pad_grad,
                        rollaxis_grad, sort_grad, sorted_like, take_along_axis_grad)
@@ -58,7 +58,7 @@ from .registry import jvp, linear, multilinear, nondifferentiable, through_sourc
 # shapes, counts, checks and masks: integers, bools, zeros, or piecewise constant
 nondifferentiable(reduced_size, reduced_axes, float_dtype, balanced_eq, zeros_tree,
                   scalar_result, not_a_view, nan_count, tensordot_axes, hsplit_axis,
-                  linspace_fractions, length, checkpoint_every)
+                  linspace_fractions, length, checkpoint_every, by_position)
 
 
 @vjp(unbroadcast, name="unbroadcast")

@@ -7,6 +7,8 @@
     complex_numbers.py  rules/complex_numbers.py: complex values (real_like, real_only)
     scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
+    iteration.py   by_position: a loop over a parameter refuses a dict or a set
+    sequences.py   the adjoints of + and * of lists and tuples (joined, repeated)
     batched.py     what batched tangent code calls (all basis directions at once)
 
 Generated code names a helper by its own name (`unbroadcast(g, x)`); the optimize pass
@@ -54,6 +56,8 @@ from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                               complex_sign_grad, complex_sign_reciprocal,
                               complex_sign_reciprocal_slope, complex_sign_tangent, real_like,
                               real_only)  # noqa: F401
+from .iteration import by_position  # noqa: F401
+from .sequences import joined_part, repeated_part  # noqa: F401
 from .fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad, irfft_grad,  # noqa: F401
                   irfftn_grad, rfft_grad, rfftn_grad)
 from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,

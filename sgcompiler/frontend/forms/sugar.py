@@ -9,6 +9,11 @@ already reads:
     p = partial(np.sum, axis=0)     ->  (nothing)
     p(x)                            ->  np.sum(x, axis=0)
     f(*(a, b)), [*xs, y]            ->  f(a, b), [_item for _part in (xs, [y]) for _item in _part]
+    for v in p  (p a parameter)     ->  for v in by_position(p, 'f (file:line)', text)
+
+A loop over a parameter, or over a part of one (`p["layers"]`), is read by position, which
+a dict or a set is not: by_position (runtime/iteration.py) checks it when it runs, and
+normalize writes the check as a statement before the loop.
 
 The dict forms (dict(a=x), d.get, dict comprehensions) are in dicts.py, the statements
 (starred unpacking, `try`) in statements.py. What is left (a dict
@@ -23,9 +28,10 @@ import functools
 from dataclasses import replace
 
 import gast
+import numpy as np
 
 from ...ir.builders import const, load, store
-from ...runtime import max_of, min_of
+from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
 from .dicts import DictForms, dict_variables, displays, fresh, is_key
 from ..source import FunctionSource
@@ -43,7 +49,8 @@ def local_names(tree) -> set:
 
 def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
     """`fn` with the expression forms of the module docstring rewritten."""
-    if not any(isinstance(n, (gast.Call, gast.DictComp, gast.Starred))
+    if not any(isinstance(n, (gast.Call, gast.DictComp, gast.Starred, gast.For,
+                              gast.comprehension))
                for n in gast.walk(fn.tree)):
         return fn
     sugar = _Sugar(fn)
@@ -61,6 +68,11 @@ class _Sugar(DictForms, gast.NodeTransformer):
         self.partials = self.local_partials()
         self.dicts = dict_variables(fn.tree)
         self.introduced = {}        # names this pass binds -> runtime helpers
+        self.check_name = None      # the name bound to by_position, once a loop needs it
+        # local names only ever bound to a sequence (their loops need no check)
+        self.sequences = {name for name, values in _bindings(fn.tree).items()
+                          if all(v is not None and self.surely_sequence(v, False)
+                                 for v in values)}
 
     def local_partials(self) -> dict:
         """Names bound once to functools.partial(F, ...) and only called: name -> the
@@ -153,13 +165,57 @@ class _Sugar(DictForms, gast.NodeTransformer):
             # `for k in d` runs over the keys (normalize indexes other iterables)
             node.iter = gast.Call(func=gast.Attribute(value=node.iter, attr="keys",
                                                       ctx=gast.Load()), args=[], keywords=[])
+        node.iter = self.by_position(node.iter, node.lineno)
         return node
 
     def visit_comprehension(self, node):
         # a comprehension consumes what it runs over, as a for loop does
         self.generic_visit(node)
-        node.iter = self.as_list(node.iter)
+        lineno = getattr(node.iter, "lineno", None)
+        node.iter = self.by_position(self.as_list(node.iter), lineno)
         return node
+
+    def by_position(self, node, lineno):
+        """The iterable of a loop, checked when it runs unless it is surely a sequence (of
+        enumerate, zip and reversed too): by_position(xs, where, text)."""
+        if isinstance(node, gast.Call) and self.builtin(node.func) in (
+                "enumerate", "zip", "reversed") and not node.keywords:
+            node.args = [self.by_position(a, lineno) for a in node.args]
+            return node
+        if lineno is None or self.surely_sequence(node) or \
+                isinstance(node, gast.Name) and node.id in self.sequences:
+            return node
+        if self.check_name is None:
+            self.check_name = fresh("by_position", self.taken)
+            self.introduced[self.check_name] = by_position
+        where = f"{self.fn.name} ({self.fn.short_filename}:{lineno})"
+        return gast.copy_location(gast.Call(
+            func=load(self.check_name), args=[node, const(where),
+                                              const(self.fn.line_text(lineno))],
+            keywords=[]), node)
+
+    def surely_sequence(self, node, looped=True) -> bool:
+        """Whether `node` is a list, tuple or array whatever the arguments are: a display,
+        arithmetic, a call of NumPy or of a builtin that makes one; where it is `looped`
+        over, also `d.keys()` (normalize reads it as the keys), enumerate, zip and a dict
+        of this function's own (as its keys)."""
+        if isinstance(node, (gast.List, gast.Tuple, gast.ListComp, gast.Constant)) or \
+                isinstance(node, gast.BinOp) and not isinstance(node.op, gast.BitOr) or \
+                looped and isinstance(node, gast.Name) and node.id in self.dicts:
+            return True
+        if isinstance(node, (gast.Name, gast.Attribute)):     # a module-level value
+            return isinstance(module_level(self.fn, node, self.local),
+                              (list, tuple, range, str, np.ndarray))
+        if not isinstance(node, gast.Call):
+            return False
+        if looped and isinstance(node.func, gast.Attribute) and node.func.attr in (
+                "items", "keys", "values") and not node.args:
+            return True
+        if self.builtin(node.func) in ("range", "list", "tuple", "sorted") or looped and \
+                self.builtin(node.func) in ("zip", "enumerate", "reversed", "map"):
+            return True
+        obj = module_level(self.fn, node.func, self.local)
+        return (getattr(obj, "__module__", None) or "").split(".")[0] == "numpy"
 
     def as_list(self, node):
         """A generator expression or a `map(...)` as the list comprehension it lists."""
@@ -270,6 +326,18 @@ class _Sugar(DictForms, gast.NodeTransformer):
                                    ifs=[], is_async=0),
                 gast.comprehension(target=store(item), iter=load(part), ifs=[], is_async=0)]
         return gast.copy_location(gast.ListComp(elt=load(item), generators=gens), node)
+
+
+def _bindings(tree) -> dict:
+    """name -> the values assigned to it (None for a parameter, a loop target, an
+    unpacking or any other binding)."""
+    found = {}
+    single = {id(n.targets[0]): n.value for n in gast.walk(tree) if isinstance(
+        n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            found.setdefault(node.id, []).append(single.get(id(node)))
+    return found
 
 
 def _unchanging(node, stores, params) -> bool:

@@ -1,0 +1,46 @@
+"""The adjoints of Python's `+` and `*` on lists and tuples: `a + b` joins them and
+`[v] * n` repeats one (reverse/adjoints.py calls these where an operand may be a list).
+Whether an operand is a list is known only when the code runs (a parameter passed as a
+tree may hold an array, whose `+` is NumPy's), so each helper decides then:
+
+    c = a + b      ->  da = joined_part(dc, a, b, 0); db = joined_part(dc, a, b, 1)
+    c = a * n      ->  da = repeated_part(dc, a, n)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import add_trees, unbroadcast
+
+
+def _sequence(x) -> bool:
+    return isinstance(x, (list, tuple))
+
+
+def _zero(g) -> bool:
+    return type(g) is float and g == 0.0
+
+
+def joined_part(g, a, b, side):
+    """The adjoint of `a` (side 0) or `b` (side 1) in `a + b`, whose adjoint is `g`: its
+    part of `g` when a + b joined two lists or tuples, else NumPy's (unbroadcast)."""
+    if not (_sequence(a) and _sequence(b)):
+        return unbroadcast(g, b if side else a)
+    if _zero(g):
+        return 0.0
+    part = list(g[len(a):]) if side else list(g[:len(a)])
+    return tuple(part) if isinstance(b if side else a, tuple) else part
+
+
+def repeated_part(g, items, count):
+    """The adjoint of `items` in `items * count` (or `count * items`), whose adjoint is
+    `g`: the sum of `g`'s parts when it repeated a list or tuple, else NumPy's product."""
+    if not _sequence(items) or not isinstance(count, (int, np.integer)):
+        return unbroadcast(g * count, items)
+    if _zero(g):
+        return 0.0
+    n = len(items)
+    total = [0.0] * n
+    for start in range(0, n * count, n):
+        total = [add_trees(t, p) for t, p in zip(total, g[start:start + n])]
+    return tuple(total) if isinstance(items, tuple) else total
