@@ -134,8 +134,14 @@ class _Segmenter:
     def loop(self, stmt, bound):
         """The statements that run `stmt` in segments."""
         check_replayable(self.fn, self.locals, stmt)
+        checks = []
+        if self._checked(stmt.iter):    # by_position(xs, ...): checked once, before it
+            checks = [gast.Expr(value=stmt.iter)]
+            stmt = copy.copy(stmt)
+            stmt.iter = stmt.iter.args[0]
         first, last, every = (self._fresh(n) for n in ("_first", "_last", "_every"))
         before, trips, outer, stop, inner = self._ranges(stmt, first, last, every)
+        before = checks + before
         target = _names(stmt.target, gast.Store)
         exposed = _exposed(stmt.body, set(target)) & self.locals
         stores = _names(stmt, gast.Store) & self.locals
@@ -151,6 +157,11 @@ class _Segmenter:
                 raise _Refused(stmt, f"'{name}' may be unbound before this loop, which "
                                      "checkpoint= runs in segments that take it as an "
                                      "argument; assign it before the loop")
+        reads = set().union(*(_names(s, gast.Load) for s in stmt.body), _names(inner, gast.Load))
+        loose = (reads - _names(stmt, gast.Store)) & self.locals - set(params) - {first, last}
+        if loose:       # a segment must be given every local it reads, or it reads globals
+            raise _Refused(stmt, f"checkpoint= cannot tell how this loop reads "
+                                 f"{', '.join(sorted(loose))}; compile it without checkpoint=")
         segment = self._segment(stmt, params + [first, last], inner, results)
         call = _call(self._introduce(segment), [_load(p) for p in params + [first, last]])
         assign = [gast.Assign(targets=[_store(last)], value=stop, type_comment=None)] + \
@@ -192,6 +203,12 @@ class _Segmenter:
                 lower=_load(first), upper=_load(last), step=None), ctx=gast.Load())
             return [], copy.deepcopy(trips), outer, end, inner
         return self._over_range(stmt, first, last, every)
+
+    def _checked(self, it) -> bool:
+        """Whether `it` is the front end's run-time check of a loop's sequence (forms/sugar.py:
+        a dict is refused there), `by_position(xs, where, text)`."""
+        return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            self.fn.introduced.get(it.func.id) is runtime.by_position and len(it.args) >= 1
 
     def _over_range(self, stmt, first, last, every):
         """_ranges of `for t in range(start, stop, step)`."""
