@@ -8,9 +8,11 @@ rules are in the module of the same name (rules/linalg.py -> runtime/linalg.py).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..errors import SGCompilerError
+from ..errors import RuntimeRefusal, SGCompilerError
 
 
 def stop_gradient(x):
@@ -60,7 +62,8 @@ def _other_library(x) -> bool:
 def scalar_result(value):
     """Refuse a function's value that is not a scalar: the gradient of code made to be
     differentiated again returns the gradient alone, and checks its value here."""
-    if np.size(value) != 1 or isinstance(value, (tuple, list, dict)):
+    # (the size from the shape: np.size of a dask array would compute it)
+    if isinstance(value, (tuple, list, dict)) or math.prod(np.shape(value)) != 1:
         raise TypeError(f"a function differentiated with grad must return a scalar, but it "
                         f"returned a value of shape {np.shape(value)}; reduce it to a "
                         "scalar (e.g. np.sum) first, or use vjp")
@@ -196,19 +199,38 @@ def add_at(dx, index, g):
 def _added_at(dx, index, g):
     """add_at for arrays of another library (dask), which have no ufunc.at: a basic index
     (numbers, slices) picks each element once, so dx[index] + g written there is the same;
-    dx is a new array of g's library (a NumPy dx, zeros made for the adjoint, becomes one)."""
+    dx is a new array of g's library (a NumPy dx, zeros made for the adjoint, becomes one).
+    An index with arrays in it may pick an element twice: see _scattered."""
     parts = index if isinstance(index, tuple) else (index,)
     if not all(isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
                for p in parts):
-        raise NotImplementedError(
-            "adding a gradient at an index array into an array of another library (a dask "
-            "array) is not supported: its duplicates would need NumPy's np.add.at; index "
-            "with numbers and slices, or compute the data into NumPy first")
+        return dx + _scattered(np.shape(dx), index, g, np.result_type(dx, g))
     if not _other_library(dx):
         dx = np.zeros_like(g, shape=np.shape(dx), dtype=np.result_type(dx, g)) + dx
     dx = dx.copy()
     dx[index] = dx[index] + g
     return dx
+
+
+def _scattered(shape, index, g, dtype):
+    """Zeros of `shape` with `g` added at a NumPy `index` (duplicates add up, as with
+    np.add.at), in g's library and as lazy as g: the flat position of every element the
+    index picks, chunked like g, counted by np.bincount with g as the weights."""
+    if any(_other_library(p) for p in (index if isinstance(index, tuple) else (index,))):
+        raise RuntimeRefusal(
+            "adding a gradient at an index array of another library (a dask array) is "
+            "not supported: where its duplicates fall is known only when it is computed; "
+            "index with a NumPy array, or compute the index first")
+    if np.dtype(dtype).kind == "c":
+        return _scattered(shape, index, np.real(g), dtype) + \
+            1j * _scattered(shape, index, np.imag(g), dtype)
+    positions = np.arange(math.prod(shape)).reshape(shape)[index]
+    g = np.broadcast_to(g, np.shape(positions))
+    if _other_library(g):
+        positions = np.zeros_like(g, dtype=positions.dtype) + positions
+    counted = np.bincount(np.ravel(positions), weights=np.ravel(g),
+                          minlength=math.prod(shape))
+    return np.reshape(counted, shape).astype(dtype)
 
 
 def copied(value):
