@@ -69,7 +69,8 @@ from .optimize.buffers import reuse_buffers
 from .optimize.code_shapes import code_shapes
 from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
                                free_after_last_use, is_temporary, propagate_copies,
-                               pure_assign, runtime_helpers, tidy, while_condition)
+                               pure_assign, pure_names, runtime_helpers, tidy,
+                               while_condition)
 from .optimize.factoring import factor_sums
 from .optimize.hoisting import hoist_row_products
 from .optimize.nest import nest_single_uses
@@ -307,6 +308,7 @@ class Specialisation:
     small: object           # name -> whether it holds a number (nothing worth freeing)
     helpers: dict           # names of runtime helpers in the code -> the helpers
     user_names: frozenset   # the user's own names: never folded away
+    pure: frozenset         # names whose calls only compute a value (helpers, namespaces)
     # whether loop-invariant products move out of loops (tangent code, whose values
     # need not match the primal's to the last bit: optimize/hoisting.py)
     hoist: bool = False
@@ -317,7 +319,7 @@ def _specialisation(linker, src, shape_facts, norm, arrays, facts,
     np_name = linker.name_for("np", numpy) if arrays else None
     return Specialisation(arrays, facts, np_name, _small(shape_facts, norm.namer),
                           runtime_helpers(linker.names), frozenset(local_names(src.tree)),
-                          hoist)
+                          pure_names(linker.names, norm.body, src.lookup), hoist)
 
 
 def _shapes_note(norm, resolution, shape_facts, act, specialised) -> str:
@@ -343,9 +345,9 @@ OPTIMIZATIONS = (
     ("tidy", lambda tree, k, run: tidy(tree, k.helpers), False),
     ("fill-numbers", lambda tree, k, run: fill_numbers(tree, k.helpers, k.np_name, k.facts),
      True),
-    ("drop-dead", lambda tree, k, run: drop_dead(tree, k.helpers), False),
+    ("drop-dead", lambda tree, k, run: drop_dead(tree, k.pure), False),
     ("nest", lambda tree, k, run: nest_single_uses(
-        tree, is_temporary, k.small, lambda stmt: pure_assign(stmt, k.helpers)), False),
+        tree, is_temporary, k.small, lambda stmt: pure_assign(stmt, k.pure)), False),
     ("while-condition", lambda tree, k, run: while_condition(tree), False),
     ("fold-algebra", _fold_algebra, True),
     ("factor-sums", lambda tree, k, run: factor_sums(tree.body, run["shapes"](), k.np_name),
@@ -582,6 +584,7 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     trees = reverse_piece(norm, resolution, act, shape_facts, active, names, plan, pieces)
     np_name = trees.linker.name_for("np", numpy) if specialised else None
     helpers, user_names = runtime_helpers(trees.linker.names), frozenset(local_names(src.tree))
+    pure = pure_names(trees.linker.names, norm.body, src.lookup)
     # the backward first: its saved values have the primal's shapes, its seed the
     # result's; what it no longer reads, the forward need not save (or compute)
     seed = trees.backward.args.args[0].id
@@ -590,11 +593,11 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
         facts[seed] = facts[norm.returned]
     seeded = {seed: facts[seed]} if specialised and seed in facts else {}
     optimize(trees.backward, Specialisation(seeded, facts, np_name, _nothing_small, helpers,
-                                            user_names))
+                                            user_names, pure))
     _drop_unread_saved(trees.forward, trees.backward)
     # the forward function's parameters are the user function's: their shapes are known
     optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
-                                           _nothing_small, helpers, user_names))
+                                           _nothing_small, helpers, user_names, pure))
     if rereadable:
         for_rereading(trees.forward, norm.namer, trees.linker)
         for_rereading(trees.backward, norm.namer, trees.linker)

@@ -236,7 +236,7 @@ def _scattered(shape, index, g, dtype):
 def copied(value):
     """A copy of an array (other values as they are): what code read again saves of an
     array that it writes into later (the tape must not keep a reference to it)."""
-    return value.copy() if isinstance(value, np.ndarray) else value
+    return np.copy(value) if isinstance(value, np.ndarray) else value
 
 
 def length(items) -> int:

@@ -131,6 +131,9 @@ class NumPyNames:
     def copy(self, a):
         return self.xp.asarray(a, copy=True)
 
+    def ravel(self, a):
+        return self.xp.reshape(a, (-1,))
+
     def result_type(self, *xs):
         typed = [x for x in xs if not isinstance(x, (int, float, bool))]
         if not typed:

@@ -50,7 +50,7 @@ def _prod_others(x, axis):
 def cumsum_grad(g, a, axis=None):
     """Gradient of np.cumsum(a, axis): the reversed cumulative sum of `g`."""
     if axis is None:
-        return np.flip(np.cumsum(np.flip(np.ravel(g)))).reshape(np.shape(a))
+        return np.reshape(np.flip(np.cumsum(np.flip(np.ravel(g)))), np.shape(a))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
 
@@ -58,7 +58,7 @@ def cumprod_grad(g, ans, a, axis=None):
     """Gradient of np.cumprod(a, axis); exact also when `a` has zeros."""
     if axis is None:
         flat = cumprod_grad(np.ravel(g), np.ravel(ans), np.ravel(a), 0)
-        return flat.reshape(np.shape(a))
+        return np.reshape(flat, np.shape(a))
     a = np.asarray(a)
     if np.all(a != 0):
         return cumsum_grad(g * ans, a, axis) / a
@@ -81,7 +81,7 @@ def axes_last(x, axis=None):
     x = np.asarray(x)
     axes = reduced_axes(axis, x.ndim)
     moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0))) if axes else x[..., None]
-    merged = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
+    merged = np.reshape(moved, moved.shape[:x.ndim - len(axes)] + (-1,))
 
     def restore(y):
         if not axes:
