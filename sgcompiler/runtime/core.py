@@ -47,9 +47,13 @@ def _broadcast_to_x(g, x):
     """`g` broadcast to the shape of `x`: a read-only view (in g's library). A NumPy `g`
     for an `x` of another library (a dask array) is zeros like `x` plus `g`, made by that
     library, so the result is as lazy as `x` and chunked like it (dask would take a NumPy
-    broadcast of `x`'s N elements in as a full array of N numbers)."""
+    broadcast of `x`'s N elements in as a full array of N numbers). A number `g` (the
+    gradient of a mean, say) is filled in, which dask holds as one number per chunk: no
+    chunk of it is made until an operation reads it."""
     if not _other_library(x) or _other_library(g):
         return np.broadcast_to(g, np.shape(x))
+    if np.ndim(g) == 0:
+        return np.full_like(x, g, dtype=np.result_type(g))
     return np.zeros_like(x, dtype=np.result_type(g)) + g
 
 
