@@ -304,7 +304,10 @@ def add_trees(a, b):
 
 def field(obj, name):
     """`obj.name`: a field of a record (a NamedTuple, a dataclass, a registered type); its
-    rule gives `obj` the adjoint {name: g}."""
+    rule gives `obj` the adjoint {name: g}. The standard's arrays have no .real and
+    .imag: those are its functions."""
+    if name in ("real", "imag") and isinstance(obj, np.ndarray) and not hasattr(obj, name):
+        return getattr(np, name)(obj)
     return getattr(obj, name)
 
 

@@ -99,9 +99,12 @@ def median_grad(g, a, axis=None, keepdims=False):
     low = ordered[..., (n - 1) // 2:(n - 1) // 2 + 1]
     high = ordered[..., n // 2:n // 2 + 1]
     dtype = float_dtype(merged)
-    share = 0.5 * ((merged == low) / np.sum(merged == low, axis=-1, keepdims=True, dtype=dtype)
-                   + (merged == high) / np.sum(merged == high, axis=-1, keepdims=True,
-                                               dtype=dtype))
+    # (selected with where, not a bool array divided: the array API standard has no
+    # arithmetic on bools)
+    share = 0.5 * (np.where(merged == low, 1.0 / np.sum(merged == low, axis=-1,
+                                                        keepdims=True, dtype=dtype), 0.0)
+                   + np.where(merged == high, 1.0 / np.sum(merged == high, axis=-1,
+                                                           keepdims=True, dtype=dtype), 0.0))
     return unreduce(g, a, axis, keepdims) * restore(share)
 
 
