@@ -14,6 +14,7 @@ be batched, one jvp per column.
 from __future__ import annotations
 
 import linecache
+import math
 import weakref
 
 import numpy as np
@@ -25,6 +26,7 @@ from .errors import RuntimeRefusal
 from .api import grad
 from .arguments import _TREES, _check_tree, _tree_arrays, wrt_names
 from .backend.jit import check_backend
+from .data_kinds import foreign
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
 from .frontend.forms.objects import as_function
@@ -225,9 +227,23 @@ def _like_output(t, out):
     if isinstance(out, float) and np.ndim(t) == 0:
         return float(t)
     dtype = np.result_type(out, float) if not isinstance(out, (float, int)) else float
+    if foreign(t) or foreign(out):
+        return _lazy_output(t, out, dtype)
     if type(t) is np.ndarray and t.shape == np.shape(out) and t.dtype == dtype:
         return t
     return np.array(np.broadcast_to(np.asarray(t, dtype=dtype), np.shape(out)))
+
+
+def _lazy_output(t, out, dtype, shape=None):
+    """A tangent of a result computed from another library's data (dask), kept in that
+    library and uncomputed (the caller computes it with the result, in one graph); of
+    `shape`, out's unless given (the batched tangents of the Jacobian)."""
+    shape = np.shape(out) if shape is None else shape
+    if not foreign(t):      # a number, or a NumPy tangent of a dask result
+        t = np.zeros_like(out, dtype=dtype, shape=shape) + t
+    if np.shape(t) != shape:
+        t = np.broadcast_to(t, shape)
+    return t if t.dtype == dtype else t.astype(dtype)
 
 
 # --- Jacobians --------------------------------------------------------------------------
@@ -257,7 +273,7 @@ def jacobian(f, wrt=0, mode: str = "auto"):
         for name in names:
             x = args[params.index(name)]
             size = _size(x)
-            chosen = mode if mode != "auto" else ("fwd" if size <= np.size(out) else "rev")
+            chosen = mode if mode != "auto" else ("fwd" if size <= _size(out) else "rev")
             if is_tree(x):
                 _check_tree(f.__name__, name, x)
                 found.append(tree_jacobian_fwd(jvp, f, args, params.index(name), out)
@@ -279,7 +295,10 @@ jacobian.sgcompiler_refused_inside = (
 
 def _size(x) -> int:
     """The number of elements of an array, a number or a parameter tree's leaves."""
-    return sum(int(np.size(leaf)) for _, leaf in leaves(x)) if is_tree(x) else int(np.size(x))
+    # (from the shape: np.size of a dask array, a result computed from dask data, would
+    # compute it)
+    return sum(math.prod(np.shape(leaf)) for _, leaf in leaves(x)) if is_tree(x) else \
+        math.prod(np.shape(x))
 
 
 def _unit_directions(x):
@@ -307,8 +326,7 @@ def _jacobian_fwd(f, args, position):
         out, out_dot = function(*args, **{names[_params(f)[position]]: e})
         columns.append(_like_output(out_dot, out))
     shape = np.shape(columns[0]) if columns else np.shape(f(*args))
-    stacked = np.stack([np.asarray(c) for c in columns], axis=-1) if columns else \
-        np.zeros(shape + (0,))
+    stacked = _stacked(columns) if columns else np.zeros(shape + (0,))
     return stacked.reshape(shape + np.shape(x))
 
 
@@ -328,11 +346,20 @@ def _batched_jacobian(f, args, position):
     basis = np.eye(size, dtype=np.result_type(x, float)).reshape((size,) + np.shape(x))
     out, out_dot = compiled.bind(f)(*args, **{compiled.tangent_params[params[position]]:
                                               basis})
-    if not isinstance(out, (np.ndarray, np.generic, float, int)) or isinstance(out, bool):
-        return None
     dtype = np.result_type(out, float)
-    out_dot = np.broadcast_to(np.asarray(out_dot, dtype=dtype), (size,) + np.shape(out))
+    if foreign(out) or foreign(out_dot):        # from dask data: lazy, as out is
+        out_dot = _lazy_output(out_dot, out, dtype, (size,) + np.shape(out))
+    elif not isinstance(out, (np.ndarray, np.generic, float, int)) or isinstance(out, bool):
+        return None
+    else:
+        out_dot = np.broadcast_to(np.asarray(out_dot, dtype=dtype), (size,) + np.shape(out))
     return np.moveaxis(out_dot, 0, -1).reshape(np.shape(out) + np.shape(x))
+
+
+def _stacked(columns):
+    """The columns of a Jacobian stacked along a last axis (in dask, lazily, when a column
+    was computed from dask data)."""
+    return np.stack([c if foreign(c) else np.asarray(c) for c in columns], axis=-1)
 
 
 def _jacobian_rev(f, args, position, out):
@@ -406,7 +433,7 @@ def hessian(f, wrt=0):
                 function, names = _tangent_function(gradient, tuple(args), tuple(tangents))
             g, g_dot = function(*args, **{names[name]: e})
             columns.append(_like_output(g_dot, g))
-        stacked = np.stack([np.asarray(c) for c in columns], axis=-1)
+        stacked = _stacked(columns)
         return stacked.reshape(np.shape(x) + np.shape(x))
     hess.__name__ = f"{f.__name__}_hessian"
     return hess

@@ -68,7 +68,8 @@ from .optimize.buffers import reuse_buffers
 from .optimize.code_shapes import code_shapes
 from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
                                free_after_last_use, is_temporary, propagate_copies,
-                               pure_assign, runtime_helpers, tidy, while_condition)
+                               pure_assign, pure_names, runtime_helpers, tidy,
+                               while_condition)
 from .optimize.factoring import factor_sums
 from .optimize.hoisting import hoist_row_products
 from .optimize.nest import nest_single_uses
@@ -270,9 +271,9 @@ OPTIMIZATIONS = (
     ("tidy", lambda tree, k, run: tidy(tree, k.helpers), False),
     ("fill-numbers", lambda tree, k, run: fill_numbers(tree, k.helpers, k.np_name, k.facts),
      True),
-    ("drop-dead", lambda tree, k, run: drop_dead(tree, k.helpers), False),
+    ("drop-dead", lambda tree, k, run: drop_dead(tree, k.pure), False),
     ("nest", lambda tree, k, run: nest_single_uses(
-        tree, is_temporary, k.small, lambda stmt: pure_assign(stmt, k.helpers)), False),
+        tree, is_temporary, k.small, lambda stmt: pure_assign(stmt, k.pure)), False),
     ("while-condition", lambda tree, k, run: while_condition(tree), False),
     ("fold-seeds", lambda tree, k, run: fold_seeds(tree, is_temporary, k.small, k.user_names),
      False),
@@ -415,6 +416,7 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     trees = reverse_piece(norm, resolution, act, shape_facts, active, names, plan, pieces)
     np_name = trees.linker.name_for("np", numpy) if specialised else None
     helpers, user_names = runtime_helpers(trees.linker.names), frozenset(local_names(src.tree))
+    pure = pure_names(trees.linker.names, norm.body, src.lookup)
     # the backward first: its saved values have the primal's shapes, its seed the
     # result's; what it no longer reads, the forward need not save (or compute)
     seed = trees.backward.args.args[0].id
@@ -423,11 +425,11 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
         facts[seed] = facts[norm.returned]
     seeded = {seed: facts[seed]} if specialised and seed in facts else {}
     optimize(trees.backward, Specialisation(seeded, facts, np_name, _nothing_small, helpers,
-                                            user_names))
+                                            user_names, pure))
     _drop_unread_saved(trees.forward, trees.backward)
     # the forward function's parameters are the user function's: their shapes are known
     optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
-                                           _nothing_small, helpers, user_names))
+                                           _nothing_small, helpers, user_names, pure))
     if kept is not None:
         kept["forward"] = trees.forward
     if rereadable:

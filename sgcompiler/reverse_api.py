@@ -14,6 +14,7 @@ import inspect
 import numpy as np
 
 from .backend.located import located
+from .data_kinds import foreign
 from .errors import RuntimeRefusal, SGCompilerError
 from .frontend.forms.checkpoint import check_policy
 from .pipeline import piece
@@ -159,8 +160,11 @@ def jacobian_rev(fn, wrt, args, kwargs):
         except RuntimeRefusal as exc:
             raise located(exc) from None        # with the line whose gradient refused
         for row, g, name in zip(rows, grads, wrt):
-            row.append(np.asarray(like_tree(g, bound[name]), dtype=float))
-    return tuple(np.reshape(np.array(row), shape + np.shape(bound[name]))
+            g = like_tree(g, bound[name])
+            # (a row computed from dask data stays lazy, as the output is)
+            row.append(g.astype(float) if foreign(g) else np.asarray(g, dtype=float))
+    return tuple(np.reshape(np.stack(row) if row else np.array(row),
+                            shape + np.shape(bound[name]))
                  for row, name in zip(rows, wrt))
 
 
@@ -196,9 +200,13 @@ def check_primal(fname, name, value):
     elif isinstance(value, bool) or not (
             isinstance(value, (float, complex)) or isinstance(
                 value, (np.ndarray, np.floating, np.complexfloating)) and value.dtype.kind in "fc"):
+        # data of another library (dask) is read, not differentiated: every primal of vjp
+        # gets a gradient, which would be as large as the data
+        data = "; data of another library (a dask array) can be read from a global or a " \
+            "closure, or take grad(f, wrt=...) of the parameters" if foreign(value) else ""
         raise TypeError(f"{fname}: cannot differentiate with respect to '{name}' of type "
                         f"{type(value).__name__}; pass a float, a NumPy float array, or a "
-                        "dict, list or tuple of them")
+                        f"dict, list or tuple of them{data}")
 
 
 def structure_problem(a, b) -> str | None:

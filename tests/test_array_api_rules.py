@@ -116,4 +116,4 @@ def test_most_rules_run_on_strict_arrays():
     if len(OUTCOMES) < len(ROWS) // 2:
         pytest.skip("the table did not run in this session")
     same = sorted(k for k, v in OUTCOMES.items() if v == "same")
-    assert len(same) >= 45, same
+    assert len(same) >= 75, same      # 77 ids (85 rows) with NumPy 2.4, array-api-strict 2.6

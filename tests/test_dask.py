@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from gradcheck import numeric_grad
-from sgcompiler import grad, stop_gradient, value_and_grad
+from sgcompiler import grad, hessian, hvp, jacobian, jvp, stop_gradient, value_and_grad, vjp
+from sgcompiler.errors import SGCompilerError
 from sgcompiler.runtime import unbroadcast, unreduce
 
 dask = pytest.importorskip("dask", reason="dask is an optional extra (pip install .[dask])")
@@ -195,13 +196,154 @@ def test_gradient_on_a_local_cluster_with_worker_processes():
         np.testing.assert_allclose(g[key], want[key], rtol=1e-10)
 
 
-def test_adding_at_an_index_array_with_dask_data_is_refused_not_computed():
-    def picked(w, X):
-        return np.sum((X[:, :2] @ w[np.array([0, 0])]) ** 2)    # w[0] twice: np.add.at
+def picked(w, X):
+    return np.sum((X[:, :2] @ w[np.array([0, 0])]) ** 2)    # w[0] twice: np.add.at
+
+
+def picked_grid(w, X):
+    # a 2-d index array with duplicates, and a mask: each picks some weights twice
+    W = w[np.array([[0, 1], [1, 1], [2, 0]])]
+    return np.sum((X @ W) ** 2) + np.sum(X[:, 0] * np.sum(w[w > 0.0]))
+
+
+def picked_rows(w, X):
+    z = np.tanh(X @ w)
+    idx = np.array([0, 3, 3, 1, 0, 0])
+    return np.sum(z[idx] ** 2) + np.sum(z[idx, None] * X[:6, :2])  # z (dask) picked twice
+
+
+def picked_columns(W, X):
+    return np.sum(np.exp(X @ W[:, np.array([1, 1, 0])]))      # a slice and an index array
+
+
+@pytest.mark.parametrize("f", [picked, picked_grid, picked_rows, picked_columns],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_adding_at_an_index_array_with_dask_data_is_lazy_and_right(f, dtype):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 3)).astype(dtype) * 0.3
+    w = (rng.normal(size=(3, 2)) if f is picked_columns else rng.normal(size=3)).astype(dtype)
+    with dask.config.set(scheduler=refuse):
+        g = grad(f)(w, as_dask(X, 7))
+    assert isinstance(g, da.Array) and g.dtype == dtype
+    want = grad(f)(w, X)
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(g.compute(), want, rtol=tol, atol=tol)
+    if dtype == np.float64:
+        np.testing.assert_allclose(g.compute(), numeric_grad(f, (w, X), 0), rtol=1e-5,
+                                   atol=1e-7)
+
+
+def test_adding_at_an_index_array_of_dask_is_refused_with_a_reason():
+    from sgcompiler.errors import RuntimeRefusal
+    from sgcompiler.runtime import add_at
+    index = da.from_array(np.array([0, 0, 2]), chunks=2)
+    with dask.config.set(scheduler=refuse), \
+            pytest.raises(RuntimeRefusal, match="an index array of another library"):
+        add_at(np.zeros(3), index, da.ones(3, chunks=2))
+    # a NumPy index into dask values adds its duplicates, as np.add.at does
+    added = add_at(np.ones((2, 3)), (np.array([1, 1, 0]), np.array([2, 2, 0])),
+                   da.from_array(np.array([1.0, 2.0, 5.0]), chunks=2))
+    np.testing.assert_array_equal(added.compute(), [[6.0, 1, 1], [1, 1, 4.0]])
+
+
+def contracted(w, X):
+    z = np.einsum("ij,j->i", X, w)
+    return np.sum(np.tanh(z) ** 2) + np.einsum("ij,ij->", X * w, X) / X.shape[0]
+
+
+def contracted_matrix(W, X):
+    return np.sum(np.einsum("ni,ik->nk", X, W) ** 2) + np.einsum("ik,ik", W, W)
+
+
+@pytest.mark.parametrize("f", [contracted, contracted_matrix], ids=lambda f: f.__name__)
+def test_einsum_over_dask_data_is_lazy_and_right(f):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(33, 3))
+    w = rng.normal(size=(3, 2)) if f is contracted_matrix else rng.normal(size=3)
+    with dask.config.set(scheduler=refuse):
+        g = grad(f)(w, as_dask(X, 10))
+    assert isinstance(g, da.Array)
+    np.testing.assert_allclose(g.compute(), grad(f)(w, X), rtol=1e-10)
+    np.testing.assert_allclose(g.compute(), numeric_grad(f, (w, X), 0), rtol=1e-5, atol=1e-7)
+
+
+def test_einsum_onto_a_diagonal_over_dask_data_is_refused_with_a_reason():
+    def diagonal(w, X):
+        return np.sum(np.einsum("ii->i", X[:3, :] * w) ** 2)
     X = as_dask(np.random.default_rng(0).normal(size=(20, 3)), 5)
     with dask.config.set(scheduler=refuse), \
-            pytest.raises(Exception, match="an index array into an array of another library"):
-        grad(picked)(np.ones(3), X)
+            pytest.raises(SGCompilerError, match="repeated index"):
+        grad(diagonal)(np.ones(3), X)
+
+
+def tanh_rows(w, X):
+    return np.tanh(X @ w)
+
+
+def loss_and_rows(w, X):
+    z = X @ w
+    return np.sum(np.log1p(np.exp(-z))) / X.shape[0], z
+
+
+def test_has_aux_over_dask_data_is_lazy_and_right():
+    w, X, _ = data("logreg", 50, 3)
+    with dask.config.set(scheduler=refuse):
+        g, aux = grad(loss_and_rows, has_aux=True)(w, as_dask(X, 20))
+        (value, aux2), g2 = value_and_grad(loss_and_rows, has_aux=True)(w, as_dask(X, 20))
+    assert all(isinstance(a, da.Array) for a in (g, aux, value, aux2, g2))
+    want_g, want_aux = grad(loss_and_rows, has_aux=True)(w, X)
+    g, aux, value, aux2, g2 = dask.compute(g, aux, value, aux2, g2)
+    for got, want in [(g, want_g), (g2, want_g), (aux, want_aux), (aux2, want_aux),
+                      (value, loss_and_rows(w, X)[0])]:
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_forward_mode_and_second_order_over_dask_data_are_lazy_and_right():
+    w, X, y = data("logreg", 60, 3)
+    Xd, yd, v = as_dask(X, 25), as_dask(y, 25), np.array([0.5, -1.0, 2.0])
+    with dask.config.set(scheduler=refuse):
+        made = {"jvp": jvp(logreg, (w, Xd, yd), (v, None, None)),
+                "jvp rows": jvp(tanh_rows, (w, Xd), (v, None)),
+                "hvp": hvp(logreg, w, v, Xd, yd),
+                "hessian": hessian(logreg)(w, Xd, yd),
+                "jacobian": jacobian(tanh_rows)(w, Xd),
+                "jacobian rev": jacobian(tanh_rows, mode="rev")(w, Xd[:4])}
+    want = {"jvp": jvp(logreg, (w, X, y), (v, None, None)),
+            "jvp rows": jvp(tanh_rows, (w, X), (v, None)),
+            "hvp": hvp(logreg, w, v, X, y),
+            "hessian": hessian(logreg)(w, X, y),
+            "jacobian": jacobian(tanh_rows)(w, X),
+            "jacobian rev": jacobian(tanh_rows, mode="rev")(w, X[:4])}
+    for key, got in made.items():
+        for part, expected in zip(got if isinstance(got, tuple) else (got,),
+                                  want[key] if isinstance(got, tuple) else (want[key],)):
+            assert isinstance(part, da.Array), key
+            np.testing.assert_allclose(part.compute(), expected, rtol=1e-10, atol=1e-12,
+                                       err_msg=key)
+    H = made["hessian"].compute()       # and the Hessian is the gradient's derivative
+    h = 1e-5
+    np.testing.assert_allclose(H @ v, (grad(logreg)(w + h * v, X, y) -
+                                       grad(logreg)(w - h * v, X, y)) / (2 * h), rtol=1e-5)
+
+
+DATA = as_dask(np.random.default_rng(6).normal(size=(24, 3)), 8)
+
+
+def on_global_data(w):
+    return np.tanh(DATA @ w)
+
+
+def test_vjp_reads_dask_data_lazily_and_refuses_it_as_a_primal():
+    w = np.array([0.3, -0.2, 0.5])
+    with dask.config.set(scheduler=refuse):
+        out, pull = vjp(on_global_data, w)
+        (g,) = pull(np.ones(24))
+    assert isinstance(out, da.Array) and isinstance(g, da.Array)
+    X = DATA.compute()
+    np.testing.assert_allclose(g.compute(), (1 - np.tanh(X @ w) ** 2) @ X, rtol=1e-12)
+    with pytest.raises(TypeError, match="read from a global or a closure"):
+        vjp(tanh_rows, w, DATA)
 
 
 def test_one_gradient_serves_numpy_and_dask_calls_with_code_of_their_own():

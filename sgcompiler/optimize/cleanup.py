@@ -21,9 +21,11 @@ copies another is replaced by it only where both certainly hold the same value.
 from __future__ import annotations
 
 import inspect
+import types
 from collections import Counter
 
 import gast
+import numpy
 
 from .. import runtime
 from ..ir.blocks import arithmetic, blocks, nodes
@@ -415,3 +417,27 @@ class _Tidy(gast.NodeTransformer):
 def runtime_helpers(names: dict) -> dict:
     """The subset of linked names that are runtime helpers (sgcompiler/runtime/)."""
     return {n: obj for n, obj in names.items() if runtime.is_helper(obj)}
+
+
+def pure_names(names: dict, body=(), lookup=None) -> frozenset:
+    """The names whose calls compute a value and do nothing else (pure_assign): runtime
+    helpers linked into the code, and array namespaces other than `np` that the user's
+    code `body` calls through (NumPy under another name, a module-level `import
+    array_api_strict as xp`: a module that declares the standard's version; `lookup`
+    tells what a name refers to), so drop_dead removes their unread results as NumPy's."""
+    found = {n for n, obj in names.items() if runtime.is_helper(obj)}
+    roots = set()
+    for stmt in body:
+        for node in nodes(stmt):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+                root = node.func
+                while isinstance(root, gast.Attribute):
+                    root = root.value
+                if isinstance(root, gast.Name) and root.id not in found:
+                    roots.add(root.id)
+    for name in sorted(roots):
+        is_known, obj = lookup(name) if lookup is not None else (False, None)
+        if is_known and isinstance(obj, types.ModuleType) and (
+                obj is numpy or hasattr(obj, "__array_api_version__")):
+            found.add(name)
+    return frozenset(found)

@@ -11,7 +11,7 @@ import gast
 import numpy
 
 from ..frontend.resolve import local_names
-from .cleanup import runtime_helpers
+from .cleanup import pure_names, runtime_helpers
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Specialisation:
     small: object           # name -> whether it holds a number (nothing worth freeing)
     helpers: dict           # names of runtime helpers in the code -> the helpers
     user_names: frozenset   # the user's own names: never folded away
+    pure: frozenset         # names whose calls only compute a value (helpers, namespaces)
     # whether loop-invariant products move out of loops (tangent code, whose values
     # need not match the primal's to the last bit: optimize/hoisting.py)
     hoist: bool = False
@@ -34,7 +35,7 @@ def _specialisation(linker, src, shape_facts, norm, arrays, facts,
     np_name = linker.name_for("np", numpy) if arrays else None
     return Specialisation(arrays, facts, np_name, _small(shape_facts, norm.namer),
                           runtime_helpers(linker.names), frozenset(local_names(src.tree)),
-                          hoist)
+                          pure_names(linker.names, norm.body, src.lookup), hoist)
 
 
 def _nothing_small(name) -> bool:

@@ -282,9 +282,11 @@ def where(g, ans, condition, x, y):
 
 @vjp(np.clip, elementwise=True, notes="at a bound, the gradient goes to a")
 def clip(g, ans, a, a_min, a_max):
-    return (unbroadcast(g * ((a >= a_min) & (a <= a_max)), a),
-            unbroadcast(g * (a < a_min), a_min),
-            unbroadcast(g * (a > a_max), a_max))
+    # (np.where, not g times the bool mask: the array API standard has no arithmetic on
+    # bools, and where keeps g's precision)
+    return (unbroadcast(np.where((a >= a_min) & (a <= a_max), g, 0.0), a),
+            unbroadcast(np.where(a < a_min, g, 0.0), a_min),
+            unbroadcast(np.where(a > a_max, g, 0.0), a_max))
 
 
 # --- tangents (forward mode); the others are derived from the adjoints (derive.py) --------
@@ -293,6 +295,12 @@ def clip(g, ans, a, a_min, a_max):
 @jvp(np.where, elementwise=True)
 def where_tangent(x_dot, y_dot, ans, condition, x, y):
     return np.where(condition, x_dot, 0.0), np.where(condition, 0.0, y_dot)
+
+
+@jvp(np.clip, elementwise=True)
+def clip_tangent(a_dot, a_min_dot, a_max_dot, ans, a, a_min, a_max):
+    return (np.where((a >= a_min) & (a <= a_max), a_dot, 0.0),
+            np.where(a < a_min, a_min_dot, 0.0), np.where(a > a_max, a_max_dot, 0.0))
 
 
 @jvp(np.ldexp)

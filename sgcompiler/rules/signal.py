@@ -29,12 +29,12 @@ def gradient(g, ans, f, h0=None, h1=None, h2=None, h3=None, *, axis=None, edge_o
 
 @vjp(np.fft.fftshift)
 def fftshift(g, ans, x, axes=None):
-    return np.fft.ifftshift(g, axes)
+    return np.fft.ifftshift(g, axes=axes)
 
 
 @vjp(np.fft.ifftshift)
 def ifftshift(g, ans, x, axes=None):
-    return np.fft.fftshift(g, axes)
+    return np.fft.fftshift(g, axes=axes)
 
 
 # --- tangents (forward mode) ---------------------------------------------------------------

@@ -8,6 +8,8 @@ rules are in the module of the same name (rules/linalg.py -> runtime/linalg.py).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import RuntimeRefusal, SGCompilerError
@@ -45,9 +47,13 @@ def _broadcast_to_x(g, x):
     """`g` broadcast to the shape of `x`: a read-only view (in g's library). A NumPy `g`
     for an `x` of another library (a dask array) is zeros like `x` plus `g`, made by that
     library, so the result is as lazy as `x` and chunked like it (dask would take a NumPy
-    broadcast of `x`'s N elements in as a full array of N numbers)."""
+    broadcast of `x`'s N elements in as a full array of N numbers). A number `g` (the
+    gradient of a mean, say) is filled in, which dask holds as one number per chunk: no
+    chunk of it is made until an operation reads it."""
     if not _other_library(x) or _other_library(g):
         return np.broadcast_to(g, np.shape(x))
+    if np.ndim(g) == 0:
+        return np.full_like(x, g, dtype=np.result_type(g))
     return np.zeros_like(x, dtype=np.result_type(g)) + g
 
 
@@ -60,7 +66,8 @@ def _other_library(x) -> bool:
 def scalar_result(value):
     """Refuse a function's value that is not a scalar: the gradient of code made to be
     differentiated again returns the gradient alone, and checks its value here."""
-    if np.size(value) != 1 or isinstance(value, (tuple, list, dict)):
+    # (the size from the shape: np.size of a dask array would compute it)
+    if isinstance(value, (tuple, list, dict)) or math.prod(np.shape(value)) != 1:
         raise TypeError(f"a function differentiated with grad must return a scalar, but it "
                         f"returned a value of shape {np.shape(value)}; reduce it to a "
                         "scalar (e.g. np.sum) first, or use vjp")
@@ -196,14 +203,12 @@ def add_at(dx, index, g):
 def _added_at(dx, index, g):
     """add_at for arrays of another library (dask), which have no ufunc.at: a basic index
     (numbers, slices) picks each element once, so dx[index] + g written there is the same;
-    dx is a new array of g's library (a NumPy dx, zeros made for the adjoint, becomes one)."""
+    dx is a new array of g's library (a NumPy dx, zeros made for the adjoint, becomes one).
+    An index with arrays in it may pick an element twice: see _scattered."""
     parts = index if isinstance(index, tuple) else (index,)
     if not all(isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
                for p in parts):
-        raise NotImplementedError(
-            "adding a gradient at an index array into an array of another library (a dask "
-            "array) is not supported: its duplicates would need NumPy's np.add.at; index "
-            "with numbers and slices, or compute the data into NumPy first")
+        return dx + _scattered(np.shape(dx), index, g, np.result_type(dx, g))
     if not _other_library(dx):
         dx = np.zeros_like(g, shape=np.shape(dx), dtype=np.result_type(dx, g)) + dx
     dx = dx.copy()
@@ -211,10 +216,31 @@ def _added_at(dx, index, g):
     return dx
 
 
+def _scattered(shape, index, g, dtype):
+    """Zeros of `shape` with `g` added at a NumPy `index` (duplicates add up, as with
+    np.add.at), in g's library and as lazy as g: the flat position of every element the
+    index picks, chunked like g, counted by np.bincount with g as the weights."""
+    if any(_other_library(p) for p in (index if isinstance(index, tuple) else (index,))):
+        raise RuntimeRefusal(
+            "adding a gradient at an index array of another library (a dask array) is "
+            "not supported: where its duplicates fall is known only when it is computed; "
+            "index with a NumPy array, or compute the index first")
+    if np.dtype(dtype).kind == "c":
+        return _scattered(shape, index, np.real(g), dtype) + \
+            1j * _scattered(shape, index, np.imag(g), dtype)
+    positions = np.arange(math.prod(shape)).reshape(shape)[index]
+    g = np.broadcast_to(g, np.shape(positions))
+    if _other_library(g):
+        positions = np.zeros_like(g, dtype=positions.dtype) + positions
+    counted = np.bincount(np.ravel(positions), weights=np.ravel(g),
+                          minlength=math.prod(shape))
+    return np.reshape(counted, shape).astype(dtype)
+
+
 def copied(value):
     """A copy of an array (other values as they are): what code read again saves of an
     array that it writes into later (the tape must not keep a reference to it)."""
-    return value.copy() if isinstance(value, np.ndarray) else value
+    return np.copy(value) if isinstance(value, np.ndarray) else value
 
 
 def length(items) -> int:
@@ -278,7 +304,10 @@ def add_trees(a, b):
 
 def field(obj, name):
     """`obj.name`: a field of a record (a NamedTuple, a dataclass, a registered type); its
-    rule gives `obj` the adjoint {name: g}."""
+    rule gives `obj` the adjoint {name: g}. The standard's arrays have no .real and
+    .imag: those are its functions."""
+    if name in ("real", "imag") and isinstance(obj, np.ndarray) and not hasattr(obj, name):
+        return getattr(np, name)(obj)
     return getattr(obj, name)
 
 

@@ -243,6 +243,12 @@ def lstsq_tangent_of(a_dot, b_dot, ans, a, b):
 
 
 def _real_spectrum(w, name):
+    if np.iscomplexobj(w) and not np.any(np.imag(w) != 0):
+        # (NumPy gives real eigenvalues a real dtype; the standard's eigvals is complex)
+        raise RuntimeRefusal(f"{name}: the eigenvalues came back in a complex dtype, as "
+                             "an array-API library's eig and eigvals give them; "
+                             "sgcompiler differentiates them only as NumPy gives them "
+                             "(real): compute this gradient with NumPy arrays")
     if np.iscomplexobj(w):
         raise RuntimeRefusal(f"{name}: the matrix has complex eigenvalues; sgcompiler "
                              "differentiates it only where every eigenvalue is real")

@@ -10,7 +10,8 @@ import string
 
 import numpy as np
 
-from .core import as_float, float_dtype, mT, unbroadcast, unreduce
+from ..errors import RuntimeRefusal
+from .core import _other_library, as_float, float_dtype, mT, unbroadcast, unreduce
 from .reductions import choose_grad
 
 
@@ -343,20 +344,27 @@ def einsum_grad(g, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=Non
     if i is None or i < 0 or i >= len(operands):
         return None         # an index list, or no such operand (the rule has room for 8)
     inputs, output = _einsum_parse(subscripts, [np.ndim(x) for x in operands])
-    x, mine = np.asarray(operands[i]), inputs[i]
+    shape, mine = np.shape(operands[i]), inputs[i]
     others = [s for k, s in enumerate(inputs) if k != i]
     unique = "".join(dict.fromkeys(mine))
     kept = "".join(c for c in unique if c in output or any(c in s for s in others))
     spec = ",".join([output] + others) + "->" + kept
     t = np.einsum(spec, as_float(g, *operands), *[x for k, x in enumerate(operands) if k != i])
-    sizes = dict(zip(mine, x.shape))
+    sizes = dict(zip(mine, shape))
     t = np.reshape(t, [t.shape[kept.index(c)] if c in kept else 1 for c in unique])
     # an operand broadcast along an ellipsis axis of length 1 sums over it
     summed = tuple(k for k, c in enumerate(unique) if sizes[c] == 1 and t.shape[k] != 1)
     t = np.broadcast_to(np.sum(t, axis=summed, keepdims=True), [sizes[c] for c in unique])
+    if _other_library(t):       # a dask gradient stays lazy (its arrays are never written)
+        if len(unique) != len(mine):
+            raise RuntimeRefusal(
+                f"np.einsum({subscripts!r}): the gradient of an operand with a repeated "
+                "index is written onto a diagonal, which arrays of another library (dask) "
+                "cannot be written into; compute the data into NumPy first")
+        return t.astype(float_dtype(t))
     if len(unique) == len(mine):
         return np.array(t, dtype=float_dtype(t))
-    out = np.zeros(x.shape, dtype=float_dtype(t))
+    out = np.zeros(shape, dtype=float_dtype(t))
     np.einsum(f"{mine}->{unique}", out)[...] = t       # a writable view of the diagonal
     return out
 

@@ -131,6 +131,19 @@ class NumPyNames:
     def copy(self, a):
         return self.xp.asarray(a, copy=True)
 
+    def iscomplexobj(self, x):
+        if isinstance(x, (int, float, complex)):
+            return isinstance(x, complex)
+        return self.xp.isdtype(x.dtype, "complex floating")
+
+    def negative(self, x):
+        if isinstance(x, (tuple, list)):        # a shift of np.roll, say
+            return tuple(-v for v in x)
+        return -x if isinstance(x, (int, float)) else self.xp.negative(x)
+
+    def ravel(self, a):
+        return self.xp.reshape(a, (-1,))
+
     def result_type(self, *xs):
         typed = [x for x in xs if not isinstance(x, (int, float, bool))]
         if not typed:

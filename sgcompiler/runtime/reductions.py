@@ -50,7 +50,7 @@ def _prod_others(x, axis):
 def cumsum_grad(g, a, axis=None):
     """Gradient of np.cumsum(a, axis): the reversed cumulative sum of `g`."""
     if axis is None:
-        return np.flip(np.cumsum(np.flip(np.ravel(g)))).reshape(np.shape(a))
+        return np.reshape(np.flip(np.cumsum(np.flip(np.ravel(g)))), np.shape(a))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
 
@@ -58,7 +58,7 @@ def cumprod_grad(g, ans, a, axis=None):
     """Gradient of np.cumprod(a, axis); exact also when `a` has zeros."""
     if axis is None:
         flat = cumprod_grad(np.ravel(g), np.ravel(ans), np.ravel(a), 0)
-        return flat.reshape(np.shape(a))
+        return np.reshape(flat, np.shape(a))
     a = np.asarray(a)
     if np.all(a != 0):
         return cumsum_grad(g * ans, a, axis) / a
@@ -81,7 +81,7 @@ def axes_last(x, axis=None):
     x = np.asarray(x)
     axes = reduced_axes(axis, x.ndim)
     moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0))) if axes else x[..., None]
-    merged = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
+    merged = np.reshape(moved, moved.shape[:x.ndim - len(axes)] + (-1,))
 
     def restore(y):
         if not axes:
@@ -99,9 +99,12 @@ def median_grad(g, a, axis=None, keepdims=False):
     low = ordered[..., (n - 1) // 2:(n - 1) // 2 + 1]
     high = ordered[..., n // 2:n // 2 + 1]
     dtype = float_dtype(merged)
-    share = 0.5 * ((merged == low) / np.sum(merged == low, axis=-1, keepdims=True, dtype=dtype)
-                   + (merged == high) / np.sum(merged == high, axis=-1, keepdims=True,
-                                               dtype=dtype))
+    # (selected with where, not a bool array divided: the array API standard has no
+    # arithmetic on bools)
+    share = 0.5 * (np.where(merged == low, 1.0 / np.sum(merged == low, axis=-1,
+                                                        keepdims=True, dtype=dtype), 0.0)
+                   + np.where(merged == high, 1.0 / np.sum(merged == high, axis=-1,
+                                                           keepdims=True, dtype=dtype), 0.0))
     return unreduce(g, a, axis, keepdims) * restore(share)
 
 

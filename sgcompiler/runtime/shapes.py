@@ -25,7 +25,7 @@ def tile_grad(g, A, reps):
     shape = (1,) * (d - A.ndim) + A.shape
     reps = (1,) * (d - len(reps)) + reps
     blocks = np.reshape(g, [n for pair in zip(reps, shape) for n in pair])
-    return np.sum(blocks, axis=tuple(range(0, 2 * d, 2))).reshape(A.shape)
+    return np.reshape(np.sum(blocks, axis=tuple(range(0, 2 * d, 2))), np.shape(A))
 
 
 def repeat_grad(g, a, repeats, axis=None):
@@ -35,7 +35,7 @@ def repeat_grad(g, a, repeats, axis=None):
         source = np.repeat(np.arange(a.size), repeats)
         out = _zeros(a.size, g, a)
         np.add.at(out, source, g)
-        return out.reshape(a.shape)
+        return np.reshape(out, np.shape(a))
     axis %= a.ndim
     source = np.repeat(np.arange(a.shape[axis]), repeats)
     out = _zeros(a.shape, g, a)
@@ -51,7 +51,7 @@ def take_grad(g, a, indices, axis=None, mode="raise"):
     if axis is None:
         out = _zeros(a.size, g, a)
         np.add.at(out, source, g)
-        return out.reshape(a.shape)
+        return np.reshape(out, np.shape(a))
     out = _zeros(a.shape, g, a)
     np.add.at(out, (slice(None),) * (axis % a.ndim) + (source,), g)
     return out
@@ -63,10 +63,10 @@ def take_along_axis_grad(g, arr, indices, axis=-1):
     if axis is None:
         out = _zeros(arr.size, g, arr)
         np.add.at(out, indices, g)
-        return out.reshape(arr.shape)
+        return np.reshape(out, np.shape(arr))
     axis %= arr.ndim
     index = tuple(indices if d == axis else
-                  np.arange(n).reshape([n if k == d else 1 for k in range(arr.ndim)])
+                  np.reshape(np.arange(n), [n if k == d else 1 for k in range(arr.ndim)])
                   for d, n in enumerate(arr.shape))
     out = _zeros(arr.shape, g, arr)
     np.add.at(out, index, g)
@@ -100,7 +100,7 @@ def sort_grad(g, a, axis=-1):
     """Gradient of np.sort(a, axis): g sent back to where each sorted element came from."""
     a = np.asarray(a)
     if axis is None:
-        return sort_grad(g, np.ravel(a), 0).reshape(a.shape)
+        return np.reshape(sort_grad(g, np.ravel(a), 0), np.shape(a))
     order = np.argsort(a, axis=axis, kind="stable")
     out = _zeros(a.shape, g, a)
     np.put_along_axis(out, order, g, axis=axis)
@@ -384,7 +384,7 @@ def partition_grad(g, ans, a, axis=-1):
     from (found by value, as np.sort's: tied elements each get one of the tied gradients)."""
     a = np.asarray(a)
     if axis is None:
-        return partition_grad(g, ans, np.ravel(a), 0).reshape(a.shape)
+        return np.reshape(partition_grad(g, ans, np.ravel(a), 0), np.shape(a))
     a_order, ans_order = _partition_orders(ans, a, axis)
     out = _zeros(a.shape, g, a)
     np.put_along_axis(out, a_order, np.take_along_axis(as_array(g, ans), ans_order, axis),
