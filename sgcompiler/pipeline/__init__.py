@@ -11,12 +11,12 @@ code after it):
                 grad), namespace (arrays of another library: `xp.`), each only for its kind
     back end    codegen, load                                      (backend/)
 
-Forward mode (pipeline_forward.py) shares the front end, the analyses, the optimizations and
+Forward mode (pipeline/forward_mode.py) shares the front end, the analyses, the optimizations and
 the back end; only the transformation differs.
 
 A user function called with active arguments gets a forward and a backward function of its
 own (a "piece", `piece`), made by the same recipe (`_compile_piece_now`); in forward mode, a
-tangent function of its own (`pipeline_forward.jvp_piece`).
+tangent function of its own (`pipeline.forward_mode.jvp_piece`).
 
 `compile_gradient` is cached on (code object, wrt, scalar arguments, parameter trees, the
 shapes and dtypes of array arguments, rules version), so each function is compiled once per
@@ -29,7 +29,7 @@ A cached gradient is used only while every name its compilation read still refer
 same object (frontend/depends.py: closure cells, globals, module attributes, callees' code
 and defaults); pieces of user functions are kept per function object, since they are bound
 to its cells and defaults. Compilation holds one re-entrant lock, and runs through
-deep.py (deeply nested code is retried on a thread with a large stack).
+deep_code.py (deeply nested code is retried on a thread with a large stack).
 """
 from __future__ import annotations
 
@@ -42,45 +42,45 @@ from dataclasses import dataclass
 import gast
 import numpy
 
-from . import rules
-from .backend.codegen import to_source
-from .backend.loader import bind, compile_source
-from .backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
-from .backend.namespace import to_namespace
+from .. import rules
+from ..backend.codegen import to_source
+from ..backend.loader import bind, compile_source
+from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
+from ..backend.namespace import to_namespace
 from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename,
                        _found_piece, _kept, _path_text, _pieces_of, _title)
-from .deep import deep
-from .errors import SGCompilerError
-from .analysis.activity import activity
-from .analysis.shapes import shapes
-from .analysis.sizes import WEAK
-from .analysis.summaries import SUMMARIES
-from .analysis.unknown import header_note, unknown_shapes
-from .frontend import front_end
-from .frontend.complex_values import may_hold_complex
-from .frontend.depends import LOCK, Depends, function_reads, note, recording
-from .frontend.resolve import local_names
-from .frontend.source import function_name
-from .optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
-from .optimize.batching import batch_outer_products
-from .optimize.broadcasts import drop_broadcasts
-from .optimize.buffers import reuse_buffers
-from .optimize.code_shapes import code_shapes
-from .optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
+from .deep_code import deep
+from ..errors import SGCompilerError
+from ..analysis.activity import activity
+from ..analysis.shapes import shapes
+from ..analysis.sizes import WEAK
+from ..analysis.summaries import SUMMARIES
+from ..analysis.unknown import header_note, unknown_shapes
+from ..frontend import front_end
+from ..frontend.complex_values import may_hold_complex
+from ..frontend.depends import LOCK, Depends, function_reads, note, recording
+from ..frontend.resolve import local_names
+from ..frontend.source import function_name
+from ..optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
+from ..optimize.batching import batch_outer_products
+from ..optimize.broadcasts import drop_broadcasts
+from ..optimize.buffers import reuse_buffers
+from ..optimize.code_shapes import code_shapes
+from ..optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
                                free_after_last_use, is_temporary, propagate_copies,
                                pure_assign, pure_names, runtime_helpers, tidy,
                                while_condition)
-from .optimize.factoring import factor_sums
-from .optimize.hoisting import hoist_row_products
-from .optimize.nest import nest_single_uses
-from .optimize.seeds import fold_seeds
-from .optimize.reread import for_rereading, gradient_only
-from .optimize.specialisation import (Specialisation, _drop_unread_saved, _nothing_small,
+from ..optimize.factoring import factor_sums
+from ..optimize.hoisting import hoist_row_products
+from ..optimize.nest import nest_single_uses
+from ..optimize.seeds import fold_seeds
+from ..optimize.reread import for_rereading, gradient_only
+from ..optimize.specialisation import (Specialisation, _drop_unread_saved, _nothing_small,
                                       _specialisation)
-from .reverse.sweeps import plan_sweeps, reverse, reverse_piece
-from .reverse.tighten import tighten
-from .runtime.namespace import current_extra
-from .forward.batch import NotBatchable
+from ..reverse.sweeps import plan_sweeps, reverse, reverse_piece
+from ..reverse.tighten import tighten
+from ..runtime.namespace import current_extra
+from ..forward.batch import NotBatchable
 from .trace import _Trace
 
 PYTHON_NUMBER = WEAK     # the dtype of a Python number (in `arrays`: a leaf of a tree)

@@ -1,14 +1,14 @@
 """`dump_stage`: the text after any step of either recipe (`sgcompiler FILE:f --stage
-NAME`, with `--mode forward` for pipeline_forward.py's): the code, or what an analysis
+NAME`, with `--mode forward` for pipeline/forward_mode.py's): the code, or what an analysis
 found. STAGES and FORWARD_STAGES list every step, in the order they run.
 """
 from __future__ import annotations
 
-from .deep import deep
-from .frontend import SOURCE_STAGES
-from .frontend.depends import LOCK
-from .pipeline import OPTIMIZATIONS, _compile, compile_gradient
-from .pipeline_forward import _compile_jvp, compile_jvp
+from .deep_code import deep
+from ..frontend import SOURCE_STAGES
+from ..frontend.depends import LOCK
+from . import OPTIMIZATIONS, _compile, compile_gradient
+from .forward_mode import _compile_jvp, compile_jvp
 from .trace import _Trace
 
 

@@ -1,4 +1,4 @@
-"""What the recipes (pipeline.py, pipeline_forward.py) make, and the caches that keep it:
+"""What the recipes (pipeline/__init__.py, pipeline/forward_mode.py) make, and the caches that keep it:
 compiled gradients and tangents, the pieces (forward/backward pairs, tangent functions)
 of the user functions they call, and how their headers and linecache entries are named.
 """
@@ -9,11 +9,11 @@ import hashlib
 import weakref
 from dataclasses import dataclass
 
-from .backend.jit import jitted
-from .backend.loader import bind
-from .frontend.depends import Depends, function_reads
-from .frontend.source import function_name
-from .runtime.namespace import bound_extra, check_uses
+from ..backend.jit import jitted
+from ..backend.loader import bind
+from ..frontend.depends import Depends, function_reads
+from ..frontend.source import function_name
+from ..runtime.namespace import bound_extra, check_uses
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Compiling deeply nested code: the recipes in pipeline.py and pipeline_forward.py run
+"""Compiling deeply nested code: the recipes in pipeline/__init__.py and pipeline/forward_mode.py run
 through `deep`, which retries a compilation that ran out of recursion on a thread with a
 large stack, and refuses, at the deepest expression, code nested deeper than even that.
 """
@@ -12,9 +12,9 @@ import sys
 import textwrap
 import threading
 
-from .errors import SGCompilerError
-from .frontend import depends
-from .frontend.depends import LOCK
+from ..errors import SGCompilerError
+from ..frontend import depends
+from ..frontend.depends import LOCK
 
 
 _DEEP_LIMIT = 60_000            # frames: about 4 per level of nesting, so ~15000 levels

@@ -7,8 +7,8 @@ import ast
 
 import gast
 
-from .backend.codegen import to_source
-from .frontend import SOURCE_STAGES
+from ..backend.codegen import to_source
+from ..frontend import SOURCE_STAGES
 
 
 class _Trace:

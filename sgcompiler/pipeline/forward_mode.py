@@ -1,6 +1,6 @@
 """The forward-mode recipe: function -> generated tangent function (`compile_jvp`), and
 the tangent function of a user function called with active arguments (`jvp_piece`).
-It shares pipeline.py's front end, analyses, OPTIMIZATIONS and back end; only the
+It shares the reverse recipe's front end, analyses, OPTIMIZATIONS and back end; only the
 transformation differs:
 
     front end   parse, check, resolve, normalize                  (frontend/)
@@ -15,23 +15,23 @@ import dataclasses
 import hashlib
 import types
 
-from . import rules
-from .backend.codegen import to_source
-from .backend.loader import compile_source
-from .backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
+from .. import rules
+from ..backend.codegen import to_source
+from ..backend.loader import compile_source
+from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from .compiled import (_CACHE_SIZE, _JVP_CACHE, _NOT_BATCHED, _PIECES, CompiledJvp, JvpPiece,
                        _found_piece, _kept, _path_text, _pieces_of, _title)
-from .deep import deep
-from .analysis.activity import activity
-from .analysis.shapes import shapes
-from .analysis.sizes import WEAK
-from .analysis.summaries import SUMMARIES
-from .frontend.depends import LOCK, Depends, function_reads, note, recording
-from .frontend.source import function_name
-from .forward.batch import NotBatchable
-from .forward.tangents import forward
-from .optimize.specialisation import _specialisation
-from .pipeline import _complex_values, _front, _shapes_note, optimize
+from .deep_code import deep
+from ..analysis.activity import activity
+from ..analysis.shapes import shapes
+from ..analysis.sizes import WEAK
+from ..analysis.summaries import SUMMARIES
+from ..frontend.depends import LOCK, Depends, function_reads, note, recording
+from ..frontend.source import function_name
+from ..forward.batch import NotBatchable
+from ..forward.tangents import forward
+from ..optimize.specialisation import _specialisation
+from . import _complex_values, _front, _shapes_note, optimize
 from .trace import _Trace
 
 
