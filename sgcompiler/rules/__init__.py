@@ -5,7 +5,7 @@ and custom.py for how users add their own (`sgcompiler.adjoint`).
     linalg.py      products and linear algebra          shapes.py       shapes, indexing
     decompositions.py  svd, qr, lstsq                   signal.py   convolve, np.gradient
     fft.py         np.fft transforms                    complex_numbers.py: complex values
-    constants.py   functions without a gradient         scipy.py        SciPy (scipy_*.py)
+    constants.py   functions without a gradient         scipy/          SciPy, a module per package
     math.py, builtins.py: Python's own (operators: numpy.py and linalg.py)
     runtime.py     the runtime helpers generated code calls (grad of grad reads that code)
     complex_helpers.py  the same for the helpers of complex mode and of the FFTs

@@ -5,7 +5,7 @@
     linalg.py      rules/linalg.py         decompositions.py  rules/decompositions.py
     signal.py      rules/signal.py         fft.py     rules/fft.py
     complex_numbers.py  rules/complex_numbers.py: complex values (real_like, real_only)
-    scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
+    scipy/         rules/scipy/ (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
     iteration.py   by_position: a loop over a parameter refuses a dict or a set
     sequences.py   the adjoints of + and * of lists and tuples (joined, repeated)

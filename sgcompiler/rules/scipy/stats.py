@@ -22,17 +22,17 @@ import linecache
 import numpy as np
 import scipy.stats
 
-from ..runtime import unbroadcast
-from ..runtime.scipy_stats import (beta_dlogpdf_da, beta_dlogpdf_db, beta_score, cauchy_score,
+from ...runtime import unbroadcast
+from ...runtime.scipy.stats import (beta_dlogpdf_da, beta_dlogpdf_db, beta_score, cauchy_score,
                                    chi2_dlogpdf_ddf, chi2_score, dirichlet_grad_alpha,
                                    dirichlet_grad_x, exp_ratio, expon_score, gamma_dlogpdf_da,
                                    gamma_score, laplace_score, logistic_score,
                                    lognorm_dcdf_ds, lognorm_dlogpdf_ds, lognorm_score,
                                    mvn_grad_cov, mvn_grad_mean, mvn_grad_x, norm_score,
                                    poisson_dlogpmf_dmu, t_dlogpdf_ddf, t_score)
-from ..runtime.scipy_stats import (dirichlet_tangent_alpha, mvn_tangent_cov, mvn_tangent_mean,
+from ...runtime.scipy.stats import (dirichlet_tangent_alpha, mvn_tangent_cov, mvn_tangent_mean,
                                    mvn_tangent_x)
-from .registry import jvp, through_source, vjp
+from ..registry import jvp, through_source, vjp
 
 # family -> its shape parameters, each with (d log f0 / d shape, d cdf / d shape or None)
 FAMILIES = {

@@ -7,23 +7,23 @@ import inspect
 import numpy as np
 import scipy.linalg
 
-from ..runtime import mT
-from ..runtime.linalg import cholesky_grad, eigvalsh_grad
-from ..runtime.scipy_linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
+from ...runtime import mT
+from ...runtime.linalg import cholesky_grad, eigvalsh_grad
+from ...runtime.scipy.linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
                                     cho_solve_grad_b, cho_solve_grad_factor, expm_grad,
                                     expm_grad_second, expm_grad_tangent_a, inv_grad,
                                     lu_factor_grad, lu_solve_grad_b, lu_solve_grad_factor, solve_banded_grad_ab,
                                     solve_banded_grad_b, solve_grad_matrix, solve_grad_rhs,
                                     solve_triangular_grad_a, solve_triangular_grad_b,
                                     sqrtm_grad, sylvester_adjoint)
-from ..runtime.scipy_linalg import (cho_factor_tangent, cho_solve_tangent_factor,
+from ...runtime.scipy.linalg import (cho_factor_tangent, cho_solve_tangent_factor,
                                     cholesky_tangent,
                                     eigvalsh_tangent, expm_tangent, inv_tangent,
                                     lu_factor_tangent, lu_solve_tangent_factor,
                                     solve_banded_tangent_ab, solve_tangent_matrix,
                                     solve_tangent_rhs, solve_triangular_tangent_a,
                                     sqrtm_tangent)
-from .registry import jvp, linear, through_source, vjp
+from ..registry import jvp, linear, through_source, vjp
 
 
 def linalg(name, **options):

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..errors import RuntimeRefusal
-from .core import float_dtype, mT, unbroadcast, unreduce
-from .linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
-from .tangents import cholesky_tangent_of
+from ...errors import RuntimeRefusal
+from ..core import float_dtype, mT, unbroadcast, unreduce
+from ..linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
+from ..tangents import cholesky_tangent_of
 
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")

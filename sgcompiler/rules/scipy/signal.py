@@ -4,8 +4,8 @@ Loaded with the other SciPy rule modules (rules/scipy.py), so SciPy stays option
 """
 import scipy.signal
 
-from ..runtime.scipy_signal import convolve_grad, correlate_grad_in1, correlate_grad_in2
-from .registry import multilinear, vjp
+from ...runtime.scipy.signal import convolve_grad, correlate_grad_in1, correlate_grad_in2
+from ..registry import multilinear, vjp
 
 _MODES = "real inputs; every mode (full, same, valid) and method"
 

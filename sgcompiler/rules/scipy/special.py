@@ -11,9 +11,9 @@ import scipy.special
 from scipy.special import (betaln, digamma, expit, gammaln, i0, i0e, i1, i1e, iv, ive, j0, j1,
                            jv, kv, kve, polygamma, xlog1py, xlogy, y0, y1, yn, yv, zeta)
 
-from ..runtime import unbroadcast
-from ..runtime.scipy_special import logsumexp_grad_a, logsumexp_grad_b
-from .registry import jvp, nondifferentiable, through_source, vjp
+from ...runtime import unbroadcast
+from ...runtime.scipy.special import logsumexp_grad_a, logsumexp_grad_b
+from ..registry import jvp, nondifferentiable, through_source, vjp
 
 
 def special(*names, **options):

@@ -13,8 +13,8 @@ import numpy as np
 from scipy.special import digamma
 from scipy.stats import norm
 
-from ..errors import RuntimeRefusal
-from .core import unbroadcast
+from ...errors import RuntimeRefusal
+from ..core import unbroadcast
 
 
 def exp_ratio(log_num, log_den):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import unbroadcast, unreduce
+from ..core import unbroadcast, unreduce
 
 
 def _signed(g, ans, a, axis, keepdims, return_sign):
