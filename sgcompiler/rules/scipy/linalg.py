@@ -8,7 +8,7 @@ import numpy as np
 import scipy.linalg
 
 from ...runtime import mT
-from ...runtime.linalg import cholesky_grad, eigvalsh_grad
+from ...runtime.numpy.linalg import cholesky_grad, eigvalsh_grad
 from ...runtime.scipy.linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
                                     cho_solve_grad_b, cho_solve_grad_factor, expm_grad,
                                     expm_grad_second, expm_grad_tangent_a, inv_grad,

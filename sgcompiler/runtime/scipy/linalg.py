@@ -11,7 +11,7 @@ import scipy.linalg
 
 from ...errors import RuntimeRefusal
 from ..core import float_dtype, mT, unbroadcast, unreduce
-from ..linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
+from ..numpy.linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
 from ..tangents import cholesky_tangent_of
 
 _GENERAL = (None, "gen", "general")

@@ -1,14 +1,14 @@
 """Derivative rules of the discrete Fourier transforms (np.fft); their helpers are in
-runtime/fft.py. Every transform is linear, so its tangent is the transform of the
+runtime/numpy/fft.py. Every transform is linear, so its tangent is the transform of the
 tangent; complex values flow through them in the convention of rules/complex_numbers.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.fft import (fft_grad, fftn_grad, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad,
+from ...runtime.numpy.fft import (fft_grad, fftn_grad, hfft_grad, ihfft_grad, irfft_grad, irfftn_grad,
                            rfft_grad, rfftn_grad)
-from .registry import complex_safe, linear, vjp
+from ..registry import complex_safe, linear, vjp
 
 _OUT = {"out": (None,)}
 

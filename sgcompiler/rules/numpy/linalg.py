@@ -8,17 +8,17 @@ import operator
 
 import numpy as np
 
-from ..runtime import mT
-from ..runtime.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
+from ...runtime import mT
+from ...runtime.numpy.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
                               dot_grad_right, eigh_grad, eigvalsh_grad, einsum_grad,
                               inner_grad_a, inner_grad_b, kron_grad, matmul_grad_left,
                               matmul_grad_right, matrix_power_grad, multi_dot_grads, pinv_grad,
                               slogdet_grad, solve_grad_a, solve_grad_b, svdvals_grad,
                               tensordot_grad_a, tensordot_grad_b, trace_grad, vecdot_grad)
-from ..runtime.tangents import (cholesky_tangent_of, eigh_tangent_of, matrix_power_tangent_of,
+from ...runtime.tangents import (cholesky_tangent_of, eigh_tangent_of, matrix_power_tangent_of,
                                 multi_dot_tangent_of, pinv_tangent_of, solve_tangent_a,
                                 svdvals_tangent_of)
-from .registry import jvp, linear, multilinear, present, vjp
+from ..registry import jvp, linear, multilinear, present, vjp
 
 # --- products ---------------------------------------------------------------------------------
 

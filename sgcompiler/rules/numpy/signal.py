@@ -2,13 +2,13 @@
 FFT shifts (np.fft.fftshift, ifftshift, which roll the array). See registry.py.
 
 All are linear in their array arguments (convolve and correlate in each of the two), so
-their tangents are the functions of the tangents. Helpers: runtime/signal.py.
+their tangents are the functions of the tangents. Helpers: runtime/numpy/signal.py.
 """
 import numpy as np
 
-from ..runtime.signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a,
+from ...runtime.numpy.signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a,
                               correlate_grad_v, gradient_grad)
-from .registry import linear, multilinear, through_source, vjp
+from ..registry import linear, multilinear, through_source, vjp
 
 
 @vjp(np.convolve, notes="1-D real input; every mode")

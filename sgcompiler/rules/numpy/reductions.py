@@ -5,14 +5,14 @@ of its input; the NaN-ignoring variants send nothing to the NaNs.
 """
 import numpy as np
 
-from ..runtime.reductions import (average_grad_a, average_grad_weights, average_weights,
+from ...runtime.numpy.reductions import (average_grad_a, average_grad_weights, average_weights,
                                   choose_grad,
                                   cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
                                   nan_count, prod_grad)
-from ..runtime import reduced_size, unreduce
-from ..runtime.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
-from ..runtime.tangents import choose_tangent, cumprod_tangent_of, cumulative_prod_tangent_of
-from .registry import jvp, linear, present, vjp
+from ...runtime import reduced_size, unreduce
+from ...runtime.numpy.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
+from ...runtime.tangents import choose_tangent, cumprod_tangent_of, cumulative_prod_tangent_of
+from ..registry import jvp, linear, present, vjp
 
 
 @vjp(np.sum, reduction=True)

@@ -7,8 +7,8 @@ these rules through analysis/ops.py.
 """
 import numpy as np
 
-from ..runtime import unbroadcast
-from ..runtime.shapes import (COPYING_PAD_MODES, append_grad, astype, cast_grad,
+from ...runtime import unbroadcast
+from ...runtime.numpy.shapes import (COPYING_PAD_MODES, append_grad, astype, cast_grad,
                               column_stack_grad, delete_grad, diff_grad, dstack_grad,
                               hsplit_axis, hstack_grad,
                               interp_grad_fp, interp_grad_x, interp_linear_part, join_pieces, linspace_fractions,
@@ -18,8 +18,8 @@ from ..runtime.shapes import (COPYING_PAD_MODES, append_grad, astype, cast_grad,
                               split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
-from ..runtime.tangents import cast_tangent, zero_ends
-from .registry import jvp, linear, present, vjp
+from ...runtime.tangents import cast_tangent, zero_ends
+from ..registry import jvp, linear, present, vjp
 
 # --- shapes and axes --------------------------------------------------------------------------
 

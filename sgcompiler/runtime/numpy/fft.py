@@ -1,4 +1,4 @@
-"""Helpers of the FFT rules (rules/fft.py).
+"""Helpers of the FFT rules (rules/numpy/fft.py).
 
 The DFT matrix is symmetric, so (in the complex convention of runtime/complex_numbers.py, where an
 adjoint pairs with a change as Re(g * dw)) the adjoint of `fft(a, norm=k)` is `fft(g,

@@ -10,8 +10,8 @@ import operator
 
 import numpy as np
 
-from ..runtime import balanced_eq, bessel_i1, divide_or_zero, unbroadcast
-from .registry import jvp, vjp
+from ...runtime import balanced_eq, bessel_i1, divide_or_zero, unbroadcast
+from ..registry import jvp, vjp
 
 # --- exponentials and logarithms -------------------------------------------------------------
 

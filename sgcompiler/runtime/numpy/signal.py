@@ -1,4 +1,4 @@
-"""Helpers that generated code calls for NumPy's filters (rules/signal.py): np.convolve,
+"""Helpers that generated code calls for NumPy's filters (rules/numpy/signal.py): np.convolve,
 np.correlate and np.gradient, each linear in its array arguments, so each gradient applies
 the transposed filter to g.
 """
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import float_dtype, stop_gradient
+from ..core import float_dtype, stop_gradient
 
 
 # (the lengths are integers: stop_gradient tells the compiler so when it reads these

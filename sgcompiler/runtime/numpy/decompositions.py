@@ -1,4 +1,4 @@
-"""Helpers that generated code calls for matrix decompositions (rules/decompositions.py):
+"""Helpers that generated code calls for matrix decompositions (rules/numpy/decompositions.py):
 np.linalg.svd, qr and lstsq, their adjoints and their tangents.
 
 Each works on stacks of matrices (the last two axes). A result that got no adjoint comes as
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import RuntimeRefusal
-from .core import as_float, float_dtype, mT
+from ...errors import RuntimeRefusal
+from ..core import as_float, float_dtype, mT
 from .linalg import fold_lower, pinv_grad
 
 

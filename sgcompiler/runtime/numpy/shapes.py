@@ -1,4 +1,4 @@
-"""Helpers that generated gradient code calls for shape and indexing functions (rules/shapes.py).
+"""Helpers that generated gradient code calls for shape and indexing functions (rules/numpy/shapes.py).
 
 Most of these functions only move elements around, so each gradient sends every element of
 `g` back to the element of the input it came from, adding where one input element was used
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import RuntimeRefusal
-from .core import float_dtype, unbroadcast
+from ...errors import RuntimeRefusal
+from ..core import float_dtype, unbroadcast
 
 
 def _zeros(shape, g, x):

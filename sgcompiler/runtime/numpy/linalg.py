@@ -1,4 +1,4 @@
-"""Helpers that generated gradient code calls for linear algebra (rules/linalg.py).
+"""Helpers that generated gradient code calls for linear algebra (rules/numpy/linalg.py).
 
 Each is the adjoint of one NumPy function, written in plain NumPy with the formula it
 implements in its docstring, for the cases that have no one-line spelling: matrices whose
@@ -10,8 +10,8 @@ import string
 
 import numpy as np
 
-from ..errors import RuntimeRefusal
-from .core import _other_library, as_float, float_dtype, mT, unbroadcast, unreduce
+from ...errors import RuntimeRefusal
+from ..core import _other_library, as_float, float_dtype, mT, unbroadcast, unreduce
 from .reductions import choose_grad
 
 

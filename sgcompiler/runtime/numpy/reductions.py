@@ -1,4 +1,4 @@
-"""Helpers that generated gradient code calls for reductions (rules/reductions.py).
+"""Helpers that generated gradient code calls for reductions (rules/numpy/reductions.py).
 
 Each sends the gradient of a reduced value back over the axes the reduction removed:
 max/min to their ties, prod to the product of the others, cumulative sums and products
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import RuntimeRefusal
-from .core import float_dtype, reduced_axes, reduced_size, unreduce
+from ...errors import RuntimeRefusal
+from ..core import float_dtype, reduced_axes, reduced_size, unreduce
 
 
 def choose_grad(g, ans, x, axis=None, keepdims=False):

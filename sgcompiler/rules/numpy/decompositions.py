@@ -5,15 +5,15 @@ registry.py.
 Their factors are unique only up to signs (and, for repeated singular values, rotations),
 and the columns of a full orthogonal factor beyond min(m, n) are an arbitrary completion:
 the rules hold for losses that do not depend on that choice, and refuse (at run time) a
-loss that reads those extra columns. The helpers are in runtime/decompositions.py.
+loss that reads those extra columns. The helpers are in runtime/numpy/decompositions.py.
 """
 import numpy as np
 
-from ..runtime.decompositions import (eig_grad, eig_tangent_of, eigvals_grad,
+from ...runtime.numpy.decompositions import (eig_grad, eig_tangent_of, eigvals_grad,
                                       eigvals_tangent_of, lstsq_grad_a, lstsq_grad_b,
                                       lstsq_tangent_of, qr_grad, qr_tangent_of, svd_grad,
                                       svd_tangent_of)
-from .registry import jvp, vjp
+from ..registry import jvp, vjp
 
 
 @vjp(np.linalg.svd, multiple_results=True, single_result_when=("compute_uv", False),
