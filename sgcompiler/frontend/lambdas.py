@@ -22,7 +22,7 @@ import os
 
 import gast
 
-from ...errors import SGCompilerError, SourceUnavailable
+from ..errors import SGCompilerError, SourceUnavailable
 
 
 def is_lambda(fn) -> bool:
