@@ -28,7 +28,7 @@ from .frontend.depends import recording
 from .frontend.forms.objects import as_function, with_default_functions
 from .frontend.source import function_name
 from .records import is_record, is_record_type
-from .compiled import CallKind
+from .pipeline.compiled import CallKind
 from .pipeline import PYTHON_NUMBER, compile_gradient
 from .reverse_api import with_aux
 from .runtime.namespace import failing_clearly, namespace_of

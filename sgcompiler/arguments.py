@@ -63,7 +63,7 @@ def dtype_refusal(dtype) -> str | None:
 
 def _complex_kinds(params, args, arrays) -> tuple:
     """(parameter, shape, dtype) of the complex arguments `arrays` leaves out: code for
-    complex values differs (complex mode, pipeline.py), so the compiler must know of them
+    complex values differs (complex mode, pipeline/__init__.py), so the compiler must know of them
     even when it does not specialise for shapes."""
     known = {entry[0] for entry in arrays}
     found = []

@@ -44,7 +44,7 @@ from .explain import explain
 from .explain.side_by_side import side_by_side_sections, side_by_side_sections_text
 from .frontend.forms.checkpoint import check_policy
 from .pipeline import compile_gradient
-from .stages import FORWARD_STAGES, STAGES, dump_stage
+from .pipeline.stages import FORWARD_STAGES, STAGES, dump_stage
 
 INTERNAL_ERROR = 70      # exit status for a bug in sgcompiler (sysexits' EX_SOFTWARE)
 

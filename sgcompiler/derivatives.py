@@ -5,7 +5,7 @@
     H = hessian(f)(x)                               # forward over reverse: x.shape * 2
     Hv = hvp(f, x, v)                               # one jvp of the gradient
 
-`jvp` runs a generated tangent function (pipeline_forward.compile_jvp; `jvp_source` shows it).
+`jvp` runs a generated tangent function (pipeline.forward_mode.compile_jvp; `jvp_source` shows it).
 The Hessian is the jacobian of the generated gradient: the compiler reads its own output.
 `jacobian(mode="fwd")` and `hessian` run the tangent code once with all the unit directions
 along a leading axis of each tangent (batched, forward/batch.py), or, where the code cannot
@@ -31,7 +31,7 @@ from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
 from .frontend.forms.objects import as_function
 from .frontend.source import function_name
-from .pipeline_forward import compile_jvp
+from .pipeline.forward_mode import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
 from .tree_blocks import (flat, is_tree, leaves, like_tree, nested_blocks, tree_jacobian_fwd,
                           tree_jacobian_rev, unit_trees)

@@ -453,7 +453,7 @@ case(np.partition, normal(7), value(3))
 case(np.partition, normal(3, 5), value(2), value(0), id="axis")
 case(np.partition, normal(4, 5), value((1, 3)), id="several-kth")
 case(np.partition, normal(3, 4), value(5), value(None), id="flat")
-# --- filters (rules/signal.py) ----------------------------------------------------------------
+# --- filters (rules/numpy/signal.py) ----------------------------------------------------------------
 for mode in ("full", "same", "valid"):
     for m, n in ((5, 3), (3, 5), (4, 4), (2, 7), (1, 4)):
         for prim in (np.convolve, np.correlate):
@@ -650,7 +650,7 @@ case(rt.interp_linear_part, uniform(-0.5, 3.5, 7), value(_XP), normal(4), id="en
      left=0.5, right=-1.0)
 
 
-# --- complex values (rules/complex_numbers.py) and the FFTs (rules/fft.py) -----------------
+# --- complex values (rules/complex_numbers.py) and the FFTs (rules/numpy/fft.py) -----------------
 
 for shape in SHAPES:
     label = "x".join(map(str, shape)) or "scalar"

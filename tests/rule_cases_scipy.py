@@ -7,8 +7,8 @@ import scipy.signal
 import scipy.special as sp
 import scipy.stats as stats
 
-from sgcompiler.rules import scipy_stats
-from sgcompiler.runtime import scipy_linalg as scipy_linalg_helpers
+from sgcompiler.rules.scipy import stats as scipy_stats
+from sgcompiler.runtime.scipy import linalg as scipy_linalg_helpers
 
 from rule_cases import (BROADCAST, REDUCE, SHAPES, case, ints, normal, positive, spd,
                         square, uniform, unit, value)

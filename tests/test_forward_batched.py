@@ -9,7 +9,7 @@ import pytest
 from sgcompiler import grad, hessian, jacobian
 from sgcompiler.derivatives import _kinds, _params
 from sgcompiler.forward.batch import NotBatchable
-from sgcompiler.pipeline_forward import compile_jvp
+from sgcompiler.pipeline.forward_mode import compile_jvp
 from test_forward import _fd_hessian, fd_jvp
 
 R = np.random.default_rng(7)

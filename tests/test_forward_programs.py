@@ -20,7 +20,7 @@ import fuzz_session
 import sgcompiler
 from sgcompiler.derivatives import _kinds, _params
 from sgcompiler.forward.batch import NotBatchable
-from sgcompiler.pipeline_forward import compile_jvp
+from sgcompiler.pipeline.forward_mode import compile_jvp
 from program_check import Freezer, NotSmooth, _evaluate, _primal, load, point
 from program_grammar import Choices, write_program
 

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from sgcompiler import grad
-from sgcompiler.pipeline_forward import compile_jvp
+from sgcompiler.pipeline.forward_mode import compile_jvp
 import specimens_calls as C
 import specimens_control as L
 import specimens_stop as S

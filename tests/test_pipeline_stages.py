@@ -4,7 +4,8 @@ import ast
 import numpy as np
 import pytest
 
-from sgcompiler import cli, pipeline, pipeline_forward, stages, stop_gradient
+from sgcompiler import cli, pipeline, stop_gradient
+from sgcompiler.pipeline import forward_mode as pipeline_forward, stages
 from sgcompiler.analysis.summaries import SUMMARIES
 from sgcompiler.analysis.activity import activity
 from sgcompiler.frontend import REWRITES, SOURCE_STAGES, front_end

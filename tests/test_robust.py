@@ -430,7 +430,7 @@ def test_deep_expressions_compile_and_their_gradients_are_right(deep_module, nam
 
 
 def test_too_deep_for_the_compiler_is_refused_with_the_line(deep_module, monkeypatch):
-    from sgcompiler import deep
+    from sgcompiler.pipeline import deep_code as deep
     # (the limit is below the interpreter's, so this one is not raised)
     monkeypatch.setattr(deep, "_DEEP_LIMIT", 300)
     limit = sys.getrecursionlimit()

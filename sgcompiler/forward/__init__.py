@@ -5,5 +5,5 @@ result, built from the tangent rules (`@jvp` in rules/, or derived by rules/deri
     rules.py     a tangent rule inlined into generated code
     batch.py     tangents with a leading axis of directions (hessian, jacobian(mode="fwd"))
 
-pipeline_forward.compile_jvp is its recipe; a tangent that is zero at compile time emits nothing.
+pipeline.forward_mode.compile_jvp is its recipe; a tangent that is zero at compile time emits nothing.
 """

@@ -15,7 +15,7 @@ generate no code. The tangent of a statement comes from the primitive's tangent 
 (rules/derive.py: explicit, linear, or derived from the adjoint rule). A name that has a
 tangent but gets a value with none on some path (a loop's `s = 0.0`) gets an explicit
 zero there, of its shape. A user function called with active arguments gets a tangent
-function of its own (`pipeline_forward.jvp_piece`), called as `y, y_dot = h_jvp(x, x_dot=x_dot)`.
+function of its own (`pipeline.forward_mode.jvp_piece`), called as `y, y_dot = h_jvp(x, x_dot=x_dot)`.
 """
 from __future__ import annotations
 

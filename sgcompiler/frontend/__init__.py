@@ -1,6 +1,7 @@
 """The front end: a function object in, its normal form out.
 
     source.py     function -> gast tree with real file names and line numbers
+    lambdas.py    a lambda found by its code object; lifted.py: functions made from source
     check.py      refuse what cannot be differentiated, all at once
     transforms.py grad(g)(x) inside the function: a call of g's generated gradient
     forms/        Python as people write it, in its plainer forms (forms/__init__.py):

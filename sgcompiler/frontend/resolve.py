@@ -32,7 +32,7 @@ from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
 from .forms.objects import as_function, user_code
 from .source import FunctionSource
-from ..ir.blocks import nodes
+from ..ir.blocks import local_names  # noqa: F401 (later stages read it from here)
 
 PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
     "primitive", "stop", "nondiff", "method", "user", "iteration", "opaque")
@@ -77,16 +77,6 @@ def _root(func):
 
 def _text(node) -> str:
     return ast.unparse(gast.gast_to_ast(node))
-
-
-def local_names(tree) -> set:
-    """Parameters and every name the function assigns."""
-    names = {a.id for a in tree.args.args + tree.args.kwonlyargs
-             + tree.args.posonlyargs}
-    for node in nodes(tree):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
-            names.add(node.id)
-    return names
 
 
 def classify(obj, text: str, module: str | None = None) -> Callee | None:

@@ -18,8 +18,8 @@ import gast
 
 from ..errors import SGCompilerError, SourceUnavailable
 from .depends import note_name
-from .forms.lifted import lifted_source
-from .forms.lambdas import is_lambda, lambda_def, lambda_name
+from .lifted import lifted_source
+from .lambdas import is_lambda, lambda_def, lambda_name
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def parse_function(fn) -> FunctionSource:
 
 
 def _parse_lambda(fn) -> FunctionSource:
-    """A lambda, read as the def it is equivalent to (forms/lambdas.py)."""
+    """A lambda, read as the def it is equivalent to (lambdas.py)."""
     tree = lambda_def(fn)
     filename = fn.__code__.co_filename
     qualname = ".".join(fn.__qualname__.split(".")[:-1] + [tree.name])

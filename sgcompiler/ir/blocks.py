@@ -51,3 +51,13 @@ def nodes(node):
                         push(item)
             elif isinstance(value, gast.AST):
                 push(value)
+
+
+def local_names(tree) -> set:
+    """Parameters and every name the function assigns."""
+    names = {a.id for a in tree.args.args + tree.args.kwonlyargs
+             + tree.args.posonlyargs}
+    for node in nodes(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            names.add(node.id)
+    return names

@@ -21,7 +21,7 @@ with its own index, the data and the matrix are not assigned in the loop nor cha
 place there, the row and the product are assigned once in the loop and never changed in
 place, and every shape is known (1-d rows, or 2-d rows of a batch). `movable(name)` says
 which names may be rewritten (not the user's own variables). It runs on tangent code only
-(pipeline_forward.compile_jvp), where the primal's products move too: its value may then differ from
+(pipeline.forward_mode.compile_jvp), where the primal's products move too: its value may then differ from
 the function's in the last bits, as with any compiler that reorders sums.
 """
 from __future__ import annotations

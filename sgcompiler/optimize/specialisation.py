@@ -1,5 +1,5 @@
 """What the optimizations know about the code they rewrite (`Specialisation`), worked out
-once per generated function by the recipes (pipeline.py, pipeline_forward.py) and passed to
+once per generated function by the recipes (pipeline/__init__.py, pipeline/forward_mode.py) and passed to
 every step of pipeline.OPTIMIZATIONS; and a step of a piece's recipe: values a forward
 function saves that its optimized backward no longer reads are not saved.
 """

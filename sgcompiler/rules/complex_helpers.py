@@ -1,5 +1,5 @@
 """Derivative rules of the helpers that code compiled in complex mode calls (real_like,
-complex_sign, the FFTs' adjoints in runtime/fft.py), so that grad of grad, hessian and hvp
+complex_sign, the FFTs' adjoints in runtime/numpy/fft.py), so that grad of grad, hessian and hvp
 can read a complex function's generated gradient again (rules/runtime.py does the same for
 the other helpers).
 
@@ -18,7 +18,7 @@ import numpy as np
 from ..runtime.complex_numbers import (complex_sign, complex_sign_grad,
                                        complex_sign_reciprocal, complex_sign_reciprocal_slope,
                                        complex_sign_tangent, real_like)
-from ..runtime.fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad,
+from ..runtime.numpy.fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad,
                            irfft_grad, irfftn_grad, rfft_grad, rfftn_grad)
 from ..runtime import (add_at, add_trees, as_float, copied, cumsum_grad, dot_grad_left,
                        dot_grad_right, field, index_part, inner_grad_a, inner_grad_b,

@@ -1,7 +1,7 @@
 """Complex mode: which rules code that may hold complex values uses (registry.py looks
 them up first when the mode is on).
 
-Code that may hold complex values is compiled in "complex mode" (pipeline.py decides, from
+Code that may hold complex values is compiled in "complex mode" (pipeline/__init__.py decides, from
 frontend/complex_values.py). Adjoints follow JAX's convention: the adjoint `g` of a value
 w pairs with a change dw as Re(g * dw), so a holomorphic function's rule is its real rule
 (dz = g * f'(z)) and the gradient of a real loss is df/dx - i df/dy. In complex mode a

@@ -48,9 +48,9 @@ from ..runtime import (append_grad, average_grad_a, average_grad_weights, averag
                        polyval_grad_x, select_default_grad, select_grad, select_grads,
                        trapezoid_grad,
                        unstack, vecdot_grad, vstack_grad)
-from ..runtime.linalg import einsum_grad
+from ..runtime.numpy.linalg import einsum_grad
 from ..runtime.tangents import einsum_grad_with, einsum_with, zero_ends
-from ..runtime.linalg import fold, fold_lower, fold_upper
+from ..runtime.numpy.linalg import fold, fold_lower, fold_upper
 from .registry import jvp, linear, multilinear, nondifferentiable, through_source, vjp
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------

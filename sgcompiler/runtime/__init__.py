@@ -1,11 +1,9 @@
 """The helpers that generated gradient code calls, mirroring rules/ file for file.
 
     core.py        unbroadcast, unreduce, trees, dtypes: what every rule family shares
-    reductions.py  rules/reductions.py     shapes.py  rules/shapes.py
-    linalg.py      rules/linalg.py         decompositions.py  rules/decompositions.py
-    signal.py      rules/signal.py         fft.py     rules/fft.py
+    numpy/         rules/numpy/: reductions, shapes, linalg, decompositions, signal, fft
     complex_numbers.py  rules/complex_numbers.py: complex values (real_like, real_only)
-    scipy_*.py     rules/scipy_*.py (imported by them only, so SciPy stays optional)
+    scipy/         rules/scipy/ (imported by them only, so SciPy stays optional)
     tangents.py    what forward-mode (tangent) code calls
     iteration.py   by_position: a loop over a parameter refuses a dict or a set
     sequences.py   the adjoints of + and * of lists and tuples (joined, repeated)
@@ -25,10 +23,10 @@ from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, ba
                    unbroadcast,
                    unbroadcast_each, unbroadcast_sum, unreduce, written_back, written_part,
                    zeros_tree)  # noqa: F401
-from .reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
+from .numpy.reductions import (average_grad_a, average_grad_weights, average_weights, axes_last,
                          choose_grad, cumprod_grad, cumsum_grad, divide_or_zero, median_grad,
                          nan_count, prod_grad)  # noqa: F401
-from .shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
+from .numpy.shapes import (append_grad, astype, cast_grad, column_stack_grad, delete_grad,
                      diff_grad, dstack_grad, hsplit_axis, hstack_grad, interp_grad_fp,
                      interp_grad_x, interp_linear_part, interp_slope_grad, join_pieces, linspace_fractions,
                      pad_grad, partition_grad,
@@ -40,14 +38,14 @@ from .batched import (batch_map, batch_matmul_grad_left, batch_matmul_grad_right
                       batch_unbroadcast, batch_unreduce, broadcast_batch)  # noqa: F401
 from .tangents import (broadcast_like, cast_tangent, choose_tangent,
                        zeros_tangent)  # noqa: F401
-from .linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
+from .numpy.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
                      dot_grad_right, eigh_grad, eigvalsh_grad, einsum_grad, fold, fold_lower,
                      fold_upper, inner_grad_a, inner_grad_b, kron_grad, matmul_grad_left,
                      matmul_grad_right, matrix_norm_grad, matrix_power_grad, multi_dot_grads,
                      norm_grad, pinv_grad, slogdet_grad, solve_grad_a, solve_grad_b,
                      svdvals_grad, tensordot_axes, tensordot_grad_a, tensordot_grad_b,
                      trace_grad, vecdot_grad, vector_norm_grad)  # noqa: F401
-from .decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tangent_of,
+from .numpy.decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tangent_of,
                              lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
                              qr_tangent_of, svd_grad, svd_tangent_of)  # noqa: F401
 from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
@@ -58,9 +56,9 @@ from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                               real_only)  # noqa: F401
 from .iteration import by_position  # noqa: F401
 from .sequences import joined_part, repeated_part  # noqa: F401
-from .fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad, irfft_grad,  # noqa: F401
+from .numpy.fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad, irfft_grad,  # noqa: F401
                   irfftn_grad, rfft_grad, rfftn_grad)
-from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,
+from .numpy.signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,
                      gradient_grad)  # noqa: F401
 
 

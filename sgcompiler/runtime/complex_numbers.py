@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .decompositions import eig_grad, eig_tangent_of
-from .shapes import cast_grad
+from .numpy.decompositions import eig_grad, eig_tangent_of
+from .numpy.shapes import cast_grad
 
 
 def real_like(g, x):

@@ -4,7 +4,7 @@ Generated code does its arithmetic inline; these helpers cover the bookkeeping t
 one-line NumPy spelling: summing a broadcast gradient back to an operand's shape, putting
 back the axes a reduction removed, adding gradients of parameter trees. Each helper is
 plain NumPy, so generated code stays readable and debuggable. The helpers of one family of
-rules are in the module of the same name (rules/linalg.py -> runtime/linalg.py).
+rules are in the module of the same name (rules/numpy/linalg.py -> runtime/numpy/linalg.py).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import RuntimeRefusal
 from .core import float_dtype
-from .linalg import einsum_grad
+from .numpy.linalg import einsum_grad
 
 
 def zeros_tangent(x):

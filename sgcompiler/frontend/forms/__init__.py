@@ -12,10 +12,8 @@ front end (frontend/__init__.py) runs the passes in this order:
     nested.py      nested defs and lambdas lifted; helpers specialised for function arguments
     fields.py      p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
 
-and, for the function object itself (source.py, resolve.py, api.py): lambdas.py (a lambda
-found by its code object), objects.py (bound methods, callable objects, partials) and
-lifted.py (the function objects made from pieces of the user's source).
-
-This package imports nothing at its top, so that source.py can use lifted.py and
-lambdas.py while the passes here use source.py.
+and, for the function object itself (source.py, resolve.py, api.py): objects.py (bound
+methods, callable objects, partials). How a lambda is found by its code object
+(frontend/lambdas.py) and how function objects are made from pieces of the user's source
+(frontend/lifted.py) live beside source.py, which reads them; the passes here use both.
 """

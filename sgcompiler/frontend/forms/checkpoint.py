@@ -2,7 +2,7 @@
 
 Runs after the other forms, before `check`, and only when a checkpoint is asked for. Each
 outermost `for` loop over `range(...)` or over a sequence becomes a loop over segments of
-about sqrt(n) trips; a segment is a function of its own (lifted.py), called with the loop's
+about sqrt(n) trips; a segment is a function of its own (frontend/lifted.py), called with the loop's
 state and returning it:
 
     h = x                             h = x
@@ -40,7 +40,7 @@ import gast
 
 from ...errors import describe, errors_at
 from ... import runtime
-from .lifted import lifted_function
+from ..lifted import lifted_function
 from .replayable import Refused as _Refused, check_replayable, check_writes
 
 POLICIES = ("sqrt",)

@@ -18,7 +18,7 @@ import gast
 import numpy as np
 
 from ...runtime import field
-from ..resolve import local_names
+from ...ir.blocks import local_names
 from ..source import FunctionSource
 
 _ARRAY_ATTRIBUTES = frozenset(dir(np.ndarray))

@@ -1,7 +1,7 @@
 """Functions defined inside a differentiated function, and functions passed to helpers.
 
 Runs right after parsing, before `check`. A nested def or a lambda bound to a local name
-becomes a function of its own (lifted.py) that takes the enclosing function's variables it
+becomes a function of its own (frontend/lifted.py) that takes the enclosing function's variables it
 reads as extra parameters, passed at each call (Python reads them at call time too):
 
     def loss(x, w):                          def loss(x, w):
@@ -24,7 +24,7 @@ import gast
 from ... import rules
 from ...errors import describe, errors_at
 from ..depends import function_reads, module_level, note
-from .lifted import lifted_function, remaining_defaults
+from ..lifted import lifted_function, remaining_defaults
 from .objects import user_code
 from ..source import FunctionSource, parse_function
 

@@ -5,7 +5,7 @@
     functools.partial(f, a, k=v) -> f_partial(x), with f's first parameter bound to a, k to v
 
 Each is a function made from the user's source with the bound parameters removed and
-bound, as closure cells, to the objects (lifted.py). The same objects give the same
+bound, as closure cells, to the objects (frontend/lifted.py). The same objects give the same
 function, so code compiled for it is reused; other objects give other code: the cache
 cannot hand one instance's gradient to another.
 """
@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from ...errors import SGCompilerError
-from .lifted import lifted_function, remaining_defaults
+from ..lifted import lifted_function, remaining_defaults
 from ..source import parse_function
 
 

@@ -23,7 +23,7 @@ import gast
 from ...errors import describe, errors_at
 from ...ir.builders import const, load, store
 from ..depends import function_reads, module_level, note
-from .lifted import lifted_function
+from ..lifted import lifted_function
 from .objects import cells_of, user_code
 from ..source import FunctionSource, parse_function
 from .sugar import fresh, local_names

@@ -1,0 +1,2 @@
+"""The helpers of the NumPy rules (rules/numpy/), file for file; runtime/__init__.py
+re-exports them."""

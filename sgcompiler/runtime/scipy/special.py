@@ -1,0 +1,40 @@
+"""Helpers that generated gradient code calls for scipy.special functions
+(rules/scipy_special.py).
+
+Imported only when the SciPy rules are loaded, that is, once the user's code has imported
+SciPy; sgcompiler itself never requires it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import unbroadcast, unreduce
+
+
+def _signed(g, ans, a, axis, keepdims, return_sign):
+    """The value's adjoint, the value and exp(a - value) times its sign: with return_sign
+    the result is (value, sign), and the sign (piecewise constant) gets no gradient."""
+    if return_sign:
+        g, ans, sign = g[0], ans[0], ans[1]
+        return g, np.exp(a - unreduce(ans, a, axis, keepdims)) * unreduce(sign, a, axis,
+                                                                           keepdims)
+    return g, np.exp(a - unreduce(ans, a, axis, keepdims))
+
+
+def logsumexp_grad_a(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    """Gradient of scipy.special.logsumexp with respect to a: b * exp(a - ans) (times the
+    sign, with return_sign)."""
+    g, weights = _signed(g, ans, a, axis, keepdims, return_sign)
+    if b is not None:
+        weights = weights * b
+    return unbroadcast(unreduce(g, weights, axis, keepdims) * weights, a)
+
+
+def logsumexp_grad_b(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    """Gradient of scipy.special.logsumexp with respect to b: exp(a - ans) (times the sign,
+    with return_sign; None when there is no b)."""
+    if b is None:
+        return None
+    g, weights = _signed(g, ans, a, axis, keepdims, return_sign)
+    weights = np.broadcast_to(weights, np.broadcast_shapes(np.shape(a), np.shape(b)))
+    return unbroadcast(unreduce(g, weights, axis, keepdims) * weights, b)
