@@ -179,3 +179,26 @@ def settled_reference(central, agree, agree_strictly):
     if agree_strictly(first, second):
         return first, "extrapolated"
     return fine, "unstable"
+
+
+def fd_hessian(f, x, eps=1e-5):
+    """The Hessian of scalar `f` at array `x`, by central differences of sgcompiler's
+    first-order gradient (which the rule and program tests check against f itself)."""
+    g = grad(f)
+    cols = []
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = eps
+        e = e.reshape(x.shape)
+        cols.append(((g(x + e) - g(x - e)) / (2 * eps)).ravel())
+    return np.array(cols).T.reshape(x.shape + x.shape)
+
+
+def assert_hessian_and_hvp_match(f, x, rng, tol=1e-5):
+    """sgcompiler's hessian(f)(x), and hvp along a random direction, against fd_hessian."""
+    from sgcompiler import hessian, hvp
+    expected = fd_hessian(f, x)
+    np.testing.assert_allclose(hessian(f)(x), expected, rtol=tol, atol=tol)
+    v = rng.normal(size=x.shape)
+    np.testing.assert_allclose(hvp(f, x, v), np.tensordot(expected, v, x.ndim),
+                               rtol=tol, atol=tol)

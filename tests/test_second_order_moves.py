@@ -10,7 +10,8 @@ derivative matters.
 import numpy as np
 import pytest
 
-from sgcompiler import check_grads, grad, hessian, hvp
+from sgcompiler import check_grads, grad
+from gradcheck import assert_hessian_and_hvp_match, fd_hessian
 
 R = np.random.default_rng(1406)
 
@@ -144,26 +145,12 @@ CASES = [
 IDS = [f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
 
 
-def _fd_hessian(f, x, eps=1e-5):
-    """Central differences of sgcompiler's first-order gradient (checked elsewhere)."""
-    g = grad(f)
-    cols = []
-    for i in range(x.size):
-        e = np.zeros(x.size)
-        e[i] = eps
-        e = e.reshape(x.shape)
-        cols.append(((g(x + e) - g(x - e)) / (2 * eps)).ravel())
-    return np.array(cols).T.reshape(x.shape + x.shape)
 
 
 @pytest.mark.parametrize("f, make", CASES, ids=IDS)
 def test_hessian_through_moving_helpers(f, make):
     x = make()
-    expected = _fd_hessian(f, x)
-    np.testing.assert_allclose(hessian(f)(x), expected, rtol=1e-5, atol=1e-5)
-    v = R.normal(size=x.shape)
-    np.testing.assert_allclose(hvp(f, x, v), np.tensordot(expected, v, x.ndim),
-                               rtol=1e-5, atol=1e-5)
+    assert_hessian_and_hvp_match(f, x, R)
 
 
 # (check_grads calls the function as a helper of its own: np.interp's xp then arrives
@@ -194,7 +181,7 @@ def interpolated_left_directional(x):
     (interpolated_left, interpolated_left_directional,
      np.array([-0.9, -0.3, 0.2, 0.4, 0.8]))], ids=["interpolated", "interpolated_left"])
 def test_grad_of_grad_through_interp(f, directional, x):
-    expected = np.tensordot(_fd_hessian(f, x), V[:x.size], 1)
+    expected = np.tensordot(fd_hessian(f, x), V[:x.size], 1)
     np.testing.assert_allclose(grad(directional)(x), expected, rtol=1e-5, atol=1e-5)
 
 
