@@ -41,11 +41,8 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_golden(name, update_golden):
-    f, wrt = CASES[name]
-    source = grad(f, wrt=wrt).source
-    # the header names the file; keep it stable whatever the checkout's path
+def _compare(name, source, update_golden):
+    """`source` against tests/golden/NAME.py (written anew with --update-golden)."""
     path = GOLDEN / f"{name}.py"
     if update_golden or not path.exists():
         path.write_text(source)
@@ -53,6 +50,13 @@ def test_golden(name, update_golden):
             pytest.fail(f"{path} did not exist; written now, review and commit it")
     assert source == path.read_text(), f"generated code of {name} changed; review the " \
                                        "diff and run pytest --update-golden if it is better"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden(name, update_golden):
+    f, wrt = CASES[name]
+    source = grad(f, wrt=wrt).source
+    _compare(name, source, update_golden)
 
 
 # forward mode: the tangent function (what `sgcompiler FILE.py:f --mode forward` prints)
@@ -72,13 +76,7 @@ FORWARD_CASES = {
 def test_golden_forward(name, update_golden):
     f, wrt = FORWARD_CASES[name]
     source = compile_jvp(f, wrt).source
-    path = GOLDEN / f"{name}.py"
-    if update_golden or not path.exists():
-        path.write_text(source)
-        if not update_golden:
-            pytest.fail(f"{path} did not exist; written now, review and commit it")
-    assert source == path.read_text(), f"generated tangent code of {name} changed; review " \
-                                       "the diff and run pytest --update-golden if it is better"
+    _compare(name, source, update_golden)
 
 
 # checkpointed loops: grad(f, checkpoint="sqrt"), the loop in segments and each segment's
@@ -93,10 +91,4 @@ CHECKPOINT_CASES = {
 def test_golden_checkpointed(name, update_golden):
     f, wrt = CHECKPOINT_CASES[name]
     source = grad(f, wrt=wrt, checkpoint="sqrt").source
-    path = GOLDEN / f"{name}.py"
-    if update_golden or not path.exists():
-        path.write_text(source)
-        if not update_golden:
-            pytest.fail(f"{path} did not exist; written now, review and commit it")
-    assert source == path.read_text(), f"generated code of {name} changed; review the " \
-                                       "diff and run pytest --update-golden if it is better"
+    _compare(name, source, update_golden)
