@@ -318,6 +318,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
+    fn = _for_trees(fn, trees)
     with LOCK:
         # pieces are bound to `fn` (its closure cells and defaults): one set per function
         mine = _PIECES.get(fn)
@@ -364,6 +365,13 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             raise
         made.depends = Depends.of(seen, fn)
         return made
+
+
+def _for_trees(fn, trees):
+    """`fn`, or, when it is a gradient's generated code (grad(g) called inside the function)
+    made for arrays and the caller passes parameter trees, that code made for them."""
+    remake = getattr(fn, "sgcompiler_for_trees", None)
+    return fn if remake is None or not trees else remake(frozenset(trees))
 
 
 def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
