@@ -4,7 +4,7 @@ against finite differences along a random direction of every leaf."""
 import numpy as np
 import pytest
 
-from sgcompiler import grad
+from sgcompiler import grad, hessian
 
 
 def last_layer(layers, x):
@@ -118,3 +118,48 @@ def test_gradient_of_a_layer_gradient(f, sizes, kind, wrt):
     outer = squared_weight_grad(f)
     args = (_layers(kind, sizes), _x(f, sizes))
     _check(outer, args, wrt, grad(outer, wrt=wrt)(*args))
+
+
+def hidden(layers, x):
+    hs = [x]
+    for M, v in layers:
+        hs.append(np.tanh(M @ hs[-1] + v))
+    return hs
+
+
+def last_hidden(layers, x):
+    hs = hidden(layers[1:], x)
+    return np.sum(hs[-1] ** 2)
+
+
+def last_hidden_inline(layers, x):
+    hs = [x]
+    for M, v in layers[1:]:
+        hs.append(np.tanh(M @ hs[-1] + v))
+    return np.sum(hs[-1] ** 2) + np.sum(hs[-2])
+
+
+def squared_input_grad(f):
+    def outer(layers, x):
+        return np.sum(grad(f, wrt=1)(layers, x) ** 2)
+    return outer
+
+
+@pytest.mark.parametrize("f", [last_hidden, last_hidden_inline], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("sizes", [(2, 2, 2, 2), (3, 3, 2, 4)])
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_gradient_of_a_gradient_reading_a_list_from_its_end(f, sizes, wrt):
+    # code read again keeps the list whole (a count, not pops): dhs[-1] there was the
+    # adjoint of the last value, not of the one read then, and the gradient came out 0
+    outer = squared_input_grad(f)
+    args = (_layers("list", sizes), _x(later_layers, sizes))
+    _check(outer, args, wrt, grad(outer, wrt=wrt)(*args))
+
+
+def test_hessian_of_a_list_read_from_its_end():
+    args = (_layers("list", (2, 3, 2, 2)), _x(later_layers, (2, 3, 2, 2)))
+    g = grad(last_hidden_inline, wrt=1)
+    eps = 1e-6
+    numeric = np.array([(g(args[0], args[1] + eps * e) - g(args[0], args[1] - eps * e))
+                        / (2 * eps) for e in np.eye(args[1].size)]).T
+    assert np.allclose(hessian(last_hidden_inline, wrt=1)(*args), numeric, atol=1e-6)
