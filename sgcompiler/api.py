@@ -125,6 +125,7 @@ class GradientFunction:
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> (function, returns value, plain, check)
+        self._plain = {}     # (scalars, trees, rules' version) -> as_function's function
         self._version = rules.version()     # of the rules the functions were compiled with
         self._last = CallKind()      # what the code of the last call was compiled for
         self._shaped = 0         # how many sets of argument shapes have code of their own
@@ -199,7 +200,19 @@ class GradientFunction:
                                     rereadable=True)
         function = compiled.bind(primal)
         function.__qualname__ = f"{primal.__qualname__}_grad"
+        # called inside a differentiated function, its caller may pass a parameter tree
+        # where this code expects an array: pipeline.piece asks for the code for trees
+        function.sgcompiler_for_trees = functools.partial(self._as_function_for, scalars)
         return function
+
+    def _as_function_for(self, scalars, trees):
+        """as_function(scalars, trees), the same function for the same kinds (the primal and
+        adjoint sweeps of one call site must find the same piece of it)."""
+        key = (scalars, frozenset(trees), rules.version())
+        found = self._plain.get(key)
+        if found is None:
+            found = self._plain[key] = self.as_function(scalars, key[1])
+        return found
 
     def _primal_for(self, scalars, trees):
         """The function this differentiates, for arguments of these kinds (the inner

@@ -13,6 +13,7 @@ be batched, one jvp per column.
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import math
 import weakref
@@ -285,7 +286,19 @@ def jacobian(f, wrt=0, mode: str = "auto"):
                          else _jacobian_rev(f, args, params.index(name), out))
         return tuple(found) if several else found[0]
     jac.__name__ = f"{f.__name__}_jacobian"
-    return jac
+    return _refusals_located(jac)
+
+
+def _refusals_located(fn):
+    """`fn`, raising a refusal of the generated code it runs (errors.RuntimeRefusal) as an
+    SGCompilerError with the user's line (backend/located.py)."""
+    @functools.wraps(fn)
+    def located_refusals(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeRefusal as exc:
+            raise located(exc) from None
+    return located_refusals
 
 
 jacobian.sgcompiler_refused_inside = (
@@ -436,7 +449,7 @@ def hessian(f, wrt=0):
         stacked = _stacked(columns)
         return stacked.reshape(np.shape(x) + np.shape(x))
     hess.__name__ = f"{f.__name__}_hessian"
-    return hess
+    return _refusals_located(hess)
 
 
 hessian.sgcompiler_refused_inside = (

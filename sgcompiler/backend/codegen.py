@@ -18,12 +18,13 @@ from ..ir.builders import COMMENT
 _MARK = re.compile(r"^\s*# line (\d+): ")
 
 
-def to_source(tree, header: str, origins: dict | None = None) -> str:
+def to_source(tree, header: str, origins=None) -> str:
     """The text of `tree` (a function, or a module of functions), preceded by the comment
     `header` (one comment line per line of it). `origins`, if given, gets {line of the
     text: the line of the user's file its statement came from}: a statement's own line,
     else that of the `# line N:` mark above it (for explain/, which reads code made to
-    be read again as the user's lines)."""
+    be read again as the user's lines, and backend/located.py, which names the line of a
+    run-time refusal); a dict is filled now, an `Origins` when it is first read."""
     node = gast.gast_to_ast(tree)
     _prepare(node)
     # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
@@ -38,18 +39,56 @@ def to_source(tree, header: str, origins: dict | None = None) -> str:
         else:
             out.append(line)
     text = "\n".join(out) + "\n"
-    if origins is not None:
-        origins.update(_origins(node, text))
+    if isinstance(origins, Origins):
+        origins.keep(_own_lines(node), text)
+    elif origins is not None:
+        origins.update(_origins(_own_lines(node), text))
     return text
 
 
-def _origins(node, text: str) -> dict:
-    """{line of `text`: the user's line} for the statements `node` printed as `text`."""
-    mine = [s for s in ast.walk(node) if isinstance(s, ast.stmt) and not _comment(s)]
-    printed = [s for s in ast.walk(ast.parse(text)) if isinstance(s, ast.stmt)]
-    if len(mine) != len(printed):
+class Origins:
+    """{line of a text: the user's line}, worked out when first read (a refusal is rare):
+    compiling keeps only the user's line of each statement, not a second parse."""
+
+    def __init__(self):
+        self._own, self._text, self._found = (), "", None
+
+    def keep(self, own: list, text: str):
+        self._own, self._text = own, text
+
+    def get(self, number, default=None):
+        if self._found is None:
+            self._found = _origins(self._own, self._text) if self._text else {}
+        return self._found.get(number, default)
+
+
+def _statements(node):
+    """The statements under `node`, in one order: the same for a tree and for its printed
+    text parsed again."""
+    out, todo = [node] if isinstance(node, ast.stmt) else [], [node]
+    while todo:
+        found = todo.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in reversed(getattr(found, field, None) or ()):
+                if isinstance(child, ast.stmt):
+                    out.append(child)
+                if isinstance(child, ast.AST):
+                    todo.append(child)
+    return out
+
+
+def _own_lines(node) -> list:
+    """The user's line of each statement `node` prints (0: none), comments left out."""
+    return [getattr(s, "lineno", 0) or 0 for s in _statements(node) if not _comment(s)]
+
+
+def _origins(own_lines: list, text: str) -> dict:
+    """{line of `text`: the user's line} for the statements printed as `text`, whose own
+    user's lines are `own_lines` (_own_lines)."""
+    printed = _statements(ast.parse(text))
+    if len(own_lines) != len(printed):
         return {}
-    own = {b.lineno: a.lineno for a, b in zip(mine, printed) if getattr(a, "lineno", 0)}
+    own = {b.lineno: a for a, b in zip(own_lines, printed) if a}
     found, mark = {}, None
     starts = {s.lineno for s in printed}
     for number, line in enumerate(text.split("\n"), 1):

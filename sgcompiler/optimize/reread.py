@@ -256,7 +256,40 @@ def _count_lists(tree, namer, linker):
             _count_reads(stmt, name, count)
     for block in blocks(tree):
         block[:] = [new for stmt in block for new in _counted(stmt, counts, linker)]
+    _count_from_end(tree, counts, linker)
     return counts
+
+
+def _count_from_end(tree, counts, linker):
+    """`dl = add_at(dl, -k, v)` -> `dl = add_at(dl, l_n - k, v)` where `dl` is the adjoint
+    of a counted list `l` (`dl = add_trees(zeros_tree(l), dl)`, which cuts `dl` to the
+    length `l` has there when `l` is popped): the list kept whole ends later."""
+    # (before the list is cut, its count is its length: l_n - k is -k there too)
+    assigned = [s for s in nodes(tree) if isinstance(s, gast.Assign) and
+                isinstance(s.targets[0], gast.Name)]
+    adjoint_of = {s.targets[0].id: counts[s.value.args[0].args[0].id] for s in assigned
+                  if _calls(s.value, linker, runtime.add_trees) and len(s.value.args) == 2
+                  and _calls(s.value.args[0], linker, runtime.zeros_tree)
+                  and isinstance(s.value.args[0].args[0], gast.Name)
+                  and s.value.args[0].args[0].id in counts}
+    for stmt in assigned:
+        value, target = stmt.value, stmt.targets[0].id
+        if _calls(value, linker, runtime.add_at) and target in adjoint_of and \
+                _negative_int(value.args[1]):
+            value.args[1] = gast.BinOp(left=load(adjoint_of[target]), op=gast.Sub(),
+                                       right=gast.Constant(value=-_negative_int(value.args[1]),
+                                                           kind=None))
+
+
+def _negative_int(node):
+    """-k for an index written as the literal -k (k > 0), else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int \
+            and node.operand.value > 0:
+        return -node.operand.value
+    if isinstance(node, gast.Constant) and type(node.value) is int and node.value < 0:
+        return node.value
+    return None
 
 
 def _count_reads(stmt, name, count):
