@@ -12,6 +12,7 @@ import pytest
 from gradcheck import assert_grad_matches
 from sgcompiler import SGCompilerError, grad, stop_gradient, value_and_grad
 from sgcompiler.backend.loader import function_from_text
+from sgcompiler.runtime import joined_part, repeated_part
 
 X = np.array([0.4, -0.7, 1.2])       # np.sum(X) > 0
 Y = np.array([0.5, -1.0, 2.0])
@@ -1332,3 +1333,63 @@ def test_second_order_through_a_slice_then_append(f, shapes):
         "def s(x, y):\n    gx, gy = _g(x, y)\n    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
         "s", {"np": np, "_g": grad(f, wrt=(0, 1)), "_vx": vx, "_vy": vy}, "test")
     assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+# Issue 13 (program_check --order 2 --extras containers, seeds 9001-9150): a list or tuple
+# joined (a + b) or repeated (a * n) in a helper was refused at second order, with no
+# derivative rule for joined_part or repeated_part (the first-order adjoints of + and *,
+# which grad of grad reads again); they have rules now (rules/sequences.py).
+def joined_in_a_helper(a, u):
+    return [np.sin(u)] + a
+
+
+def tuple_joined_in_a_helper(t, u):
+    return t + (u * 0.5,)
+
+
+def repeated_in_a_helper(a, n):
+    return a * n
+
+
+def scaled_by_its_counter(u, n):
+    s = u
+    for k in range(n):
+        s = np.sin(s) * 0.5 + u * k
+    return s
+
+
+def joins_and_repeats(x, y):
+    a = joined_in_a_helper([x, y * x], y)
+    t = tuple_joined_in_a_helper((x, y), x * y)
+    r = repeated_in_a_helper([x * y, np.cos(y)], 2)
+    return np.sum(a[0] * a[1] + a[2] ** 2 + t[0] * t[2] + np.sin(t[1]) + r[0] * r[3]
+                  + r[2] ** 2 + scaled_by_its_counter(x * y, 3) ** 2)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((), (4,))])
+def test_second_order_through_lists_joined_and_repeated(shapes):
+    rng = np.random.default_rng(9001)
+    x, y, vx, vy = (rng.normal(size=shape) for shape in shapes + shapes)
+    s = function_from_text(
+        "def s(x, y):\n    gx, gy = _g(x, y)\n    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
+        "s", {"np": np, "_g": grad(joins_and_repeats, wrt=(0, 1)), "_vx": vx, "_vy": vy},
+        "test")
+    assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+def repeated_numpy_part(g, count):
+    # repeated_part's NumPy case: the adjoint of `items * count` for an array `items`
+    return np.sum(repeated_part(g, np.ones(3), count) * np.array([0.5, -1.0, 2.0]))
+
+
+def joined_list_part(g0, g1, g2):
+    part = joined_part([g0, g1, g2], [1.0], [1.0, 2.0], 1)
+    return np.sum(part[0] * np.sin(part[1]))
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), ()), ((3,), (3,)), ((2, 3), (2, 1))])
+def test_rules_of_the_sequence_adjoints(shapes):
+    rng = np.random.default_rng(13)
+    g, count = (rng.normal(size=shape) for shape in shapes)
+    assert_grad_matches(repeated_numpy_part, [g, count if count.ndim else float(count)])
+    assert_grad_matches(joined_list_part, [rng.normal(size=shapes[0]) for _ in range(3)])
