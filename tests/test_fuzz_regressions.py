@@ -1393,3 +1393,40 @@ def test_rules_of_the_sequence_adjoints(shapes):
     g, count = (rng.normal(size=shape) for shape in shapes)
     assert_grad_matches(repeated_numpy_part, [g, count if count.ndim else float(count)])
     assert_grad_matches(joined_list_part, [rng.normal(size=shapes[0]) for _ in range(3)])
+
+
+# Issue 13 (seeds 9001-9150): a helper looping over d.keys() or d.items() was refused at
+# second order: the first-order code loops over `_keys = d.keys()`, which the code read
+# again indexes (by position), and a dict view refused that when it ran. The keys are a
+# list now (frontend/iteration.py), in the order Python iterates them.
+def loops_over_keys(d, u):
+    s = 0.0 * u
+    for k in d.keys():
+        s = s + d[k] * u
+    return s
+
+
+def loops_over_items(d, u):
+    s = u
+    for k, v in d.items():
+        s = s * 0.5 + v * np.sin(s)
+    return s
+
+
+def loops_over_a_dict_in_helpers(x, y):
+    a = loops_over_keys({2: x, 1: y * x, 0: np.cos(x)}, y)
+    b = loops_over_items({"b": x * y, "a": np.tanh(y)}, x)
+    return np.sum(a ** 2 + a * b)
+
+
+# (not x of shape (): a 0-d array argument that a loop broadcasts up raises ValueError at
+# first order already, reported with issue 13)
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((2, 4), (1, 4))])
+def test_second_order_through_loops_over_a_dict(shapes):
+    rng = np.random.default_rng(9002)
+    x, y, vx, vy = (rng.normal(size=shape) for shape in shapes + shapes)
+    s = function_from_text(
+        "def s(x, y):\n    gx, gy = _g(x, y)\n    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
+        "s", {"np": np, "_g": grad(loops_over_a_dict_in_helpers, wrt=(0, 1)), "_vx": vx,
+              "_vy": vy}, "test")
+    assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
