@@ -1430,3 +1430,29 @@ def test_second_order_through_loops_over_a_dict(shapes):
         "s", {"np": np, "_g": grad(loops_over_a_dict_in_helpers, wrt=(0, 1)), "_vx": vx,
               "_vy": vy}, "test")
     assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+# Issue 13 (seeds 9111, 9142 with containers, 720023): an array written in place in one
+# branch and rebound in the other was refused at second order: the first-order adjoint
+# `copied(np.broadcast_to(dbuf, np.shape(buf)))` read again is a view of dbuf, which is
+# written in place later, but only a copy ever reads that view (analysis/activity.py).
+def written_in_one_branch_rebound_in_the_other(x, y, bound):
+    buf = np.sin(x).copy()
+    if np.sum(buf) > bound:
+        buf[1] *= buf.mean()
+    else:
+        buf = x.copy()
+    return np.sum(buf * y)
+
+
+@pytest.mark.parametrize("bound", [-50.0, 50.0])
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((3,), (2, 3)), ((4,), ())])
+def test_second_order_through_a_write_in_one_branch(shapes, bound):
+    rng = np.random.default_rng(9111)
+    x, y, vx, vy = (rng.normal(size=shape) for shape in shapes + shapes)
+    first = grad(written_in_one_branch_rebound_in_the_other, wrt=(0, 1))
+    s = function_from_text(
+        "def s(x, y):\n    gx, gy = _g(x, y, _bound)\n"
+        "    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
+        "s", {"np": np, "_g": first, "_bound": bound, "_vx": vx, "_vy": vy}, "test")
+    assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
