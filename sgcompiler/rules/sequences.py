@@ -5,8 +5,9 @@ for their lengths (or shapes); repeated_part's NumPy case is also a product with
 count."""
 from __future__ import annotations
 
-from ..runtime import joined_part, joined_whole, repeated_count, repeated_part, repeated_whole
-from .registry import linear, vjp
+from ..runtime import (joined_part, joined_whole, repeated_count, repeated_count_tangent,
+                       repeated_part, repeated_whole)
+from .registry import jvp, linear, vjp
 
 
 @vjp(joined_part, name="joined_part")
@@ -17,6 +18,12 @@ def joined_part_(g, ans, g_, a, b, side):
 @vjp(repeated_part, name="repeated_part")
 def repeated_part_(g, ans, g_, items, count):
     return repeated_whole(g, g_, items, count), 0.0, repeated_count(g, g_, items, count)
+
+
+@jvp(repeated_part, name="repeated_part")
+def repeated_part_tangent(g__dot, count_dot, ans, g_, items, count):
+    return repeated_part(g__dot, items, count), \
+        repeated_count_tangent(g_, items, count, count_dot)
 
 
 linear(joined_part)

@@ -57,8 +57,8 @@ from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                               complex_sign_reciprocal_slope, complex_sign_tangent, real_like,
                               real_only)  # noqa: F401
 from .iteration import by_position  # noqa: F401
-from .sequences import (joined_part, joined_whole, repeated_count, repeated_part,  # noqa: F401
-                        repeated_whole)
+from .sequences import (joined_part, joined_whole, repeated_count,  # noqa: F401
+                        repeated_count_tangent, repeated_part, repeated_whole)
 from .fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad, irfft_grad,  # noqa: F401
                   irfftn_grad, rfft_grad, rfftn_grad)
 from .signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,

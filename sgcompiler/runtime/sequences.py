@@ -82,3 +82,11 @@ def repeated_count(h, g, items, count):
     if _sequence(items) and isinstance(count, (int, np.integer)) or _zero(h):
         return 0.0
     return unbroadcast(unbroadcast(h, g * count) * g, count)
+
+
+def repeated_count_tangent(g, items, count, count_dot):
+    """The tangent of repeated_part(g, items, count) for a tangent `count_dot` of the
+    count: none for a list repeated a whole number of times, else NumPy's product's."""
+    if _sequence(items) and isinstance(count, (int, np.integer)):
+        return 0.0
+    return unbroadcast(g * count_dot, items)
