@@ -35,6 +35,8 @@ SECTIONS = {
     "sgcompiler.rules.runtime": "sgcompiler's runtime helpers (generated code differentiated again)",
     "sgcompiler.rules.complex_helpers": "sgcompiler's runtime helpers of complex values and the "
                                         "FFTs (generated code differentiated again)",
+    "sgcompiler.rules.sequences": "sgcompiler's runtime helpers of lists joined and repeated "
+                                  "(generated code differentiated again)",
 }
 
 HEADER = """\

@@ -11,6 +11,8 @@ import pytest
 
 from gradcheck import assert_grad_matches
 from sgcompiler import SGCompilerError, grad, stop_gradient, value_and_grad
+from sgcompiler.backend.loader import function_from_text
+from sgcompiler.runtime import joined_part, repeated_part
 
 X = np.array([0.4, -0.7, 1.2])       # np.sum(X) > 0
 Y = np.array([0.5, -1.0, 2.0])
@@ -1298,3 +1300,159 @@ def test_lists_joined_in_a_helper():
     got = grad(lists_joined_in_a_helper)(x)
     assert_grad_matches(lists_joined_in_a_helper, [x])
     assert np.allclose(got, [1.164, 2.359], atol=1e-3), got
+
+
+# Issue 13 (program_check --order 2 --extras containers, seed 9000, via helper_slice): a
+# list sliced, then appended to. The first-order code adds the slice's adjoint back with
+# `da[1:] = add_trees(da[1:], db)`, db one longer than da[1:] (the appended element's
+# entry), which add_trees drops; read again, add_at's rule handed db a part one entry
+# short (index_part), and the appended element's second-order adjoint was lost in the
+# next add_trees: d/dy of <grad f, v> came out as vy, not vx. index_part and add_trees'
+# rule now pad a shorter list with zeros (runtime/core.py fitted).
+def slice_then_append(x, y):
+    a = [x, y]
+    b = a[1:]
+    b.append(x * 1.5)
+    return np.sum((b[0] * b[-1]) ** 2)
+
+
+def slice_then_append_in_a_helper(x, y):
+    a = [x, y, np.tanh(x)]
+    b = a[1:]
+    first, *rest = a
+    b.append(first * y)
+    return np.sum((b[0] * rest[-1] + b[-1]) ** 2)
+
+
+@pytest.mark.parametrize("f", [slice_then_append, slice_then_append_in_a_helper])
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((), (4,))])
+def test_second_order_through_a_slice_then_append(f, shapes):
+    rng = np.random.default_rng(9000)
+    x, y, vx, vy = (rng.normal(size=shape) for shape in shapes + shapes)
+    s = function_from_text(
+        "def s(x, y):\n    gx, gy = _g(x, y)\n    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
+        "s", {"np": np, "_g": grad(f, wrt=(0, 1)), "_vx": vx, "_vy": vy}, "test")
+    assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+# Issue 13 (program_check --order 2 --extras containers, seeds 9001-9150): a list or tuple
+# joined (a + b) or repeated (a * n) in a helper was refused at second order, with no
+# derivative rule for joined_part or repeated_part (the first-order adjoints of + and *,
+# which grad of grad reads again); they have rules now (rules/sequences.py).
+def joined_in_a_helper(a, u):
+    return [np.sin(u)] + a
+
+
+def tuple_joined_in_a_helper(t, u):
+    return t + (u * 0.5,)
+
+
+def repeated_in_a_helper(a, n):
+    return a * n
+
+
+def scaled_by_its_counter(u, n):
+    s = u
+    for k in range(n):
+        s = np.sin(s) * 0.5 + u * k
+    return s
+
+
+def joins_and_repeats(x, y):
+    a = joined_in_a_helper([x, y * x], y)
+    t = tuple_joined_in_a_helper((x, y), x * y)
+    r = repeated_in_a_helper([x * y, np.cos(y)], 2)
+    return np.sum(a[0] * a[1] + a[2] ** 2 + t[0] * t[2] + np.sin(t[1]) + r[0] * r[3]
+                  + r[2] ** 2 + scaled_by_its_counter(x * y, 3) ** 2)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((), (4,))])
+def test_second_order_through_lists_joined_and_repeated(shapes):
+    rng = np.random.default_rng(9001)
+    x, y, vx, vy = (rng.normal(size=shape) for shape in shapes + shapes)
+    s = function_from_text(
+        "def s(x, y):\n    gx, gy = _g(x, y)\n    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
+        "s", {"np": np, "_g": grad(joins_and_repeats, wrt=(0, 1)), "_vx": vx, "_vy": vy},
+        "test")
+    assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+def repeated_numpy_part(g, count):
+    # repeated_part's NumPy case: the adjoint of `items * count` for an array `items`
+    return np.sum(repeated_part(g, np.ones(3), count) * np.array([0.5, -1.0, 2.0]))
+
+
+def joined_list_part(g0, g1, g2):
+    part = joined_part([g0, g1, g2], [1.0], [1.0, 2.0], 1)
+    return np.sum(part[0] * np.sin(part[1]))
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), ()), ((3,), (3,)), ((2, 3), (2, 1))])
+def test_rules_of_the_sequence_adjoints(shapes):
+    rng = np.random.default_rng(13)
+    g, count = (rng.normal(size=shape) for shape in shapes)
+    assert_grad_matches(repeated_numpy_part, [g, count if count.ndim else float(count)])
+    assert_grad_matches(joined_list_part, [rng.normal(size=shapes[0]) for _ in range(3)])
+
+
+# Issue 13 (seeds 9001-9150): a helper looping over d.keys() or d.items() was refused at
+# second order: the first-order code loops over `_keys = d.keys()`, which the code read
+# again indexes (by position), and a dict view refused that when it ran. The keys are a
+# list now (frontend/iteration.py), in the order Python iterates them.
+def loops_over_keys(d, u):
+    s = 0.0 * u
+    for k in d.keys():
+        s = s + d[k] * u
+    return s
+
+
+def loops_over_items(d, u):
+    s = u
+    for k, v in d.items():
+        s = s * 0.5 + v * np.sin(s)
+    return s
+
+
+def loops_over_a_dict_in_helpers(x, y):
+    a = loops_over_keys({2: x, 1: y * x, 0: np.cos(x)}, y)
+    b = loops_over_items({"b": x * y, "a": np.tanh(y)}, x)
+    return np.sum(a ** 2 + a * b)
+
+
+# (not x of shape (): a 0-d array argument that a loop broadcasts up raises ValueError at
+# first order already, reported with issue 13)
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((2, 4), (1, 4))])
+def test_second_order_through_loops_over_a_dict(shapes):
+    rng = np.random.default_rng(9002)
+    x, y, vx, vy = (rng.normal(size=shape) for shape in shapes + shapes)
+    s = function_from_text(
+        "def s(x, y):\n    gx, gy = _g(x, y)\n    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
+        "s", {"np": np, "_g": grad(loops_over_a_dict_in_helpers, wrt=(0, 1)), "_vx": vx,
+              "_vy": vy}, "test")
+    assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+# Issue 13 (seeds 9111, 9142 with containers, 720023): an array written in place in one
+# branch and rebound in the other was refused at second order: the first-order adjoint
+# `copied(np.broadcast_to(dbuf, np.shape(buf)))` read again is a view of dbuf, which is
+# written in place later, but only a copy ever reads that view (analysis/activity.py).
+def written_in_one_branch_rebound_in_the_other(x, y, bound):
+    buf = np.sin(x).copy()
+    if np.sum(buf) > bound:
+        buf[1] *= buf.mean()
+    else:
+        buf = x.copy()
+    return np.sum(buf * y)
+
+
+@pytest.mark.parametrize("bound", [-50.0, 50.0])
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((3,), (2, 3)), ((4,), ())])
+def test_second_order_through_a_write_in_one_branch(shapes, bound):
+    rng = np.random.default_rng(9111)
+    x, y, vx, vy = (rng.normal(size=shape) for shape in shapes + shapes)
+    first = grad(written_in_one_branch_rebound_in_the_other, wrt=(0, 1))
+    s = function_from_text(
+        "def s(x, y):\n    gx, gy = _g(x, y, _bound)\n"
+        "    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
+        "s", {"np": np, "_g": first, "_bound": bound, "_vx": vx, "_vy": vy}, "test")
+    assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)

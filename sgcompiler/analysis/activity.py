@@ -122,10 +122,17 @@ def _refuse_aliased_writes(norm, flows, varied):
     for _, _, op, _ in flows:
         for name in op.reads:
             reads[name] = reads.get(name, 0) + 1
+    # temporaries that a copy reads: `copied(np.broadcast_to(dbuf, ...))` (what code read
+    # again saves) holds no reference to dbuf
+    copied = {n for _, _, op, _ in flows if op.kind == RULE and
+              op.rule.name in ("copied", "np.copy") for n in op.reads}
     problems = []
     for target, inputs, op, stmt in flows:
         if op.kind == COPY and _single_use_temporary(op.inputs[0][1], norm, reads):
             continue       # `buf = _mul`: the new array of `buf = buf * 2.0`
+        if is_view(op, stmt) and target in copied and \
+                _single_use_temporary(target, norm, reads):
+            continue
         if op.kind == SETITEM:
             if target in norm.params:
                 problems.append(describe(norm.fn, stmt, f"writing into the argument "

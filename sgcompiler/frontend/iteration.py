@@ -66,6 +66,9 @@ class IterationForms:
             mapping = self.atom(node.func.value, "dict")
             keys = gast.Call(func=gast.Attribute(value=mapping, attr="keys", ctx=gast.Load()),
                              args=[], keywords=[])
+            # (a list of them: grad of grad reads `for k in _keys` again by position,
+            # which a dict view, not indexable, would refuse when it runs)
+            keys = gast.Call(func=_load("list"), args=[keys], keywords=[])
             parts = {"items": [None, mapping], "keys": [None], "values": [mapping]}[method]
             return self.atom(keys, "keys"), parts
         callee = self.builtin_callee(node)

@@ -38,7 +38,7 @@ PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
     "primitive", "stop", "nondiff", "method", "user", "iteration", "opaque")
 # allowed as what a `for` loop iterates over (normalize rewrites them), nowhere else
 _ITERATION = (enumerate, zip, reversed)
-_LOOP_BUILTINS = frozenset({"len", "range", "min"})
+_LOOP_BUILTINS = frozenset({"len", "range", "min", "list"})
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choose_grad,
                        copied, cumsum_grad, dot_grad_left, dot_grad_right, field,
-                       float_dtype, hsplit_axis, index_part, inner_grad_a, inner_grad_b,
+                       fitted, float_dtype, hsplit_axis, index_part, inner_grad_a, inner_grad_b,
                        item_adjoint, item_of, length, linspace_fractions, matmul_grad_left,
                        matmul_grad_right, median_grad, mT, nan_count, not_a_view,
                        picked, prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
@@ -108,7 +108,8 @@ def mT_(g, ans, x):
 
 @vjp(add_trees, name="add_trees")
 def add_trees_(g, ans, a, b):
-    return g, g
+    # lists add up to the shorter one's length: the longer one's tail gets zeros
+    return fitted(g, a), fitted(g, b)
 
 
 @vjp(add_at, name="add_at")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from .checkpoint import checkpoint_every  # noqa: F401
 from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, balanced_eq,
-                   bessel_i1, copied, field, float_dtype, index_part, item_adjoint, item_of,
-                   length, max_of, min_of, mT, not_a_view, old_item, picked, reduce_like,
+                   bessel_i1, copied, field, fitted, float_dtype, index_part, item_adjoint,
+                   item_of, length, max_of, min_of, mT, not_a_view, old_item, picked, reduce_like,
                    reduced_axes, reduced_size, scalar_result, scatter_item, sequence_adjoint,
                    sequence_parts, stop_gradient, too_few_values, tree_item, tree_with,
                    unbroadcast,
@@ -55,7 +55,8 @@ from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                               complex_sign_reciprocal_slope, complex_sign_tangent, real_like,
                               real_only)  # noqa: F401
 from .iteration import by_position  # noqa: F401
-from .sequences import joined_part, repeated_part  # noqa: F401
+from .sequences import (joined_part, joined_whole, repeated_count,  # noqa: F401
+                        repeated_count_tangent, repeated_part, repeated_whole)
 from .numpy.fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad, irfft_grad,  # noqa: F401
                   irfftn_grad, rfft_grad, rfftn_grad)
 from .numpy.signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,

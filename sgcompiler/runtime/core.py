@@ -253,8 +253,18 @@ def index_part(g, index, like):
     adjoint of add_at's value."""
     part = g[index]
     if isinstance(g, (list, dict)) or isinstance(part, (list, dict, tuple)):
-        return part
+        return fitted(part, like)
     return unbroadcast(part, like)
+
+
+def fitted(g, like):
+    """An adjoint list `g` padded with zeros (0.0) to the length of the list `like` it is
+    the adjoint of: add_trees adds lists up to the shorter one's length (a slice's adjoint
+    `da[1:] = add_trees(da[1:], db)` drops the entries of elements appended to b later),
+    so like's elements past g's end got no gradient (issue 13: grad of grad lost theirs)."""
+    if isinstance(g, list) and isinstance(like, (list, tuple)) and len(g) < len(like):
+        return g + [0.0] * (len(like) - len(g))
+    return g
 
 
 def written_part(g, index):
