@@ -1456,3 +1456,32 @@ def test_second_order_through_a_write_in_one_branch(shapes, bound):
         "    return np.sum(gx * _vx) + np.sum(gy * _vy)\n",
         "s", {"np": np, "_g": first, "_bound": bound, "_vx": vx, "_vy": vy}, "test")
     assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+def _grows_in_a_loop(x, y):
+    s = x
+    for v in [y]:
+        s = s * 0.5 + v
+    return np.sum(s)
+
+
+def _grows_then_scales(x, w, ys):
+    s = x
+    for v in ys:
+        s = np.sin(s) * 0.5 + v
+        s = s * w
+    return np.sum(s)
+
+
+@pytest.mark.parametrize("start", [(), (1,), (4,), (3, 1)])
+def test_a_loop_carried_value_that_grows_by_broadcasting(start):
+    """`s = x` of a smaller shape, then `s = f(s) + v` in a loop: s takes v's shape on the
+    first trip. The shapes pass gave what is computed from s the class of s, so the
+    adjoint of `s * 0.5` was not summed back to x's shape, and an internal ValueError
+    reached the user (found by the order2 fuzzing, seed 9000 onwards)."""
+    rng = np.random.default_rng(len(start))
+    x = rng.normal(size=start)
+    assert_grad_matches(_grows_in_a_loop, (x, rng.normal(size=4)))
+    assert_grad_matches(_grows_then_scales, (x, rng.normal(size=4),
+                                             [rng.normal(size=4), rng.normal(size=4)]),
+                        wrt=(0, 1))

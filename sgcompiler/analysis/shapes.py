@@ -111,7 +111,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
         before = dict(classes)
         for stmt, op in statements:
             target = target_of(stmt)
-            cls = _class_of(stmt, op, classes, shape_names)
+            cls = _class_of(stmt, op, classes, shape_names, conflicted)
             cls = target if cls is None else cls
             if target in conflicted or (target in multiple and target in before
                                         and before[target] != cls):
@@ -171,30 +171,33 @@ def _number_finder(norm, resolution):
     return is_number
 
 
-def _atom_class(node, classes):
+def _atom_class(node, classes, conflicted=frozenset()):
+    """The class of an operand. A name whose assignments disagree has a class of its own
+    that names no one shape: `s = x` then `s = s * 0.5 + v` in a loop makes `s` grow from
+    x's shape to v's, so what is computed from it shares no class with it."""
     if isinstance(node, gast.Constant):
         return SCALAR if isinstance(node.value, (int, float, bool)) else None
     if isinstance(node, gast.Name):
-        return classes.get(node.id, node.id)
+        return None if node.id in conflicted else classes.get(node.id, node.id)
     return None
 
 
-def _class_of(stmt, op, classes, shape_names):
+def _class_of(stmt, op, classes, shape_names, conflicted=frozenset()):
     rhs = stmt.value
     if op.kind == SETITEM:
         return classes.get(op.inputs[0][1], op.inputs[0][1])
     if op.kind in (COPY, STOPPED):
         atom = rhs if op.kind == COPY else (rhs.args[0] if rhs.args else None)
-        return _atom_class(atom, classes) if atom is not None else None
+        return _atom_class(atom, classes, conflicted) if atom is not None else None
     if isinstance(rhs, gast.Constant):
-        return _atom_class(rhs, classes)
+        return _atom_class(rhs, classes, conflicted)
     if _is_python_number(rhs, op, shape_names):
         return SCALAR
     if op.kind != RULE:
         return None
     rule = op.rule
     if rule.elementwise:
-        return _broadcast([_atom_class(a, classes) for a in op.args.values()])
+        return _broadcast([_atom_class(a, classes, conflicted) for a in op.args.values()])
     if rule.reduction:
         axis = op.args.get("axis")
         keepdims = op.args.get("keepdims")
@@ -202,7 +205,7 @@ def _class_of(stmt, op, classes, shape_names):
         kept = isinstance(keepdims, gast.Constant) and keepdims.value
         if no_axis and not kept:
             return SCALAR
-        source = _atom_class(op.args.get(rule.params[0]), classes)
+        source = _atom_class(op.args.get(rule.params[0]), classes, conflicted)
         axes = _axes(axis)
         if kept and source not in (None, SCALAR) and axes is not None:
             # keepdims: the result broadcasts back against its input (sums along other
