@@ -230,6 +230,8 @@ EXTRAS = {
     "containers": "dicts (int or str keys) and lists built in f and passed to helpers "
                   "that loop over their keys, items or elements, join, repeat, slice or "
                   "unpack them (helper_dict_loop's `for k in d` is refused as expected)",
+    "growing": "a value that starts as a number and grows to an array by broadcasting "
+               "in a loop (s = y; for v in [...]: s = np.sin(s) * 0.5 + v)",
 }
 # every line break of str.splitlines() but \n and \r (which Python takes as line breaks)
 LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -242,7 +244,8 @@ class _Writer:
         self.avoid = avoid
         self.extended = extended
         self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment,
-                        "scopes": self.scopes, "containers": self.containers}[e]
+                        "scopes": self.scopes, "containers": self.containers,
+                        "growing": self.growing}[e]
                        for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
@@ -815,6 +818,20 @@ class _Writer:
             target = f"{target}_"
         self.emit(f"{target} = {total}")
         self.env[target] = Var(kind, False, True)
+
+    def growing(self, d):
+        """A name that holds a number, then an array: a loop adds arrays to a function of
+        it, so it takes their shape on the first trip."""
+        start = self.value(SCALAR, d, True)
+        items = [self.value(ARRAY, d, True) for _ in range(1 + self.c.below(2))]
+        target = f"grow{len(self.lines)}"
+        v = f"part{len(self.lines)}"
+        step = self.c.pick([f"np.sin({target}) * 0.5 + {v}", f"{target} * 0.5 + {v}",
+                            f"{v} - np.tanh({target})"])
+        self.emit(f"{target} = {start}")
+        self.emit(f"for {v} in [{', '.join(items)}]:")
+        self.emit(f"    {target} = {step}")
+        self.env[target] = Var(ARRAY)
 
     def odd_comment(self, d):
         """An assignment whose comment holds a line break character of str.splitlines()

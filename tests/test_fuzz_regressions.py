@@ -1485,3 +1485,22 @@ def test_a_loop_carried_value_that_grows_by_broadcasting(start):
     assert_grad_matches(_grows_then_scales, (x, rng.normal(size=4),
                                              [rng.normal(size=4), rng.normal(size=4)]),
                         wrt=(0, 1))
+
+
+def _grows_from_an_item(x, y):
+    b = x * 2.0
+    s = b[2]
+    for v in [y]:
+        s = np.sin(s) * 0.5 + v
+    return np.sum(b) + np.sum(s)
+
+
+def test_a_value_that_grows_from_an_item_of_an_array():
+    """Found by the new `growing` production (program_check --extras growing, seed 1001):
+    `s = b[2]` has no shape class, and neither has `s = np.sin(s) * 0.5 + v`, so both took
+    the class 's' and seemed to agree; the adjoint reached `b[2]` with v's shape (an
+    internal ValueError from np.add.at). A name assigned more than once, one of whose
+    values has no class, now shares its class with nothing."""
+    rng = np.random.default_rng(1001)
+    assert_grad_matches(_grows_from_an_item, (rng.normal(size=3), rng.normal(size=3)))
+    assert_grad_matches(_grows_from_an_item, (rng.normal(size=3), rng.normal(size=(2, 3))))

@@ -34,7 +34,7 @@ Six more programs (a fixed set too) also hold the productions in
 program_grammar.EXTRAS (expressions nested hundreds of levels deep, comments holding line
 break characters, loops and comprehensions whose target is the name they read, dicts and
 lists passed to helpers that loop over them or join them);
-`program_check.py --extras deep odd_comments scopes containers` runs them long.
+`program_check.py --extras deep odd_comments scopes containers growing` runs them long.
 
 Every bug this test has found has a minimal reproducer in test_fuzz_regressions.py.
 """

@@ -108,18 +108,20 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
     # Loops can carry a value around to an earlier statement, so repeat to a fixed point;
     # it comes quickly, since a class only ever changes to "a class of its own".
     while True:
-        before = dict(classes)
+        before, known = dict(classes), len(conflicted)
         for stmt, op in statements:
             target = target_of(stmt)
             cls = _class_of(stmt, op, classes, shape_names, conflicted)
-            cls = target if cls is None else cls
-            if target in conflicted or (target in multiple and target in before
-                                        and before[target] != cls):
+            # a name assigned more than once, one of whose values has no class, has a shape
+            # that may change from one assignment to the next (`s = b[2]`, then
+            # `s = np.sin(s) + v` in a loop): a class of its own is not a class it shares
+            if target in conflicted or target in multiple and (
+                    cls is None or target in before and before[target] != cls):
                 conflicted.add(target)
                 classes[target] = target
             else:
-                classes[target] = cls
-        if classes == before:
+                classes[target] = target if cls is None else cls
+        if classes == before and len(conflicted) == known:
             break
     kinds = _kinds(norm, statements, trees, callees, resolution)
     ints = _ints(norm.body, statements, resolution)
