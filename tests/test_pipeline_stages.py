@@ -8,7 +8,7 @@ from sgcompiler import cli, pipeline, stop_gradient
 from sgcompiler.pipeline import forward_mode as pipeline_forward, stages
 from sgcompiler.analysis.summaries import SUMMARIES
 from sgcompiler.analysis.activity import activity
-from sgcompiler.frontend import REWRITES, SOURCE_STAGES, front_end
+from sgcompiler.frontend import SOURCE_STAGES, front_end
 
 
 def helper(u, c):

@@ -33,7 +33,8 @@ from ...runtime import stop_gradient
 from ..depends import function_reads, module_level, note
 from .objects import user_code
 from ..source import FunctionSource, parse_function
-from .sugar import fresh, local_names
+from ...ir.blocks import local_names
+from .sugar import fresh
 
 
 def inline_factories(fn: FunctionSource) -> FunctionSource:

@@ -30,6 +30,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
+from ...ir.blocks import local_names
 from ...ir.builders import const, load, store
 from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
@@ -39,12 +40,6 @@ from ..source import FunctionSource
 # builtins that consume an iterable once: a list gives what a generator gives
 _CONSUMERS = ("sum", "max", "min", "list", "tuple", "sorted", "any", "all", "enumerate",
               "zip", "reversed")
-
-
-def local_names(tree) -> set:
-    """Every name the function stores or takes as a parameter."""
-    return {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, (gast.Store, gast.Param))}
 
 
 def rewrite_expressions(fn: FunctionSource) -> FunctionSource:

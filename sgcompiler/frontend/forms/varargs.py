@@ -26,7 +26,8 @@ from ..depends import function_reads, module_level, note
 from ..lifted import lifted_function
 from .objects import cells_of, user_code
 from ..source import FunctionSource, parse_function
-from .sugar import fresh, local_names
+from ...ir.blocks import local_names
+from .sugar import fresh
 
 
 def specialise_varargs(fn: FunctionSource) -> FunctionSource:
