@@ -820,3 +820,42 @@ complex_case(np.linalg.eig, rotation_spectrum(3), id="vectors")
 complex_case(np.linalg.eig, cnormal(2, 3, 3), id="complex-matrix-vectors")
 complex_case(np.linalg.eig, cnormal(2, 3, 3), id="complex-matrix-values", unused=(1,))
 complex_case(np.linalg.eig, real_spectrum(3), id="real-spectrum")
+
+
+def chermitian(n, *batch):
+    """A Hermitian positive definite complex matrix."""
+    def make(r):
+        a = r.normal(size=batch + (n, n)) + 1j * r.normal(size=batch + (n, n))
+        return a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)
+    return make
+
+
+# svd's and eigh's vectors have a phase per column that LAPACK chooses: a random adjoint
+# of them depends on it, so their rows here are of the values (and of Q and R, which are
+# unique); tests/test_complex_decompositions.py checks the vectors with losses that do
+# not depend on the phases
+complex_case(np.linalg.svd, cnormal(4, 3), id="values", unused=(0, 2), full_matrices=False)
+complex_case(np.linalg.svd, cnormal(2, 3, 4), id="compute_uv-false", compute_uv=False)
+complex_case(np.linalg.svd, chermitian(3), id="hermitian-values", compute_uv=False,
+             hermitian=True)
+complex_case(np.linalg.svd, normal(3, 4), id="real", full_matrices=False)
+if hasattr(np.linalg, "svdvals"):
+    complex_case(np.linalg.svdvals, cnormal(3, 4))
+    complex_case(np.linalg.svdvals, cnormal(2, 4, 3), id="stacked")
+complex_case(np.linalg.qr, cnormal(4, 3))
+complex_case(np.linalg.qr, cnormal(3, 3), id="square")
+complex_case(np.linalg.qr, cnormal(3, 5), id="wide")
+complex_case(np.linalg.qr, cnormal(2, 4, 3), id="stacked")
+complex_case(np.linalg.qr, cnormal(3, 5), id="r", mode="r")
+complex_case(np.linalg.qr, cnormal(3, 4), value("complete"), id="complete-wide")
+complex_case(np.linalg.qr, normal(4, 3), id="real")
+complex_case(np.linalg.cholesky, chermitian(3))
+complex_case(np.linalg.cholesky, chermitian(3, 2), id="stacked")
+complex_case(np.linalg.cholesky, chermitian(3), id="upper", upper=True)
+complex_case(np.linalg.cholesky, spd(3), id="real")
+complex_case(np.linalg.eigvalsh, chermitian(3))
+complex_case(np.linalg.eigvalsh, chermitian(3, 2), value("U"), id="stacked-upper")
+complex_case(np.linalg.eigh, chermitian(3), id="values", unused=(1,))
+complex_case(np.linalg.eigh, chermitian(3, 2), value("U"), id="stacked-upper-values",
+             unused=(1,))
+complex_case(np.linalg.eigh, spd(3), id="real")

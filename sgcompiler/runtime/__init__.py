@@ -54,6 +54,11 @@ from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
                               complex_sign_grad, complex_sign_reciprocal,
                               complex_sign_reciprocal_slope, complex_sign_tangent, real_like,
                               real_only)  # noqa: F401
+from .complex_decompositions import (complex_cholesky_grad, complex_cholesky_tangent_of,  # noqa: F401
+                                     complex_eigh_grad, complex_eigh_tangent_of,
+                                     complex_eigvalsh_grad, complex_qr_grad,
+                                     complex_qr_tangent_of, complex_svd_grad,
+                                     complex_svd_tangent_of)
 from .iteration import by_position  # noqa: F401
 from .sequences import (joined_part, joined_whole, repeated_count,  # noqa: F401
                         repeated_count_tangent, repeated_part, repeated_whole)
