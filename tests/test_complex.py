@@ -34,6 +34,10 @@ def product_abs(z, w):
     return np.sum(np.abs(z * w + 1.0) ** 2)
 
 
+def product_abs_cubed(z, w):
+    return np.sum(np.abs(z * w + 1.0) ** 3)
+
+
 def parts(z):
     return np.sum(np.real(z) * np.imag(z) + np.angle(z) + np.conj(z).real ** 3)
 
@@ -200,7 +204,7 @@ def test_real_code_is_compiled_as_before():
 
 
 def test_complex_code_reads_the_complex_rules():
-    g = grad(product_abs)
+    g = grad(product_abs_cubed)     # (np.abs(...) ** 2 is abs_squared: test_abs_squared.py)
     g(cn(3), R.normal(size=3))
     assert "np.conj(complex_sign(" in g.source
     assert "real_like(" in g.source      # w is real: its adjoint is the real part

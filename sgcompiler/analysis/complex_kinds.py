@@ -1,7 +1,7 @@
 """Which variables of code compiled in complex mode may hold complex values.
 
     z: complex128 (an argument)      x: float64
-    a = np.abs(z)       -> real: abs, real, imag, angle, irfft, hfft give reals
+    a = np.abs(z)       -> real: abs, real, imag, angle, irfft, hfft, abs_squared give reals
     b = a * x           -> real: every operand is real
     c = b * z           -> may be complex
     s = np.fft.rfft(x)  -> may be complex: a transform of a real array is complex
@@ -20,7 +20,7 @@ from .ops import RULE, assignments, describe_stmt, target_of
 from .sizes import WEAK
 
 _REAL_RESULTS = (np.abs, np.absolute, np.real, np.imag, np.angle, np.fft.irfft, np.fft.irfft2,
-                 np.fft.irfftn, np.fft.hfft)
+                 np.fft.irfftn, np.fft.hfft, runtime.abs_squared)
 _MAKERS = (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.fft2, np.fft.ifft2,
            np.fft.fftn, np.fft.ifftn, np.fft.rfft2, np.fft.rfftn, np.fft.ihfft, np.linalg.eig, np.linalg.eigvals, runtime.astype,
            np.asarray, np.array, np.full, np.full_like, *([np.astype] if hasattr(np, "astype")

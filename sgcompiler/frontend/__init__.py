@@ -7,7 +7,8 @@
     forms/        Python as people write it, in its plainer forms (forms/__init__.py):
                   with-blocks, starred unpacking, try, generators, map, dict forms,
                   *args helpers, factories, nested defs and lambdas, record fields,
-                  checkpointed loops run in segments (when asked for)
+                  squared magnitudes (complex mode), checkpointed loops run in segments
+                  (when asked for)
     namespaces.py xp = array_namespace(x): dropped, xp read as NumPy (NumPy 2's names)
     resolve.py    what every called name refers to (a rule, stop_gradient, a user function)
     normalize.py  A-normal form: one primitive operation per assignment
@@ -27,6 +28,7 @@ from .forms.factories import inline_factories
 from .forms.fields import read_fields
 from .forms.generators import inline_generators
 from .forms.nested import lift_nested
+from .forms.powers import squared_magnitudes
 from .namespaces import read_namespaces
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
@@ -50,6 +52,7 @@ REWRITES = (
     ("factories", inline_factories),          # g = make(s): the def it makes
     ("nested", lift_nested),                  # nested defs and lambdas lifted
     ("fields", read_fields),                  # p.w of a local value: field(p, 'w')
+    ("powers", squared_magnitudes),           # np.abs(z) ** 2 (complex mode): abs_squared(z)
 )
 # the steps that make code (a FunctionSource): parse, the rewrites, checkpointed loops
 SOURCE_STAGES = ("parse", *(name for name, _ in REWRITES), "checkpoint")

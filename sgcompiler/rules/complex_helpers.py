@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.complex_numbers import (complex_sign, complex_sign_grad,
+from ..runtime.complex_numbers import (abs_squared, complex_sign, complex_sign_grad,
                                        complex_sign_reciprocal, complex_sign_reciprocal_slope,
                                        complex_sign_tangent, real_like)
 from ..runtime.numpy.fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad,
@@ -27,7 +27,31 @@ from ..runtime import (add_at, add_trees, as_float, copied, cumsum_grad, dot_gra
                        sequence_parts, take_grad, tensordot_grad_a, tensordot_grad_b,
                        tile_grad, transpose_grad, tree_item, tree_with, unbroadcast,
                        unbroadcast_each, unreduce, written_back, written_part)
-from .registry import complex_safe, jvp, linear, vjp
+from .registry import complex_jvp, complex_safe, complex_vjp, jvp, linear, vjp
+
+
+# np.abs(z) ** 2 as complex mode writes it (frontend/forms/powers.py): d|z|^2 = 2 Re(conj(z) dz)
+
+@vjp(abs_squared, name="abs_squared", elementwise=True)
+def abs_squared_(g, ans, z):
+    return 2.0 * g * z
+
+
+@jvp(abs_squared, name="abs_squared")
+def abs_squared_tangent(t, ans, z):
+    return 2.0 * z * t
+
+
+@complex_vjp(abs_squared, name="abs_squared", elementwise=True,
+             notes="np.abs(z) ** 2 and z.real ** 2 + z.imag ** 2, as complex mode writes "
+                   "them (frontend/forms/powers.py)")
+def abs_squared_complex(g, ans, z):
+    return 2.0 * g * np.conj(z)
+
+
+@complex_jvp(abs_squared, name="abs_squared")
+def abs_squared_complex_tangent(t, ans, z):
+    return 2.0 * np.real(np.conj(z) * t)
 
 
 @vjp(real_like, name="real_like")

@@ -48,7 +48,7 @@ from .numpy.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, 
 from .numpy.decompositions import (eig_grad, eig_tangent_of, eigvals_grad, eigvals_tangent_of,
                              lstsq_grad_a, lstsq_grad_b, lstsq_tangent_of, qr_grad,
                              qr_tangent_of, svd_grad, svd_tangent_of)  # noqa: F401
-from .complex_numbers import (angle_scale, complex_cast_grad, complex_eig_grad,
+from .complex_numbers import (abs_squared, angle_scale, complex_cast_grad, complex_eig_grad,
                               complex_eig_tangent_of, complex_eigvals_grad,
                               complex_eigvals_tangent_of, complex_sign,
                               complex_sign_grad, complex_sign_reciprocal,

@@ -36,6 +36,15 @@ def real_only(g, name, *operands):
     return g
 
 
+def abs_squared(z):
+    """np.abs(z) ** 2, without the square root: z.real ** 2 + z.imag ** 2 (x * x for real
+    x). Complex mode writes np.abs(z) ** 2 and z.real ** 2 + z.imag ** 2 so
+    (frontend/forms/powers.py), whose adjoint 2 g conj(z) is one operation."""
+    if np.iscomplexobj(z):
+        return np.real(z) ** 2 + np.imag(z) ** 2
+    return z * z
+
+
 def complex_sign(x):
     """x / |x| (0 where x == 0), for real and complex x alike."""
     magnitude = np.abs(x)

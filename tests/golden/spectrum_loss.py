@@ -5,31 +5,24 @@ def spectrum_loss_grad(c, signal, weights):
     model = np.fft.irfft(c, n=_item_slice, norm='ortho')
     _sub = model - signal
     residual = np.fft.rfft(_sub, norm='ortho')
-    _abs = np.abs(residual)
-    _pow = _abs ** 2
-    _mul = weights * _pow
+    _abs_squared = abs_squared(residual)
+    _mul = weights * _abs_squared
     _sum = np.sum(_mul)
-    _abs2 = np.abs(c)
-    _pow2 = _abs2 ** 2
-    _sum2 = np.sum(_pow2)
-    del _pow2
+    _abs_squared2 = abs_squared(c)
+    _sum2 = np.sum(_abs_squared2)
+    del _abs_squared2
     _mul2 = 0.001 * _sum2
     result = _sum + _mul2
     # backward
     # line 19: return np.sum(weights * np.abs(residual) ** 2) + 1e-3 * np.sum(np.abs(c) ** 2)
     d_sum = real_like(1.0, _sum)
-    d_abs2 = 0.002 * _abs2
-    del _abs2
-    dc = real_like(d_abs2 * np.conj(complex_sign(c)), c)
-    del d_abs2
+    dc = real_like(0.002 * np.conj(c), c)
     d_mul = real_like(unreduce(d_sum, _mul), _mul)
     del _mul
-    d_pow = real_like(unbroadcast(d_mul * weights, residual), _pow)
-    del _pow, d_mul
-    d_abs = d_pow * 2 * _abs
-    del _abs, d_pow
-    dresidual = real_like(d_abs * np.conj(complex_sign(residual)), residual)
-    del d_abs, residual
+    d_abs_squared = real_like(unbroadcast(d_mul * weights, residual), _abs_squared)
+    del _abs_squared, d_mul
+    dresidual = real_like(2.0 * d_abs_squared * np.conj(residual), residual)
+    del d_abs_squared, residual
     # line 18: residual = np.fft.rfft(model - signal, norm="ortho")
     d_sub = real_like(rfft_grad(dresidual, _sub, None, -1, 'ortho'), _sub)
     del _sub, dresidual

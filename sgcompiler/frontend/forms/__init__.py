@@ -11,6 +11,7 @@ front end (frontend/__init__.py) runs the passes in this order:
     factories.py   g = make(s), make returning a def: the def it makes
     nested.py      nested defs and lambdas lifted; helpers specialised for function arguments
     fields.py      p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
+    powers.py      np.abs(z) ** 2 and z.real ** 2 + z.imag ** 2 (complex mode): abs_squared(z)
 
 and, for the function object itself (source.py, resolve.py, api.py): objects.py (bound
 methods, callable objects, partials). How a lambda is found by its code object
