@@ -158,6 +158,16 @@ for prim in (stats.multivariate_normal.logpdf, stats.multivariate_normal.pdf):
     case(prim, normal(5), value(None), positive(), id="mvn-1d-scalar-cov")
     case(prim, normal(4, 2), normal(2), positive(), id="mvn-scalar-cov")
 
+# the cdf: in one and two dimensions SciPy's value is accurate to about 1e-15 (its
+# integral of one dimension converges at once), so finite differences of it check the
+# rule; in three and more tests/test_mvn_cdf.py steps wider, with tighter tolerances
+for prim in (stats.multivariate_normal.cdf, stats.multivariate_normal.logcdf):
+    case(prim, normal(2), normal(2), spd(2), id="mvn")
+    case(prim, normal(4, 2), normal(2), spd(2), id="mvn-points")
+    case(prim, normal(3, 2), normal(2), positive(2), id="mvn-diagonal")
+    case(prim, normal(5), value(None), positive(), id="mvn-1d-scalar-cov")
+    case(prim, normal(2, 3, 2), value(None), spd(2), id="mvn-stacked-no-mean")
+
 
 def banded(lower, upper, n):
     """A diagonally dominant banded matrix in solve_banded's storage."""

@@ -1,7 +1,7 @@
 """Library functions that get no derivative rule are refused with what to do instead:
 scipy.integrate.odeint (a compiled solver; integrate with a loop of steps, which is
-differentiated, shown here against finite differences) and
-scipy.stats.multivariate_normal.cdf (a numerical integral)."""
+differentiated, shown here against finite differences). (scipy.stats.multivariate_normal.cdf
+has a rule now: tests/test_mvn_cdf.py.)"""
 import numpy as np
 import pytest
 
@@ -9,7 +9,6 @@ from gradcheck import assert_grad_matches
 from sgcompiler import SGCompilerError, grad
 
 scipy_integrate = pytest.importorskip("scipy.integrate", reason="SciPy is an optional extra")
-scipy_stats = pytest.importorskip("scipy.stats", reason="SciPy is an optional extra")
 
 
 def decay(y, t, k):
@@ -37,10 +36,6 @@ def stepped(k, steps=200):
     return total
 
 
-def box_probability(x):
-    return scipy_stats.multivariate_normal.cdf(x, mean=np.zeros(2), cov=np.eye(2))
-
-
 def test_odeint_is_refused_pointing_at_a_loop():
     line = solved.__code__.co_firstlineno + 1
     with pytest.raises(SGCompilerError, match=rf"test_refused_solvers.py:{line}\).*"
@@ -50,10 +45,3 @@ def test_odeint_is_refused_pointing_at_a_loop():
     # what the message suggests works, and gives odeint's value
     assert abs(stepped(0.5) - solved(0.5)) < 1e-6
     assert_grad_matches(stepped, [np.array([0.5, 1.5])[0]])
-
-
-def test_multivariate_normal_cdf_is_refused_with_the_reason():
-    with pytest.raises(SGCompilerError, match=r"test_refused_solvers.py:\d+\).*"
-                                              "multivariate_normal.cdf has no derivative rule"
-                                              ".*integrates it numerically"):
-        grad(box_probability)(np.array([0.1, 0.2]))

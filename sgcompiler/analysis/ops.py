@@ -213,19 +213,12 @@ _SOLVER = ("has no derivative rule: its solver runs in compiled code, which sgco
            "cannot read; integrate with a loop of fixed steps instead (Euler or Runge-Kutta: "
            "for k in range(n): y = y + h * f(y, t[k])), which sgcompiler differentiates "
            "(with checkpointing for long loops)")
-_MVN_CDF = ("scipy.stats.multivariate_normal.cdf has no derivative rule: SciPy integrates it "
-            "numerically (a quasi-Monte Carlo estimate in more than two dimensions), so no "
-            "exact gradient is at hand; use scipy.stats.norm.cdf of independent coordinates")
 # functions that will not get a rule, and what to do instead (by name as messages spell it)
 _NO_RULE_ADVICE = {
     "scipy.integrate.odeint": "scipy.integrate.odeint " + _SOLVER,
     "odeint": "scipy.integrate.odeint " + _SOLVER,
     "scipy.integrate.solve_ivp": "scipy.integrate.solve_ivp " + _SOLVER,
     "solve_ivp": "scipy.integrate.solve_ivp " + _SOLVER,
-    "scipy.stats.multivariate_normal.cdf": _MVN_CDF,
-    "multivariate_normal.cdf": _MVN_CDF,
-    "scipy.stats.multivariate_normal.logcdf": _MVN_CDF.replace(".cdf", ".logcdf", 1),
-    "multivariate_normal.logcdf": _MVN_CDF.replace(".cdf", ".logcdf", 1),
 }
 
 

@@ -32,6 +32,8 @@ from ...runtime.scipy.stats import (beta_dlogpdf_da, beta_dlogpdf_db, beta_score
                                    poisson_dlogpmf_dmu, t_dlogpdf_ddf, t_score)
 from ...runtime.scipy.stats import (dirichlet_tangent_alpha, mvn_tangent_cov, mvn_tangent_mean,
                                    mvn_tangent_x)
+from ...runtime.scipy.stats import (mvn_cdf_grad_mean, mvn_cdf_grad_x, mvn_cdf_tangent_mean,
+                                    mvn_cdf_tangent_x)
 from ..registry import jvp, through_source, vjp
 
 # family -> its shape parameters, each with (d log f0 / d shape, d cdf / d shape or None)
@@ -190,6 +192,33 @@ def multivariate_normal_pdf(g, ans, x, mean=None, cov=1, allow_singular=False):
             mvn_grad_cov(g * ans, ans, x, mean, cov))
 
 
+_MVN_CDF = ("the gradient in x and mean (none in cov): the density of each coordinate "
+            "times the cdf of the others given it, exact in two dimensions, in more "
+            "integrated by SciPy as the call asks (maxpts, abseps, releps, rng), so about as "
+            "accurate as the cdf itself; lower_limit gets no gradient")
+
+
+@vjp(scipy.stats.multivariate_normal.cdf, name="scipy.stats.multivariate_normal.cdf",
+     notes=_MVN_CDF)
+def multivariate_normal_cdf(g, ans, x, mean=None, cov=1, allow_singular=False, maxpts=None,
+                            abseps=1e-5, releps=1e-5, *, lower_limit=None, rng=None):
+    return (mvn_cdf_grad_x(g, x, mean, cov, maxpts, abseps, releps, lower_limit, rng),
+            mvn_cdf_grad_mean(g, x, mean, cov, maxpts, abseps, releps, lower_limit, rng),
+            None)
+
+
+@vjp(scipy.stats.multivariate_normal.logcdf, name="scipy.stats.multivariate_normal.logcdf",
+     notes=_MVN_CDF.replace("cdf of the others", "cdf of the others, over the cdf,", 1))
+def multivariate_normal_logcdf(g, ans, x, mean=None, cov=1, allow_singular=False,
+                               maxpts=None, abseps=1e-5, releps=1e-5, *, lower_limit=None,
+                               rng=None):
+    return (mvn_cdf_grad_x(g * np.exp(-ans), x, mean, cov, maxpts, abseps, releps,
+                           lower_limit, rng),
+            mvn_cdf_grad_mean(g * np.exp(-ans), x, mean, cov, maxpts, abseps, releps,
+                              lower_limit, rng),
+            None)
+
+
 # --- tangent rules (forward mode) of dirichlet and multivariate_normal ------------------------
 # (the location-scale families and poisson are elementwise: rules/derive.py derives theirs)
 
@@ -228,3 +257,23 @@ through_source(exp_ratio, norm_score, logistic_score, laplace_score, cauchy_scor
                expon_score, t_score, chi2_score, gamma_score, beta_score, lognorm_score,
                t_dlogpdf_ddf, chi2_dlogpdf_ddf, gamma_dlogpdf_da, beta_dlogpdf_da,
                beta_dlogpdf_db, lognorm_dlogpdf_ds, lognorm_dcdf_ds, poisson_dlogpmf_dmu)
+
+
+@jvp(scipy.stats.multivariate_normal.cdf, name="scipy.stats.multivariate_normal.cdf")
+def multivariate_normal_cdf_jvp(x_dot, mean_dot, ans, x, mean=None, cov=1,
+                                allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5,
+                                *, lower_limit=None, rng=None):
+    return (mvn_cdf_tangent_x(x_dot, ans, x, mean, cov, maxpts, abseps, releps, lower_limit,
+                              rng),
+            mvn_cdf_tangent_mean(mean_dot, ans, x, mean, cov, maxpts, abseps, releps,
+                                 lower_limit, rng))
+
+
+@jvp(scipy.stats.multivariate_normal.logcdf, name="scipy.stats.multivariate_normal.logcdf")
+def multivariate_normal_logcdf_jvp(x_dot, mean_dot, ans, x, mean=None, cov=1,
+                                   allow_singular=False, maxpts=None, abseps=1e-5,
+                                   releps=1e-5, *, lower_limit=None, rng=None):
+    return (np.exp(-ans) * mvn_cdf_tangent_x(x_dot, ans, x, mean, cov, maxpts, abseps, releps,
+                                             lower_limit, rng),
+            np.exp(-ans) * mvn_cdf_tangent_mean(mean_dot, ans, x, mean, cov, maxpts, abseps,
+                                                releps, lower_limit, rng))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import digamma
-from scipy.stats import norm
+from scipy.stats import multivariate_normal, norm
 
 from ...errors import RuntimeRefusal
 from ..core import unbroadcast
@@ -249,3 +249,103 @@ def mvn_tangent_cov(cov_dot, ans, x, mean=None, cov=1):
     full_dot = _mvn_cov(cov_dot, np.shape(inverse)[0])
     quadratic = np.sum((solved @ full_dot) * solved, axis=1)
     return _mvn_shaped(0.5 * (quadratic - np.sum(inverse * full_dot.T)), ans)
+
+
+# --- multivariate_normal.cdf and logcdf -------------------------------------------------------
+#
+# F(x) = P(lower <= X <= x), X ~ N(mean, C). Its slope in x_i is the density of X_i at x_i
+# times the probability of the other coordinates given X_i = x_i, a normal distribution of
+# one dimension less: mean_-i + C_-i,i (x_i - mean_i) / C_ii, covariance
+# C_-i,-i - C_-i,i C_i,-i / C_ii. In two dimensions that is one normal cdf (exact); in more,
+# SciPy's cdf of d - 1 dimensions, integrated as the call asked (maxpts, abseps, releps, rng).
+# F depends on x - mean, so the slope in the mean is minus the slope in x.
+
+
+def _conditional_probability(value, upper, lower, mean, full, i, options):
+    """P(lower_-i <= X_-i <= upper_-i | X_i = value), the limits oriented as SciPy orients
+    them (a lower limit above the upper one counts negatively)."""
+    rest = [k for k in range(len(mean)) if k != i]
+    if not rest:
+        return 1.0
+    column = full[rest, i]
+    cond_mean = mean[rest] + column * (value - mean[i]) / full[i, i]
+    cond_cov = full[np.ix_(rest, rest)] - np.outer(column, column) / full[i, i]
+    if len(rest) == 1:
+        scale = np.sqrt(cond_cov[0, 0])
+        return norm.cdf(upper[rest[0]], cond_mean[0], scale) \
+            - norm.cdf(lower[rest[0]], cond_mean[0], scale)
+    from_below = None if np.all(np.isneginf(lower[rest])) else lower[rest]
+    return multivariate_normal.cdf(upper[rest], cond_mean, cond_cov, lower_limit=from_below,
+                                   **options)
+
+
+def _mvn_cdf_limits(x, mean, cov, lower_limit):
+    """The points as rows (n, d), their lower limits (-inf without lower_limit), the mean
+    as a d-vector and the full covariance."""
+    r, _, _ = _mvn_parts(x, mean, cov)
+    d = np.shape(r)[1]
+    points = np.reshape(x, (-1, d))
+    if lower_limit is None:
+        lower = np.full(np.shape(points), -np.inf)
+    elif np.broadcast_shapes(np.shape(lower_limit), np.shape(x)) != np.shape(x):
+        raise RuntimeRefusal("scipy.stats.multivariate_normal.cdf: no gradient for a "
+                             "lower_limit with more points than x; broadcast x to its shape")
+    else:
+        lower = np.reshape(np.broadcast_to(lower_limit, np.shape(x)), np.shape(points))
+    centre = np.zeros(d) if mean is None else np.broadcast_to(mean, (d,)).astype(float)
+    return points, lower, centre, _mvn_cov(cov, d)
+
+
+def mvn_cdf_slopes(x, mean=None, cov=1, maxpts=None, abseps=1e-5, releps=1e-5,
+                   lower_limit=None, rng=None, at_lower=False):
+    """d F / d x of multivariate_normal.cdf(x, mean, cov), one row per point (n, d); with
+    at_lower, d F / d lower_limit (0 where the lower limit is -inf)."""
+    points, lower, centre, full = _mvn_cdf_limits(x, mean, cov, lower_limit)
+    options = {"maxpts": maxpts, "abseps": abseps, "releps": releps, "rng": rng}
+    ends = lower if at_lower else points
+    slopes = np.zeros(np.shape(points))
+    for p, i in np.ndindex(*np.shape(points)):
+        density = norm.pdf(ends[p, i], centre[i], np.sqrt(full[i, i]))
+        if density:
+            slopes[p, i] = density * _conditional_probability(ends[p, i], points[p], lower[p],
+                                                              centre, full, i, options)
+    return -slopes if at_lower else slopes
+
+
+def _mean_slopes(x, mean, cov, maxpts, abseps, releps, lower_limit, rng):
+    """d F / d mean per point: F depends on x - mean and lower_limit - mean."""
+    slopes = -mvn_cdf_slopes(x, mean, cov, maxpts, abseps, releps, lower_limit, rng)
+    if lower_limit is not None:
+        slopes = slopes - mvn_cdf_slopes(x, mean, cov, maxpts, abseps, releps, lower_limit,
+                                         rng, at_lower=True)
+    return slopes
+
+
+def mvn_cdf_grad_x(g, x, mean=None, cov=1, maxpts=None, abseps=1e-5, releps=1e-5,
+                   lower_limit=None, rng=None):
+    """Gradient of multivariate_normal.cdf in x: g times the slopes, per point."""
+    slopes = mvn_cdf_slopes(x, mean, cov, maxpts, abseps, releps, lower_limit, rng)
+    return np.reshape(np.reshape(g, (-1, 1)) * slopes, np.shape(x))
+
+
+def mvn_cdf_grad_mean(g, x, mean=None, cov=1, maxpts=None, abseps=1e-5, releps=1e-5,
+                      lower_limit=None, rng=None):
+    """Gradient of multivariate_normal.cdf in the mean: minus the sum of those in x and in
+    lower_limit, per point."""
+    slopes = _mean_slopes(x, mean, cov, maxpts, abseps, releps, lower_limit, rng)
+    return unbroadcast(np.reshape(g, (-1, 1)) * slopes, mean)
+
+
+def mvn_cdf_tangent_x(x_dot, ans, x, mean=None, cov=1, maxpts=None, abseps=1e-5,
+                      releps=1e-5, lower_limit=None, rng=None):
+    """Tangent of multivariate_normal.cdf along x_dot: the slopes times x_dot, per point."""
+    slopes = mvn_cdf_slopes(x, mean, cov, maxpts, abseps, releps, lower_limit, rng)
+    rows = np.reshape(np.broadcast_to(x_dot, np.shape(x)), np.shape(slopes))
+    return _mvn_shaped(np.sum(rows * slopes, axis=1), ans)
+
+
+def mvn_cdf_tangent_mean(mean_dot, ans, x, mean=None, cov=1, maxpts=None, abseps=1e-5,
+                         releps=1e-5, lower_limit=None, rng=None):
+    """Tangent of multivariate_normal.cdf along mean_dot: the mean's slopes times mean_dot."""
+    slopes = _mean_slopes(x, mean, cov, maxpts, abseps, releps, lower_limit, rng)
+    return _mvn_shaped(np.sum(np.reshape(mean_dot, (1, -1)) * slopes, axis=1), ans)
