@@ -2,6 +2,8 @@
 z (reverse/shortcuts.py): the textbook cross-entropy's gradient is a few products, not
 the rules' chain of negations, squares and divisions. Each gradient is checked against
 finite differences, on several shapes, with broadcasting."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -56,6 +58,12 @@ def in_a_loop(z):
     return total
 
 
+def called_operators(z, x):
+    # the operators called as functions: calls in the normal form, not BinOps
+    p = operator.truediv(1.0, operator.add(1.0, np.exp(operator.neg(z))))
+    return np.sum(np.log(p) * x) + np.sum(operator.sub(1.0, p))
+
+
 def _backward(source):
     """The backward sweep's code, without its comments."""
     back = source.split("# backward", 1)[1]
@@ -88,7 +96,7 @@ def test_cross_entropy_gradient(rows, features, labels):
     (sigmoid_times, [(), (3,)]), (log_sigmoid, [(2, 3), (3,)]),
     (log_sigmoid, [(3,), (2, 3)]), (log_one_minus, [(5,)]), (log_one_minus, [(2, 2)]),
     (shared_exp, [(4,)]), (both_and_more, [(3, 2), (2,)]), (rebound, [(4,)]),
-    (in_a_loop, [(3,)])])
+    (in_a_loop, [(3,)]), (called_operators, [(2, 3), (3,)])])
 def test_gradient_matches_differences(f, shapes):
     rng = np.random.default_rng(len(shapes))
     args = [rng.normal(size=s) for s in shapes]

@@ -98,8 +98,8 @@ def _chain(p, ops, once):
     """(z, temporaries) when `p = 1 / (1 + np.exp(-z))` over four statements, else None."""
     stmt, op = ops[p]
     value = stmt.value
-    if op.rule.primitive is not operator.truediv or number(value.left) != 1 or \
-            not isinstance(value.right, gast.Name):
+    if not isinstance(value, gast.BinOp) or op.rule.primitive is not operator.truediv or \
+            number(value.left) != 1 or not isinstance(value.right, gast.Name):
         return None
     add = value.right.id
     exp = _one_plus(ops, add, once)
@@ -107,13 +107,15 @@ def _chain(p, ops, once):
         return None
     exp_stmt, exp_op = ops[exp]
     if exp_op.rule.primitive is not np.exp or len(exp_op.inputs) != 1 or \
-            exp_stmt.value.keywords or len(exp_stmt.value.args) != 1:
+            not isinstance(exp_stmt.value, gast.Call) or exp_stmt.value.keywords or \
+            len(exp_stmt.value.args) != 1:
         return None
     neg = exp_op.inputs[0][1]
     if neg not in ops or neg not in once:
         return None
     neg_stmt, neg_op = ops[neg]
     if neg_op.rule.primitive is not operator.neg or \
+            not isinstance(neg_stmt.value, gast.UnaryOp) or \
             not isinstance(neg_stmt.value.operand, gast.Name):
         return None
     return neg_stmt.value.operand.id, (add, exp, neg)
@@ -124,7 +126,7 @@ def _one_plus(ops, add, once):
     if add not in ops or add not in once:
         return None
     stmt, op = ops[add]
-    if op.rule.primitive is not operator.add:
+    if op.rule.primitive is not operator.add or not isinstance(stmt.value, gast.BinOp):
         return None
     left, right = stmt.value.left, stmt.value.right
     for one, other in ((left, right), (right, left)):
@@ -135,7 +137,8 @@ def _one_plus(ops, add, once):
 
 def _is_one_minus(stmt, op, p) -> bool:
     value = stmt.value
-    return op.rule.primitive is operator.sub and number(value.left) == 1 and \
+    return isinstance(value, gast.BinOp) and op.rule.primitive is operator.sub and \
+        number(value.left) == 1 and \
         isinstance(value.right, gast.Name) and value.right.id == p
 
 
