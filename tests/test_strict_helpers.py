@@ -60,15 +60,16 @@ def test_gradient_on_strict_arrays_is_numpys(f, shape, w_shape):
     ((5,), np.array([0, 2, 2, 4, 2])), ((3, 4), (slice(None), np.array([1, 1, 3]))),
     ((3, 4), (np.array([0, 2, 2]), np.array([1, 1, 3]))), ((6,), np.array([[0, 1], [1, 5]])),
     ((3, 4), np.array([2, 0, 2])), ((2, 3), (slice(None), np.array([[0, 0], [2, 0]]))),
-    ((4,), np.array([], dtype=int))])
+    ((4,), np.array([], dtype=int)), ((3, 2), 1), ((3, 2), (slice(0, 2), 1))])
 def test_add_at_adds_repeats_as_numpy_does(shape, index):
     rng = np.random.default_rng(3)
     values = rng.normal(size=np.zeros(shape)[index].shape)
     start = rng.normal(size=shape)
     want = start.copy()
     np.add.at(want, index, values)
-    strict_index = tuple(xps.asarray(p) if isinstance(p, np.ndarray) else p
-                         for p in index) if isinstance(index, tuple) else xps.asarray(index)
+    parts = index if isinstance(index, tuple) else (index,)
+    strict_index = tuple(xps.asarray(p) if isinstance(p, np.ndarray) else p for p in parts)
+    strict_index = strict_index if isinstance(index, tuple) else strict_index[0]
     out = xps.asarray(start)
     numpy_names(xps).add.at(out, strict_index, xps.asarray(values))
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-13, atol=1e-15)

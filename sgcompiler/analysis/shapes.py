@@ -21,6 +21,7 @@ import operator
 import gast
 
 from .activity import assignments
+from .broadcasts import Broadcasts
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
                   describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
@@ -42,7 +43,7 @@ class Shapes:
     # (parameter, key, ...) -> (shape, dtype): arrays of parameter trees the function never
     # writes or rebinds (a call passes them on to the callee's code)
     leaves: dict = field(default_factory=dict)
-    broadcasts: object = None   # _Broadcasts: the classes of broadcasts of classes
+    broadcasts: object = None   # broadcasts.Broadcasts: the classes of broadcasts of classes
 
     def kind(self, name) -> str:
         kind = self.kinds.get(name, ARRAY)
@@ -114,7 +115,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
     # it comes quickly, since a class only ever changes to "a class of its own".
     while True:
         before, known = dict(classes), len(conflicted)
-        broadcasts = _Broadcasts()      # (made again each time: the classes may change)
+        broadcasts = Broadcasts()      # (made again each time: the classes may change)
         for stmt, op in statements:
             target = target_of(stmt)
             cls = _class_of(stmt, op, classes, shape_names, conflicted, broadcasts)
@@ -267,7 +268,7 @@ def _is_python_number(rhs, op, shape_names):
 def _broadcast(classes, broadcasts=None):
     """The class of an elementwise result, if all array operands share one class (a
     class and its keepdims reductions count as one), or if they are all classes of whole
-    arrays whose broadcast has a class already (`broadcasts`, see _Broadcasts)."""
+    arrays whose broadcast has a class already (`broadcasts`, see broadcasts.py)."""
     if any(c is None for c in classes):
         return None
     arrays = {c for c in classes if c != SCALAR}
@@ -280,34 +281,6 @@ def _broadcast(classes, broadcasts=None):
         return arrays.pop()
     return broadcasts.class_of(arrays) if broadcasts is not None and full == arrays \
         else None
-
-
-class _Broadcasts:
-    """Classes of broadcasts: each class stands for one shape, and broadcasting is a
-    function of the shapes that does not depend on their order or on repeats, so a set of
-    classes broadcast together names one shape (`y * p` and `(1 - y) * q`, with p and q of
-    one class, share a class). The class of a set is the first name assigned once that
-    got it (a name, so that code can read its shape: `unbroadcast(g, _mul)`)."""
-
-    def __init__(self):
-        self.of_set = {}        # frozenset of whole-array classes -> representative
-        self.parts = {}         # representative -> its frozenset
-
-    def class_of(self, classes):
-        """The representative of the broadcast of `classes`, or None when it has none."""
-        parts = frozenset().union(*(self.parts.get(c, {c}) for c in classes))
-        if len(parts) == 1:
-            return next(iter(parts))
-        return self.of_set.get(parts)
-
-    def register(self, classes, name):
-        """`name`, assigned once, is the broadcast of arrays of `classes`."""
-        if any(c is None or c == SCALAR or c.startswith("<") for c in classes):
-            return
-        parts = frozenset().union(*(self.parts.get(c, {c}) for c in classes))
-        if len(parts) > 1 and parts not in self.of_set:
-            self.of_set[parts] = name
-            self.parts[name] = parts
 
 
 def _kinds(norm, statements, trees, callees, resolution):
