@@ -21,7 +21,7 @@ import operator
 import gast
 
 from .activity import assignments
-from .broadcasts import Broadcasts
+from .broadcast_classes import Broadcasts
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
                   describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
@@ -43,7 +43,7 @@ class Shapes:
     # (parameter, key, ...) -> (shape, dtype): arrays of parameter trees the function never
     # writes or rebinds (a call passes them on to the callee's code)
     leaves: dict = field(default_factory=dict)
-    broadcasts: object = None   # broadcasts.Broadcasts: the classes of broadcasts of classes
+    broadcasts: object = None   # broadcast_classes.Broadcasts: classes of broadcasts
 
     def kind(self, name) -> str:
         kind = self.kinds.get(name, ARRAY)
@@ -268,7 +268,7 @@ def _is_python_number(rhs, op, shape_names):
 def _broadcast(classes, broadcasts=None):
     """The class of an elementwise result, if all array operands share one class (a
     class and its keepdims reductions count as one), or if they are all classes of whole
-    arrays whose broadcast has a class already (`broadcasts`, see broadcasts.py)."""
+    arrays whose broadcast has a class already (`broadcasts`, see broadcast_classes.py)."""
     if any(c is None for c in classes):
         return None
     arrays = {c for c in classes if c != SCALAR}
