@@ -373,7 +373,8 @@ def cast_grad(g, x, dtype):
     which are piecewise constant."""
     kind = _dtype_kind(dtype)
     if kind == "c":
-        raise RuntimeRefusal(f"the gradient of a cast to the complex dtype {dtype} "
+        shown = numpy.dtype(dtype) if isinstance(dtype, (type, numpy.dtype, str)) else dtype
+        raise RuntimeRefusal(f"the gradient of a cast to the complex dtype {shown} "
                              "is not supported; cast to a real dtype, or wrap the call in "
                              "stop_gradient if no gradient should flow through it")
     if kind != "f":
