@@ -116,4 +116,6 @@ def test_most_rules_run_on_strict_arrays():
     if len(OUTCOMES) < len(ROWS) // 2:
         pytest.skip("the table did not run in this session")
     same = sorted(k for k, v in OUTCOMES.items() if v == "same")
-    assert len(same) >= 75, same      # 77 ids (85 rows) with NumPy 2.4, array-api-strict 2.6
+    # 88 ids (96 rows) with NumPy 2.4, array-api-strict 2.6 (80 ids before add.at, casts
+    # to NumPy's dtypes and tile's reps ran on strict arrays)
+    assert len(same) >= 85, same

@@ -372,3 +372,28 @@ def test_the_dask_benchmark_compares_equal_gradients(workload):
     assert dask_scale.check(rows) == []
     rows[1]["gradient"] = rows[1]["gradient"] * (1 + 1e-6)      # and a wrong one is seen
     assert dask_scale.check(rows) == [f"{workload} (sgcompiler)"]
+
+
+def _gradient_along_v(w, X, y):
+    # the directional derivative of logreg's gradient: its gradient is the Hessian times v
+    return np.sum(grad(logreg)(w, X, y) * np.array([0.5, -1.0, 2.0]))
+
+
+@pytest.mark.parametrize("rows, chunk", [(60, 25), (41, 41)])
+def test_grad_of_grad_over_dask_data_is_lazy_and_right(rows, chunk):
+    w, X, y = data("logreg", rows, 3, seed=rows)
+    v = np.array([0.5, -1.0, 2.0])
+    s, X2, y2 = data("scaled", rows, 3, seed=rows)
+    with dask.config.set(scheduler=refuse):
+        Hv = grad(_gradient_along_v)(w, as_dask(X, chunk), as_dask(y, chunk))
+        second = grad(grad(scaled))(s, as_dask(X2, chunk), y2)
+        H = hessian(logreg)(w, as_dask(X, chunk), y)
+    assert all(isinstance(a, da.Array) for a in (Hv, second, H))
+    Hv, second, H = dask.compute(Hv, second, H)
+    h, g = 1e-5, grad(logreg)
+    np.testing.assert_allclose(Hv, (g(w + h * v, X, y) - g(w - h * v, X, y)) / (2 * h),
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(H @ v, Hv, rtol=1e-10)
+    g2 = grad(scaled)
+    np.testing.assert_allclose(second, (g2(s + h, X2, y2) - g2(s - h, X2, y2)) / (2 * h),
+                               rtol=1e-6)

@@ -21,6 +21,7 @@ import operator
 import gast
 
 from .activity import assignments
+from .broadcast_classes import Broadcasts
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
                   describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
@@ -42,6 +43,7 @@ class Shapes:
     # (parameter, key, ...) -> (shape, dtype): arrays of parameter trees the function never
     # writes or rebinds (a call passes them on to the callee's code)
     leaves: dict = field(default_factory=dict)
+    broadcasts: object = None   # broadcast_classes.Broadcasts: classes of broadcasts
 
     def kind(self, name) -> str:
         kind = self.kinds.get(name, ARRAY)
@@ -70,6 +72,10 @@ class Shapes:
 
     def is_scalar(self, name) -> bool:
         return self.of(name) == SCALAR
+
+    def broadcast(self, classes):
+        """The class of the broadcast of whole arrays of `classes`, or None."""
+        return self.broadcasts.class_of(classes) if self.broadcasts else None
 
 
 def concrete_class(shape) -> str:
@@ -109,9 +115,14 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
     # it comes quickly, since a class only ever changes to "a class of its own".
     while True:
         before, known = dict(classes), len(conflicted)
+        broadcasts = Broadcasts()      # (made again each time: the classes may change)
         for stmt, op in statements:
             target = target_of(stmt)
-            cls = _class_of(stmt, op, classes, shape_names, conflicted)
+            cls = _class_of(stmt, op, classes, shape_names, conflicted, broadcasts)
+            if cls is None and target not in multiple and op.kind == RULE and \
+                    op.rule.elementwise:
+                broadcasts.register([_atom_class(a, classes, conflicted)
+                                     for a in op.args.values()], target)
             # a name assigned more than once, one of whose values has no class, has a shape
             # that may change from one assignment to the next (`s = b[2]`, then
             # `s = np.sin(s) + v` in a loop): a class of its own is not a class it shares
@@ -137,7 +148,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
     assigned = {target_of(stmt) for stmt, _ in statements}
     leaves = unwritten_leaves(arrays or {}, assigned)
-    return Shapes(classes, kinds, ints, concrete, leaves)
+    return Shapes(classes, kinds, ints, concrete, leaves, broadcasts)
 
 
 def _callee_finder(resolution):
@@ -184,7 +195,7 @@ def _atom_class(node, classes, conflicted=frozenset()):
     return None
 
 
-def _class_of(stmt, op, classes, shape_names, conflicted=frozenset()):
+def _class_of(stmt, op, classes, shape_names, conflicted=frozenset(), broadcasts=None):
     rhs = stmt.value
     if op.kind == SETITEM:
         return classes.get(op.inputs[0][1], op.inputs[0][1])
@@ -199,7 +210,8 @@ def _class_of(stmt, op, classes, shape_names, conflicted=frozenset()):
         return None
     rule = op.rule
     if rule.elementwise:
-        return _broadcast([_atom_class(a, classes, conflicted) for a in op.args.values()])
+        return _broadcast([_atom_class(a, classes, conflicted) for a in op.args.values()],
+                          broadcasts)
     if rule.reduction:
         axis = op.args.get("axis")
         keepdims = op.args.get("keepdims")
@@ -253,9 +265,10 @@ def _is_python_number(rhs, op, shape_names):
         rhs.value.id in shape_names and isinstance(rhs.slice, gast.Constant)
 
 
-def _broadcast(classes):
+def _broadcast(classes, broadcasts=None):
     """The class of an elementwise result, if all array operands share one class (a
-    class and its keepdims reductions count as one)."""
+    class and its keepdims reductions count as one), or if they are all classes of whole
+    arrays whose broadcast has a class already (`broadcasts`, see broadcast_classes.py)."""
     if any(c is None for c in classes):
         return None
     arrays = {c for c in classes if c != SCALAR}
@@ -264,7 +277,10 @@ def _broadcast(classes):
         return next(iter(full))
     if not arrays:
         return SCALAR
-    return arrays.pop() if len(arrays) == 1 else None
+    if len(arrays) == 1:
+        return arrays.pop()
+    return broadcasts.class_of(arrays) if broadcasts is not None and full == arrays \
+        else None
 
 
 def _kinds(norm, statements, trees, callees, resolution):

@@ -72,6 +72,7 @@ from ..optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments
                                while_condition)
 from ..optimize.factoring import factor_sums
 from ..optimize.hoisting import hoist_row_products
+from ..optimize.negations import fold_negated_sums
 from ..optimize.nest import nest_single_uses
 from ..optimize.seeds import fold_seeds
 from ..optimize.reread import for_rereading, gradient_only
@@ -279,6 +280,8 @@ OPTIMIZATIONS = (
     ("while-condition", lambda tree, k, run: while_condition(tree), False),
     ("fold-seeds", lambda tree, k, run: fold_seeds(tree, is_temporary, k.small, k.user_names),
      False),
+    ("fold-negations", lambda tree, k, run: fold_negated_sums(
+        tree, lambda stmt: pure_assign(stmt, k.pure)), False),
     ("fold-algebra", _fold_algebra, True),
     ("drop-broadcasts", lambda tree, k, run: drop_broadcasts(tree.body, run["shapes"](),
                                                             k.helpers), True),

@@ -22,6 +22,7 @@ from ..errors import error_at
 
 from ..ir.builders import const, load
 from .inline import inline, simplify
+from .shortcuts import shortcut_contributions
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND, EITHER
 
@@ -60,6 +61,9 @@ def contributions(rev, stmt, op, target, g):
     if op.kind == COPY:
         name = op.inputs[0][1]
         return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
+    if op.kind == RULE and id(stmt) in rev.shortcuts:
+        return [s for name, expr in shortcut_contributions(rev, rev.shortcuts[id(stmt)], g)
+                for s in rev.accumulate(name, expr, stmt)]
     if op.kind == RULE:
         joined = _joined_containers(rev, stmt, op, g)
         if joined is not None:

@@ -23,6 +23,7 @@ from ..frontend.resolve import Resolution
 from ..ir.builders import number
 from ..ir.naming import Namer
 from .loops import loop_targets
+from .shortcuts import sigmoid_shortcuts
 
 
 @dataclass(eq=False)
@@ -52,6 +53,7 @@ class SweepState:
     call_results: set = field(init=False)       # names only ever assigned a call's result
     maybe_complex: frozenset = field(init=False)    # in complex mode: names that may hold
     #                                                 complex values (complex_kinds.py)
+    shortcuts: dict = field(init=False)         # id(statement) -> shortcuts.Shortcut
     # --- built by the sweeps
     state: dict = field(init=False)             # var -> its adjoint's value, if nonzero
     owned: set = field(default_factory=set)     # adjoints in arrays this code allocated
@@ -86,6 +88,9 @@ class SweepState:
         self.call_results = _call_results(body)
         self.maybe_complex = maybe_complex(norm, self.resolution, self.shapes.concrete) \
             if rules.complex_mode() else frozenset()
+        # (complex values: log and the sigmoid are holomorphic, but the rules guard them)
+        self.shortcuts = {} if self.maybe_complex else sigmoid_shortcuts(norm,
+                                                                         self.resolution)
 
 
 _FIELDS = frozenset(SweepState.__dataclass_fields__)

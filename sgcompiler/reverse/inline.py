@@ -238,7 +238,7 @@ class _Simplify(gast.NodeTransformer):
             return self.shape_class(node.operand)
         if isinstance(node, gast.BinOp) and isinstance(node.op, _ELEMENTWISE_OPS):
             return _broadcast_classes([self.shape_class(node.left),
-                                       self.shape_class(node.right)])
+                                       self.shape_class(node.right)], self.shapes)
         if isinstance(node, gast.Call) and not node.keywords:
             obj = self.linker.names.get(getattr(node.func, "id", None))
             if obj is None and isinstance(node.func, gast.Attribute):
@@ -246,7 +246,8 @@ class _Simplify(gast.NodeTransformer):
                               node.func.attr, None)
             if isinstance(obj, np.ufunc) or getattr(obj, "__name__", "") in (
                     "where", "balanced_eq"):
-                return _broadcast_classes([self.shape_class(a) for a in node.args])
+                return _broadcast_classes([self.shape_class(a) for a in node.args],
+                                          self.shapes)
             if getattr(obj, "__name__", "") == "reduced_size":
                 return SCALAR
         return None
@@ -338,7 +339,7 @@ def _may_be_bool(node) -> bool:
     return isinstance(node, gast.Constant) and isinstance(node.value, bool)
 
 
-def _broadcast_classes(classes):
+def _broadcast_classes(classes, shapes):
     if any(c is None for c in classes):
         return None
     arrays = {c for c in classes if c != SCALAR}
@@ -346,11 +347,11 @@ def _broadcast_classes(classes):
         return SCALAR
     if len(arrays) == 1:
         return arrays.pop()
-    shapes = [class_shape(c) for c in arrays]
-    if any(s is None for s in shapes):
-        return None
+    sizes = [class_shape(c) for c in arrays]
+    if any(s is None for s in sizes):
+        return shapes.broadcast(arrays) if all(s is None for s in sizes) else None
     try:
-        return concrete_class(np.broadcast_shapes(*shapes))
+        return concrete_class(np.broadcast_shapes(*sizes))
     except ValueError:
         return None
 

@@ -142,8 +142,8 @@ class AdjointState:
         helper = self.linker.names.get(getattr(expr.func, "id", None)) \
             if isinstance(expr, gast.Call) else None
         if helper is runtime.unbroadcast and len(expr.args) == 2 and \
-                isinstance(expr.args[0], gast.Constant):
-            pass                # a constant summed to x's shape: broadcast to it
+                self.is_number_expression(expr.args[0]):
+            pass                # a number summed to x's shape: broadcast to it
         elif not (isinstance(expr, gast.Call) and 2 <= len(expr.args) <= 4 and not expr.keywords
                   and helper is runtime.unreduce
                   # (axis=None, keepdims=False; `is`, as 0 == False: axis=0 is no scalar)
@@ -159,6 +159,21 @@ class AdjointState:
                                                self.linker.names.get(n.id) is
                                                runtime.reduced_size))
                 for n in gast.walk(scalar) if isinstance(n, (gast.Name, gast.Constant)))
+
+    def is_number_expression(self, expr) -> bool:
+        """A constant, or arithmetic of constants and reduced_size(t): a Python number."""
+        if isinstance(expr, gast.Constant):
+            return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+        if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd)):
+            return self.is_number_expression(expr.operand)
+        if isinstance(expr, gast.BinOp) and isinstance(expr.op, (gast.Add, gast.Sub,
+                                                                  gast.Mult, gast.Div)):
+            return self.is_number_expression(expr.left) and \
+                self.is_number_expression(expr.right)
+        return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and \
+            self.linker.names.get(expr.func.id) is runtime.reduced_size and \
+            all(isinstance(a, (gast.Name, gast.Constant)) for a in expr.args) and \
+            not expr.keywords
 
     def final_adjoint(self, name) -> bool:
         """Whether `name` is the adjoint of a variable assigned once, at the top level,

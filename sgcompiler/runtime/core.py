@@ -175,10 +175,19 @@ def item_adjoint(g, index, x=None):
     """g[index], the adjoint of the element x (an array or a container; None for a number)
     of a list or tuple whose adjoint is g: zeros of x's shape and structure where g, or its
     element, is a plain 0.0 (which the derivative rules that need x's shape cannot take)."""
-    item = g if _is_zero(g) else g[index]
+    item = g if _is_zero(g) else g[_row(g, index)]
     if _is_zero(item) and isinstance(x, (list, tuple, dict, np.ndarray)):
         return zeros_tree(x)
     return item
+
+
+def _row(g, index):
+    """`index` for g[index], as (index, ...) for a row of an array of more axes than one:
+    the array API standard wants an index for every axis, or an ellipsis."""
+    if isinstance(g, (list, tuple, dict)) or isinstance(index, (tuple, slice)) or \
+            not hasattr(index, "__index__") or len(getattr(g, "shape", ())) < 2:
+        return index
+    return index, Ellipsis
 
 
 def scatter_item(c, g, index):

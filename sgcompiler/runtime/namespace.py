@@ -20,6 +20,7 @@ import types
 import numpy as np
 
 from ..errors import SGCompilerError
+from .scatter import StandardAdd
 
 try:        # optional: it knows the namespaces of libraries without __array_namespace__
     from array_api_compat import array_namespace as _compat_namespace
@@ -84,6 +85,9 @@ class NumPyNames:
         self.library = library_name(xp)
         self.ndarray = type(xp.asarray(0.0))
         self.generic = _NoScalarType
+        add = getattr(xp, "add", None)
+        if add is not None and not hasattr(add, "at"):
+            self.add = StandardAdd(self)    # (CuPy's add has its own .at)
 
     def __repr__(self):
         return f"<NumPy's names for {self.library}>"
@@ -116,17 +120,32 @@ class NumPyNames:
         return math.prod(self.shape(x))
 
     def dtype(self, dtype):
-        return dtype
+        """The library's dtype for a dtype spelled as NumPy's (np.float32, float, 'int64'),
+        by its name; the library's own dtypes as they are."""
+        if dtype is None:
+            return None
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            return dtype
+        return getattr(self.xp, name, dtype)
 
     def asarray(self, a, dtype=None):
+        dtype = self.dtype(dtype)
         if isinstance(a, self.ndarray):
             return a if dtype is None or a.dtype == dtype else self.xp.astype(a, dtype)
         return self.xp.asarray(a, dtype=dtype)
 
     def array(self, a, dtype=None, copy=True):
+        dtype = self.dtype(dtype)
         if isinstance(a, self.ndarray) and dtype is not None and a.dtype != dtype:
             return self.xp.astype(a, dtype)
         return self.xp.asarray(a, dtype=dtype, copy=copy)
+
+    def astype(self, x, dtype, copy=True):
+        if not isinstance(x, self.ndarray):
+            return self.xp.asarray(x, dtype=self.dtype(dtype))
+        return self.xp.astype(x, self.dtype(dtype), copy=copy)
 
     def copy(self, a):
         return self.xp.asarray(a, copy=True)

@@ -15,6 +15,7 @@ def logistic_loss_grad(w, X, y, lam):
     _sub = _add - _mul
     del _add
     nll = np.mean(_sub)
+    del _sub
     _mul2 = 0.5 * lam
     _pow = w ** 2
     _sum = np.sum(_pow)
@@ -28,9 +29,9 @@ def logistic_loss_grad(w, X, y, lam):
     del _mul2
     dw = d_sum * 2 * w
     # line 31: nll = np.mean(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z)
-    d_add = unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), z)
-    d_mul = -unbroadcast(unreduce(1.0 / reduced_size(_sub), _sub), _mul)
-    del _mul, _sub
+    d_add = unbroadcast(unreduce(1.0 / reduced_size(_mul), _mul), z)
+    d_mul = -unreduce(1.0 / reduced_size(_mul), _mul)
+    del _mul
     dz = unbroadcast(d_mul * y, z)
     del d_mul
     d_exp = d_add / (1.0 + _exp)

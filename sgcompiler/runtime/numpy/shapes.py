@@ -6,10 +6,12 @@ more than once (tile, repeat, take with repeated indices, pad's edge modes).
 """
 from __future__ import annotations
 
+import numpy
 import numpy as np
 
 from ...errors import RuntimeRefusal
 from ..core import float_dtype, unbroadcast
+from ..namespace import numpy_names
 
 
 def _zeros(shape, g, x):
@@ -20,7 +22,8 @@ def _zeros(shape, g, x):
 def tile_grad(g, A, reps):
     """Gradient of np.tile(A, reps): the sum of g over the copies."""
     A = np.asarray(A)
-    reps = tuple(reps) if np.ndim(reps) else (int(reps),)
+    reps = tuple(reps) if isinstance(reps, (tuple, list)) or np.ndim(reps) else \
+        (int(reps),)        # (a tuple has no ndim for another library's namespace)
     d = max(A.ndim, len(reps))
     shape = (1,) * (d - A.ndim) + A.shape
     reps = (1,) * (d - len(reps)) + reps
@@ -350,17 +353,28 @@ def transpose_grad(g, axes=None):
 def real_dtype(dtype) -> bool:
     """Whether a cast to `dtype` has a gradient sgcompiler computes (not complex)."""
     try:
-        return np.dtype(dtype).kind != "c"
+        return _dtype_kind(dtype) != "c"
     except TypeError:
         return True         # not a dtype: the cast itself fails
+
+
+def _dtype_kind(dtype) -> str:
+    """NumPy's kind letter of `dtype`, also of another library's dtype of the same name
+    (array_api_strict.float32); `numpy`, not `np`, which is rebound to the arguments'
+    namespace when this runs on their arrays."""
+    try:
+        return numpy.dtype(dtype).kind
+    except TypeError:
+        return numpy.dtype(str(dtype).rsplit(".", 1)[-1]).kind
 
 
 def cast_grad(g, x, dtype):
     """Gradient of x.astype(dtype): `g` in x's dtype; zero for a cast to integers or bools,
     which are piecewise constant."""
-    kind = np.dtype(dtype).kind
+    kind = _dtype_kind(dtype)
     if kind == "c":
-        raise RuntimeRefusal(f"the gradient of a cast to the complex dtype {np.dtype(dtype)} "
+        shown = numpy.dtype(dtype) if isinstance(dtype, (type, numpy.dtype, str)) else dtype
+        raise RuntimeRefusal(f"the gradient of a cast to the complex dtype {shown} "
                              "is not supported; cast to a real dtype, or wrap the call in "
                              "stop_gradient if no gradient should flow through it")
     if kind != "f":
@@ -370,6 +384,12 @@ def cast_grad(g, x, dtype):
 
 def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     """x.astype(dtype) as a function: the primitive the method stands for in rules."""
+    namespace = getattr(x, "__array_namespace__", None)
+    if namespace is not None and not isinstance(x, numpy.ndarray) and \
+            (order, casting, subok) == ("K", "unsafe", True):
+        # an array of another library (called as sgcompiler.runtime.astype, this helper
+        # is NumPy's): its own astype, not a copy into NumPy
+        return numpy_names(namespace()).astype(x, dtype, copy=copy)
     return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
 
 
