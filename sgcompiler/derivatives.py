@@ -57,8 +57,9 @@ def jvp(f, primals, tangents, backend: str = "numpy"):
     # a bound method, a callable object, a functools.partial: a function made from it
     # (not kept in the fast cache below, which would keep its instance alive)
     lifted = as_function(f)
+    made = lifted is not None and lifted is not f      # (a plain function is its own)
     f = lifted or f
-    key = None if lifted is not None else _fast_key(f, primals, tangents)
+    key = None if made else _fast_key(f, primals, tangents)
     key = key and key + (backend,)
     found = _FAST.get(key) if key is not None else None
     if found is not None and found[0]() is f and found[3]():
