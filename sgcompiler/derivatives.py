@@ -202,6 +202,10 @@ def _check_structure(fname, name, value, tangent):
     elif np.shape(tangent) != np.shape(value):
         raise TypeError(f"jvp: the tangent of '{name}' has shape {np.shape(tangent)} but "
                         f"'{name}' has shape {np.shape(value)}")
+    elif np.iscomplexobj(tangent) and not np.iscomplexobj(value):
+        raise TypeError(f"jvp: the tangent of '{name}' is complex but '{name}' is real; "
+                        "give a real tangent (along a complex direction: one jvp for its "
+                        "real part, one for its imaginary part)")
 
 
 def _float_tree(t):
