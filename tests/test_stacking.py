@@ -194,3 +194,20 @@ def test_a_large_matrix_is_not_stacked():
     assert "concatenate" not in jvp_source(rnn_at, args, tangents)
     np.testing.assert_allclose(jvp(rnn_at, args, tangents)[1], _fd(rnn_at, args, tangents),
                                rtol=1e-5)
+
+
+def stacks_of_states(W, b, h0):
+    # W @ h with h of three axes (a stack of column blocks): not rewritten
+    h = h0
+    for t in range(3):
+        h = np.tanh(W @ h + b[:, None])
+    return np.sum(h * h)
+
+
+def test_a_state_of_three_axes_is_left_as_it_is():
+    rng = np.random.default_rng(10)
+    args = (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3), rng.normal(size=(2, 3, 4)))
+    tangents = (rng.normal(size=(3, 3)), rng.normal(size=3), None)
+    assert "concatenate" not in jvp_source(stacks_of_states, args, tangents)
+    np.testing.assert_allclose(jvp(stacks_of_states, args, tangents)[1],
+                               _fd(stacks_of_states, args, tangents), rtol=1e-6)

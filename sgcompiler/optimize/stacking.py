@@ -77,12 +77,9 @@ class _Loop:
         before, body, i = [], self.loop.body, 0
         while i + 1 < len(body):
             found = self._pair(body[i], body[i + 1])
-            if found is None:
+            if found is None or not self._rewrite(body, i, before, *found):
                 i += 1
                 continue
-            made = self._rewrite(body, i, *found)
-            if made is not None:
-                before.append(made)
             i += 3
         return before
 
@@ -135,23 +132,22 @@ class _Loop:
             mw[0][0] * mw[0][1] <= SMALL and mw[1] == numpy.float64 and \
             (mv[1] is None or mv[1].kind in "fiub")
 
-    def _rewrite(self, body, i, a, W, h, b, V, g, matrix_first):
-        """Replace the pair at body[i], body[i + 1] by three statements; the stacking's
-        assignment when it is new, else None."""
+    def _rewrite(self, body, i, before, a, W, h, b, V, g, matrix_first) -> bool:
+        """Replace the pair at body[i], body[i + 1] by three statements (adding the
+        stacking's assignment to `before` when it is new); False where it cannot."""
         rank = self._rank(h)
         if matrix_first and rank not in (1, 2):
-            return None
+            return False
         (rows, cols), _ = self._matrix(W)
         key = (W.id, V.id, matrix_first)
-        made = None
         if key not in self.stacked:
             self.stacked[key] = _fresh(f"_{W.id}_{V.id}", self.taken)
             pair = gast.Tuple(elts=[load(W.id), load(V.id)], ctx=gast.Load())
             side = [] if matrix_first else [gast.keyword(arg="axis", value=const(1))]
             call = gast.Call(func=gast.Attribute(value=load(self.np), attr="concatenate",
                                                  ctx=gast.Load()), args=[pair], keywords=side)
-            made = gast.Assign(targets=[store(self.stacked[key])], value=call,
-                               type_comment=None)
+            before.append(gast.Assign(targets=[store(self.stacked[key])], value=call,
+                                      type_comment=None))
         both = _fresh(f"{a}_both", self.taken)
         stacked = load(self.stacked[key])
         product = gast.BinOp(left=stacked, op=gast.MatMult(), right=load(h.id)) \
@@ -166,7 +162,7 @@ class _Loop:
                _assign(b, gast.BinOp(left=_half(both, axis, size, None), op=gast.Add(),
                                      right=rest), body[i + 1])]
         body[i:i + 2] = new
-        return made
+        return True
 
 
 def _half(name, axis, start, stop):
