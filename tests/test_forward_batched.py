@@ -140,6 +140,10 @@ def calls_with_a_number(x):
     return scaled(x, 3.0) * x
 
 
+def calls_with_a_number_that_moves(x, s):
+    return scaled(x, s * 2.0) + scaled(x * s, 0.5)
+
+
 # (f, arguments, position, whether the batched pass takes it)
 JACOBIANS = [
     (ranks, lambda: (R.normal(size=3), R.normal(size=(4, 3))), 0, True),
@@ -166,10 +170,12 @@ JACOBIANS = [
      2, True),
     (calls_pair, lambda: (R.normal(size=(2, 3)), R.normal(size=3)), 0, True),
     (calls_pair, lambda: (R.normal(size=(2, 3)), R.normal(size=3)), 1, True),
-    # (still one jvp per column: a mask whose dtype is not known, a number passed on)
+    # (still one jvp per column: a mask whose dtype is not known)
     (masked_write, lambda: (R.normal(size=4), np.array([True, False, True, True])), 0,
      False),
-    (calls_with_a_number, lambda: (R.normal(size=3),), 0, False),
+    (calls_with_a_number, lambda: (R.normal(size=3),), 0, True),
+    (calls_with_a_number_that_moves, lambda: (R.normal(size=3), 0.7), 1, True),
+    (calls_with_a_number_that_moves, lambda: (R.normal(size=3), 0.7), 0, True),
 ]
 
 

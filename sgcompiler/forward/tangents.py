@@ -34,6 +34,7 @@ from ..analysis.complex_kinds import maybe_complex
 from ..analysis.ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, STOPPED, describe_stmt,
                             is_append, is_setitem, target_of, assignments)
 from ..analysis.shapes import ARRAY, Shapes
+from ..analysis.sizes import WEAK
 from ..reverse.inline import Linker
 from .batch import BatchedRules, NotBatchable
 from .rules import TangentRules
@@ -280,8 +281,13 @@ class _Forward:
                        and isinstance(self.shapes.dtype(a.id), numpy.dtype))
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and
                           self.shapes.kind(a.id) != ARRAY)
+        # (batched code needs every rank: the Python numbers it passes, too)
+        numbers = frozenset(p for p, a in op.args.items() if _number(a) or isinstance(
+            a, gast.Name) and self.shapes.concrete.get(a.id) == ((), WEAK)) \
+            if self.batched is not None else frozenset()
         try:
-            piece = self.pieces(op.rule, active, arrays, trees, batch=self.batch)
+            piece = self.pieces(op.rule, active, arrays, trees, batch=self.batch,
+                                numbers=numbers)
         except SourceUnavailable as exc:      # say where it is called, too
             raise error_at(stmt, self.fn, f"calling {op.what}: {exc}") from None
         self.linker.pieces.append(piece)

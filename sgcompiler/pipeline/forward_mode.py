@@ -124,10 +124,11 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
 
 
 def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
-              batch: int | None = None) -> JvpPiece:
+              batch: int | None = None, numbers=frozenset()) -> JvpPiece:
     """The (cached) tangent function of user function `fn` for `active` parameters; with
     `batch`, for tangents that hold that many directions along a leading axis (any
-    directions: the caller's batched tangents).
+    directions: the caller's batched tangents); `numbers`: the parameters it is passed
+    Python numbers for.
 
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
@@ -137,7 +138,8 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
         mine = _PIECES.get(fn)
         if mine is None:
             mine = _PIECES[fn] = {}
-        key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version(), batch)
+        key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version(), batch,
+               numbers)
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
@@ -151,7 +153,7 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
             with recording() as seen:
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
-                compiled = _compile_jvp(fn, active, frozenset(), trees, arrays,
+                compiled = _compile_jvp(fn, active, frozenset(numbers), trees, arrays,
                                         name=made.name, named=made.tangent_params,
                                         batch=batch, seeded=False)
         except BaseException:
