@@ -57,8 +57,9 @@ def jvp(f, primals, tangents, backend: str = "numpy"):
     # a bound method, a callable object, a functools.partial: a function made from it
     # (not kept in the fast cache below, which would keep its instance alive)
     lifted = as_function(f)
+    made = lifted is not None and lifted is not f      # (a plain function is its own)
     f = lifted or f
-    key = None if lifted is not None else _fast_key(f, primals, tangents)
+    key = None if made else _fast_key(f, primals, tangents)
     key = key and key + (backend,)
     found = _FAST.get(key) if key is not None else None
     if found is not None and found[0]() is f and found[3]():
@@ -201,6 +202,10 @@ def _check_structure(fname, name, value, tangent):
     elif np.shape(tangent) != np.shape(value):
         raise TypeError(f"jvp: the tangent of '{name}' has shape {np.shape(tangent)} but "
                         f"'{name}' has shape {np.shape(value)}")
+    elif np.iscomplexobj(tangent) and not np.iscomplexobj(value):
+        raise TypeError(f"jvp: the tangent of '{name}' is complex but '{name}' is real; "
+                        "give a real tangent (along a complex direction: one jvp for its "
+                        "real part, one for its imaginary part)")
 
 
 def _float_tree(t):

@@ -360,3 +360,20 @@ def test_forward_benchmarks_run_and_check_their_results():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from benchmarks import forward
     assert forward.main(["--smoke"]) == 0
+
+
+def test_a_repeated_jvp_of_a_plain_function_is_not_compiled_again(monkeypatch):
+    # the second call with the same types, shapes and dtypes takes the fast path: it
+    # neither compiles nor binds again (a plain function was taken for one made from a
+    # bound method, so every call went the slow way)
+    from sgcompiler import derivatives
+    x, w = R.normal(size=(4, 3)), R.normal(size=3)
+    tangents = (R.normal(size=(4, 3)), None)
+    first = jvp(straight, (x, w), tangents)
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled again")
+    monkeypatch.setattr(derivatives, "_compiled", no_compile)
+    again = jvp(straight, (x, w), tangents)
+    np.testing.assert_allclose(again[1], first[1])
+    np.testing.assert_allclose(again[1], fd_jvp(straight, (x, w), tangents), rtol=1e-6)

@@ -1,12 +1,13 @@
 """Batched tangents (forward/batch.py): jacobian(mode="fwd") and hessian run the tangent
 code once, with every unit direction along a leading axis of each tangent. Checked against
 finite differences, on code the batched pass handles (broadcasting between ranks, sums
-along axes, every matmul case, indexing, transposes, gradient code's helpers) and on code
-it hands back to one jvp per column (calls, writes into arrays)."""
+along axes, every matmul case, indexing, transposes, gradient code's helpers, calls of
+user functions, writes into arrays) and against one jvp per column, and on code it hands
+back to one jvp per column."""
 import numpy as np
 import pytest
 
-from sgcompiler import grad, hessian, jacobian
+from sgcompiler import derivatives, grad, hessian, jacobian
 from sgcompiler.derivatives import _kinds, _params
 from sgcompiler.forward.batch import NotBatchable
 from sgcompiler.pipeline.forward_mode import compile_jvp
@@ -81,6 +82,68 @@ def reshaped(x):
     return np.reshape(np.sin(x), (2, 3))
 
 
+def loop_writes(x, A):
+    y = np.zeros((x.shape[0], 2))
+    for i in range(x.shape[0]):
+        y[i] = np.tanh(A @ x * x[i])
+    return y
+
+
+def tuple_writes(x, M):
+    y = np.zeros((3, 4))
+    for i in range(3):
+        y[i, 1:] = np.sin(x * M[i, 0])
+        y[i, 0] = np.sum(x) * i
+    return y * 2.0
+
+
+def broadcast_writes(x):
+    y = np.ones((2, 3, 3))
+    y[1] = np.cos(x)            # (3,) into a (3, 3) slot
+    y[0, :, 1] = x[0]           # a number into a column
+    y[..., 2] = y[..., 0] * x   # through Ellipsis
+    return np.sum(y * y, axis=0)
+
+
+def masked_write(x, mask):
+    y = x * 1.0
+    y[mask] = np.exp(x[mask])
+    return y
+
+
+def layer(W, h, b):
+    return np.tanh(W @ h + b)
+
+
+def helper_in_loop(W, x, b):
+    h = x
+    for i in range(3):
+        h = layer(W, h, b)
+    return np.sum(h ** 2)
+
+
+def pair(u, v):
+    return u * v, np.sin(u)
+
+
+def calls_pair(x, y):
+    a, b = pair(x, y)
+    c = pair(b, x)[0]
+    return a + b * y + c
+
+
+def scaled(u, s):
+    return np.sin(u) * s
+
+
+def calls_with_a_number(x):
+    return scaled(x, 3.0) * x
+
+
+def calls_with_a_number_that_moves(x, s):
+    return scaled(x, s * 2.0) + scaled(x * s, 0.5)
+
+
 # (f, arguments, position, whether the batched pass takes it)
 JACOBIANS = [
     (ranks, lambda: (R.normal(size=3), R.normal(size=(4, 3))), 0, True),
@@ -92,18 +155,41 @@ JACOBIANS = [
     (matrix_products, lambda: (R.normal(size=(3, 3)), R.normal(size=3)), 1, True),
     (indexing, lambda: (R.normal(size=4),), 0, True),
     (reshaped, lambda: (R.normal(size=6),), 0, True),
-    (calls, lambda: (R.normal(size=3),), 0, False),
-    (writes, lambda: (R.normal(size=3),), 0, False),
+    (calls, lambda: (R.normal(size=3),), 0, True),
+    (writes, lambda: (R.normal(size=3),), 0, True),
+    (loop_writes, lambda: (R.normal(size=2), R.normal(size=(2, 2))), 0, True),
+    (loop_writes, lambda: (R.normal(size=4), R.normal(size=(2, 4))), 1, True),
+    (tuple_writes, lambda: (R.normal(size=3), R.normal(size=(3, 2))), 0, True),
+    (tuple_writes, lambda: (R.normal(size=3), R.normal(size=(3, 2))), 1, True),
+    (broadcast_writes, lambda: (R.normal(size=3),), 0, True),
+    (helper_in_loop, lambda: (R.normal(size=(3, 3)), R.normal(size=3), R.normal(size=3)),
+     0, True),
+    (helper_in_loop, lambda: (R.normal(size=(2, 2)), R.normal(size=2), R.normal(size=1)),
+     1, True),
+    (helper_in_loop, lambda: (R.normal(size=(3, 3)), R.normal(size=3), R.normal(size=3)),
+     2, True),
+    (calls_pair, lambda: (R.normal(size=(2, 3)), R.normal(size=3)), 0, True),
+    (calls_pair, lambda: (R.normal(size=(2, 3)), R.normal(size=3)), 1, True),
+    # (still one jvp per column: a mask whose dtype is not known)
+    (masked_write, lambda: (R.normal(size=4), np.array([True, False, True, True])), 0,
+     False),
+    (calls_with_a_number, lambda: (R.normal(size=3),), 0, True),
+    (calls_with_a_number_that_moves, lambda: (R.normal(size=3), 0.7), 1, True),
+    (calls_with_a_number_that_moves, lambda: (R.normal(size=3), 0.7), 0, True),
 ]
 
 
 @pytest.mark.parametrize("f, make, position, batched", JACOBIANS,
                          ids=[f"{f.__name__}-{p}" for f, _, p, _ in JACOBIANS])
-def test_forward_jacobian_matches_finite_differences(f, make, position, batched):
+def test_forward_jacobian_matches_finite_differences(monkeypatch, f, make, position,
+                                                     batched):
     args = make()
     assert (batched_source(f, args, position) is not None) == batched
     J = jacobian(f, wrt=position, mode="fwd")(*args)
     np.testing.assert_allclose(J, fd_jacobian(f, args, position), rtol=1e-5, atol=1e-7)
+    monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    per_column = jacobian(f, wrt=position, mode="fwd")(*args)
+    np.testing.assert_allclose(J, per_column, rtol=1e-12, atol=1e-14)
 
 
 def logistic(w, X, y):

@@ -309,7 +309,11 @@ def _call_result(op, atom, trees, call_result):
                             for path, v in trees.items() if path[0] == a.id), key=repr))
     if not arrays or call_result is None:
         return None
-    return call_result(op.rule, arrays)
+    # (Python numbers passed too: `h(x, 3.0)`'s result then has the shape of h's x * s)
+    numbers = tuple((p, (), WEAK) for p, a in sorted(op.args.items()) if
+                    found.get(p) == ((), WEAK) or isinstance(a, gast.Constant) and
+                    type(a.value) in (int, float))
+    return call_result(op.rule, arrays + numbers)
 
 
 def _reduction(rule, values, atom, tuples):

@@ -6,13 +6,19 @@ tangent code runs once for all the basis directions of `hessian` and `jacobian`.
     _mm = X @ w           ->   _mm_dot = w_dot @ X.T          (w 1-D: the batch as rows)
                                _mm_dot = X.T                  (w_dot is still np.eye(n))
     s = a * b  (a (n,), b (m, n))  ->  s_dot = a_dot[:, None, ...] * b
+    y[i, 1:] = v                   ->   y_dot[:, i, 1:] = v_dot
+    y = h(x)                       ->   y, y_dot = h_jvp(x, x_dot=x_dot)   (h batched too)
 
 Elementwise rules broadcast over the leading axis once a tangent of an operand with fewer
 axes than the result gets ones after the batch axis; sums, means, matmul and the linear
 runtime helpers of gradient code have batched forms; any other function that is linear in
-its tangent arguments maps over the directions (`batch_map`). Everything else (calls of
-user functions, writes into arrays, explicit rules that are not elementwise, values whose
-shape is not known) raises NotBatchable, and the caller runs one tangent per direction.
+its tangent arguments maps over the directions (`batch_map`). A write into an array
+writes the directions' slot (with ones after the batch axis where the value has fewer
+axes), for indexes that are numbers, slices, None, Ellipsis or one array index alone. A
+called user function gets a batched tangent function of its own, for any directions
+(pipeline.forward_mode.jvp_piece(batch=)). Everything else (appends, explicit rules that
+are not elementwise, values whose shape is not known, a called function's own refusals)
+raises NotBatchable, and the caller runs one tangent per direction.
 """
 from __future__ import annotations
 
@@ -211,6 +217,49 @@ class BatchedRules:
         full = gast.Slice(lower=None, upper=None, step=None)
         return gast.Subscript(value=base, slice=gast.Tuple(
             elts=[full] + [copy.deepcopy(i) for i in items], ctx=gast.Load()), ctx=gast.Load())
+
+    def setitem(self, stmt, value):
+        """x[i] = v -> x_dot[:, i] = v_dot, v_dot with ones after the batch axis where v
+        has fewer axes than x[i] (`value`: v's tangent, or 0.0)."""
+        target = stmt.targets[0]
+        items = list(target.slice.elts) if isinstance(target.slice, gast.Tuple) else \
+            [target.slice]
+        rank = self.slot_rank(self.rank(target.value), items)
+        if not isinstance(value, gast.Constant):
+            value = aligned(value, self.rank(stmt.value), rank)
+        full = gast.Slice(lower=None, upper=None, step=None)
+        where = gast.Subscript(value=load(self.fwd.tname(target.value.id)), slice=gast.Tuple(
+            elts=[full] + [copy.deepcopy(i) for i in items], ctx=gast.Load()),
+            ctx=gast.Store())
+        return gast.copy_location(gast.Assign(targets=[where], value=value,
+                                              type_comment=None), stmt)
+
+    def slot_rank(self, rank, items) -> int:
+        """The number of axes of x[items], x of `rank` axes: for numbers, slices, None,
+        Ellipsis and one array index alone (with numbers beside it NumPy would move the
+        indexed axes in front of the batch axis)."""
+        shapes, kept, arrays, numbers = self.fwd.shapes, rank, 0, 0
+        for item in items:
+            if isinstance(item, gast.Slice):
+                continue
+            if isinstance(item, gast.Constant) and item.value is Ellipsis:
+                continue
+            if isinstance(item, gast.Constant) and item.value is None:
+                kept += 1
+            elif isinstance(item, gast.Constant) and type(item.value) is int or \
+                    isinstance(item, gast.Name) and shapes.shape(item.id) == ():
+                kept, numbers = kept - 1, numbers + 1
+            elif isinstance(item, gast.Name) and shapes.shape(item.id) is not None and \
+                    isinstance(shapes.dtype(item.id), numpy.dtype) and \
+                    shapes.dtype(item.id).kind in "biu":
+                shape, arrays = shapes.shape(item.id), arrays + 1
+                boolean = shapes.dtype(item.id).kind == "b"
+                kept += 1 - len(shape) if boolean else len(shape) - 1
+            else:
+                raise NotBatchable("an index whose kind is not known")
+        if arrays > 1 or arrays and numbers:
+            raise NotBatchable("an array index beside other indexes")
+        return kept
 
     def zero(self, atom):
         """Zeros of shape (batch,) + the atom's shape."""

@@ -34,6 +34,7 @@ from ..analysis.complex_kinds import maybe_complex
 from ..analysis.ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, STOPPED, describe_stmt,
                             is_append, is_setitem, target_of, assignments)
 from ..analysis.shapes import ARRAY, Shapes
+from ..analysis.sizes import WEAK
 from ..reverse.inline import Linker
 from .batch import BatchedRules, NotBatchable
 from .rules import TangentRules
@@ -52,20 +53,21 @@ class TangentCode:
 
 def forward(norm, resolution, act: Activity, shapes: Shapes, wrt, pieces,
             name: str | None = None, named: dict | None = None,
-            batch: int | None = None) -> TangentCode:
+            batch: int | None = None, seeded: bool = True) -> TangentCode:
     """The tangent function of `norm` with respect to the parameters `wrt`: its parameters
     are the function's, then one tangent per `wrt` parameter; it returns (value, tangent).
     `pieces(fn, active, arrays, trees)` gives a called user function's tangent piece;
     `named`, if given, gets the tangent parameters' names first (for a recursive call).
     `batch`: every tangent has a leading axis of that many directions (forward/batch.py),
-    and the tangents of the `wrt` parameters are the unit directions (np.eye for 1-D).
+    and the tangents of the `wrt` parameters are the unit directions (np.eye for 1-D)
+    unless not `seeded` (a called function's tangent code: any directions).
 
     Raises:
         SGCompilerError: for an operation with no tangent rule on an active value.
         NotBatchable: with `batch`, for code whose tangents cannot all run at once.
     """
     fwd = _Forward(norm, resolution, act, shapes, pieces, batch)
-    if batch is not None:       # the caller passes the unit directions, np.eye(n) for 1-D
+    if batch is not None and seeded:    # the caller passes the unit directions (np.eye)
         assigned = {target_of(s) for s in assignments(norm.body)}
         fwd.seeds = frozenset(p for p in wrt if p not in assigned and shapes.shape(p) is not
                               None and len(shapes.shape(p)) == 1)
@@ -204,9 +206,8 @@ class _Forward:
             return [stmt, self.assign(self.tname(target), self.zero(load(target)), stmt)]
         if not self.active(target):
             return [stmt]
-        if self.batched is not None and (op.kind == CALL or is_append(stmt) or
-                                         is_setitem(stmt)):
-            raise NotBatchable("a call, an append or a write into an array")
+        if self.batched is not None and is_append(stmt):
+            raise NotBatchable("an append")
         if op.kind == CALL and any(self.active(n) for _, n in op.inputs):
             return [self.call(stmt, op, target)]
         if is_append(stmt):
@@ -254,6 +255,8 @@ class _Forward:
         """x[i] = v: x_dot[i] = v_dot (or 0.0: the old element's tangent is overwritten)."""
         target = stmt.targets[0]
         value = self.tangent(stmt.value) or const(0.0)
+        if self.batched is not None:
+            return self.batched.setitem(stmt, value)
         where = gast.Subscript(value=load(self.tname(target.value.id)),
                                slice=copy.deepcopy(target.slice), ctx=gast.Store())
         node = gast.Assign(targets=[where], value=value, type_comment=None)
@@ -278,8 +281,13 @@ class _Forward:
                        and isinstance(self.shapes.dtype(a.id), numpy.dtype))
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and
                           self.shapes.kind(a.id) != ARRAY)
+        # (batched code needs every rank: the Python numbers it passes, too)
+        numbers = frozenset(p for p, a in op.args.items() if _number(a) or isinstance(
+            a, gast.Name) and self.shapes.concrete.get(a.id) == ((), WEAK)) \
+            if self.batched is not None else frozenset()
         try:
-            piece = self.pieces(op.rule, active, arrays, trees)
+            piece = self.pieces(op.rule, active, arrays, trees, batch=self.batch,
+                                numbers=numbers)
         except SourceUnavailable as exc:      # say where it is called, too
             raise error_at(stmt, self.fn, f"calling {op.what}: {exc}") from None
         self.linker.pieces.append(piece)

@@ -73,6 +73,7 @@ from ..optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments
 from ..optimize.factoring import factor_sums
 from ..optimize.hoisting import hoist_row_products
 from ..optimize.negations import fold_negated_sums
+from ..optimize.stacking import stack_tangent_products
 from ..optimize.nest import nest_single_uses
 from ..optimize.seeds import fold_seeds
 from ..optimize.reread import for_rereading, gradient_only
@@ -289,6 +290,8 @@ OPTIMIZATIONS = (
      True),
     ("hoist-row-products", lambda tree, k, run: k.hoist and hoist_row_products(
         tree, run["shapes"](), k.np_name, lambda name: name not in k.user_names), True),
+    ("stack-tangent-products", lambda tree, k, run: k.hoist and stack_tangent_products(
+        tree, run["shapes"](), k.np_name, k.facts), True),
     ("reuse-buffers", lambda tree, k, run: reuse_buffers(run["shapes"]), True),
     ("quiet-reciprocals", lambda tree, k, run: quiet_reciprocals(
         tree.body, run["reciprocals"], k.np_name), True),

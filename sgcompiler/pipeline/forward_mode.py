@@ -75,14 +75,14 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
 
 
 def _compile_jvp(fn, wrt, scalars, trees, arrays, trace=None, name=None,
-                 named=None, batch=None, backend="numpy") -> CompiledJvp:
+                 named=None, batch=None, backend="numpy", seeded=True) -> CompiledJvp:
     with _complex_values(fn, arrays, batch=batch):
         return _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named, batch,
-                                backend)
+                                backend, seeded)
 
 
 def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
-                     batch, backend) -> CompiledJvp:
+                     batch, backend, seeded=True) -> CompiledJvp:
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
@@ -94,7 +94,7 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
     trace("shapes", shape_facts)
     shapes_note = _shapes_note(norm, resolution, shape_facts, act, specialised)
     code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
-                   name and norm.namer.fresh(name), named, batch)
+                   name and norm.namer.fresh(name), named, batch, seeded)
     trace("forward", code.tree)
     facts = dict(shape_facts.concrete)
     facts.update({p: ((), WEAK) for p in scalars if p not in facts})
@@ -123,17 +123,23 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
                        source, tuple(code.linker.pieces), backend=backend)
 
 
-def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()) -> JvpPiece:
-    """The (cached) tangent function of user function `fn` for `active` parameters.
+def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
+              batch: int | None = None, numbers=frozenset()) -> JvpPiece:
+    """The (cached) tangent function of user function `fn` for `active` parameters; with
+    `batch`, for tangents that hold that many directions along a leading axis (any
+    directions: the caller's batched tangents); `numbers`: the parameters it is passed
+    Python numbers for.
 
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
+        NotBatchable: with `batch`, when its tangents cannot all run at once.
     """
     with LOCK:      # as piece: per function object, valid while its names mean the same
         mine = _PIECES.get(fn)
         if mine is None:
             mine = _PIECES[fn] = {}
-        key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version())
+        key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version(), batch,
+               numbers)
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
@@ -147,8 +153,9 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
             with recording() as seen:
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
-                compiled = _compile_jvp(fn, active, frozenset(), trees, arrays,
-                                        name=made.name, named=made.tangent_params)
+                compiled = _compile_jvp(fn, active, frozenset(numbers), trees, arrays,
+                                        name=made.name, named=made.tangent_params,
+                                        batch=batch, seeded=False)
         except BaseException:
             del mine[key]
             raise
