@@ -48,7 +48,7 @@ from ..backend.loader import bind, compile_source
 from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from ..backend.namespace import to_namespace
 from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename,
-                       _found_piece, _kept, _path_text, _pieces_of, _title)
+                       _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title)
 from .deep_code import deep
 from ..errors import SGCompilerError
 from ..analysis.activity import activity
@@ -188,7 +188,7 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
     optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
-        for_numba(gradient.tree)
+        for_numba(gradient.tree, _refers_to(src, gradient.linker))
         trace("numba", gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)
