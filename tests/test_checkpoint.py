@@ -10,6 +10,7 @@ import pytest
 
 import sgcompiler
 from sgcompiler import SGCompilerError, grad, stop_gradient, value_and_grad
+from sgcompiler.derivatives import jvp_source
 from tests.gradcheck import numeric_grad
 
 TRIPS = [0, 1, 2, 3, 4, 7, 9, 13, 16]       # none, one, prime, perfect squares
@@ -452,3 +453,22 @@ def test_loop_over_a_list_of_arrays():
     for a, b in zip(g[1], plain[1]):
         np.testing.assert_allclose(a, b, rtol=1e-10)
     np.testing.assert_allclose(g[0], numeric_grad(list_loop, (h, xs), 0), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("n", [0, 3, 16])
+@pytest.mark.parametrize("checkpoint", ["sqrt", 4])
+def test_jvp_takes_checkpoint_and_saves_nothing_per_trip(n, checkpoint):
+    # it gave Python's TypeError (an unexpected keyword argument)
+    x = np.array([0.3, -0.4, 0.8])
+    t = np.array([1.0, 0.5, -2.0])
+    out, out_dot = sgcompiler.jvp(recurrence, (x, n), (t, None), checkpoint=checkpoint)
+    plain_out, plain_dot = sgcompiler.jvp(recurrence, (x, n), (t, None))
+    assert out == plain_out and out_dot == pytest.approx(plain_dot, rel=1e-12)
+    assert out_dot == pytest.approx(np.dot(numeric_grad(recurrence, (x, n), 0), t), rel=1e-6)
+    # forward mode keeps no tape: there is nothing for checkpointing to shorten
+    assert "append" not in jvp_source(recurrence, (x, n), (t, None))
+
+
+def test_jvp_checks_its_checkpoint_as_grad_does():
+    with pytest.raises(ValueError, match="checkpoint must be"):
+        sgcompiler.jvp(recurrence, (np.ones(2), 3), (np.ones(2), None), checkpoint="binomial")
