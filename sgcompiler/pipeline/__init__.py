@@ -166,7 +166,8 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else
                              _namespace_piece if namespace else piece)
-    src, resolution, norm = _front(fn, trace, checkpoint)
+    src, resolution, norm = _front(fn, trace, checkpoint,
+                                   marks=not (rereadable or namespace or backend != "numpy"))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     trace("activity", act)
@@ -415,7 +416,8 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=Fa
 def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False,
                        checkpoint=None, kept=None):
     pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
-    src, resolution, norm = _front(fn, checkpoint=checkpoint)
+    src, resolution, norm = _front(fn, checkpoint=checkpoint,
+                                   marks=not (rereadable or namespace))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
     shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
@@ -468,8 +470,10 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     made.pieces = tuple(trees.linker.pieces)
 
 
-def _front(fn, trace=None, checkpoint=None):
-    front = front_end(fn, trace=trace, checkpoint=checkpoint)
+def _front(fn, trace=None, checkpoint=None, marks=False):
+    """`marks`: run the loops marked `with sgcompiler.checkpoint():` in segments (reverse
+    mode's NumPy code; code of other kinds runs them plain, as checkpoint= refuses)."""
+    front = front_end(fn, trace=trace, checkpoint=checkpoint, marks=marks)
     return front.source, front.resolution, front.norm
 
 
