@@ -192,3 +192,22 @@ def test_a_tape_used_otherwise_and_a_math_that_is_not_math_stay():
                   "    s = math.sin(x)\n    _tape.append(s)\n    s = x * 2\n"
                   "    s = _tape.pop()\n    s = _tape.pop()\n    return x\n")
     assert "s = None" in text and "_tape_s = []" in text
+
+
+def scalar_loops(w, x, n, m):
+    s = x
+    for i in range(n):
+        for j in range(m):
+            s = math.sin(w * s) + x * j
+    return s * s
+
+
+def test_a_loop_over_python_numbers_alone_compiles():
+    # it called unbroadcast (shapes unknown without arrays): the whole gradient fell back
+    pytest.importorskip("numba")
+    args = (0.7, 0.3, 3, 4)
+    g = grad(scalar_loops, wrt=(0, 1), backend="numba")
+    got = _silent(lambda: g(*args))
+    np.testing.assert_allclose(got, grad(scalar_loops, wrt=(0, 1))(*args), rtol=1e-12)
+    for i in (0, 1):
+        assert got[i] == pytest.approx(numeric_grad(scalar_loops, args, i), rel=1e-6)
