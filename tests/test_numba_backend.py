@@ -211,3 +211,25 @@ def test_a_loop_over_python_numbers_alone_compiles():
     np.testing.assert_allclose(got, grad(scalar_loops, wrt=(0, 1))(*args), rtol=1e-12)
     for i in (0, 1):
         assert got[i] == pytest.approx(numeric_grad(scalar_loops, args, i), rel=1e-6)
+
+
+def items(w, x, n):
+    y = np.zeros(3)
+    for i in range(n):
+        k = i % 3
+        y[k] = np.tanh(w * y[k] + x[k])
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("n", [0, 2, 7])
+def test_numbers_written_into_an_array_in_a_loop_compile(n):
+    # y[k].copy() saved a number numba has no `copy` for, and `k = None` made an optional
+    # index: the whole gradient fell back
+    pytest.importorskip("numba")
+    w, x = 0.7, np.array([0.1, -0.2, 0.3])
+    g = value_and_grad(items, wrt=(0, 1), backend="numba")
+    value, (dw, dx) = _silent(lambda: g(w, x, n))
+    assert value == pytest.approx(items(w, x, n), rel=1e-12)
+    assert dw == pytest.approx(numeric_grad(items, (w, x, n), 0), rel=1e-6, abs=1e-10)
+    np.testing.assert_allclose(dx, numeric_grad(items, (w, x, n), 1), rtol=1e-6, atol=1e-10)
+    assert "_tape_y_items.append(y[k])" in g.source and "    k = 0\n" in g.source

@@ -48,10 +48,12 @@ def check_backend(backend) -> str:
     return backend
 
 
-def for_numba(tree, refers_to=lambda name: None):
+def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset()):
     """Rewrite the final tree in place into what numba compiles: no `del` statements,
     ufunc outputs passed by position, a tape per saved name (backend/numba_tapes.py;
-    `refers_to(name)`: what a free name of the code refers to). Returns it."""
+    `refers_to(name)`: what a free name of the code refers to; `facts`: name ->
+    (shape, dtype) of the primal's values; `ints`: names that only hold ints). Returns
+    it."""
     for block in _blocks(tree.body):
         if block:       # (an empty `else` stays empty; an emptied block holds a `pass`)
             block[:] = [stmt for stmt in block if not isinstance(stmt, gast.Delete)] \
@@ -60,7 +62,7 @@ def for_numba(tree, refers_to=lambda name: None):
         if isinstance(node, gast.Call) and [k.arg for k in node.keywords] == ["out"]:
             node.args.append(node.keywords[0].value)
             node.keywords = []
-    return split_tapes(tree, refers_to)
+    return split_tapes(tree, refers_to, facts, ints)
 
 
 def _blocks(body):

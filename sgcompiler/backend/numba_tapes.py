@@ -24,14 +24,18 @@ used in any other way (returned, passed to a call) is left as it is.
 The `None` a name starts as is read only by the first push and written back by the last
 pop, so any value of the name's type serves; 0.0 is used where every value assigned to
 the name is a float for certain (a call of a `math` function that returns one, or a float
-literal). Other names keep `None` (an optional value to numba, slower but right).
+literal, or the shapes pass found a float64 number), 0 for a name that only ever holds
+Python ints (a range index). Other names keep `None` (an optional value to numba, slower
+but right).
 """
 from __future__ import annotations
 
 import math
 
 import gast
+import numpy as np
 
+from ..analysis.shape_algebra import WEAK
 from ..ir.blocks import nodes, statement_lists
 from ..ir.builders import const, load, store
 
@@ -43,12 +47,16 @@ FLOAT_MATH = frozenset({
     "copysign", "degrees", "radians", "ldexp"})
 
 
-def split_tapes(tree, refers_to):
+def split_tapes(tree, refers_to, facts=None, ints=frozenset()):
     """Rewrite `tree` (a generated function) in place as the docstring shows;
-    `refers_to(name)` is what a free name of the code refers to."""
+    `refers_to(name)` is what a free name of the code refers to, `facts` the shapes
+    the shapes pass found (name -> (shape, dtype)), `ints` the names that only ever hold
+    Python ints (analysis/shapes.py)."""
     for tape in _local_tapes(tree):
         _split(tree, tape)
-    _typed_starts(tree, refers_to, frozenset(_local_tapes(tree)))
+    tapes = frozenset(_local_tapes(tree))
+    _numbers_saved(tree, tapes, facts or {})
+    _typed_starts(tree, refers_to, tapes, facts or {}, ints)
     return tree
 
 
@@ -128,6 +136,38 @@ def _split(tree, tape):
     tree.body[at:at + 1] = [_new_list(names[k]) for k in keys]
 
 
+def _numbers_saved(tree, tapes, facts):
+    """`t.append(y[k].copy())` -> `t.append(y[k])` where y[k] is one number (y's shape
+    has as many axes as there are indexes, each a number): numba's numbers have no
+    `copy`, and need none."""
+    for body in statement_lists(tree.body):
+        for stmt in body:
+            if _push_tape(stmt) not in tapes:
+                continue
+            saved = stmt.value.args[0]
+            if isinstance(saved, gast.Call) and isinstance(saved.func, gast.Attribute) and \
+                    saved.func.attr == "copy" and not saved.args and \
+                    _one_number(saved.func.value, facts):
+                stmt.value.args = [saved.func.value]
+
+
+def _one_number(node, facts) -> bool:
+    if not (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)):
+        return False
+    shape = facts.get(node.value.id, (None,))[0]
+    index = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+    return isinstance(shape, tuple) and len(shape) == len(index) and all(
+        isinstance(i, gast.Constant) and type(i.value) is int or
+        isinstance(i, gast.Name) and _an_int(facts.get(i.id)) for i in index)
+
+
+def _an_int(fact) -> bool:
+    """Whether a name with this fact holds one int (a weak number: a range index; an
+    index that is a Python float fails in the NumPy code as well)."""
+    return fact is not None and fact[0] == () and (
+        fact[1] is WEAK or getattr(fact[1], "kind", "") in "iu")
+
+
 def _tape_names(tree, tape, keys) -> dict:
     taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)} | \
         {a.id for a in tree.args.args}
@@ -148,9 +188,9 @@ def _new_list(name):
                        type_comment=None)
 
 
-def _typed_starts(tree, refers_to, tapes):
-    """`v = None` at the top -> `v = 0.0` where every other value of v is a float (a
-    pop gives back a value pushed, which v had)."""
+def _typed_starts(tree, refers_to, tapes, facts, ints):
+    """`v = None` at the top -> `v = 0` where v only ever holds ints, `v = 0.0` where
+    every other value of v is a float64 (a pop gives back a value pushed, which v had)."""
     values = {}
     for node in nodes(tree):
         if isinstance(node, gast.Assign) and _pop_tape(node) in tapes:
@@ -166,8 +206,12 @@ def _typed_starts(tree, refers_to, tapes):
     for stmt in tree.body:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Name) and _is_none(stmt.value):
-            others = [v for v in values.get(stmt.targets[0].id, []) if v is not stmt.value]
-            if others and all(_float(v, refers_to) for v in others):
+            name = stmt.targets[0].id
+            others = [v for v in values.get(name, []) if v is not stmt.value]
+            if name in ints:
+                stmt.value = const(0)
+            elif facts.get(name) == ((), np.dtype(np.float64)) or \
+                    others and all(_float(v, refers_to) for v in others):
                 stmt.value = const(0.0)
 
 

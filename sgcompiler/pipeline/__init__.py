@@ -189,7 +189,7 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
     optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
-        for_numba(gradient.tree, _refers_to(src, gradient.linker))
+        for_numba(gradient.tree, _refers_to(src, gradient.linker), known.facts, shape_facts.ints)
         trace("numba", gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)

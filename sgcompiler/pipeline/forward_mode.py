@@ -105,7 +105,7 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
                                         facts, hoist=True), trace,
              skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
-        for_numba(code.tree, _refers_to(src, code.linker))
+        for_numba(code.tree, _refers_to(src, code.linker), facts, shape_facts.ints)
         trace("numba", code.tree)
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"tangent of {_title(src)} ({src.short_filename}:{src.firstlineno}) with respect "
