@@ -233,3 +233,11 @@ def test_numbers_written_into_an_array_in_a_loop_compile(n):
     assert dw == pytest.approx(numeric_grad(items, (w, x, n), 0), rel=1e-6, abs=1e-10)
     np.testing.assert_allclose(dx, numeric_grad(items, (w, x, n), 1), rtol=1e-6, atol=1e-10)
     assert "_tape_y_items.append(y[k])" in g.source and "    k = 0\n" in g.source
+
+
+def test_a_tape_whose_pops_do_not_name_its_pushes_stays_one():
+    # h.copy() pushed, h popped: a key of their own each would split one pair in two
+    text = _split("def f(h, n):\n    _tape = []\n    for i in range(n):\n"
+                  "        _tape.append(h.copy())\n        h = h * 2\n"
+                  "    for i in range(n):\n        h = _tape.pop()\n    return h\n")
+    assert "_tape = []" in text and "h = _tape.pop()" in text

@@ -19,7 +19,8 @@ A pop restores the value its push saved, and pushes and pops nest as brackets do
 pushes and pops of one name are a subset of those brackets, so they nest too: one list per
 name pops exactly what the shared one did. A value saved for an item (`x[i] = v` saves
 `x[i].copy()` and restores into `x[i]`) gets a list of its own apart from `x`'s. A tape
-used in any other way (returned, passed to a call) is left as it is.
+used in any other way (returned, passed to a call), or whose pushes and pops do not name
+the same values, is left as it is.
 
 The `None` a name starts as is read only by the first push and written back by the last
 pop, so any value of the name's type serves; 0.0 is used where every value assigned to
@@ -124,9 +125,13 @@ def _split(tree, tape):
                 sites.append((stmt, _key(stmt.value.args[0], True)))
             elif _pop_tape(stmt) == tape:
                 sites.append((stmt, _key(stmt.targets[0], False)))
-    keys = sorted({k for _, k in sites if k is not None})
-    if None in {k for _, k in sites} or not keys:
+    pushed = {k for stmt, k in sites if _push_tape(stmt) == tape}
+    popped = {k for stmt, k in sites if _pop_tape(stmt) == tape}
+    # each pop must have its push's key (a value pushed under another name, or pushed and
+    # never popped, leaves the tape as it is)
+    if None in pushed or pushed != popped:
         return
+    keys = sorted(pushed)
     names = _tape_names(tree, tape, keys)
     for stmt, key in sites:
         receiver = stmt.value.func
