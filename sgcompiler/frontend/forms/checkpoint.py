@@ -29,6 +29,10 @@ segment's tape, for about one more forward run.
 What a segment cannot reproduce is refused with its line (replayable.py: `break` or
 `return` in the loop, `else:`, random draws, writes into what it is given), and so are
 `while` loops and a variable the loop reads that may be unbound before it.
+
+A loop marked `with sgcompiler.checkpoint(every):` (forms/contexts.py keeps its line in
+`FunctionSource.checkpointed`) runs in segments even without checkpoint=, with its own
+`every`, when the recipe asks for marks (reverse mode's NumPy code).
 """
 from __future__ import annotations
 
@@ -86,8 +90,8 @@ def checkpoint_loops(fn, policy, marks: bool = False):
         maker.block(fn.tree.body, _bound_params(fn.tree))
         if maker.marked:            # a marked loop inside another loop, say
             line = min(maker.marked)
-            node = next(n for n in gast.walk(fn.tree) if isinstance(n, gast.For)
-                        and n.lineno == line)
+            node = next((n for n in gast.walk(fn.tree) if isinstance(n, gast.For)
+                         and n.lineno == line), None)
             raise _Refused(node, "`with sgcompiler.checkpoint():` runs an outermost loop in "
                                  "segments; this loop is inside another loop: put the block "
                                  "around the outer one")
