@@ -26,10 +26,10 @@ from .errors import SGCompilerError
 from .explain import ZeroGradientWarning
 from .records import register_tree
 from .rules.custom import adjoint, differentiate_module, nondifferentiable, tangent
-from .runtime import stop_gradient
+from .runtime import checkpoint, stop_gradient
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp",
            "check_grads", "stop_gradient", "adjoint", "tangent", "nondifferentiable",
            "differentiate_module", "register_tree", "SGCompilerError", "ZeroGradientWarning",
-           "JitFallbackWarning"]
+           "JitFallbackWarning", "checkpoint"]
 __version__ = "0.1.0"

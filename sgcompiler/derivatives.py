@@ -30,6 +30,7 @@ from .backend.jit import check_backend
 from .data_kinds import foreign
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
+from .frontend.forms.checkpoint import check_policy
 from .frontend.forms.objects import as_function
 from .frontend.source import function_name
 from .pipeline.forward_mode import compile_jvp
@@ -38,7 +39,7 @@ from .tree_blocks import (flat, is_tree, leaves, like_tree, nested_blocks, tree_
                           tree_jacobian_rev, unit_trees)
 
 
-def jvp(f, primals, tangents, backend: str = "numpy"):
+def jvp(f, primals, tangents, backend: str = "numpy", checkpoint=None):
     """f(*primals) and its derivative in the direction `tangents` (forward mode).
 
     Args:
@@ -48,11 +49,16 @@ def jvp(f, primals, tangents, backend: str = "numpy"):
             held constant.
         backend: "numpy", or "numba": the tangent code compiled by numba, as for `grad`
             (compiled once per function and kind of arguments).
+        checkpoint: None, "sqrt" or trips per segment, accepted as `grad` accepts it (and
+            checked the same way), with nothing to do: forward mode saves nothing per
+            trip (each statement is followed by its tangent), so its memory does not grow
+            with a loop's length and there is nothing to recompute.
     Returns:
         (out, out_dot): f's result and its tangent, with the result's structure.
     Raises:
         SGCompilerError: for code that cannot be differentiated.
     """
+    check_policy(checkpoint)
     primals, tangents = tuple(primals), tuple(tangents)
     # a bound method, a callable object, a functools.partial: a function made from it
     # (not kept in the fast cache below, which would keep its instance alive)

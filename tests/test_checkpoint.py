@@ -10,6 +10,7 @@ import pytest
 
 import sgcompiler
 from sgcompiler import SGCompilerError, grad, stop_gradient, value_and_grad
+from sgcompiler.derivatives import jvp_source
 from tests.gradcheck import numeric_grad
 
 TRIPS = [0, 1, 2, 3, 4, 7, 9, 13, 16]       # none, one, prime, perfect squares
@@ -452,3 +453,191 @@ def test_loop_over_a_list_of_arrays():
     for a, b in zip(g[1], plain[1]):
         np.testing.assert_allclose(a, b, rtol=1e-10)
     np.testing.assert_allclose(g[0], numeric_grad(list_loop, (h, xs), 0), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("n", [0, 3, 16])
+@pytest.mark.parametrize("checkpoint", ["sqrt", 4])
+def test_jvp_takes_checkpoint_and_saves_nothing_per_trip(n, checkpoint):
+    # it gave Python's TypeError (an unexpected keyword argument)
+    x = np.array([0.3, -0.4, 0.8])
+    t = np.array([1.0, 0.5, -2.0])
+    out, out_dot = sgcompiler.jvp(recurrence, (x, n), (t, None), checkpoint=checkpoint)
+    plain_out, plain_dot = sgcompiler.jvp(recurrence, (x, n), (t, None))
+    assert out == plain_out and out_dot == pytest.approx(plain_dot, rel=1e-12)
+    assert out_dot == pytest.approx(np.dot(numeric_grad(recurrence, (x, n), 0), t), rel=1e-6)
+    # forward mode keeps no tape: there is nothing for checkpointing to shorten
+    assert "append" not in jvp_source(recurrence, (x, n), (t, None))
+
+
+def test_jvp_checks_its_checkpoint_as_grad_does():
+    with pytest.raises(ValueError, match="checkpoint must be"):
+        sgcompiler.jvp(recurrence, (np.ones(2), 3), (np.ones(2), None), checkpoint="binomial")
+
+
+def marked_rnn(W, U, xs, b):
+    h = np.zeros((xs.shape[1], W.shape[1]))
+    with sgcompiler.checkpoint():
+        for t in range(xs.shape[0]):
+            h = np.tanh(np.dot(xs[t], U) + np.dot(h, W) + b)
+    for t in range(3):
+        h = h * 0.9 + b
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("n, batch, bshape", [(0, 4, (3,)), (1, 1, (1,)), (7, 4, (1, 3)),
+                                              (16, 2, (2, 3))])
+def test_with_checkpoint_marks_one_loop(n, batch, bshape):
+    # the example: the block around one loop; b broadcasts against h
+    rng = np.random.default_rng(n)
+    args = (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(2, 3)),
+            rng.normal(size=(n, batch, 2)), rng.normal(size=bshape))
+    for wrt in (0, 1, 3):
+        made = grad(marked_rnn, wrt=wrt)
+        g = made(*args)
+        np.testing.assert_allclose(g, grad(marked_rnn, wrt=wrt, checkpoint="sqrt")(*args),
+                                   rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g, numeric_grad(marked_rnn, args, wrt), rtol=1e-5,
+                                   atol=1e-7)
+        assert g.shape == args[wrt].shape
+    # the marked loop runs in segments, the other one as written
+    segments = [line for line in made.source.splitlines()
+                if line.startswith("def ") and "_segment" in line and "_forward(" in line]
+    assert len(segments) == 1
+    assert "for t in range(3):" in made.source
+
+
+def marked_every(x, n):
+    h = x
+    with sgcompiler.checkpoint(3):
+        for t in range(n):
+            h = np.sin(h) * x + 0.1
+    return np.sum(h)
+
+
+def marked_ten(x):
+    h = x
+    with sgcompiler.checkpoint(4):
+        for t in range(10):
+            h = np.sin(h) * x + 0.1
+    return np.sum(h)
+
+
+def test_with_checkpoint_takes_trips_per_segment_value_and_grad_and_vjp():
+    x = np.array([0.3, 0.9, -0.2])
+    value, g = value_and_grad(marked_every)(x, 10)
+    assert value == pytest.approx(marked_every(x, 10))
+    np.testing.assert_allclose(g, grad(recurrence)(x, 10), rtol=1e-10)
+    np.testing.assert_allclose(g, numeric_grad(marked_every, (x, 10), 0), rtol=1e-5)
+    assert "_every = 3" in grad(marked_every).source
+    out, pull = sgcompiler.vjp(marked_ten, x)
+    assert "_every = 4" in pull.source
+    np.testing.assert_allclose(pull(1.0)[0], g, rtol=1e-10)
+
+
+def test_with_checkpoint_runs_plain_where_segments_are_not_made():
+    # grad of grad and jvp read the loop as written (no segments), and are right
+    x = np.array([0.3, 0.9])
+    h_plain = sgcompiler.hessian(recurrence)(x, 5)
+    np.testing.assert_allclose(sgcompiler.hessian(marked_every)(x, 5), h_plain, rtol=1e-10)
+    t = np.array([1.0, -1.0])
+    np.testing.assert_allclose(sgcompiler.jvp(marked_every, (x, 5), (t, None))[1],
+                               sgcompiler.jvp(recurrence, (x, 5), (t, None))[1], rtol=1e-12)
+
+
+def marked_two(x, n):
+    with sgcompiler.checkpoint():
+        y = x * 2.0
+        for t in range(n):
+            y = np.sin(y)
+    return np.sum(y)
+
+
+def marked_inner(x, n):
+    for s in range(2):
+        with sgcompiler.checkpoint():
+            for t in range(n):
+                x = np.sin(x)
+    return np.sum(x)
+
+
+def marked_while(x):
+    with sgcompiler.checkpoint():
+        while np.sum(x) < 10.0:
+            x = x * 2.0
+    return np.sum(x)
+
+
+def marked_variable(x, n, k):
+    with sgcompiler.checkpoint(k):
+        for t in range(n):
+            x = np.sin(x)
+    return np.sum(x)
+
+
+def marked_bad(x, n):
+    with sgcompiler.checkpoint(0):
+        for t in range(n):
+            x = np.sin(x)
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f, words", [
+    (marked_two, "exactly one `for` loop"), (marked_while, "exactly one `for` loop"),
+    (marked_inner, "inside another loop"), (marked_variable, "one literal"),
+    (marked_bad, "checkpoint must be"),
+])
+def test_with_checkpoint_refused_with_line(f, words):
+    args = (np.ones(2), 3, 2)[:f.__code__.co_argcount]
+    with pytest.raises(SGCompilerError) as err:
+        grad(f)(*args)
+    assert words in str(err.value) and "test_checkpoint.py:" in str(err.value)
+    assert f(*args) is not None      # as Python, the block does nothing
+
+
+def marked_helper(h, x, n):
+    with sgcompiler.checkpoint():
+        for t in range(n):
+            h = np.sin(h) * x + 0.1
+    return h
+
+
+def calls_marked_helper(x, b, n):
+    h = marked_helper(x + b, x, n)
+    return np.sum(h * h)
+
+
+def calls_plain_helper(x, b, n):
+    h = x + b
+    for t in range(n):
+        h = np.sin(h) * x + 0.1
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("n, bshape", [(0, (3,)), (9, (1,)), (13, (2, 3))])
+def test_with_checkpoint_in_a_called_helper(n, bshape):
+    # loops inside called helpers: the helper's own block is read when it is compiled
+    rng = np.random.default_rng(n)
+    args = (rng.uniform(-1, 1, 3), rng.uniform(-1, 1, bshape), n)
+    made = grad(calls_marked_helper, wrt=(0, 1))
+    got = made(*args)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, grad(calls_plain_helper, wrt=(0, 1))(*args)[i],
+                                   rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g, numeric_grad(calls_marked_helper, args, i), rtol=1e-5,
+                                   atol=1e-7)
+    assert "marked_helper_segment" in made.source
+
+
+def marked_aux(x, n):
+    h = x
+    with sgcompiler.checkpoint():
+        for t in range(n):
+            h = np.sin(h) * x + 0.1
+    return np.sum(h), h
+
+
+def test_with_checkpoint_and_has_aux():
+    x = np.array([0.3, 0.8])
+    g, aux = grad(marked_aux, has_aux=True)(x, 9)
+    np.testing.assert_allclose(g, grad(recurrence)(x, 9), rtol=1e-10)
+    np.testing.assert_allclose(aux, marked_aux(x, 9)[1])

@@ -128,3 +128,116 @@ def test_jvp_of_a_scalar_loop_is_compiled_once_and_matches():
     first, _ = _tangent_function(pendulum, args, direction, "numba")
     again, _ = _tangent_function(pendulum, args, direction, "numba")
     assert first is again           # one numba compilation, not one per call
+
+
+def rows(w, xs, m):
+    s = 0.0
+    for i in range(xs.shape[0]):
+        for j in range(m):
+            s = math.sin(w * s + xs[i])
+    return s * s
+
+
+@pytest.mark.parametrize("n, m", [(3, 2), (5, 1)])
+def test_ints_and_floats_saved_in_one_loop_compile(n, m):
+    # the trip count of the inner loop and the row number (ints) and s (a float) once
+    # shared one tape, which numba could not type: the whole gradient fell back
+    pytest.importorskip("numba")
+    w, xs = 0.7, np.linspace(0.1, 0.6, n)
+    g = grad(rows, wrt=(0, 1), backend="numba")
+    dw, dxs = _silent(lambda: g(w, xs, m))
+    want_w, want_xs = grad(rows, wrt=(0, 1))(w, xs, m)
+    assert dw == pytest.approx(want_w, rel=1e-12)
+    np.testing.assert_allclose(dxs, want_xs, rtol=1e-12)
+    assert dw == pytest.approx(numeric_grad(rows, (w, xs, m), 0), rel=1e-6)
+    np.testing.assert_allclose(dxs, numeric_grad(rows, (w, xs, m), 1), rtol=1e-6)
+    assert "_tape_i = []" in g.source and "_tape_s.append(s)" in g.source
+
+
+def test_a_float_saved_before_it_is_first_bound_starts_as_a_float():
+    # `_sin = None` made the tape a list of optional floats (twice the time)
+    pytest.importorskip("numba")
+    args = (1.5, 0.1, 0.7, 0.0, 0.01, 50)
+    g = grad(pendulum, wrt=(0, 1), backend="numba")
+    got = _silent(lambda: g(*args))
+    np.testing.assert_allclose(got, grad(pendulum, wrt=(0, 1))(*args), rtol=1e-12)
+    assert "_sin = 0.0" in g.source and "_sin = None" not in g.source
+
+
+def _split(text, refers_to=lambda name: math if name == "math" else None):
+    tree = gast.parse(text).body[0]
+    return to_source(jit.for_numba(tree, refers_to), "h")
+
+
+def test_tapes_are_split_by_name_and_by_item():
+    text = _split("def f(x, y, n):\n    _tape = []\n    s = None\n"
+                  "    for i in range(n):\n        _tape.append(s)\n"
+                  "        s = math.sin(x)\n        _tape.append(y[i].copy())\n"
+                  "        y[i] = s\n        _tape.append(y)\n        y = y * 2\n"
+                  "    for i in range(n):\n        y = _tape.pop()\n"
+                  "        y[i] = _tape.pop()\n        s = _tape.pop()\n    return s\n")
+    assert "_tape = []" not in text
+    for line in ("_tape_s = []", "_tape_y = []", "_tape_y_items = []", "s = 0.0",
+                 "_tape_y_items.append(y[i].copy())", "y[i] = _tape_y_items.pop()",
+                 "y = _tape_y.pop()", "s = _tape_s.pop()"):
+        assert line in text
+
+
+def test_a_tape_used_otherwise_and_a_math_that_is_not_math_stay():
+    text = _split("def f(x):\n    _tape = []\n    s = None\n    _tape.append(s)\n"
+                  "    s = math.sin(x)\n    return s, _tape\n", refers_to=lambda name: None)
+    assert "_tape = []" in text and "_tape.append(s)" in text and "s = None" in text
+    # a name also given a value that may not be a float keeps its None
+    text = _split("def f(x):\n    _tape = []\n    s = None\n    _tape.append(s)\n"
+                  "    s = math.sin(x)\n    _tape.append(s)\n    s = x * 2\n"
+                  "    s = _tape.pop()\n    s = _tape.pop()\n    return x\n")
+    assert "s = None" in text and "_tape_s = []" in text
+
+
+def scalar_loops(w, x, n, m):
+    s = x
+    for i in range(n):
+        for j in range(m):
+            s = math.sin(w * s) + x * j
+    return s * s
+
+
+def test_a_loop_over_python_numbers_alone_compiles():
+    # it called unbroadcast (shapes unknown without arrays): the whole gradient fell back
+    pytest.importorskip("numba")
+    args = (0.7, 0.3, 3, 4)
+    g = grad(scalar_loops, wrt=(0, 1), backend="numba")
+    got = _silent(lambda: g(*args))
+    np.testing.assert_allclose(got, grad(scalar_loops, wrt=(0, 1))(*args), rtol=1e-12)
+    for i in (0, 1):
+        assert got[i] == pytest.approx(numeric_grad(scalar_loops, args, i), rel=1e-6)
+
+
+def items(w, x, n):
+    y = np.zeros(3)
+    for i in range(n):
+        k = i % 3
+        y[k] = np.tanh(w * y[k] + x[k])
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("n", [0, 2, 7])
+def test_numbers_written_into_an_array_in_a_loop_compile(n):
+    # y[k].copy() saved a number numba has no `copy` for, and `k = None` made an optional
+    # index: the whole gradient fell back
+    pytest.importorskip("numba")
+    w, x = 0.7, np.array([0.1, -0.2, 0.3])
+    g = value_and_grad(items, wrt=(0, 1), backend="numba")
+    value, (dw, dx) = _silent(lambda: g(w, x, n))
+    assert value == pytest.approx(items(w, x, n), rel=1e-12)
+    assert dw == pytest.approx(numeric_grad(items, (w, x, n), 0), rel=1e-6, abs=1e-10)
+    np.testing.assert_allclose(dx, numeric_grad(items, (w, x, n), 1), rtol=1e-6, atol=1e-10)
+    assert "_tape_y_items.append(y[k])" in g.source and "    k = 0\n" in g.source
+
+
+def test_a_tape_whose_pops_do_not_name_its_pushes_stays_one():
+    # h.copy() pushed, h popped: a key of their own each would split one pair in two
+    text = _split("def f(h, n):\n    _tape = []\n    for i in range(n):\n"
+                  "        _tape.append(h.copy())\n        h = h * 2\n"
+                  "    for i in range(n):\n        h = _tape.pop()\n    return h\n")
+    assert "_tape = []" in text and "h = _tape.pop()" in text

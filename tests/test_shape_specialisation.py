@@ -6,6 +6,8 @@ is (or nothing), `reduced_size` a number, and the matrix-product helpers `g @ y.
 `x.T @ g` or `np.outer`. Each form is checked against finite differences on several
 shapes, with the same gradient function called with each shape in turn.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -378,3 +380,23 @@ def test_piece_made_before_the_shape_limit_is_used_by_both_sweeps():
     rng = np.random.default_rng(3)
     assert_grad_matches(_calls_three_ways, [rng.uniform(size=3), rng.uniform(size=3)])
     assert_grad_matches(_calls_three_ways, [rng.uniform(size=(2, 3)), rng.uniform(size=3)])
+
+
+def scalar_loops(w, x, n, m):
+    s = x
+    for i in range(n):
+        for j in range(m):
+            s = math.sin(w * s) + x * j - 0.1 * i
+    return s * s
+
+
+@pytest.mark.parametrize("args", [(0.7, 0.3, 3, 4), (1.2, -0.5, 0, 2), (0.4, 0.9, 5, 1),
+                                  (0.7, 2.0, 2, 3)])
+def test_python_numbers_alone_have_known_shapes(args):
+    # a function of Python numbers only was compiled for any shape: the range indexes
+    # made `unbroadcast(ds, _mul2)` run on every trip (and numba could not compile it)
+    g = grad(scalar_loops, wrt=(0, 1))
+    got = g(*args)
+    for i in (0, 1):
+        assert got[i] == pytest.approx(numeric_grad(scalar_loops, args, i), rel=1e-6, abs=1e-9)
+    assert "unbroadcast" not in g.source and "np.sum" not in g.source

@@ -137,9 +137,12 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
     kinds = _kinds(norm, statements, trees, callees, resolution)
     ints = _ints(norm.body, statements, resolution)
     concrete = {}
-    if arrays:
+    if arrays or scalars:
         known_scalars = {n for n, c in classes.items() if c == SCALAR}
-        concrete = concrete_shapes(statements, dict(arrays), known_scalars, ints,
+        # Python numbers are shapes too: a loop over scalars alone gets its shapes known
+        # (x * j of a range index j), not unbroadcast at run time
+        given = {**{p: ((), WEAK) for p in scalars if p in norm.params}, **dict(arrays or {})}
+        concrete = concrete_shapes(statements, given, known_scalars, ints,
                                    callees.call_result if callees else None,
                                    _callee_finder(resolution), None,
                                    _number_finder(norm, resolution))

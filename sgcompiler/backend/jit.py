@@ -2,10 +2,11 @@
 
 numba is an optional extra (`pip install 'sgcompiler[jit]'`) and this is the only module
 that imports it. The generated NumPy code stays the readable reference; for numba it
-differs in two ways only, made here on the final tree (`for_numba`):
+differs in three ways only, made here on the final tree (`for_numba`):
 
     del _tape                            (gone: numba refuses `del`; it frees on return)
     np.multiply(d, 2, out=d)     ->      np.multiply(d, 2, d)      (numba's spelling)
+    _tape.append(x)              ->      _tape_x.append(x)         (backend/numba_tapes.py)
 
 and the pipeline leaves out the optimizations whose code numba cannot type (`NOT_FOR_NUMBA`:
 per-trip values gathered into one `np.array` for a single matrix product; numba loops
@@ -20,6 +21,8 @@ from __future__ import annotations
 import warnings
 
 import gast
+
+from .numba_tapes import split_tapes
 
 try:
     import numba
@@ -45,9 +48,12 @@ def check_backend(backend) -> str:
     return backend
 
 
-def for_numba(tree):
+def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset()):
     """Rewrite the final tree in place into what numba compiles: no `del` statements,
-    ufunc outputs passed by position. Returns it."""
+    ufunc outputs passed by position, a tape per saved name (backend/numba_tapes.py;
+    `refers_to(name)`: what a free name of the code refers to; `facts`: name ->
+    (shape, dtype) of the primal's values; `ints`: names that only hold ints). Returns
+    it."""
     for block in _blocks(tree.body):
         if block:       # (an empty `else` stays empty; an emptied block holds a `pass`)
             block[:] = [stmt for stmt in block if not isinstance(stmt, gast.Delete)] \
@@ -56,7 +62,7 @@ def for_numba(tree):
         if isinstance(node, gast.Call) and [k.arg for k in node.keywords] == ["out"]:
             node.args.append(node.keywords[0].value)
             node.keywords = []
-    return tree
+    return split_tapes(tree, refers_to, facts, ints)
 
 
 def _blocks(body):

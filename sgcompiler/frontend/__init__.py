@@ -67,11 +67,13 @@ class FrontEnd:
     norm: Normalized            # its normal form (later passes may rewrite its body)
 
 
-def front_end(fn, checked: bool = True, trace=None, checkpoint=None) -> FrontEnd:
+def front_end(fn, checked: bool = True, trace=None, checkpoint=None,
+              marks: bool = False) -> FrontEnd:
     """Parse, check, resolve and normalize `fn`. `checked=False` skips the check, for an
     analysis that only reads a callee (a callee that is differentiated is checked when it
     is compiled). `trace(stage, made)`, if given, sees what each step made.
-    `checkpoint` ("sqrt" or trips per segment) runs its outermost loops in segments.
+    `checkpoint` ("sqrt" or trips per segment) runs its outermost loops in segments;
+    `marks`, the loops marked `with sgcompiler.checkpoint():` (else they run plain).
 
     Raises:
         SGCompilerError: for anything the front end cannot read or differentiate.
@@ -82,7 +84,7 @@ def front_end(fn, checked: bool = True, trace=None, checkpoint=None) -> FrontEnd
     for name, rewrite in REWRITES:
         src = rewrite(src)
         trace(name, src)
-    src = checkpoint_loops(src, checkpoint)     # only when asked for: loops in segments
+    src = checkpoint_loops(src, checkpoint, marks)  # only when asked for: loops in segments
     trace("checkpoint", src)
     if checked:
         check(src)

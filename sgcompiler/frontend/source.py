@@ -37,6 +37,9 @@ class FunctionSource:
     function: object = field(repr=False, default=None)
     # names the front end binds itself (frontend/transforms.py: grad(g) inside f) -> objects
     introduced: dict = field(repr=False, default_factory=dict)
+    # loops marked `with sgcompiler.checkpoint(every):` (frontend/forms/contexts.py):
+    # ((line of the loop, every), ...), run in segments by frontend/forms/checkpoint.py
+    checkpointed: tuple = ()
 
     @property
     def short_filename(self) -> str:

@@ -48,7 +48,7 @@ from ..backend.loader import bind, compile_source
 from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from ..backend.namespace import to_namespace
 from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename,
-                       _found_piece, _kept, _path_text, _pieces_of, _title)
+                       _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title)
 from .deep_code import deep
 from ..errors import SGCompilerError
 from ..analysis.activity import activity
@@ -168,7 +168,8 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else
                              _namespace_piece if namespace else piece)
-    src, resolution, norm = _front(fn, trace, checkpoint)
+    src, resolution, norm = _front(fn, trace, checkpoint,
+                                   marks=not (rereadable or namespace or backend != "numpy"))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
     trace("activity", act)
@@ -190,7 +191,7 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
     optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
-        for_numba(gradient.tree)
+        for_numba(gradient.tree, _refers_to(src, gradient.linker), known.facts, shape_facts.ints)
         trace("numba", gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)
@@ -421,7 +422,8 @@ def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=Fa
 def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False,
                        checkpoint=None, kept=None):
     pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
-    src, resolution, norm = _front(fn, checkpoint=checkpoint)
+    src, resolution, norm = _front(fn, checkpoint=checkpoint,
+                                   marks=not (rereadable or namespace))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
     shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
@@ -474,8 +476,10 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     made.pieces = tuple(trees.linker.pieces)
 
 
-def _front(fn, trace=None, checkpoint=None):
-    front = front_end(fn, trace=trace, checkpoint=checkpoint)
+def _front(fn, trace=None, checkpoint=None, marks=False):
+    """`marks`: run the loops marked `with sgcompiler.checkpoint():` in segments (reverse
+    mode's NumPy code; code of other kinds runs them plain, as checkpoint= refuses)."""
+    front = front_end(fn, trace=trace, checkpoint=checkpoint, marks=marks)
     return front.source, front.resolution, front.norm
 
 

@@ -124,6 +124,16 @@ def _title(src) -> str:
     return src.name
 
 
+def _refers_to(src, linker):
+    """name -> what it refers to in generated code: a name the compiler linked in, else
+    what the user's function finds (None where it finds nothing)."""
+    def refers_to(name):
+        if name in linker.names:
+            return linker.names[name]
+        return src.lookup(name)[1]
+    return refers_to
+
+
 def _filename(src, kind, text=None) -> str:
     """The name generated code is registered under in linecache. Code made to be read
     again has its text's digest in it: inspect finds a function's source by that name,

@@ -20,7 +20,7 @@ from ..backend.codegen import Origins, to_source
 from ..backend.loader import compile_source
 from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from .compiled import (_CACHE_SIZE, _JVP_CACHE, _NOT_BATCHED, _PIECES, CompiledJvp, JvpPiece,
-                       _found_piece, _kept, _path_text, _pieces_of, _title)
+                       _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title)
 from .deep_code import deep
 from ..analysis.activity import activity
 from ..analysis.shapes import shapes
@@ -105,7 +105,7 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
                                         facts, hoist=True), trace,
              skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
-        for_numba(code.tree)
+        for_numba(code.tree, _refers_to(src, code.linker), facts, shape_facts.ints)
         trace("numba", code.tree)
     shapes_text = ", ".join(f"{_path_text(p)} {shape}" for p, shape, _ in arrays)
     header = (f"tangent of {_title(src)} ({src.short_filename}:{src.firstlineno}) with respect "

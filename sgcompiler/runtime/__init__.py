@@ -14,7 +14,7 @@ treats every function of this package alike (`is_helper`).
 """
 from __future__ import annotations
 
-from .checkpoint import checkpoint_every  # noqa: F401
+from .checkpoint import checkpoint, checkpoint_every  # noqa: F401
 from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, balanced_eq,
                    bessel_i1, copied, field, fitted, float_dtype, index_part, item_adjoint,
                    item_of, length, max_of, min_of, mT, not_a_view, old_item, picked, reduce_like,

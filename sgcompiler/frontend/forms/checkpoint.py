@@ -29,6 +29,10 @@ segment's tape, for about one more forward run.
 What a segment cannot reproduce is refused with its line (replayable.py: `break` or
 `return` in the loop, `else:`, random draws, writes into what it is given), and so are
 `while` loops and a variable the loop reads that may be unbound before it.
+
+A loop marked `with sgcompiler.checkpoint(every):` (forms/contexts.py keeps its line in
+`FunctionSource.checkpointed`) runs in segments even without checkpoint=, with its own
+`every`, when the recipe asks for marks (reverse mode's NumPy code).
 """
 from __future__ import annotations
 
@@ -69,19 +73,28 @@ def is_segment(fn) -> bool:
         return False
 
 
-def checkpoint_loops(fn, policy):
+def checkpoint_loops(fn, policy, marks: bool = False):
     """`fn` with each outermost `for` loop run in segments (or `fn` itself when `policy`
-    is None).
+    is None), and, when `marks`, each loop marked `with sgcompiler.checkpoint(every):`
+    (`fn.checkpointed`) with its own `every`.
 
     Raises:
         SGCompilerError: for a loop that cannot be checkpointed, with its line.
     """
-    if policy is None:
+    marked = dict(fn.checkpointed) if marks else {}
+    if policy is None and not marked:
         return fn
     fn = replace(fn, tree=copy.deepcopy(fn.tree))
-    maker = _Segmenter(fn, policy)
+    maker = _Segmenter(fn, policy, marked)
     try:
         maker.block(fn.tree.body, _bound_params(fn.tree))
+        if maker.marked:            # a marked loop inside another loop, say
+            line = min(maker.marked)
+            node = next((n for n in gast.walk(fn.tree) if isinstance(n, gast.For)
+                         and n.lineno == line), None)
+            raise _Refused(node, "`with sgcompiler.checkpoint():` runs an outermost loop in "
+                                 "segments; this loop is inside another loop: put the block "
+                                 "around the outer one")
     except _Refused as exc:
         node, message = exc.args
         raise errors_at([describe(fn, node, message)]) from None
@@ -102,9 +115,10 @@ def _names(node, ctx) -> set:
 class _Segmenter:
     """One pass over a function: each outermost loop becomes a loop over segments."""
 
-    def __init__(self, fn, policy):
+    def __init__(self, fn, policy, marked):
         self.fn = fn
         self.policy = policy
+        self.marked = dict(marked)   # line of a marked loop -> its policy (until it is met)
         self.locals = _names(fn.tree, (gast.Store, gast.Param))
         self.introduced = {}
 
@@ -113,10 +127,12 @@ class _Segmenter:
         surely bound before it, and is updated to after it."""
         out = []
         for stmt in body:
-            if isinstance(stmt, gast.For):
-                out.extend(self.loop(stmt, bound))
+            every = self.marked.pop(stmt.lineno, self.policy) \
+                if isinstance(stmt, gast.For) else self.policy
+            if isinstance(stmt, gast.For) and every is not None:
+                out.extend(self.loop(stmt, bound, every))
                 continue
-            if isinstance(stmt, gast.While):
+            if isinstance(stmt, gast.While) and self.policy is not None:
                 raise _Refused(stmt, "checkpoint= covers `for` loops over range(...) or a "
                                      "sequence, whose trip count is known before the loop; "
                                      "this `while` loop is not; write it as a `for` loop, "
@@ -131,8 +147,8 @@ class _Segmenter:
             out.append(stmt)
         body[:] = out
 
-    def loop(self, stmt, bound):
-        """The statements that run `stmt` in segments."""
+    def loop(self, stmt, bound, every_policy):
+        """The statements that run `stmt` in segments of `every_policy` trips."""
         check_replayable(self.fn, self.locals, stmt)
         checks = []
         if self._checked(stmt.iter):    # by_position(xs, ...): checked once, before it
@@ -166,9 +182,9 @@ class _Segmenter:
         call = _call(self._introduce(segment), [_load(p) for p in params + [first, last]])
         assign = [gast.Assign(targets=[_store(last)], value=stop, type_comment=None)] + \
             self._results(results, call)
-        per = gast.Constant(value=self.policy, kind=None) if isinstance(self.policy, int) \
+        per = gast.Constant(value=every_policy, kind=None) if isinstance(every_policy, int) \
             else _call(self._introduce(runtime.checkpoint_every),
-                       [trips, gast.Constant(value=self.policy, kind=None)])
+                       [trips, gast.Constant(value=every_policy, kind=None)])
         out = before + [gast.Assign(targets=[_store(every)], value=per, type_comment=None),
                         gast.For(target=_store(first), iter=outer, body=assign, orelse=[],
                                  type_comment=None)]
