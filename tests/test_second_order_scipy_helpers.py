@@ -1,5 +1,6 @@
 """Second derivatives through the gradient helpers of SciPy functions read through their
-source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor and lu_solve, the scores
+source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor, lu_solve, solve_banded
+and solve_sylvester, the scores
 and shape derivatives of the scipy.stats distributions) or with rules of their own
 (scipy.linalg.expm): hessian,
 hvp and grad of grad against central differences of the first-order gradient."""
@@ -39,6 +40,32 @@ def lu_solved(a):
         + np.sum(scipy.linalg.lu_solve(factor, a[1], trans=1) ** 3)
 
 
+def banded(l_and_u, n, rng=R):
+    """A diagonally dominant matrix in solve_banded's storage."""
+    ab = 0.3 * rng.normal(size=(sum(l_and_u) + 1, n))
+    ab[l_and_u[1]] += 4.0
+    return ab
+
+
+RHS = R.normal(size=(5, 2))
+
+
+def banded_solved(ab):
+    # the (1, 1) tuple is saved by a called function's forward: it is made again in the
+    # backward, and the band's corners are picked twice (np.add.at, not a written sum)
+    return np.sum(scipy.linalg.solve_banded((1, 1), ab, np.sin(ab[1])) ** 2)
+
+
+def banded_solved_wide(ab):
+    return np.sum(scipy.linalg.solve_banded((2, 1), ab * ab[2], RHS[:ab.shape[1]]) ** 3)
+
+
+def sylvester_solved(x):
+    a = S[:x.shape[0], :x.shape[0]] + np.diag(x[:, 0] ** 2)
+    b = np.eye(x.shape[1]) + 0.1 * x[:x.shape[1]].T
+    return np.sum(scipy.linalg.solve_sylvester(a, b, np.sin(x)) ** 2)
+
+
 def exponential(a):
     return np.sum(scipy.linalg.expm(np.sin(a)) ** 2) + np.trace(scipy.linalg.expm(a @ a)) ** 2
 
@@ -68,6 +95,12 @@ CASES = [
     (cho_solved, lambda: R.normal(size=(3, 2))),
     (lu_solved, lambda: R.normal(size=(3, 3))),
     (lu_solved, lambda: R.normal(size=(4, 4))),
+    (banded_solved, lambda: banded((1, 1), 4)),
+    (banded_solved, lambda: banded((1, 1), 6)),
+    (banded_solved_wide, lambda: banded((2, 1), 5)),
+    (banded_solved_wide, lambda: banded((2, 1), 3)),
+    (sylvester_solved, lambda: R.normal(size=(3, 2))),
+    (sylvester_solved, lambda: R.normal(size=(2, 2))),
     (exponential, lambda: 0.5 * R.normal(size=(2, 2))),
     (exponential, lambda: 0.5 * R.normal(size=(3, 3))),
     (densities, lambda: R.normal(size=3)),

@@ -223,7 +223,8 @@ def solve_banded_grad_ab(g, ans, l_and_u, ab, b):
     unused corners get zero)."""
     gb = solve_banded_grad_b(g, l_and_u, ab, b)
     gb, x = (gb, ans) if np.ndim(b) > 1 else (gb[:, None], ans[:, None])
-    return _dense_to_band(*l_and_u, -(gb @ x.T)).astype(float_dtype(g, ab), copy=False)
+    lower, upper = l_and_u
+    return _dense_to_band(lower, upper, -(gb @ x.T)).astype(float_dtype(g, ab), copy=False)
 
 
 def block_diag_grad(g, k, *arrays):
