@@ -1,5 +1,5 @@
 """Second derivatives through the gradient helpers of SciPy functions read through their
-source (scipy.special.logsumexp, scipy.linalg.cho_solve, lu_factor, lu_solve, solve_banded
+source (scipy.special.logsumexp, scipy.linalg.cho_factor, cho_solve, lu_factor, lu_solve, solve_banded
 and solve_sylvester, the scores
 and shape derivatives of the scipy.stats distributions) or with rules of their own
 (scipy.linalg.expm): hessian,
@@ -66,6 +66,24 @@ def sylvester_solved(x):
     return np.sum(scipy.linalg.solve_sylvester(a, b, np.sin(x)) ** 2)
 
 
+def cho_factored(a):
+    s = a @ a.T + 3.0 * np.eye(a.shape[0])
+    c, lower = scipy.linalg.cho_factor(s)
+    return np.sum(np.sin(c) ** 2)
+
+
+def cho_factored_solved(a):
+    # the factor's adjoint is the tuple cho_solve's gradient helper returns, handed on to
+    # cho_factor's (it was taken for an array: np.zeros_like of a tuple)
+    factor = scipy.linalg.cho_factor(a @ a.T + 3.0 * np.eye(a.shape[0]), lower=True)
+    return np.sum(scipy.linalg.cho_solve(factor, np.sin(a[:, 0])) ** 2)
+
+
+def lu_solved_once(a):
+    factor = scipy.linalg.lu_factor(a + 3.0 * np.eye(a.shape[0]))
+    return np.sum(scipy.linalg.lu_solve(factor, np.sin(a[0]) + a[:, 1]) ** 2)
+
+
 def exponential(a):
     return np.sum(scipy.linalg.expm(np.sin(a)) ** 2) + np.trace(scipy.linalg.expm(a @ a)) ** 2
 
@@ -95,6 +113,11 @@ CASES = [
     (cho_solved, lambda: R.normal(size=(3, 2))),
     (lu_solved, lambda: R.normal(size=(3, 3))),
     (lu_solved, lambda: R.normal(size=(4, 4))),
+    (cho_factored, lambda: R.normal(size=(3, 3))),
+    (cho_factored, lambda: R.normal(size=(2, 4))),
+    (cho_factored_solved, lambda: R.normal(size=(3, 3))),
+    (cho_factored_solved, lambda: R.normal(size=(4, 2))),
+    (lu_solved_once, lambda: R.normal(size=(3, 3))),
     (banded_solved, lambda: banded((1, 1), 4)),
     (banded_solved, lambda: banded((1, 1), 6)),
     (banded_solved_wide, lambda: banded((2, 1), 5)),
