@@ -141,7 +141,8 @@ def block_diag(g, ans, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
 through_source(cho_factor_grad, inv_grad, solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
                solve_triangular_grad_b, sqrtm_grad, cho_solve_grad_factor,
                cho_solve_grad_b, lu_factor_grad, lu_solve_grad_factor, lu_solve_grad_b,
-               solve_banded_grad_ab, solve_banded_grad_b, sylvester_adjoint)
+               solve_banded_grad_ab, solve_banded_grad_b, sylvester_adjoint,
+               expm_grad_second, expm_grad_tangent_a)
 
 
 # --- tangent rules (forward mode) ------------------------------------------------------------
