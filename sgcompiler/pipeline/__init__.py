@@ -76,10 +76,11 @@ from ..optimize.nest import nest_single_uses
 from ..optimize.seeds import fold_seeds
 from ..optimize.reread import for_rereading, gradient_only
 from ..optimize.specialisation import (Specialisation, _drop_unread_saved, _remake_constants,
-                                       _nothing_small,
+                                       _nothing_small, _stop_constants,
                                       _specialisation)
 from ..reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from ..reverse.tighten import tighten
+from ..runtime.core import stop_gradient
 from ..runtime.namespace import current_extra
 from ..forward.batch import NotBatchable
 from .trace import _Trace
@@ -445,6 +446,8 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     if kept is not None:
         kept["forward"] = trees.forward
     if rereadable:
+        _stop_constants(trees.forward, trees.backward,
+                        trees.linker.name_for("stop_gradient", stop_gradient))
         for_rereading(trees.forward, norm.namer, trees.linker)
         for_rereading(trees.backward, norm.namer, trees.linker)
     if namespace:
