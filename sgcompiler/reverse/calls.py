@@ -27,8 +27,7 @@ import numpy as np
 from ..errors import SourceUnavailable, error_at
 from ..frontend.forms.checkpoint import is_segment
 from ..frontend.source import function_name
-from .. import runtime
-from ..rules.registry import reads_source
+from ..rules.registry import runtime_helper_read
 from ..ir.builders import comment, load, store
 from ..analysis.ops import target_of
 from ..analysis.shapes import CONTAINER, EITHER
@@ -59,7 +58,7 @@ class CallSweeps:
         # taken for an array, except when a runtime helper (read at second order) is
         # passed it: gradient code hands one helper's tuple to the next (the adjoint of
         # lu_factor's (lu, piv), from lu_solve_grad_factor, to lu_factor_grad)
-        helper = _runtime_helper(op.rule)
+        helper = runtime_helper_read(op.rule)
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
             self.shapes.kind(a.id) == CONTAINER or self.shapes.kind(a.id) == EITHER
             and (helper or a.id not in self.call_results)))
@@ -137,9 +136,3 @@ class CallSweeps:
         node.lineno = stmt.lineno
         return [comment("the trips of this segment again, from its first state"), node]
 
-
-def _runtime_helper(fn) -> bool:
-    """Whether `fn` is a runtime helper read through its source (not a user function)."""
-    module = getattr(fn, "__module__", None) or ""
-    return reads_source(fn) and (module == runtime.__name__ or
-                                 module.startswith(runtime.__name__ + "."))
