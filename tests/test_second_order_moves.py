@@ -48,6 +48,15 @@ def rolled(x):
     return np.sum(np.rollaxis(np.sin(x), 1) ** 3 * x.T)
 
 
+def partitioned(x):
+    return np.sum(np.partition(np.sin(x), 1) ** 3 * x) + np.sum(np.partition(x, 0, axis=None) ** 2)
+
+
+def bessel_i0(x):
+    # np.i0's derivative is the runtime helper bessel_i1, which has a rule of its own
+    return np.sum(np.i0(np.sin(x) * 2.0) ** 2 * x)
+
+
 def interpolated(x):
     xp = np.array([-1.0, 0.0, 0.5, 2.0])
     return np.sum(np.interp(np.sin(x), xp, x[:4] ** 2) ** 3)
@@ -120,6 +129,10 @@ CASES = [
     (differenced, lambda: R.normal(size=(5, 2))),
     (differenced, lambda: R.normal(size=6)),
     (rolled, lambda: R.normal(size=(2, 3))),
+    (partitioned, lambda: R.normal(size=4)),
+    (partitioned, lambda: R.normal(size=(2, 3))),
+    (bessel_i0, lambda: R.normal(size=4)),
+    (bessel_i0, lambda: R.normal(size=(2, 3))),
     (interpolated, lambda: R.normal(size=6)),
     (interpolated_left, lambda: np.array([-0.9, -0.3, 0.2, 0.4, 0.8])),
     (stacked, lambda: R.normal(size=3)),

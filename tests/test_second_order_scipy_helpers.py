@@ -1,6 +1,6 @@
 """Second derivatives through the gradient helpers of SciPy functions read through their
 source (scipy.special.logsumexp, scipy.linalg.cho_factor, cho_solve, lu_factor, lu_solve, solve_banded
-and solve_sylvester, the scores
+and solve_sylvester, the scores, dirichlet and multivariate_normal
 and shape derivatives of the scipy.stats distributions) or with rules of their own
 (scipy.linalg.expm): hessian,
 hvp and grad of grad against central differences of the first-order gradient."""
@@ -84,6 +84,18 @@ def lu_solved_once(a):
     return np.sum(scipy.linalg.lu_solve(factor, np.sin(a[0]) + a[:, 1]) ** 2)
 
 
+def normal_density(x):
+    # mean and a full covariance from x, the points x's rows (mvn_grad_* through source)
+    cov = S[:x.shape[1], :x.shape[1]] + np.diag(x[0] ** 2)
+    return np.sum(st.multivariate_normal.logpdf(np.sin(x), x[-1] * 0.5, cov) ** 2) \
+        + np.sum(st.multivariate_normal.pdf(x, np.zeros(x.shape[1]), np.diag(S)[:x.shape[1]]))
+
+
+def dirichlet_density(x):
+    p = np.exp(x) / np.sum(np.exp(x))
+    return st.dirichlet.logpdf(p, 1.5 + x ** 2) + st.dirichlet.pdf(p, 2.0 + np.sin(x)) ** 2
+
+
 def exponential(a):
     return np.sum(scipy.linalg.expm(np.sin(a)) ** 2) + np.trace(scipy.linalg.expm(a @ a)) ** 2
 
@@ -124,6 +136,10 @@ CASES = [
     (banded_solved_wide, lambda: banded((2, 1), 3)),
     (sylvester_solved, lambda: R.normal(size=(3, 2))),
     (sylvester_solved, lambda: R.normal(size=(2, 2))),
+    (normal_density, lambda: R.normal(size=(2, 3))),
+    (normal_density, lambda: R.normal(size=(4, 2))),
+    (dirichlet_density, lambda: R.normal(size=3)),
+    (dirichlet_density, lambda: R.normal(size=4)),
     (exponential, lambda: 0.5 * R.normal(size=(2, 2))),
     (exponential, lambda: 0.5 * R.normal(size=(3, 3))),
     (densities, lambda: R.normal(size=3)),

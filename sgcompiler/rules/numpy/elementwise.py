@@ -181,6 +181,12 @@ def i0(g, ans, x):
     return g * bessel_i1(x)
 
 
+# second order through np.i0: I1' = I0 - I1 / x (1/2 at 0), with I1 its own answer
+@vjp(bessel_i1, name="bessel_i1", elementwise=True)
+def bessel_i1_(g, ans, x):
+    return g * (np.i0(x) - divide_or_zero(ans, x) - 0.5 * np.equal(x, 0))
+
+
 @vjp(np.sinc, elementwise=True)
 def sinc(g, ans, x):
     return g * np.where(x == 0, 0.0, (np.cos(math.pi * x) - ans) / np.where(x == 0, 1.0, x))
