@@ -29,6 +29,13 @@ def log_sum_exp_kept(x):
     return np.sum(scipy.special.logsumexp(x ** 3, axis=-1, keepdims=True) * x)
 
 
+def log_sum_exp_weighted(x):
+    # b depends on x (the tangent rule had no tangent for b: hessian refused); the second
+    # b, one row, is broadcast against a
+    return scipy.special.logsumexp(x[0], b=np.exp(x[-1])) ** 2 \
+        + np.sum(scipy.special.logsumexp(np.sin(x), axis=0, b=x[0] ** 2 + 0.5) ** 3)
+
+
 def cho_solved(x):
     return np.sum(scipy.linalg.cho_solve(FACTOR, np.sin(x)) ** 3)
 
@@ -121,6 +128,8 @@ CASES = [
     (log_sum_exp, lambda: R.normal(size=(3, 2))),
     (log_sum_exp, lambda: R.normal(size=4)),
     (log_sum_exp_kept, lambda: R.normal(size=(2, 3))),
+    (log_sum_exp_weighted, lambda: R.normal(size=(2, 3))),
+    (log_sum_exp_weighted, lambda: R.normal(size=(3, 2))),
     (cho_solved, lambda: R.normal(size=3)),
     (cho_solved, lambda: R.normal(size=(3, 2))),
     (lu_solved, lambda: R.normal(size=(3, 3))),
