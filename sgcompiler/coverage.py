@@ -37,6 +37,8 @@ SECTIONS = {
                                         "FFTs (generated code differentiated again)",
     "sgcompiler.rules.sequences": "sgcompiler's runtime helpers of lists joined and repeated "
                                   "(generated code differentiated again)",
+    "sgcompiler.rules.third_order": "sgcompiler's runtime helpers of second-order code "
+                                    "(differentiated again: third order)",
 }
 
 HEADER = """\

@@ -5,6 +5,8 @@ Every user-facing compile error goes through `error_at`, so no message loses its
 """
 from __future__ import annotations
 
+from .ir.origins import user_place
+
 
 class SGCompilerError(Exception):
     """A function (or a construct in it) that sgcompiler cannot differentiate correctly.
@@ -26,8 +28,15 @@ def location(fn, node) -> str:
 
 
 def describe(fn, node, message: str) -> str:
-    """One line: location, message, and the offending source text when there is one."""
-    text = fn.line_text(getattr(node, "lineno", None)) if node is not None else ""
+    """One line: location, message, and the offending source text when there is one. In
+    code sgcompiler generated (grad of grad, hessian), the location and text are the
+    user's line that code came from, and the generated line follows them."""
+    line = getattr(node, "lineno", None) if node is not None else None
+    text = fn.line_text(line) if node is not None else ""
+    users, user_text = user_place(fn.filename, line)
+    if users is not None:
+        quoted = f"{user_text}; " if user_text else ""
+        return f"{users}: {message} [in: {quoted}generated {fn.name}: {text}]"
     where = location(fn, node)
     if text:
         return f"{where}: {message} [in: {text}]"

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sgcompiler import runtime
+from sgcompiler.runtime.numpy.shapes import partition_grad, partition_tangent_of
+from sgcompiler.runtime.tangents import einsum_grad_with, einsum_with
 
 
 @dataclass
@@ -645,6 +647,21 @@ case(rt.einsum_grad, normal(2, 4), value(0), value("ij,jk->ik"), normal(2, 3), n
 case(rt.einsum_grad, normal(3), value(1), value("ij,jk,k->i"), normal(3, 2), normal(2, 4),
      normal(4), id="three")
 case(rt.einsum_grad, normal(3), value(0), value("ii->i"), normal(3, 3), id="diagonal")
+# third order (rules/third_order.py): einsums with one operand replaced by t
+case(einsum_with, value(1), normal(3, 4), value("ij,jk->ik"), normal(2, 3), normal(3, 4))
+case(einsum_with, value(0), normal(3, 2), value("ij,jk,k->i"), normal(3, 2), normal(2, 4),
+     normal(4), id="three")
+case(einsum_grad_with, normal(2, 4), value(0), value(1), normal(3, 4), value("ij,jk->ik"),
+     normal(2, 3), normal(3, 4))
+case(einsum_grad_with, normal(3), value(1), value(2), normal(4), value("ij,jk,k->i"),
+     normal(3, 2), normal(2, 4), normal(4), id="three")
+case(rt.unbroadcast_sum, normal(2, 3), normal(3), id="array")
+case(rt.bessel_i1, normal(5))
+case(rt.bessel_i1, value(np.array([0.0, -1.5, 3.0])), id="zero")
+# (a and its partition, whose elements partition_grad finds by value: not perturbed)
+_A = np.array([0.3, -1.2, 2.0, 0.7, -0.1])
+case(partition_grad, normal(5), value(np.partition(_A, 1)), value(_A), fixed=(1, 2))
+case(partition_tangent_of, normal(5), value(np.partition(_A, 3)), value(_A), fixed=(1, 2))
 _XP = np.array([0.0, 1.0, 2.5, 3.0])
 case(rt.interp_grad_fp, normal(7), uniform(-0.5, 3.5, 7), value(_XP), normal(4))
 case(rt.interp_grad_fp, normal(7), uniform(-0.5, 3.5, 7), value(_XP), normal(4), id="ends",

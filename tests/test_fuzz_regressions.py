@@ -1504,3 +1504,34 @@ def test_a_value_that_grows_from_an_item_of_an_array():
     rng = np.random.default_rng(1001)
     assert_grad_matches(_grows_from_an_item, (rng.normal(size=3), rng.normal(size=3)))
     assert_grad_matches(_grows_from_an_item, (rng.normal(size=3), rng.normal(size=(2, 3))))
+
+
+# Issue 14 (program_check --order 2, seed 9264): a product of an array that is written
+# into later. The first-order code passes it, restored, to prod_grad (read through its
+# source at second order), and the check that a call keeps no reference to an array
+# written in place refused that generated line; a runtime helper returns new arrays, so
+# what it reads other than its `g` is no reference.
+def product_then_write(x):
+    buf = (x * 2.0).copy()
+    p = np.prod(buf)
+    buf[1] = -buf[2]
+    return np.sum(buf * p)
+
+
+def product_then_write_in_a_loop(x):
+    buf = np.sin(x).copy()
+    total = 0.0
+    for i in range(2):
+        total = total + np.prod(buf) * buf[0]
+        buf[i] = buf[-1] * x[0]
+    return total + np.sum(buf)
+
+
+@pytest.mark.parametrize("f", [product_then_write, product_then_write_in_a_loop])
+@pytest.mark.parametrize("shape", [(3,), (5,)])
+def test_second_order_through_a_product_then_a_write(f, shape):
+    rng = np.random.default_rng(9264)
+    x, v = rng.normal(size=shape), rng.normal(size=shape)
+    s = function_from_text("def s(x):\n    return np.sum(_g(x) * _v)\n", "s",
+                           {"np": np, "_g": grad(f), "_v": v}, "test")
+    assert_grad_matches(s, [x], rtol=1e-5, atol=1e-6)

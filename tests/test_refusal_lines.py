@@ -74,3 +74,33 @@ def test_full_values_still_differentiate():
     assert np.allclose(g, vs[0] * np.cos(X))
     _, t = jvp(zipped, (X, vs), (np.ones(3), None))
     assert np.isclose(t, np.sum(vs[0] * np.cos(X)))
+
+
+# --- a refusal found when compiling second-order code names the user's function and the
+# line the generated code came from, then the generated line (it named f_grad and a line
+# of the generated text before)
+
+def graded(x):
+    # (np.gradient's gradient helper has no second-order rule yet)
+    y = np.sin(x)
+    z = np.gradient(y)
+    return np.sum(z ** 3)
+
+
+def graded_inside(x):
+    return graded(x * 2.0) + np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [graded, graded_inside])
+@pytest.mark.parametrize("order", ["hessian", "grad of grad"])
+def test_second_order_compile_refusal_names_the_users_line(fn, order):
+    def g(x):
+        return np.sum(grad(fn)(x))
+    thunk = (lambda: hessian(fn)(X)) if order == "hessian" else (lambda: grad(g)(X))
+    with pytest.raises(SGCompilerError) as info:
+        thunk()
+    line = _line(graded, "np.gradient(y)")
+    for problem in info.value.problems:
+        assert problem.startswith(f"graded (test_refusal_lines.py:{line}): "), problem
+        assert "[in: z = np.gradient(y); generated graded" in problem, problem
+        assert "<sgcompiler" not in problem, problem

@@ -33,6 +33,7 @@ from .facts import Flow, flow_of
 from .memory import IfEnd, exclusive, linear_paths, own_reads
 from ..frontend.resolve import METHOD, local_names
 from ..frontend.normalize import Normalized
+from ..rules.registry import runtime_helper_read
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, NO_RULE,
                   assignments, describe_stmt, is_append, is_setitem, target_of)
 
@@ -144,7 +145,7 @@ def _refuse_aliased_writes(norm, flows, varied):
             problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
                                      "but may share memory with another value here; make "
                                      "it a copy (.copy()) before writing into it"))
-        shared = [n for n in op.reads if n in written]
+        shared = [n for n in op.reads if n in written and not _read_only_by_helper(op, n)]
         if shared and op.kind in (COPY, STOPPED, CONTAINER, APPEND, CALL) or \
                 shared and is_view(op, stmt):
             problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
@@ -152,6 +153,18 @@ def _refuse_aliased_writes(norm, flows, varied):
                                      f"{shared[0]}.copy() here"))
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _read_only_by_helper(op, name) -> bool:
+    """Whether a call passes `name` to a runtime helper read through its source (gradient
+    code read again) other than as its first argument, `g`: the helper reads that value
+    (prod_grad's x) and returns new arrays, no reference to it."""
+    if op.kind != CALL or not runtime_helper_read(op.rule):
+        return False
+    passed = [p for p, node in op.args.items() if isinstance(node, gast.Name) and
+              node.id == name]
+    first = op.rule.__code__.co_varnames[:1]
+    return bool(passed) and not any(p in first for p in passed)
 
 
 def _single_use_temporary(name, norm, reads) -> bool:

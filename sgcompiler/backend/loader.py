@@ -13,9 +13,7 @@ import hashlib
 import linecache
 import types
 
-
-# registered text's filename -> (the user's filename, {line of the text: user's line})
-_ORIGINS: dict = {}
+from ..ir.origins import is_generated, register, user_line  # noqa: F401 (theirs)
 
 
 def compile_source(source: str, filename: str, free_names, origins: tuple | None = None
@@ -42,7 +40,7 @@ def compile_source(source: str, filename: str, free_names, origins: tuple | None
     factory = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     linecache.cache[filename] = (len(source), None, [line + "\n" for line in lines], filename)
     if origins is not None:
-        _ORIGINS[filename] = origins
+        register(filename, origins)
     return {c.co_name: c for c in factory.co_consts if isinstance(c, types.CodeType)}
 
 
@@ -58,21 +56,6 @@ def bind(code: types.CodeType, fn, extra: dict):
     function = types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__, cells)
     function.__kwdefaults__ = fn.__kwdefaults__
     return function
-
-
-def user_line(filename: str, number: int | None) -> tuple:
-    """(filename, line) of the user's source that line `number` of registered text came
-    from (through code made from code, as grad of grad of grad makes), or
-    (filename, number) itself when it is the user's; (filename, None) where unknown."""
-    while filename in _ORIGINS:
-        filename, lines = _ORIGINS[filename]
-        number = None if number is None else lines.get(number)
-    return filename, number
-
-
-def is_generated(filename: str) -> bool:
-    """Whether `filename` is text registered with the user's lines it came from."""
-    return filename in _ORIGINS
 
 
 def function_from_text(text: str, name: str, namespace: dict, tag: str):

@@ -11,16 +11,9 @@ came from, registered with the text (loader.user_line):
 from __future__ import annotations
 
 import linecache
-import os
-import re
 
 from ..errors import RuntimeRefusal, SGCompilerError
-from .loader import user_line
-
-GENERATED = "<sgcompiler "      # how loader.compile_source names the texts it registers
-_HEADER = re.compile(r"# (?:gradient|forward and backward|tangent) of (.+?) "
-                     r"\(([^()]*):(\d+)\)")
-_LINE = re.compile(r"\s*# line (\d+): (.*)$")
+from ..ir.origins import GENERATED, user_line, where
 
 
 def located(exc: RuntimeRefusal) -> SGCompilerError:
@@ -32,32 +25,8 @@ def located(exc: RuntimeRefusal) -> SGCompilerError:
         if tb.tb_frame.f_code.co_filename.startswith(GENERATED):
             place = tb.tb_frame.f_code.co_filename, tb.tb_lineno
         tb = tb.tb_next
-    where, text = _where(linecache.getlines(place[0]), place[1], *user_line(*place)) \
+    at, text = where(linecache.getlines(place[0]), place[1], *user_line(*place)) \
         if place else (None, "")
-    if where is None:
+    if at is None:
         return SGCompilerError(str(exc))
-    return SGCompilerError(f"{where}: {exc} [in: {text}]" if text else f"{where}: {exc}")
-
-
-def _where(lines: list[str], lineno: int, filename: str, user: int | None
-           ) -> tuple[str | None, str]:
-    """`f (file:line)` and the source text for line `lineno` (1-based) of a generated
-    text, whose statement came from line `user` of the user's `filename` where known;
-    (None, "") when the text has no header."""
-    source = None
-    for text in reversed(lines[:lineno]):
-        if source is None and text.startswith("def "):
-            source = ()         # the function starts above any `# line` comment: none
-        elif source is None:
-            found = _LINE.match(text)
-            source = (found.group(1), found.group(2).rstrip()) if found else None
-        header = _HEADER.match(text)
-        if header:
-            name, shown, first = header.groups()
-            if not source and user is not None:     # (through code made from code too)
-                source = (str(user), linecache.getline(filename, user).strip())
-                shown = os.path.basename(filename) if filename.endswith(".py") else shown
-            if source:
-                return f"{name} ({shown}:{source[0]})", source[1]
-            return f"{name} ({shown}:{first})", ""
-    return None, ""
+    return SGCompilerError(f"{at}: {exc} [in: {text}]" if text else f"{at}: {exc}")

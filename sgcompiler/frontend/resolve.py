@@ -95,7 +95,9 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
         return None
     if is_helper(obj):      # a runtime helper with no rule (rules/runtime.py): refused,
         # unless it is one that is differentiated through its source
-        return Callee(USER, obj, name=text) if rules.registry.reads_source(obj) else None
+        # (or code generated from one: its piece at second order, read at third)
+        readable = rules.registry.reads_source(obj) or _generated(obj)
+        return Callee(USER, obj, name=text) if readable else None
     generated = getattr(type(obj), "as_function", None)
     if generated is not None and getattr(type(obj), "sgcompiler_transform", False):
         # a gradient made by sgcompiler (grad(g) called inside the function): its
@@ -109,6 +111,14 @@ def classify(obj, text: str, module: str | None = None) -> Callee | None:
     if function is not None:    # a method of the user's object, a partial, a __call__
         return Callee(USER, function, name=text)
     return None
+
+
+def _generated(obj) -> bool:
+    """Whether `obj` is a function sgcompiler generated (backend/loader.py names its text
+    '<sgcompiler ...>')."""
+    code = getattr(obj, "__code__", None)
+    return isinstance(obj, types.FunctionType) and code is not None and \
+        code.co_filename.startswith("<sgcompiler ")
 
 
 def _user_callable(obj):

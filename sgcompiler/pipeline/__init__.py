@@ -77,10 +77,12 @@ from ..optimize.stacking import stack_tangent_products
 from ..optimize.nest import nest_single_uses
 from ..optimize.seeds import fold_seeds
 from ..optimize.reread import for_rereading, gradient_only
-from ..optimize.specialisation import (Specialisation, _drop_unread_saved, _nothing_small,
+from ..optimize.specialisation import (Specialisation, _drop_unread_saved, _remake_constants,
+                                       _nothing_small, _stop_constants,
                                       _specialisation)
 from ..reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from ..reverse.tighten import tighten
+from ..runtime.core import stop_gradient
 from ..runtime.namespace import current_extra
 from ..forward.batch import NotBatchable
 from .trace import _Trace
@@ -445,12 +447,15 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     optimize(trees.backward, Specialisation(seeded, facts, np_name, _nothing_small, helpers,
                                             user_names, pure))
     _drop_unread_saved(trees.forward, trees.backward)
+    _remake_constants(trees.forward, trees.backward)
     # the forward function's parameters are the user function's: their shapes are known
     optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
                                            _nothing_small, helpers, user_names, pure))
     if kept is not None:
         kept["forward"] = trees.forward
     if rereadable:
+        _stop_constants(trees.forward, trees.backward,
+                        trees.linker.name_for("stop_gradient", stop_gradient))
         for_rereading(trees.forward, norm.namer, trees.linker)
         for_rereading(trees.backward, norm.namer, trees.linker)
     if namespace:

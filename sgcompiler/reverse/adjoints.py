@@ -311,7 +311,7 @@ def index_adjoint(rev, stmt, g):
                                                   ctx=gast.Load()), attr="at", ctx=gast.Load())
         node = gast.Expr(value=gast.Call(func=add, args=[load(dvar), index_value(index), g],
                                          keywords=[]))
-    elif kind == CONTAINER_KIND:
+    elif kind == CONTAINER_KIND and (_is_key(index) or is_basic_index(index, rev.shapes.ints)):
         # never `+=` on a container element: it may be shared (e.g. [g] * n); elements
         # may themselves be containers (nested parameter trees), hence add_trees
         element = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index),
@@ -320,6 +320,9 @@ def index_adjoint(rev, stmt, g):
         node = gast.Assign(targets=[target], value=rev.helper_call("add_trees", [element, g]),
                            type_comment=None)
     else:
+        # a container, or an array that may be one (a value taken out of a saved tuple, at
+        # second order), indexed by what may pick an element twice (ab[_clip, j]):
+        # np.add.at adds each pick, where dx[i] = dx[i] + g would keep only the last
         node = gast.Expr(value=rev.helper_call("add_at", [load(dvar), index_value(index), g]))
     node.lineno = stmt.lineno
     out.append(node)

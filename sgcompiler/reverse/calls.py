@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import SourceUnavailable, error_at
 from ..frontend.forms.checkpoint import is_segment
 from ..frontend.source import function_name
+from ..rules.registry import runtime_helper_read
 from ..ir.builders import comment, load, store
 from ..analysis.ops import target_of
 from ..analysis.shapes import CONTAINER, EITHER
@@ -53,10 +54,14 @@ class CallSweeps:
                         for path, found in self.shapes.leaves.items() if path[0] == a.id)
         # parameter trees (dicts, lists, tuples) the caller passes: containers there too;
         # so is what may be one (params["layer"], a loop's layer tuple): code for a tree
-        # is right for an array too, the other way round it is not
+        # is right for an array too, the other way round it is not. A call's result is
+        # taken for an array, except when a runtime helper (read at second order) is
+        # passed it: gradient code hands one helper's tuple to the next (the adjoint of
+        # lu_factor's (lu, piv), from lu_solve_grad_factor, to lu_factor_grad)
+        helper = runtime_helper_read(op.rule)
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
-            self.shapes.kind(a.id) == CONTAINER or
-            self.shapes.kind(a.id) == EITHER and a.id not in self.call_results))
+            self.shapes.kind(a.id) == CONTAINER or self.shapes.kind(a.id) == EITHER
+            and (helper or a.id not in self.call_results)))
         try:
             piece = self.pieces(op.rule, active, arrays, trees)
         except SourceUnavailable as exc:      # say where it is called, too
@@ -130,3 +135,4 @@ class CallSweeps:
             type_comment=None)
         node.lineno = stmt.lineno
         return [comment("the trips of this segment again, from its first state"), node]
+

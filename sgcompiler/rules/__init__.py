@@ -11,9 +11,10 @@ and custom.py for how users add their own (`sgcompiler.adjoint`).
     runtime.py     the runtime helpers generated code calls (grad of grad reads that code)
     sequences.py   the same for the adjoints of + and * on lists and tuples
     complex_helpers.py  the same for the helpers of complex mode and of the FFTs
+    third_order.py  the same for the helpers second-order code calls (np.einsum's)
 """
 from . import (builtins, complex_decompositions, complex_helpers, complex_numbers, constants, math, numpy, runtime,  # noqa: F401
-               sequences)
+               sequences, third_order)
 from .registry import (GLOBAL, NONDIFFERENTIABLE, Rule, all_nondifferentiable, all_rules,
                        as_called, complex_mode, complex_values, find, handles_complex,
                        is_nondifferentiable, lookup, nondifferentiable, parse_rule, scope_of,

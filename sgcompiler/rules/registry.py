@@ -213,6 +213,14 @@ def reads_source(obj) -> bool:
         (isinstance(obj, types.FunctionType) and obj.__name__.startswith("_"))
 
 
+def runtime_helper_read(obj) -> bool:
+    """Whether `obj` is a runtime helper (of sgcompiler.runtime) read through its source,
+    not a user function that happens to have a private name."""
+    module = getattr(obj, "__module__", None) or ""
+    package = __name__.rsplit(".", 2)[0] + ".runtime"
+    return reads_source(obj) and (module == package or module.startswith(package + "."))
+
+
 def is_source_module(module: str | None) -> bool:
     return bool(module) and any(module == m or module.startswith(m + ".")
                                 for m in _SOURCE_MODULES)

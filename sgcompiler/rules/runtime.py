@@ -81,6 +81,13 @@ def unbroadcast_each_(g, ans, g_, items):
     return unbroadcast_sum(g, g_), 0.0
 
 
+# third order (the gradient of sum(list) read twice): unbroadcast_each's adjoint is linear
+# in its g_, each item summed down to h; its own adjoint is h's g back to every item
+@vjp(unbroadcast_sum, name="unbroadcast_sum")
+def unbroadcast_sum_(g, ans, g_, h):
+    return unbroadcast_each(g, g_), 0.0
+
+
 @vjp(as_float, name="as_float")
 def as_float_(g, ans, g_, x1=None, x2=None, x3=None):
     return g, 0.0, 0.0, 0.0
@@ -352,7 +359,7 @@ through_source(prod_grad, cholesky_grad, cumprod_grad, diag_grad, diagonal_grad,
 # itself applied to the tangents (registry.linear, registry.multilinear); arguments read
 # only for their shape (0.0 above) have no tangent.
 
-linear(unbroadcast, unreduce, unbroadcast_each, as_float, mT, add_trees, transpose_grad,
+linear(unbroadcast, unreduce, unbroadcast_each, unbroadcast_sum, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
        scatter_item, tree_item, field, tree_with, picked, item_of,

@@ -209,3 +209,33 @@ def einsum_grad_with(g, i, k, t, subscripts, x0, x1=None, x2=None, x3=None, x4=N
         return np.zeros(np.shape(operands[k]), dtype=float_dtype(g, operands[k]))
     operands[k] = t
     return einsum_grad(g, i, subscripts, *operands)
+
+
+def einsum_with_both(i, t, k, u, subscripts, x0, x1=None, x2=None, x3=None, x4=None,
+                     x5=None, x6=None, x7=None):
+    """np.einsum(subscripts, x0, x1, ...) with operand i replaced by t and operand k by u:
+    the tangent of einsum_with(i, t, ...) along operand k (zeros when k is i, which
+    einsum_with does not read; None when there is no operand k)."""
+    operands = _string_operands(subscripts, (x0, x1, x2, x3, x4, x5, x6, x7))
+    if k >= len(operands):
+        return None
+    operands[i] = t
+    if k == i:
+        return np.zeros_like(np.einsum(subscripts, *operands))
+    operands[k] = u
+    return np.einsum(subscripts, *operands)
+
+
+def einsum_grad_with_both(g, m, i, t, k, u, subscripts, x0, x1=None, x2=None, x3=None,
+                          x4=None, x5=None, x6=None, x7=None):
+    """einsum_grad(g, m, subscripts, ...) with operand i replaced by t and operand k by u:
+    it is linear in g, t, u and the operands but m (zeros when m, i and k are not three
+    different operands; None when there is no operand m)."""
+    operands = _string_operands(subscripts, (x0, x1, x2, x3, x4, x5, x6, x7))
+    if m >= len(operands):
+        return None
+    if len({m, i, k}) < 3:
+        return np.zeros(np.shape(operands[m]), dtype=float_dtype(g, operands[m]))
+    operands[i] = t
+    operands[k] = u
+    return einsum_grad(g, m, subscripts, *operands)

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from ...runtime import balanced_eq, bessel_i1, divide_or_zero, unbroadcast
+from ...runtime import balanced_eq, bessel_i1, cast_grad, divide_or_zero, unbroadcast
 from ..registry import jvp, vjp
 
 # --- exponentials and logarithms -------------------------------------------------------------
@@ -179,6 +179,14 @@ def rad2deg(g, ans, x):
 @vjp(np.i0, elementwise=True, notes="the derivative I1 is summed on a grid: |x| < 700")
 def i0(g, ans, x):
     return g * bessel_i1(x)
+
+
+# second order through np.i0: I1' = I0 - I1 / x (1/2 at 0), with I1 its own answer, in
+# x's precision (np.i0 gives float64 for float32)
+@vjp(bessel_i1, name="bessel_i1", elementwise=True)
+def bessel_i1_(g, ans, x):
+    return g * cast_grad(np.i0(x) - divide_or_zero(ans, x) - 0.5 * np.equal(x, 0), x,
+                         "float64")
 
 
 @vjp(np.sinc, elementwise=True)

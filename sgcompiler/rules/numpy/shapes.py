@@ -365,3 +365,18 @@ def interp_tangent(x_dot, fp_dot, ans, x, xp, fp, left=None, right=None, period=
 @jvp(np.polyval)
 def polyval_tangent(p_dot, x_dot, ans, p, x):
     return np.polyval(p_dot, x), x_dot * np.polyval(np.polyder(p), x)
+
+
+# second order: np.partition's gradient helper and its tangent move values as the
+# partition moved a's elements, one the transpose of the other (ans and a only say how)
+@vjp(partition_grad, name="partition_grad")
+def partition_grad_(g, ans, g_, ans_, a, axis=-1):
+    return partition_tangent_of(g, ans_, a, axis), 0.0, 0.0, 0.0
+
+
+@vjp(partition_tangent_of, name="partition_tangent_of")
+def partition_tangent_of_(g, ans, t, ans_, a, axis=-1):
+    return partition_grad(g, ans_, a, axis), 0.0, 0.0, 0.0
+
+
+linear(partition_grad, partition_tangent_of)

@@ -135,13 +135,14 @@ def block_diag(g, ans, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
 
 
 # second order (grad of grad, hessian): these gradient helpers are differentiated through
-# their own source (rules/runtime.py says why); expm's has rules (below),
-# cho_factor's takes the adjoint of its result, a tuple, which the backward code read
-# again would start as np.zeros_like (an array), and solve_banded's, read so, gave a
-# wrong grad of grad for ab (the hessian was right): both stay refused
-through_source(inv_grad, solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
+# their own source (rules/runtime.py says why); expm's has rules (below). cho_factor's and
+# lu_factor's take the adjoint of their result, a tuple (reverse/calls.py: a helper's
+# argument that a call made may be one)
+through_source(cho_factor_grad, inv_grad, solve_grad_matrix, solve_grad_rhs, solve_triangular_grad_a,
                solve_triangular_grad_b, sqrtm_grad, cho_solve_grad_factor,
-               cho_solve_grad_b, lu_factor_grad, lu_solve_grad_factor, lu_solve_grad_b)
+               cho_solve_grad_b, lu_factor_grad, lu_solve_grad_factor, lu_solve_grad_b,
+               solve_banded_grad_ab, solve_banded_grad_b, sylvester_adjoint,
+               expm_grad_second, expm_grad_tangent_a)
 
 
 # --- tangent rules (forward mode) ------------------------------------------------------------

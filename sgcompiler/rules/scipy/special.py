@@ -12,7 +12,8 @@ from scipy.special import (betaln, digamma, expit, gammaln, i0, i0e, i1, i1e, iv
                            jv, kv, kve, polygamma, xlog1py, xlogy, y0, y1, yn, yv, zeta)
 
 from ...runtime import unbroadcast
-from ...runtime.scipy.special import logsumexp_grad_a, logsumexp_grad_b
+from ...runtime.scipy.special import (logsumexp_grad_a, logsumexp_grad_b, logsumexp_tangent_a,
+                                     logsumexp_tangent_b)
 from ..registry import jvp, nondifferentiable, through_source, vjp
 
 
@@ -56,6 +57,15 @@ def softplus(g, ans, x):
 def logsumexp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
     return (logsumexp_grad_a(g, ans, a, axis, b, keepdims, return_sign), None,
             logsumexp_grad_b(g, ans, a, axis, b, keepdims, return_sign))
+
+
+# (a rule of its own: the derived one is for the reduced array alone, and b has a tangent
+# too, for hessian and hvp through a weighted logsumexp)
+@tangent_of("logsumexp")
+def logsumexp_tangent(a_dot, b_dot, ans, a, axis=None, b=None, keepdims=False,
+                      return_sign=False):
+    return (logsumexp_tangent_a(a_dot, ans, a, axis, b, keepdims, return_sign),
+            logsumexp_tangent_b(b_dot, ans, a, axis, b, keepdims, return_sign))
 
 
 @special("softmax")

@@ -28,7 +28,8 @@ from ...runtime.scipy.stats import (beta_dlogpdf_da, beta_dlogpdf_db, beta_score
                                    dirichlet_grad_x, exp_ratio, expon_score, gamma_dlogpdf_da,
                                    gamma_score, laplace_score, logistic_score,
                                    lognorm_dcdf_ds, lognorm_dlogpdf_ds, lognorm_score,
-                                   mvn_grad_cov, mvn_grad_mean, mvn_grad_x, norm_score,
+                                   dirichlet_full, mT_lower, mvn_grad_cov, mvn_grad_mean,
+                                   mvn_grad_x, norm_score,
                                    poisson_dlogpmf_dmu, t_dlogpdf_ddf, t_score)
 from ...runtime.scipy.stats import (dirichlet_tangent_alpha, mvn_tangent_cov, mvn_tangent_mean,
                                    mvn_tangent_x)
@@ -256,7 +257,9 @@ def multivariate_normal_pdf_jvp(x_dot, mean_dot, cov_dot, ans, x, mean=None, cov
 through_source(exp_ratio, norm_score, logistic_score, laplace_score, cauchy_score,
                expon_score, t_score, chi2_score, gamma_score, beta_score, lognorm_score,
                t_dlogpdf_ddf, chi2_dlogpdf_ddf, gamma_dlogpdf_da, beta_dlogpdf_da,
-               beta_dlogpdf_db, lognorm_dlogpdf_ds, lognorm_dcdf_ds, poisson_dlogpmf_dmu)
+               beta_dlogpdf_db, lognorm_dlogpdf_ds, lognorm_dcdf_ds, poisson_dlogpmf_dmu,
+               mvn_grad_x, mvn_grad_mean, mvn_grad_cov, mT_lower, dirichlet_grad_x,
+               dirichlet_grad_alpha, dirichlet_full)
 
 
 @jvp(scipy.stats.multivariate_normal.cdf, name="scipy.stats.multivariate_normal.cdf")

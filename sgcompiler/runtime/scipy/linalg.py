@@ -89,7 +89,14 @@ def _frechet_block(a, e):
     """[[a^T, e], [0, a^T]]: expm of it holds the Frechet derivative of expm at a^T in
     direction e in its upper right block (Higham, Functions of Matrices, 3.16)."""
     zeros = np.zeros(np.shape(a), dtype=np.result_type(a, e))
-    return np.block([[mT(a), e], [zeros, mT(a)]])
+    return _blocks(mT(a), e, zeros, mT(a))
+
+
+def _blocks(a, b, c, d):
+    """[[a, b], [c, d]], as np.block makes it, from concatenations (which have rules: the
+    compiler reads these helpers again at third order)."""
+    return np.concatenate([np.concatenate([a, b], axis=-1), np.concatenate([c, d], axis=-1)],
+                          axis=-2)
 
 
 def expm_grad_second(g, g_, A):
@@ -98,7 +105,7 @@ def expm_grad_second(g, g_, A):
     the upper right block) summed over the two diagonal blocks, transposed."""
     n = np.shape(A)[-1]
     zeros = np.zeros(np.shape(A), dtype=float_dtype(g, A))
-    block = expm_grad(np.block([[zeros, g], [zeros, zeros]]), _frechet_block(A, g_))
+    block = expm_grad(_blocks(zeros, g, zeros, zeros), _frechet_block(A, g_))
     return mT(block[:n, :n] + block[n:, n:])
 
 
@@ -107,8 +114,9 @@ def expm_grad_tangent_a(A_dot, g_, A):
     Frechet derivative of expm at [[A^T, g_], [0, A^T]] along [[A_dot^T, 0], [0, A_dot^T]]."""
     n = np.shape(A)[-1]
     zeros = np.zeros(np.shape(A), dtype=float_dtype(A_dot, A))
-    direction = np.block([[mT(A_dot), zeros], [zeros, mT(A_dot)]])
-    block = scipy.linalg.expm_frechet(_frechet_block(A, g_), direction, compute_expm=False)
+    direction = _blocks(mT(A_dot), zeros, zeros, mT(A_dot))
+    # expm_frechet(M, E) is expm_grad(E, M^T): spelled so, third order reads it too
+    block = expm_grad(direction, mT(_frechet_block(A, g_)))
     return block[:n, n:].astype(float_dtype(A_dot, g_), copy=False)
 
 
@@ -223,7 +231,8 @@ def solve_banded_grad_ab(g, ans, l_and_u, ab, b):
     unused corners get zero)."""
     gb = solve_banded_grad_b(g, l_and_u, ab, b)
     gb, x = (gb, ans) if np.ndim(b) > 1 else (gb[:, None], ans[:, None])
-    return _dense_to_band(*l_and_u, -(gb @ x.T)).astype(float_dtype(g, ab), copy=False)
+    lower, upper = l_and_u
+    return _dense_to_band(lower, upper, -(gb @ x.T)).astype(float_dtype(g, ab), copy=False)
 
 
 def block_diag_grad(g, k, *arrays):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import RuntimeRefusal
 from ..core import unbroadcast, unreduce
 
 
@@ -38,3 +39,25 @@ def logsumexp_grad_b(g, ans, a, axis=None, b=None, keepdims=False, return_sign=F
     g, weights = _signed(g, ans, a, axis, keepdims, return_sign)
     weights = np.broadcast_to(weights, np.broadcast_shapes(np.shape(a), np.shape(b)))
     return unbroadcast(unreduce(g, weights, axis, keepdims) * weights, b)
+
+
+def logsumexp_tangent_a(a_dot, ans, a, axis=None, b=None, keepdims=False,
+                        return_sign=False):
+    """Tangent of scipy.special.logsumexp along a_dot: sum(b exp(a - value) a_dot)."""
+    return _weighted_sum(a_dot if b is None else a_dot * b, ans, a, axis, keepdims,
+                         return_sign)
+
+
+def logsumexp_tangent_b(b_dot, ans, a, axis=None, b=None, keepdims=False,
+                        return_sign=False):
+    """Tangent of scipy.special.logsumexp along b's tangent: sum(exp(a - value) b_dot)."""
+    return _weighted_sum(b_dot, ans, a, axis, keepdims, return_sign)
+
+
+def _weighted_sum(t, ans, a, axis, keepdims, return_sign):
+    if return_sign:
+        raise RuntimeRefusal("the tangent of scipy.special.logsumexp(..., return_sign=True) "
+                             "is not supported (hessian, hvp, jvp); take the value without "
+                             "its sign, or use reverse mode")
+    weights = np.exp(a - unreduce(ans, a, axis, keepdims))
+    return np.sum(weights * t, axis=axis, keepdims=keepdims)
