@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import linecache
 import math
+import types
 import weakref
 
 import numpy as np
@@ -54,18 +55,21 @@ def jvp(f, primals, tangents, backend: str = "numpy"):
         SGCompilerError: for code that cannot be differentiated.
     """
     primals, tangents = tuple(primals), tuple(tangents)
-    # a bound method, a callable object, a functools.partial: a function made from it
-    # (not kept in the fast cache below, which would keep its instance alive)
-    lifted = as_function(f)
-    f = lifted or f
-    key = None if lifted is not None else _fast_key(f, primals, tangents)
+    # the fast cache below is keyed by `f`: a plain function, or a bound method (its
+    # entry goes with the method object, which is what holds the instance), but not a
+    # callable object or a partial (an entry, whose code holds them, would keep them alive)
+    keyed = f if isinstance(f, (types.FunctionType, types.MethodType)) else None
+    key = None if keyed is None else _fast_key(keyed, primals, tangents)
     key = key and key + (backend,)
     found = _FAST.get(key) if key is not None else None
-    if found is not None and found[0]() is f and found[3]():
-        function, names = found[1], found[2]
+    # a bound method, a callable object, a functools.partial: a function made from it
+    lifted = None if found is not None and found[0]() is keyed else as_function(f)
+    f = lifted or f
+    if found is not None and found[0]() is keyed and _still_right(found):
+        function, names = found[1], found[2]      # (a tangent parameter per position)
         try:
-            out, out_dot = function(*primals, **{names[p]: t for p, t in
-                                                zip(_params(f), tangents) if t is not None})
+            out, out_dot = function(*primals, **{n: t for n, t in zip(names, tangents)
+                                                 if t is not None})
         except RuntimeRefusal as exc:
             raise located(exc) from None
         return out, _like_output(out_dot, out)
@@ -88,8 +92,11 @@ def jvp(f, primals, tangents, backend: str = "numpy"):
     if key is not None:
         if len(_FAST) >= _FAST_SIZE:
             _FAST.clear()
-        _FAST[key] = (weakref.ref(f), function, tangent_names,
-                      compiled.depends.checker(f, function_reads(f)))
+        names = tuple(tangent_names.get(p) for p in _params(f))
+        # (the check is made at the first hit: most entries of a method bound in the
+        # call itself, jvp(model.loss, ...), go at once)
+        _FAST[key] = [weakref.ref(keyed, _forget_fast(key)), function, names, None,
+                      (compiled, f)]
     return out, _like_output(out_dot, out)
 
 
@@ -103,6 +110,28 @@ jvp.sgcompiler_refused_inside = (
 # still mean what they meant (as GradientFunction does for grad).
 _FAST: dict = {}
 _FAST_SIZE = 256
+
+
+def _still_right(entry) -> bool:
+    """Whether a fast-cache entry's code is still right (its check made at the first)."""
+    checker = entry[3]
+    if checker is None:
+        pending = entry[4]
+        if pending is None:         # (made meanwhile, on another thread)
+            return entry[3]()
+        compiled, f = pending
+        checker = entry[3] = compiled.depends.checker(f, function_reads(f))
+        entry[4] = None
+    return checker()
+
+
+def _forget_fast(key):
+    """What the weak reference to an entry's function calls when it is collected: the
+    entry goes (a bound method's entry holds its instance, through its code's cells)."""
+    def gone(ref):
+        if _FAST.get(key, (None,))[0] is ref:
+            _FAST.pop(key, None)
+    return gone
 
 
 def _fast_key(f, primals, tangents):

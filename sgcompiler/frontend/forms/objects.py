@@ -16,6 +16,7 @@ import inspect
 import linecache
 import sysconfig
 import types
+import weakref
 
 import gast
 import numpy as np
@@ -66,6 +67,23 @@ def _owner(func) -> str:
 
 def _bound(func, self):
     """`func` (a method) with its first parameter bound to `self`."""
+    tree, filename, name = _method_tree(func)
+    key = ("method", func.__code__, id(self))
+    return lifted_function(tree, func.__globals__, key, filename, {name: self},
+                           qualname=func.__qualname__, cells=cells_of(func),
+                           defaults=remaining_defaults(func, {name}), unchanging=True)
+
+
+# method -> (its tree without the self parameter, filename, that parameter's name): read
+# once, as `jvp(model.loss, ...)` binds the method again on every call (the tree is never
+# changed: lifted_function copies it)
+_METHOD_TREES = weakref.WeakKeyDictionary()
+
+
+def _method_tree(func):
+    found = _METHOD_TREES.get(func)
+    if found is not None:
+        return found
     src = parse_function(func)
     args = src.tree.args
     if not args.args:
@@ -73,10 +91,8 @@ def _bound(func, self):
                               "method without a 'self' parameter cannot be bound")
     name = args.args.pop(0).id
     src.tree.name = _owner(func).replace("___call__", "_call")
-    key = ("method", func.__code__, id(self))
-    return lifted_function(src.tree, func.__globals__, key, src.filename, {name: self},
-                           qualname=func.__qualname__, cells=cells_of(func),
-                           defaults=remaining_defaults(func, {name}))
+    found = _METHOD_TREES[func] = (src.tree, src.filename, name)
+    return found
 
 
 def _partial(p):
