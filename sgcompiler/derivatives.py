@@ -32,6 +32,7 @@ from .data_kinds import foreign
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
 from .frontend.forms.objects import as_function
+from .frontend.forms.varargs import collected_copy, collects_arguments
 from .frontend.source import function_name
 from .pipeline.forward_mode import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
@@ -65,6 +66,8 @@ def jvp(f, primals, tangents, backend: str = "numpy"):
     # a bound method, a callable object, a functools.partial: a function made from it
     lifted = None if found is not None and found[0]() is keyed else as_function(f)
     f = lifted or f
+    if found is None and collects_arguments(f):     # def f(*ws): a copy for len(primals)
+        f = collected_copy(f, len(primals), ())[0]
     if found is not None and found[0]() is keyed and _still_right(found):
         function, names = found[1], found[2]      # (a tangent parameter per position)
         try:

@@ -39,3 +39,22 @@ def params_comprehension_stopped(x, w):
     params = {"a": x, "b": w}
     out = {k: v * stop_gradient(v) for k, v in params.items()}
     return np.sum(out["a"] + out["b"])
+
+
+def collected(*ws):
+    return sum(np.sum(w ** 2 * ws[0]) for w in ws)
+
+
+def named_and_collected(x, *ws, scale=1.5, **kw):
+    total = np.sum(np.sin(x) * scale)
+    for w in ws:
+        total = total + np.sum(np.cos(w) * x)
+    return total + np.sum(kw["b"] * x ** 2)
+
+
+def collected_stopped(*ws):
+    return np.sum(ws[0] * stop_gradient(ws[1] * ws[0]) + ws[1])
+
+
+def collected_stopped_reference(a, b, c):
+    return np.sum(a * c + b)

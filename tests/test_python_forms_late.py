@@ -72,3 +72,48 @@ def test_a_dict_comprehension_over_a_dict_argument():
         kept = grad(L.kept_positive)({"a": a, "b": b, "c": -b})
         np.testing.assert_allclose(kept["c"], 0.0)
         np.testing.assert_allclose(kept["b"], 2 * np.cos(b))
+
+
+@pytest.mark.parametrize("shapes", SHAPES.values(), ids=SHAPES.keys())
+def test_grad_of_a_function_with_args_and_kwargs(shapes):
+    # refused ("*args and **kwargs parameters are not supported"); now each call's
+    # number of arguments and keyword names get a copy, with wrt positions as in the call
+    x, w = _args(shapes)
+    assert_grad_matches(L.collected, [x, w, x * 0.5], wrt=[0, 1, 2] if not
+                        isinstance(w, float) else [0, 2])
+    assert_grad_matches(L.collected, [x], wrt=[0])
+    b = rng.normal(size=np.shape(x))
+    f = L.named_and_collected
+    got = grad(f, wrt=(0, 1, "b"))(x, w, x * 2.0, b=b, c=3.0)
+    args = [x, w, x * 2.0, b]
+
+    def by_position(x, w, v, b):
+        return f(x, w, v, b=b, c=3.0)
+    for i, g in zip((0, 1, 3), got):
+        if not isinstance(args[i], float):
+            np.testing.assert_allclose(g, numeric_grad(by_position, args, i), rtol=1e-5,
+                                       atol=1e-7)
+    # another number of arguments: another copy
+    np.testing.assert_allclose(grad(f)(x, b=b), numeric_grad(lambda t: f(t, b=b), [x], 0),
+                               rtol=1e-5, atol=1e-7)
+    # stop_gradient inside, and forward mode against reverse mode
+    c = (w * x) if not isinstance(w, float) else w * x
+    np.testing.assert_allclose(grad(L.collected_stopped)(x, w),
+                               numeric_grad(L.collected_stopped_reference, [x, w, c], 0),
+                               rtol=1e-5, atol=1e-7)
+    v = rng.normal(size=np.shape(x))
+    value, tangent = jvp(L.collected, (x, w, x * 0.5), (v, None, None))
+    assert np.isclose(value, L.collected(x, w, x * 0.5))
+    np.testing.assert_allclose(tangent, np.sum(grad(L.collected)(x, w, x * 0.5) * v),
+                               rtol=1e-9)
+
+
+def test_the_copy_for_collected_arguments_reads_plainly():
+    g = grad(L.named_and_collected)
+    with pytest.raises(SGCompilerError, match="call the gradient before reading its code"):
+        g.source
+    g(np.ones(3), np.ones(3), b=np.ones(3))
+    assert "def named_and_collected_star1_b_grad(x, ws_0, *, scale" in g.source
+    assert "ws = (ws_0,)" in g.source and "kw = {'b': kw_b}" in g.source
+    with pytest.raises(TypeError):
+        g()     # as Python says: x is missing

@@ -65,8 +65,9 @@ def check(fn: FunctionSource) -> None:
         problems.append((tree, _REFUSED[gast.AsyncFunctionDef]))
     args = tree.args
     if args.vararg is not None or args.kwarg is not None:
-        problems.append((tree, "*args and **kwargs parameters are not supported; name each "
-                               "parameter"))
+        problems.append((tree, "*args and **kwargs parameters are supported on the "
+                               "function given to grad, value_and_grad or jvp and on the "
+                               "helpers it calls, not here; name each parameter"))
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))
