@@ -76,8 +76,10 @@ def attribute_write(x, obj):
     return np.sum(x)
 
 
-def star_args(*xs):
-    return xs[0]
+def star_args(x):
+    def inner(*ts):
+        return ts[0] * 2.0
+    return np.sum(inner(x))
 
 
 def method_of_object(x, model):
