@@ -58,3 +58,33 @@ def collected_stopped(*ws):
 
 def collected_stopped_reference(a, b, c):
     return np.sum(a * c + b)
+
+
+def calls_twice(g, x):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(g(x) * g(x * 0.5, scale=0.5 + i))
+    return s
+
+
+def local_defaults_to_helper(x, w):
+    # a default read from the enclosing function (evaluated where the function is
+    # defined, so the later w is not the default's), a keyword-only one, a captured w
+    def layer(t, scale=2.0, *, shift=w * 0.5):
+        return np.sin(t * scale * w) + shift
+    w = w * 2.0
+    return calls_twice(layer, x) + np.sum(w)
+
+
+def lambda_defaults_to_helper(x, w):
+    return calls_twice(lambda t, scale=1.5: np.cos(t * scale) * w, x)
+
+
+def apply_once(g, x):
+    return g(x)
+
+
+def local_defaults_stopped(x, w):
+    def layer(t, k=stop_gradient(w)):
+        return np.tanh(t * k)
+    return np.sum(apply_once(layer, x) * w)

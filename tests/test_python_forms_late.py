@@ -10,10 +10,12 @@ from sgcompiler import SGCompilerError, grad, jvp
 from gradcheck import assert_grad_matches, numeric_grad
 import specimens_late_forms as L
 
-WORKING = [L.scaled_params, L.params_if_on_values, L.params_comprehension_in_loop]
-STOPPED = {L.params_comprehension_stopped:
-           lambda x, w, c: np.sum(x * c[0] + w * c[1])}
-STOPPED_VALUES = {L.params_comprehension_stopped: lambda x, w: (x, w)}
+WORKING = [L.scaled_params, L.params_if_on_values, L.params_comprehension_in_loop,
+           L.local_defaults_to_helper, L.lambda_defaults_to_helper]
+STOPPED = {L.params_comprehension_stopped: lambda x, w, c: np.sum(x * c[0] + w * c[1]),
+           L.local_defaults_stopped: lambda x, w, c: np.sum(np.tanh(x * c) * w)}
+STOPPED_VALUES = {L.params_comprehension_stopped: lambda x, w: (x, w),
+                  L.local_defaults_stopped: lambda x, w: w}
 
 rng = np.random.default_rng(1503)
 SHAPES = {"vectors": ((3,), (3,)), "broadcast": ((2, 3), (3,)), "scalar_w": ((4,), ())}
