@@ -88,3 +88,31 @@ def local_defaults_stopped(x, w):
     def layer(t, k=stop_gradient(w)):
         return np.tanh(t * k)
     return np.sum(apply_once(layer, x) * w)
+
+
+def local_alias(x, w):
+    # a local name bound once to a module-level function, then called
+    act = np.tanh
+    mul = np.multiply
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(act(x * (i + 1)) * mul(x, w))
+    return s
+
+
+def enumerate_zip(x, w):
+    s = 0.0
+    for i, (a, b) in enumerate(zip(x, w)):
+        s = s + np.sum(a * b) * (i + 1)
+    for j, pair in enumerate(zip(x, w)):
+        s = s + np.sum(pair[0] * stop_gradient(pair[1])) * j
+    return s
+
+
+def enumerate_zip_stopped_reference(x, w, c):
+    s = 0.0
+    for i, (a, b) in enumerate(zip(x, w)):
+        s = s + np.sum(a * b) * (i + 1)
+    for j, (a, b) in enumerate(zip(x, c)):
+        s = s + np.sum(a * b) * j
+    return s

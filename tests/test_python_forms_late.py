@@ -3,6 +3,8 @@ argument, `grad` of a function taking *args/**kwargs, local functions with defau
 to a helper, lambdas given to np.apply_along_axis and np.vectorize): each against finite
 differences on shapes that broadcast, in loops and with stop_gradient, and forward mode
 against reverse mode."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ from gradcheck import assert_grad_matches, numeric_grad
 import specimens_late_forms as L
 
 WORKING = [L.scaled_params, L.params_if_on_values, L.params_comprehension_in_loop,
-           L.local_defaults_to_helper, L.lambda_defaults_to_helper]
+           L.local_defaults_to_helper, L.lambda_defaults_to_helper, L.local_alias]
 STOPPED = {L.params_comprehension_stopped: lambda x, w, c: np.sum(x * c[0] + w * c[1]),
            L.local_defaults_stopped: lambda x, w, c: np.sum(np.tanh(x * c) * w)}
 STOPPED_VALUES = {L.params_comprehension_stopped: lambda x, w: (x, w),
@@ -119,3 +121,35 @@ def test_the_copy_for_collected_arguments_reads_plainly():
     assert "ws = (ws_0,)" in g.source and "kw = {'b': kw_b}" in g.source
     with pytest.raises(TypeError):
         g()     # as Python says: x is missing
+
+
+def test_enumerate_of_zip():
+    # refused ("enumerate() of this iterable is not supported") though the issue lists it
+    for x, w in ((rng.normal(size=3), rng.normal(size=3)),
+                 (rng.normal(size=(2, 3)), rng.normal(size=(4, 3))),
+                 (rng.normal(size=(3, 2)), rng.normal(size=3))):
+        for i in (0, 1):
+            got = grad(L.enumerate_zip, wrt=i)(x, w)
+            want = numeric_grad(L.enumerate_zip_stopped_reference, [x, w, w.copy()], i)
+            if i == 1:      # (the stopped w of the second loop gets no gradient)
+                want = numeric_grad(lambda w_: L.enumerate_zip_stopped_reference(x, w_, w),
+                                    [w], 0)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+        v = rng.normal(size=x.shape)
+        _, tangent = jvp(L.enumerate_zip, (x, w), (v, None))
+        np.testing.assert_allclose(tangent, np.sum(grad(L.enumerate_zip)(x, w) * v),
+                                   rtol=1e-9)
+    xs = [rng.normal(size=2) for _ in range(3)]
+    got = grad(lambda xs, w: L.enumerate_zip(xs, [w, w, w]))(xs, xs[0])
+    assert isinstance(got, list) and len(got) == 3
+
+
+_SQUARED = functools.partial(lambda d, w: np.sum(np.sin(d * w) ** 2), np.array([0.5, -1.0]))
+
+
+def test_a_partial_of_a_lambda():
+    # its function was named <lambda>_partial: a SyntaxError reached the user
+    for w in (np.array([0.3, 0.7]), np.array([[0.3, 0.7], [1.0, -2.0]])):
+        np.testing.assert_allclose(grad(_SQUARED)(w), numeric_grad(_SQUARED, [w], 0),
+                                   rtol=1e-6, atol=1e-8)
+    assert "def lambda_" in grad(_SQUARED).source

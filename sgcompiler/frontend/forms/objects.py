@@ -112,10 +112,11 @@ def _partial(p):
                                   "a parameter it can bind")
         bound[key] = value
     _drop(args, set(bound))
-    src.tree.name = f"{func.__name__}_partial"
+    # (named after the tree: a lambda's is a name, lambda_12, where __name__ is <lambda>)
+    src.tree.name = f"{src.tree.name}_partial"
     key = ("partial", func.__code__, tuple((k, id(v)) for k, v in sorted(bound.items())))
     return lifted_function(src.tree, func.__globals__, key, src.filename, bound,
-                           qualname=f"{func.__qualname__}_partial", cells=cells_of(func),
+                           qualname=f"{src.qualname}_partial", cells=cells_of(func),
                            defaults=remaining_defaults(func, set(bound)))
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
+import types
 from collections import Counter
 from dataclasses import replace
 
@@ -72,7 +73,9 @@ class _Sugar(DictForms, gast.NodeTransformer):
 
     def local_partials(self) -> dict:
         """Names bound once to functools.partial(F, ...) and only called: name -> the
-        partial call (its bound arguments are constants or names that never change)."""
+        partial call (its bound arguments are constants or names that never change);
+        also names bound once to a module-level function (`g = np.sin`), as a partial
+        that binds nothing."""
         stores = {}
         for node in gast.walk(self.fn.tree):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
@@ -82,11 +85,13 @@ class _Sugar(DictForms, gast.NodeTransformer):
         found = {}
         for stmt in self.fn.tree.body:
             if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
-                    isinstance(stmt.targets[0], gast.Name) and
-                    isinstance(stmt.value, gast.Call) and stmt.value.args):
+                    isinstance(stmt.targets[0], gast.Name)):
                 continue
-            name, call = stmt.targets[0].id, stmt.value
-            if module_level(self.fn, call.func, self.local) is not functools.partial or \
+            name, call = stmt.targets[0].id, self.aliased(stmt.value)
+            if not (isinstance(call, gast.Call) and call.args):
+                continue
+            if call is stmt.value and \
+                    module_level(self.fn, call.func, self.local) is not functools.partial or \
                     stores[name] != 1 or any(k.arg is None for k in call.keywords):
                 continue
             fixed = all(isinstance(a, gast.Constant) or isinstance(a, (gast.Name,
@@ -97,6 +102,16 @@ class _Sugar(DictForms, gast.NodeTransformer):
             if fixed and all(id(n) in calls for n in uses):
                 found[name] = call
         return found
+
+    def aliased(self, value):
+        """`value`, or for a module-level function (np.sin, a function of the module)
+        the call partial(value) that stands for it."""
+        if not isinstance(value, (gast.Name, gast.Attribute)):
+            return value
+        obj = module_level(self.fn, value, self.local)
+        if not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)):
+            return value
+        return gast.Call(func=load("partial"), args=[value], keywords=[])
 
     def visit_Assign(self, node):
         self.generic_visit(node)
