@@ -116,3 +116,40 @@ def enumerate_zip_stopped_reference(x, w, c):
     for j, (a, b) in enumerate(zip(x, c)):
         s = s + np.sum(a * b) * j
     return s
+
+
+def along_rows(x, w):
+    # a lambda reading an active variable, a number per row and a row per row
+    norms = np.apply_along_axis(lambda r: np.sum(r ** 2 * w), -1, x)
+    scaled = np.apply_along_axis(lambda r: np.sin(r) * w, np.ndim(x) - 1, x)
+    return np.sum(norms) + np.sum(scaled ** 2)
+
+
+def _row_energy(r):
+    return np.sum(np.cos(r)) * r[0]
+
+
+def along_first_axis_in_loop(x, w):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(np.apply_along_axis(_row_energy, 0, x * w + i))
+    return s
+
+
+def vectorized_branch(x, w):
+    # the function runs on each element: a branch on its value is fine
+    step = np.vectorize(lambda t: t * t if t > 0 else np.sin(t))
+    return np.sum(step(x * w)) + np.sum(np.vectorize(lambda t: np.exp(t) * 0.5)(x))
+
+
+def along_stopped(x, w):
+    return np.sum(np.apply_along_axis(lambda r: r * stop_gradient(r), -1, x * w))
+
+
+def _scaled_sine(a, b):
+    return np.sin(a) * b
+
+
+def one_helper_three_ways(x, w):
+    # one helper, differentiated for a, for a and b, for b: three pieces, three names
+    return np.sum(_scaled_sine(x, 2.0) + _scaled_sine(x, w) + _scaled_sine(3.0, w))

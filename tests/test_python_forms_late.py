@@ -13,11 +13,14 @@ from gradcheck import assert_grad_matches, numeric_grad
 import specimens_late_forms as L
 
 WORKING = [L.scaled_params, L.params_if_on_values, L.params_comprehension_in_loop,
-           L.local_defaults_to_helper, L.lambda_defaults_to_helper, L.local_alias]
+           L.local_defaults_to_helper, L.lambda_defaults_to_helper, L.local_alias,
+           L.along_rows, L.along_first_axis_in_loop, L.vectorized_branch]
 STOPPED = {L.params_comprehension_stopped: lambda x, w, c: np.sum(x * c[0] + w * c[1]),
-           L.local_defaults_stopped: lambda x, w, c: np.sum(np.tanh(x * c) * w)}
+           L.local_defaults_stopped: lambda x, w, c: np.sum(np.tanh(x * c) * w),
+           L.along_stopped: lambda x, w, c: np.sum(x * w * c)}
 STOPPED_VALUES = {L.params_comprehension_stopped: lambda x, w: (x, w),
-                  L.local_defaults_stopped: lambda x, w: w}
+                  L.local_defaults_stopped: lambda x, w: w,
+                  L.along_stopped: lambda x, w: x * w}
 
 rng = np.random.default_rng(1503)
 SHAPES = {"vectors": ((3,), (3,)), "broadcast": ((2, 3), (3,)), "scalar_w": ((4,), ())}
@@ -153,3 +156,44 @@ def test_a_partial_of_a_lambda():
         np.testing.assert_allclose(grad(_SQUARED)(w), numeric_grad(_SQUARED, [w], 0),
                                    rtol=1e-6, atol=1e-8)
     assert "def lambda_" in grad(_SQUARED).source
+
+
+def test_library_loops_compute_what_numpy_does():
+    # the helpers apply_along_axis and vectorize are rewritten into give NumPy's values
+    from sgcompiler.frontend.forms import library_calls
+    namespace = dict(library_calls._GLOBALS)
+    for source in library_calls._SOURCES.values():
+        exec(source, namespace)
+    x = rng.normal(size=(2, 3, 4))
+    for axis in (0, 1, 2, -1):
+        for func in (lambda r: np.sum(r ** 2), lambda r: r * 2.0,
+                     lambda r: np.outer(r, r)):
+            np.testing.assert_allclose(namespace["apply_along_axis"](func, axis, x),
+                                       np.apply_along_axis(func, axis, x))
+    for arg in (x, np.float64(0.5), rng.normal(size=3)):
+        np.testing.assert_allclose(namespace["vectorized"](lambda t: np.sin(t) * t, arg),
+                                   np.vectorize(lambda t: np.sin(t) * t)(arg))
+
+
+def test_library_calls_that_stay_refused():
+    def extra_arguments(x):
+        return np.sum(np.apply_along_axis(lambda r, k: r * k, 0, x, 2.0))
+    with pytest.raises(SGCompilerError, match="test_python_forms_late.py:.*library function"):
+        grad(extra_arguments)(np.ones((2, 3)))
+
+
+def test_pieces_of_one_helper_for_different_active_parameters_have_their_own_names():
+    # they were all named _scaled_sine_forward/_backward in code for any shape (and by
+    # a digest alone for known shapes)
+    import re
+    x, w = rng.normal(size=3), rng.normal(size=3)
+    g = grad(L.one_helper_three_ways, wrt=(0, 1))
+    for source in (g.source, (g(x, w), g.source)[1]):
+        names = re.findall(r"^def (\w+)\(", source, re.M)
+        assert len(names) == len(set(names)) == 7
+        assert any(n.startswith("_scaled_sine_for_a_") for n in names)
+        assert any(n.startswith("_scaled_sine_for_b_") for n in names)
+    got = g(x, w)
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], numeric_grad(L.one_helper_three_ways, [x, w], i),
+                                   rtol=1e-6, atol=1e-8)

@@ -26,6 +26,7 @@ from .forms.contexts import unwrap_contexts
 from .forms.factories import inline_factories
 from .forms.fields import read_fields
 from .forms.generators import inline_generators
+from .forms.library_calls import rewrite_library_calls
 from .forms.nested import lift_nested
 from .namespaces import read_namespaces
 from .normalize import Normalized, normalize
@@ -48,6 +49,7 @@ REWRITES = (
     ("expressions", rewrite_expressions),     # sum(generator), map, *displays, partials
     ("varargs", specialise_varargs),          # helpers with *args, **kwargs
     ("factories", inline_factories),          # g = make(s): the def it makes
+    ("library_calls", rewrite_library_calls),  # np.apply_along_axis(f, ...): a loop
     ("nested", lift_nested),                  # nested defs and lambdas lifted
     ("fields", read_fields),                  # p.w of a local value: field(p, 'w')
 )
