@@ -130,10 +130,13 @@ def _still_right(entry) -> bool:
 
 def _forget_fast(key):
     """What the weak reference to an entry's function calls when it is collected: the
-    entry goes (a bound method's entry holds its instance, through its code's cells)."""
+    entry goes (a bound method's entry holds its instance, through its code's cells).
+    It holds the cache itself: at exit, the module's names are gone before the objects."""
+    cache = _FAST
+
     def gone(ref):
-        if _FAST.get(key, (None,))[0] is ref:
-            _FAST.pop(key, None)
+        if cache.get(key, (None,))[0] is ref:
+            cache.pop(key, None)
     return gone
 
 

@@ -54,7 +54,8 @@ def uses_lambda(x):
 
 
 def lambda_to_numpy(x):
-    return np.sum(np.apply_along_axis(lambda r: r * 2, 0, x))
+    # (with extra arguments for the function; without them it works)
+    return np.sum(np.apply_along_axis(lambda r, k: r * k, 0, x, 2.0))
 
 
 def class_def(x):

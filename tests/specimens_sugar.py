@@ -301,7 +301,7 @@ def generator_in_variable_stopped(x, w):
 
 
 def lambda_to_library(x, w):
-    return np.sum(np.apply_along_axis(lambda r: np.sum(r * w), 0, x))
+    return np.sum(np.apply_along_axis(lambda r, k: np.sum(r * w * k), 0, x, 2.0))
 
 
 def starred_assignment_of_argument(xs, w):

@@ -267,11 +267,13 @@ class _Lifter:
             self._specialise(call)
         for i, arg in enumerate(call.args):
             if isinstance(arg, gast.Lambda):
-                raise _Refused(arg, "a lambda passed to a library function (np.apply_along_"
-                                    "axis, scipy.optimize...) is called by the library, "
-                                    "where no gradient can be derived; write the "
-                                    "computation with array operations or a loop (map(f, "
-                                    "xs) and user functions taking a lambda are fine)")
+                raise _Refused(arg, "a lambda passed to a library function (scipy.optimize, "
+                                    "np.apply_along_axis with extra arguments, ...) is "
+                                    "called by the library, where no gradient can be "
+                                    "derived; write the computation with array operations "
+                                    "or a loop (map(f, xs), np.apply_along_axis(f, axis, x),"
+                                    " np.vectorize(f)(x) and user functions taking a lambda "
+                                    "are fine)")
 
     def _argument(self, arg):
         """(function, captured, signature) when `arg` is a function value, else None;
