@@ -25,7 +25,9 @@ from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
 from .errors import RuntimeRefusal, SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
 from .frontend.depends import recording
+from .collected import CollectedGradient
 from .frontend.forms.objects import as_function, with_default_functions
+from .frontend.forms.varargs import collects_arguments
 from .frontend.source import function_name
 from .records import is_record, is_record_type
 from .pipeline.compiled import CallKind
@@ -66,8 +68,9 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy", checkpo
     if fn is None:
         return functools.partial(grad, wrt=wrt, has_aux=has_aux, warn_zero=warn_zero,
                                  backend=backend, checkpoint=checkpoint)
-    return GradientFunction(fn, wrt, with_value=False, has_aux=has_aux, warn_zero=warn_zero,
-                            backend=backend, checkpoint=checkpoint)
+    make = functools.partial(_gradient_function, with_value=False, has_aux=has_aux,
+                             warn_zero=warn_zero, backend=backend, checkpoint=checkpoint)
+    return CollectedGradient(fn, wrt, make) if collects_arguments(fn) else make(fn, wrt)
 
 
 grad.sgcompiler_transform_maker = True      # grad(g)(x) inside a differentiated function
@@ -81,11 +84,16 @@ def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy
         return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux,
                                  warn_zero=warn_zero, backend=backend,
                                  checkpoint=checkpoint)
-    return GradientFunction(fn, wrt, with_value=True, has_aux=has_aux, warn_zero=warn_zero,
-                            backend=backend, checkpoint=checkpoint)
+    make = functools.partial(_gradient_function, with_value=True, has_aux=has_aux,
+                             warn_zero=warn_zero, backend=backend, checkpoint=checkpoint)
+    return CollectedGradient(fn, wrt, make) if collects_arguments(fn) else make(fn, wrt)
 
 
 value_and_grad.sgcompiler_transform_maker = True
+
+
+def _gradient_function(fn, wrt, **options):
+    return GradientFunction(fn, wrt, **options)
 
 
 class GradientFunction:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import linecache
 import math
+import types
 import weakref
 
 import numpy as np
@@ -32,6 +33,7 @@ from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
 from .frontend.forms.checkpoint import check_policy
 from .frontend.forms.objects import as_function
+from .frontend.forms.varargs import collected_copy, collects_arguments
 from .frontend.source import function_name
 from .pipeline.forward_mode import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
@@ -60,19 +62,23 @@ def jvp(f, primals, tangents, backend: str = "numpy", checkpoint=None):
     """
     check_policy(checkpoint)
     primals, tangents = tuple(primals), tuple(tangents)
-    # a bound method, a callable object, a functools.partial: a function made from it
-    # (not kept in the fast cache below, which would keep its instance alive)
-    lifted = as_function(f)
-    made = lifted is not None and lifted is not f      # (a plain function is its own)
-    f = lifted or f
-    key = None if made else _fast_key(f, primals, tangents)
+    # the fast cache below is keyed by `f`: a plain function, or a bound method (its
+    # entry goes with the method object, which is what holds the instance), but not a
+    # callable object or a partial (an entry, whose code holds them, would keep them alive)
+    keyed = f if isinstance(f, (types.FunctionType, types.MethodType)) else None
+    key = None if keyed is None else _fast_key(keyed, primals, tangents)
     key = key and key + (backend,)
     found = _FAST.get(key) if key is not None else None
-    if found is not None and found[0]() is f and found[3]():
-        function, names = found[1], found[2]
+    # a bound method, a callable object, a functools.partial: a function made from it
+    lifted = None if found is not None and found[0]() is keyed else as_function(f)
+    f = lifted or f
+    if found is None and collects_arguments(f):     # def f(*ws): a copy for len(primals)
+        f = collected_copy(f, len(primals), ())[0]
+    if found is not None and found[0]() is keyed and _still_right(found):
+        function, names = found[1], found[2]      # (a tangent parameter per position)
         try:
-            out, out_dot = function(*primals, **{names[p]: t for p, t in
-                                                zip(_params(f), tangents) if t is not None})
+            out, out_dot = function(*primals, **{n: t for n, t in zip(names, tangents)
+                                                 if t is not None})
         except RuntimeRefusal as exc:
             raise located(exc) from None
         return out, _like_output(out_dot, out)
@@ -95,8 +101,11 @@ def jvp(f, primals, tangents, backend: str = "numpy", checkpoint=None):
     if key is not None:
         if len(_FAST) >= _FAST_SIZE:
             _FAST.clear()
-        _FAST[key] = (weakref.ref(f), function, tangent_names,
-                      compiled.depends.checker(f, function_reads(f)))
+        names = tuple(tangent_names.get(p) for p in _params(f))
+        # (the check is made at the first hit: most entries of a method bound in the
+        # call itself, jvp(model.loss, ...), go at once)
+        _FAST[key] = [weakref.ref(keyed, _forget_fast(key)), function, names, None,
+                      (compiled, f)]
     return out, _like_output(out_dot, out)
 
 
@@ -110,6 +119,31 @@ jvp.sgcompiler_refused_inside = (
 # still mean what they meant (as GradientFunction does for grad).
 _FAST: dict = {}
 _FAST_SIZE = 256
+
+
+def _still_right(entry) -> bool:
+    """Whether a fast-cache entry's code is still right (its check made at the first)."""
+    checker = entry[3]
+    if checker is None:
+        pending = entry[4]
+        if pending is None:         # (made meanwhile, on another thread)
+            return entry[3]()
+        compiled, f = pending
+        checker = entry[3] = compiled.depends.checker(f, function_reads(f))
+        entry[4] = None
+    return checker()
+
+
+def _forget_fast(key):
+    """What the weak reference to an entry's function calls when it is collected: the
+    entry goes (a bound method's entry holds its instance, through its code's cells).
+    It holds the cache itself: at exit, the module's names are gone before the objects."""
+    cache = _FAST
+
+    def gone(ref):
+        if cache.get(key, (None,))[0] is ref:
+            cache.pop(key, None)
+    return gone
 
 
 def _fast_key(f, primals, tangents):

@@ -54,7 +54,8 @@ def uses_lambda(x):
 
 
 def lambda_to_numpy(x):
-    return np.sum(np.apply_along_axis(lambda r: r * 2, 0, x))
+    # (with extra arguments for the function; without them it works)
+    return np.sum(np.apply_along_axis(lambda r, k: r * k, 0, x, 2.0))
 
 
 def class_def(x):
@@ -76,8 +77,10 @@ def attribute_write(x, obj):
     return np.sum(x)
 
 
-def star_args(*xs):
-    return xs[0]
+def star_args(x):
+    def inner(*ts):
+        return ts[0] * 2.0
+    return np.sum(inner(x))
 
 
 def method_of_object(x, model):

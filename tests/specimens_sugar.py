@@ -263,6 +263,10 @@ def starred_of_unknown_length(x, xs):
     return np.sum(three(x, *xs))
 
 
+def dict_comprehension_in_call(x, d):
+    return sum(np.sum(v) for v in {k: v * x for k, v in d.items()}.values())
+
+
 def comprehension_if_on_values(x, w):
     d = {"a": x, "b": w}
     e = {k: v for k, v in d.items() if np.sum(v) > 0}
@@ -297,7 +301,7 @@ def generator_in_variable_stopped(x, w):
 
 
 def lambda_to_library(x, w):
-    return np.sum(np.apply_along_axis(lambda r: np.sum(r * w), 0, x))
+    return np.sum(np.apply_along_axis(lambda r, k: np.sum(r * w * k), 0, x, 2.0))
 
 
 def starred_assignment_of_argument(xs, w):

@@ -47,7 +47,7 @@ def test_helper_pieces_are_shown_and_cached():
     from sgcompiler import pipeline
     g = grad(S.helper_in_loop)
     source = g.source
-    assert "def layer_forward(W, h, b)" in source and "def layer_backward" in source
+    assert "def layer_for_W_h_forward(W, h, b)" in source and "def layer_for_W_h_backward" in source
     n = len(pipeline._PIECES)
     r = np.random.default_rng(0)
     g(r.normal(size=(3, 3)), r.normal(size=3), r.normal(size=3))

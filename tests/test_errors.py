@@ -32,7 +32,7 @@ CASES = [
     (S.unknown_function, "math.gamma", "no derivative rule for math.gamma"),
     (S.no_rule_for_active, "np.unwrap", "no derivative rule for np.unwrap"),
     (S.attribute_write, "obj.value = x", "assigning to an attribute"),
-    (S.star_args, "def star_args", "*args"),
+    (S.star_args, "def inner(*ts)", "*args"),
     (S.method_of_object, "model.forward", "method .forward()"),
     (S.and_or_active, "x or 1.0", "'and'/'or'"),
     (S.returns_none, "def returns_none", "no 'return'"),

@@ -15,7 +15,7 @@ import specimens_sugar as S
 WORKING = [S.sum_of_generator, S.generators_in_loop, S.max_min_of_one_iterable,
            S.tuples_and_lists, S.list_of_generator, S.map_of_lambda,
            S.map_of_function_in_loop, S.map_of_two, S.dict_of_keywords, S.dict_of_pairs,
-           S.dict_of_zip, S.dict_of_zip_shorter, S.dict_comprehension_with_if, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
+           S.dict_of_zip, S.dict_of_zip_shorter, S.dict_comprehension_with_if, S.comprehension_if_on_values, S.dict_get, S.dict_get_in_loop, S.dict_comprehensions,
            S.starred_assignment, S.starred_in_loop, S.starred_call, S.starred_display,
            S.forwards_args, S.forwards_mixed_in_loop, S.try_that_reraises, S.try_in_loop,
            S.dict_loops, S.generator_in_variable, S.generator_in_variable_stopped,
@@ -94,10 +94,9 @@ def _line(f, text):
 REFUSED = [
     (S.try_returning_constant, "except ValueError", "an 'except' block that does not end "
                                                     "by raising"),
-    (S.dict_comprehension_of_argument, "for k, v in d.items()", "dict comprehension"),
+    (S.dict_comprehension_in_call, "for k, v in d.items()", "assign this one to a name"),
     (S.starred_of_unknown_length, "three(x, *xs)", "'*'"),
     (S.generator_kept, "g = (v * w", "generator expressions"),
-    (S.comprehension_if_on_values, "if np.sum(v) > 0", "'if' reads its keys alone"),
     (S.lambda_to_library, "apply_along_axis", "library function"),
 ]
 

@@ -10,6 +10,7 @@ from sgcompiler.pipeline.forward_mode import compile_jvp
 import specimens_calls as C
 import specimens_control as L
 import specimens_stop as S
+import specimens_late_forms as F
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "samples"))
 import em_gmm  # noqa: E402
@@ -36,6 +37,7 @@ CASES = {
     "logistic_loss": (scipy_minimize.logistic_loss, 0),
     "mlp_training_loss": (mlp_training.loss, 0),
     "spectrum_loss": (spectrum_fit.spectrum_loss, 0),
+    "one_helper_three_ways": (F.one_helper_three_ways, (0, 1)),
     # adversarial_training.adversarial_loss is left out until the code compiled without
     # arguments is the code that runs for its dict parameter (see tests/test_samples.py)
 }

@@ -55,7 +55,7 @@ def test_cli_reading_flag(capsys, monkeypatch):
 
 def test_a_callees_results_are_named_where_they_are_bound():
     source = grad(em_gmm.em_objective, wrt=em_gmm.PARAMS).source
-    assert "dmu, dlogits, dvar = log_joint_backward(" in source
+    assert "dmu, dlogits, dvar = log_joint_for_mu_logits_var_backward(" in source
     assert "_dmu_log_joint" not in source
 
 

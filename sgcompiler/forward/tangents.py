@@ -312,8 +312,11 @@ def _number(expr) -> bool:
 
 
 def _fresh(expr) -> bool:
-    """Whether an expression makes a new array (an arithmetic result, zeros, a copy)."""
-    return isinstance(expr, (gast.BinOp, gast.UnaryOp, gast.Constant))
+    """Whether an expression makes a new array (an arithmetic result, zeros, a copy; `.copy()`
+    of a dict's tangent too, which np.copy would turn into an object array)."""
+    return isinstance(expr, (gast.BinOp, gast.UnaryOp, gast.Constant)) or \
+        isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute) and \
+        expr.func.attr == "copy" and not expr.args and not expr.keywords
 
 
 def _reads_written(expr, fwd) -> bool:

@@ -27,6 +27,7 @@ from .forms.contexts import unwrap_contexts
 from .forms.factories import inline_factories
 from .forms.fields import read_fields
 from .forms.generators import inline_generators
+from .forms.library_calls import rewrite_library_calls
 from .forms.nested import lift_nested
 from .forms.powers import squared_magnitudes
 from .namespaces import read_namespaces
@@ -50,6 +51,7 @@ REWRITES = (
     ("expressions", rewrite_expressions),     # sum(generator), map, *displays, partials
     ("varargs", specialise_varargs),          # helpers with *args, **kwargs
     ("factories", inline_factories),          # g = make(s): the def it makes
+    ("library_calls", rewrite_library_calls),  # np.apply_along_axis(f, ...): a loop
     ("nested", lift_nested),                  # nested defs and lambdas lifted
     ("fields", read_fields),                  # p.w of a local value: field(p, 'w')
     ("powers", squared_magnitudes),           # np.abs(z) ** 2 (complex mode): abs_squared(z)

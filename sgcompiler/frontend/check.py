@@ -42,10 +42,10 @@ _REFUSED = {
                   "once to one, and in 'a, *rest = xs'; here the number of items is not "
                   "known when the function is compiled, so pass them one by one "
                   "(f(xs[0], xs[1]))",
-    gast.DictComp: "a dict comprehension is supported when its keys are known when the "
-                   "function is compiled (for k in a tuple of constants, zip of one, or "
-                   ".items() of a dict display of this function), and any 'if' reads "
-                   "its keys alone; write a dict display {{'a': ..., 'b': ...}} instead",
+    gast.DictComp: "a dict comprehension is supported as the value of an assignment to a "
+                   "name or of a return (it is filled key by key in a loop), or with keys "
+                   "known when the function is compiled; assign this one to a name first "
+                   "(e = {{k: ... for ...}})",
 }
 _NOT_YET = {
     gast.Lambda: "lambdas inside a differentiated function are not supported; define the function at module level",
@@ -65,8 +65,9 @@ def check(fn: FunctionSource) -> None:
         problems.append((tree, _REFUSED[gast.AsyncFunctionDef]))
     args = tree.args
     if args.vararg is not None or args.kwarg is not None:
-        problems.append((tree, "*args and **kwargs parameters are not supported; name each "
-                               "parameter"))
+        problems.append((tree, "*args and **kwargs parameters are supported on the "
+                               "function given to grad, value_and_grad or jvp and on the "
+                               "helpers it calls, not here; name each parameter"))
     for stmt in tree.body:
         for node in gast.walk(stmt):
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))

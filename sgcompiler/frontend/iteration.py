@@ -34,9 +34,7 @@ class IterationForms:
         target = stmt.target
         saved, self.out = self.out, []
         if elements:
-            items = [_load(index) if sequence is None else
-                     gast.Subscript(value=sequence, slice=_load(index), ctx=gast.Load())
-                     for sequence in elements]
+            items = [_item(sequence, index) for sequence in elements]
             if len(items) > 1 and isinstance(target, gast.Name):
                 # `for pair in zip(a, b)`: the name holds the tuple of the elements
                 self.bind(target, gast.Tuple(elts=items, ctx=gast.Load()))
@@ -77,10 +75,12 @@ class IterationForms:
                              keywords=[]), None
         if callee is enumerate and len(node.args) == 1 and not node.keywords:
             inner, elements = self.iteration(node.args[0])
-            if elements is None or len(elements) != 1:
+            if elements is None or None in elements:
                 raise error_at(node, self.fn, "enumerate() of this iterable is not "
-                                              "supported; enumerate a list or an array")
-            return inner, [None, elements[0]]
+                                              "supported; enumerate a list, an array or "
+                                              "zip of them")
+            # enumerate(zip(a, b)): the index, then the pair of elements
+            return inner, [None, elements[0] if len(elements) == 1 else tuple(elements)]
         if callee is zip and node.args and not node.keywords:
             sequences = [self.sequence(a) for a in node.args]
             lengths = [gast.Call(func=_load("len"), args=[q], keywords=[]) for q in sequences]
@@ -163,6 +163,16 @@ class IterationForms:
             self.stmt_For(stmt)
         self.lineno = lineno
         return _load(name)
+
+
+def _item(sequence, index):
+    """The element a loop's target part reads at `index`: the index itself (None), an
+    item of a sequence, or a tuple of items (a tuple of sequences: enumerate(zip(...)))."""
+    if sequence is None:
+        return _load(index)
+    if isinstance(sequence, tuple):
+        return gast.Tuple(elts=[_item(q, index) for q in sequence], ctx=gast.Load())
+    return gast.Subscript(value=sequence, slice=_load(index), ctx=gast.Load())
 
 
 def _index_hint(target) -> str:

@@ -29,11 +29,12 @@ _MADE: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
 def lifted_function(tree: gast.FunctionDef, globals_: dict, key, filename: str,
                     introduced: dict | None = None, qualname: str | None = None,
-                    cells: dict | None = None, defaults=None):
+                    cells: dict | None = None, defaults=None, unchanging: bool = False):
     """A function object for `tree` (a def from `filename`), run in `globals_`, the same
     one for the same `key` (which must say everything the tree was made from); `cells`
     are closure cells of the function it was made from (name -> cell), shared with it;
-    `defaults` its (__defaults__, __kwdefaults__), the very objects (not re-evaluated)."""
+    `defaults` its (__defaults__, __kwdefaults__), the very objects (not re-evaluated);
+    `unchanging`: `tree` is never changed, so its code is made once for every key."""
     cells = dict(cells or {})
     defaults = defaults or (None, None)
     key = (key, id(globals_), tuple((k, id(c)) for k, c in sorted(cells.items())),
@@ -43,27 +44,48 @@ def lifted_function(tree: gast.FunctionDef, globals_: dict, key, filename: str,
         return found
     # the names it has bound are its closure cells: the function runs as it is, too
     introduced = dict(introduced or {})
+    names = tuple(sorted(set(introduced) | set(cells)))
+    code, kept = _code_of(tree, names) if unchanging else _made_code(tree, names)
+    # the closure variables of the function it was made from: the very same cells
+    closure = tuple(cells[name] if name in cells else types.CellType(introduced[name])
+                    for name in code.co_freevars)
+    function = types.FunctionType(code, globals_, code.co_name, defaults[0], closure)
+    function.__kwdefaults__ = defaults[1]
+    function.__qualname__ = qualname or tree.name
+    _TREES[function] = (kept, filename)
+    _MADE[key] = function
+    return function
+
+
+# an unchanging tree -> {closure names: (code, copy of the tree)}: a tree lifted again (a
+# method bound to another instance, or again to the same one: jvp(model.loss, ...) on
+# every call) is not unparsed and compiled again
+_CODES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _code_of(tree, names: tuple):
+    made = _CODES.setdefault(tree, {})
+    if names not in made:
+        made[names] = _made_code(tree, names)
+    return made[names]
+
+
+def _made_code(tree, names: tuple):
+    """(the code of the function `tree` defines, as a closure over `names`; a copy of
+    `tree` that nothing changes)."""
     runnable = copy.deepcopy(tree)
-    # defaults are the original objects (set below), not their source evaluated again
+    # defaults are the original objects (set by the caller), not their source evaluated again
     runnable.args.defaults = []
     runnable.args.kw_defaults = [None] * len(runnable.args.kwonlyargs)
     text = ast.unparse(gast.gast_to_ast(runnable))
-    text = (f"def _sg_lifted({', '.join(sorted(set(introduced) | set(cells)))}):\n"
+    text = (f"def _sg_lifted({', '.join(names)}):\n"
             + "".join(f"    {line}\n" for line in text.splitlines())
             + f"    return {tree.name}\n")
     namespace = {}
-    exec(compile(text, f"<sgcompiler lifted {tree.name}>", "exec"), globals_, namespace)
-    made = namespace["_sg_lifted"](**introduced, **{k: None for k in cells})
-    # the closure variables of the function it was made from: the very same cells
-    closure = tuple(cells.get(name, cell) for name, cell in
-                    zip(made.__code__.co_freevars, made.__closure__ or ()))
-    function = types.FunctionType(made.__code__, globals_, made.__name__, defaults[0],
-                                  closure)
-    function.__kwdefaults__ = defaults[1]
-    function.__qualname__ = qualname or tree.name
-    _TREES[function] = (copy.deepcopy(tree), filename)
-    _MADE[key] = function
-    return function
+    exec(compile(text, f"<sgcompiler lifted {tree.name}>", "exec"), {}, namespace)
+    inner = next(c for c in namespace["_sg_lifted"].__code__.co_consts
+                 if isinstance(c, types.CodeType))
+    return inner, copy.deepcopy(tree)
 
 
 def object_ids(values):

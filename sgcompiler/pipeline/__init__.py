@@ -47,7 +47,7 @@ from ..backend.codegen import Origins, to_source
 from ..backend.loader import bind, compile_source
 from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from ..backend.namespace import to_namespace
-from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename,
+from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename, active_suffix,
                        _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title)
 from .deep_code import deep
 from ..errors import SGCompilerError
@@ -353,7 +353,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             found = _found_piece(mine, key, fn)
             if found is not None:
                 return found
-        name = function_name(fn)
+        name = function_name(fn) + active_suffix(fn, active)
         if rereadable:
             name = f"{name}_plain"
         if namespace:

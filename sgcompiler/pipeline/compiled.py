@@ -143,6 +143,18 @@ def _filename(src, kind, text=None) -> str:
     return f"<sgcompiler {src.qualname}_{kind} {hashlib.sha1(text.encode()).hexdigest()[:8]}>"
 
 
+def active_suffix(fn, active) -> str:
+    """What a piece's name adds to its function's for the parameters it differentiates
+    (`inner_for_a` where inner(a, b) is differentiated for a alone), so the pieces of one
+    function called with different active parameters are told apart; nothing when all
+    of them are, or for generated code (grad of grad: its names say enough)."""
+    code = fn.__code__
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    if set(params) <= set(active) or code.co_filename.startswith("<sgcompiler"):
+        return ""
+    return "_for_" + "_".join(a for a in params if a in active) if active else "_for_none"
+
+
 _PIECE_SHAPES = 8      # sets of argument shapes a user function gets pieces of its own for
 
 

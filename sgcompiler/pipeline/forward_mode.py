@@ -20,7 +20,8 @@ from ..backend.codegen import Origins, to_source
 from ..backend.loader import compile_source
 from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from .compiled import (_CACHE_SIZE, _JVP_CACHE, _NOT_BATCHED, _PIECES, CompiledJvp, JvpPiece,
-                       _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title)
+                       _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title,
+                       active_suffix)
 from .deep_code import deep
 from ..analysis.activity import activity
 from ..analysis.shapes import shapes
@@ -143,7 +144,7 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
-        name = function_name(fn)
+        name = function_name(fn) + active_suffix(fn, active)
         if arrays:
             digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
             name = f"{name}_{digest}"

@@ -9,6 +9,7 @@ front end (frontend/__init__.py) runs the passes in this order:
                    partials (dicts.py: dict(a=x), d.get, dict comprehensions)
     varargs.py     a helper with *args/**kwargs: a copy made for each call's arguments
     factories.py   g = make(s), make returning a def: the def it makes
+    library_calls.py  np.apply_along_axis(f, ...), np.vectorize(f)(x): loops in Python
     nested.py      nested defs and lambdas lifted; helpers specialised for function arguments
     fields.py      p.w of a local value (a NamedTuple, a dataclass): field(p, 'w')
     powers.py      np.abs(z) ** 2 and z.real ** 2 + z.imag ** 2 (complex mode): abs_squared(z)

@@ -6,8 +6,17 @@
     {k: f(v) for k, v in d.items()} ->  {"a": f(d["a"]), "b": f(d["b"])}   (d's keys known)
     {k: v for k, v in d.items() if k != "b"}  ->  {"a": d["a"]}   (an `if` on keys alone)
 
-The keys must be known when the function is compiled: constants, a module-level tuple of
-them, or a dict display of this function that is only read.
+For those the keys must be known when the function is compiled: constants, a module-level
+tuple of them, or a dict display of this function that is only read. Any other dict
+comprehension assigned to a name or returned is filled key by key in a loop, which the
+rest of the front end reads (an `if` on values is a branch like any other):
+
+    e = {k: v * 2 for k, v in d.items() if np.sum(v) > 0}
+ ->
+    e = {}
+    for k, v in d.items():
+        if np.sum(v) > 0:
+            e[k] = v * 2
 """
 from __future__ import annotations
 
@@ -16,7 +25,7 @@ import copy
 
 import gast
 
-from ...ir.builders import const, load
+from ...ir.builders import const, load, store
 from ...runtime import too_few_values
 from ..depends import module_level
 
@@ -174,6 +183,38 @@ class DictForms:
                                                   ctx=gast.Load())} for key in keys]
         found = self.pairs(iterable)
         return None if found is None else [{k: key, v: value} for key, value in found]
+
+
+def filled_in_loop(name, node, outside, taken, where):
+    """The statements that fill the dict `name` as the comprehension `node` would: `name =
+    {}`, then a loop per generator, an `if` per condition, and `name[key] = value`, each
+    at the line of `where`; None when the comprehension reads `name`. A variable of the
+    comprehension that the function also uses elsewhere (in `outside`) is renamed, since
+    the loop's variables outlive it."""
+    if name in {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}:
+        return None
+    first_iter = {id(n) for n in gast.walk(node.generators[0].iter)}   # read outside it
+    renamed = {}
+    for gen in node.generators:
+        for target in gast.walk(gen.target):
+            if isinstance(target, gast.Name) and target.id in outside:
+                renamed.setdefault(target.id, fresh(f"_{target.id}", taken))
+    body = [gast.Assign(targets=[gast.Subscript(value=load(name), slice=node.key,
+                                                ctx=gast.Store())],
+                        value=node.value, type_comment=None)]
+    for gen in reversed(node.generators):
+        for test in reversed(gen.ifs):
+            body = [gast.If(test=test, body=body, orelse=[])]
+        body = [gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[],
+                         type_comment=None)]
+    statements = [gast.Assign(targets=[store(name)], value=gast.Dict(keys=[], values=[]),
+                              type_comment=None)] + body
+    for statement in statements:
+        for n in gast.walk(statement):
+            gast.copy_location(n, where)
+            if isinstance(n, gast.Name) and n.id in renamed and id(n) not in first_iter:
+                n.id = renamed[n.id]
+    return statements
 
 
 def _known(test):

@@ -267,26 +267,29 @@ class _Lifter:
             self._specialise(call)
         for i, arg in enumerate(call.args):
             if isinstance(arg, gast.Lambda):
-                raise _Refused(arg, "a lambda passed to a library function (np.apply_along_"
-                                    "axis, scipy.optimize...) is called by the library, "
-                                    "where no gradient can be derived; write the "
-                                    "computation with array operations or a loop (map(f, "
-                                    "xs) and user functions taking a lambda are fine)")
+                raise _Refused(arg, "a lambda passed to a library function (scipy.optimize, "
+                                    "np.apply_along_axis with extra arguments, ...) is "
+                                    "called by the library, where no gradient can be "
+                                    "derived; write the computation with array operations "
+                                    "or a loop (map(f, xs), np.apply_along_axis(f, axis, x),"
+                                    " np.vectorize(f)(x) and user functions taking a lambda "
+                                    "are fine)")
 
     def _argument(self, arg):
-        """(function, captured) when `arg` is a function value, else None."""
+        """(function, captured, signature) when `arg` is a function value, else None;
+        the signature (None for a module-level function) says how the helper's calls of
+        it fill its defaults (one evaluated where it was defined is passed on as though
+        the function captured it)."""
         if isinstance(arg, gast.Lambda):
             function, captured, signature, _ = self._lift(self._lambda_def(arg), None)
         elif isinstance(arg, gast.Name) and arg.id in self.values:
             (function, captured), signature = self.values[arg.id], self.signatures[arg.id]
         else:
             obj = module_level(self.fn, arg, self.locals)
-            return (obj, ()) if _is_function(obj) else None
-        if signature.defaults or signature.kwonly:
-            raise _Refused(arg, "a local function with defaults or keyword-only "
-                                "parameters can be called here, not passed to another "
-                                "function; pass one without defaults")
-        return function, captured
+            return (obj, (), None) if _is_function(obj) else None
+        if not (signature.defaults or signature.kwonly):
+            return function, captured, None
+        return function, captured, signature
     def _specialise(self, call):
         """`h(a, g, b)` with h a user function and g a function: `_h_g(a, b, *captured)`."""
         found, helper = self.fn.lookup(call.func.id)
@@ -302,7 +305,7 @@ class _Lifter:
         given = {k.arg for k in call.keywords}
         for i, value in enumerate(defaults, len(positional) - len(defaults)):
             if i >= len(call.args) and positional[i] not in given and _is_function(value):
-                bound[i] = (value, ())
+                bound[i] = (value, (), None)
         if not bound:
             return
         for read in function_reads(helper):
@@ -313,7 +316,45 @@ class _Lifter:
         # the caller's variables the functions read: keyword-only parameters at the end
         names = helper.__code__.co_varnames
         call.keywords += [gast.keyword(arg=_captured_name(names[i], c), value=_name(c))
-                          for i, (_, cs) in sorted(bound.items()) for c in cs]
+                          for i, value in sorted(bound.items()) for c in _passed(value)]
+
+
+def _passed(value) -> tuple:
+    """The caller's variables a helper is passed for the function (function, captured,
+    signature) bound to one of its parameters: those it reads, then those its defaults
+    were evaluated into."""
+    _, captured, signature = value
+    held = () if signature is None else tuple(
+        d.id for d in signature.defaults.values() if isinstance(d, gast.Name))
+    return tuple(captured) + tuple(v for v in held if v not in captured)
+
+
+def _filled(call, signature, renamed: dict, where) -> list:
+    """The arguments of the helper's call `call` of a local function with defaults, in
+    its parameters' order (a default evaluated into a variable: the helper's parameter
+    for that variable)."""
+    if any(isinstance(a, gast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords) or \
+            len(call.args) > len(signature.positional):
+        raise _Refused(where, "the helper calls the local function passed to it with "
+                              "arguments it does not take, or unpacks them with * or **")
+    values = dict(zip(signature.positional, call.args))
+    values.update((k.arg, k.value) for k in call.keywords)
+    out = []
+    for name in signature.positional + signature.kwonly:
+        if name in values:
+            out.append(values.pop(name))
+        elif name in signature.defaults:
+            default = signature.defaults[name]
+            out.append(_name(renamed[default.id]) if isinstance(default, gast.Name)
+                       else copy.deepcopy(default))
+        else:
+            raise _Refused(where, f"the helper calls the local function passed to it "
+                                  f"without '{name}'")
+    if values:
+        raise _Refused(where, f"the helper calls the local function passed to it with "
+                              f"'{next(iter(values))}', which it does not take")
+    return out
 
 
 def _captured_name(param, name) -> str:
@@ -336,20 +377,26 @@ def specialised(helper, bound: dict, where):
     names = [a.id for a in args.args]
     first_default = len(names) - len(args.defaults)
     introduced, extra, suffix = dict(src.introduced), {}, []
-    for i, (function, captured) in sorted(bound.items()):
+    signatures, passed = {}, {}
+    for i, value in sorted(bound.items()):
+        function, captured, signatures[names[i]] = value
         introduced[names[i]] = function
-        renamed = [_captured_name(names[i], c) for c in captured]
-        extra[names[i]] = renamed
+        extra[names[i]] = [_captured_name(names[i], c) for c in captured]
+        passed[names[i]] = {c: _captured_name(names[i], c) for c in _passed(value)}
         suffix.append(getattr(function, "__name__", "f").strip("<>"))
     calls = set()
     for node in gast.walk(tree):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in extra:
+            signature = signatures[node.func.id]
+            if signature is not None:
+                node.args = _filled(node, signature, passed[node.func.id], where)
+                node.keywords = []
             node.args += [_name(r) for r in extra[node.func.id]]
             calls.add(id(node.func))
     for node in gast.walk(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
-                extra.get(node.id) and id(node) not in calls:
+                (extra.get(node.id) or signatures.get(node.id)) and id(node) not in calls:
             raise _Refused(where, f"'{src.name}' uses its function parameter '{node.id}' "
                                   "other than by calling it, and the function passed reads "
                                   "variables of its caller; call it there, or pass a "
@@ -358,13 +405,13 @@ def specialised(helper, bound: dict, where):
     args.defaults = [d for j, d in enumerate(args.defaults) if first_default + j in keep]
     args.args = [args.args[i] for i in keep]
     for i in sorted(bound):
-        for r in extra[names[i]]:
+        for r in passed[names[i]].values():
             args.kwonlyargs.append(gast.Name(id=r, ctx=gast.Param(), annotation=None,
                                              type_comment=None))
             args.kw_defaults.append(None)
     tree.name = f"{src.name}_{'_'.join(suffix)}"
     key = ("specialised", helper.__code__,
-           tuple((i, f, c) for i, (f, c) in sorted(bound.items())))
+           tuple((i, v[0], _passed(v)) for i, v in sorted(bound.items())))
     return lifted_function(tree, helper.__globals__, key, src.filename, introduced,
                            cells=dict(zip(helper.__code__.co_freevars,
                                           helper.__closure__ or ())),

@@ -16,6 +16,7 @@ import inspect
 import linecache
 import sysconfig
 import types
+import weakref
 
 import gast
 import numpy as np
@@ -66,6 +67,23 @@ def _owner(func) -> str:
 
 def _bound(func, self):
     """`func` (a method) with its first parameter bound to `self`."""
+    tree, filename, name = _method_tree(func)
+    key = ("method", func.__code__, id(self))
+    return lifted_function(tree, func.__globals__, key, filename, {name: self},
+                           qualname=func.__qualname__, cells=cells_of(func),
+                           defaults=remaining_defaults(func, {name}), unchanging=True)
+
+
+# method -> (its tree without the self parameter, filename, that parameter's name): read
+# once, as `jvp(model.loss, ...)` binds the method again on every call (the tree is never
+# changed: lifted_function copies it)
+_METHOD_TREES = weakref.WeakKeyDictionary()
+
+
+def _method_tree(func):
+    found = _METHOD_TREES.get(func)
+    if found is not None:
+        return found
     src = parse_function(func)
     args = src.tree.args
     if not args.args:
@@ -73,10 +91,8 @@ def _bound(func, self):
                               "method without a 'self' parameter cannot be bound")
     name = args.args.pop(0).id
     src.tree.name = _owner(func).replace("___call__", "_call")
-    key = ("method", func.__code__, id(self))
-    return lifted_function(src.tree, func.__globals__, key, src.filename, {name: self},
-                           qualname=func.__qualname__, cells=cells_of(func),
-                           defaults=remaining_defaults(func, {name}))
+    found = _METHOD_TREES[func] = (src.tree, src.filename, name)
+    return found
 
 
 def _partial(p):
@@ -96,10 +112,11 @@ def _partial(p):
                                   "a parameter it can bind")
         bound[key] = value
     _drop(args, set(bound))
-    src.tree.name = f"{func.__name__}_partial"
+    # (named after the tree: a lambda's is a name, lambda_12, where __name__ is <lambda>)
+    src.tree.name = f"{src.tree.name}_partial"
     key = ("partial", func.__code__, tuple((k, id(v)) for k, v in sorted(bound.items())))
     return lifted_function(src.tree, func.__globals__, key, src.filename, bound,
-                           qualname=f"{func.__qualname__}_partial", cells=cells_of(func),
+                           qualname=f"{src.qualname}_partial", cells=cells_of(func),
                            defaults=remaining_defaults(func, set(bound)))
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
+import types
+from collections import Counter
 from dataclasses import replace
 
 import gast
@@ -34,7 +36,7 @@ from ...ir.blocks import local_names
 from ...ir.builders import const, load, store
 from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
-from .dicts import DictForms, dict_variables, displays, fresh, is_key
+from .dicts import DictForms, dict_variables, displays, filled_in_loop, fresh, is_key
 from ..source import FunctionSource
 
 # builtins that consume an iterable once: a list gives what a generator gives
@@ -71,7 +73,9 @@ class _Sugar(DictForms, gast.NodeTransformer):
 
     def local_partials(self) -> dict:
         """Names bound once to functools.partial(F, ...) and only called: name -> the
-        partial call (its bound arguments are constants or names that never change)."""
+        partial call (its bound arguments are constants or names that never change);
+        also names bound once to a module-level function (`g = np.sin`), as a partial
+        that binds nothing."""
         stores = {}
         for node in gast.walk(self.fn.tree):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
@@ -81,11 +85,13 @@ class _Sugar(DictForms, gast.NodeTransformer):
         found = {}
         for stmt in self.fn.tree.body:
             if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
-                    isinstance(stmt.targets[0], gast.Name) and
-                    isinstance(stmt.value, gast.Call) and stmt.value.args):
+                    isinstance(stmt.targets[0], gast.Name)):
                 continue
-            name, call = stmt.targets[0].id, stmt.value
-            if module_level(self.fn, call.func, self.local) is not functools.partial or \
+            name, call = stmt.targets[0].id, self.aliased(stmt.value)
+            if not (isinstance(call, gast.Call) and call.args):
+                continue
+            if call is stmt.value and \
+                    module_level(self.fn, call.func, self.local) is not functools.partial or \
                     stores[name] != 1 or any(k.arg is None for k in call.keywords):
                 continue
             fixed = all(isinstance(a, gast.Constant) or isinstance(a, (gast.Name,
@@ -97,12 +103,54 @@ class _Sugar(DictForms, gast.NodeTransformer):
                 found[name] = call
         return found
 
+    def aliased(self, value):
+        """`value`, or for a module-level function (np.sin, a function of the module)
+        the call partial(value) that stands for it."""
+        if not isinstance(value, (gast.Name, gast.Attribute)):
+            return value
+        obj = module_level(self.fn, value, self.local)
+        if not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)):
+            return value
+        return gast.Call(func=load("partial"), args=[value], keywords=[])
+
     def visit_Assign(self, node):
         self.generic_visit(node)
         if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and \
                 node.targets[0].id in self.partials:
             return gast.copy_location(gast.Pass(), node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and \
+                isinstance(node.value, gast.DictComp):
+            target = node.targets[0].id
+            # one that reads its own name is filled under another, then copied (a plain
+            # `e = _dict` would alias the dict the next trip of a loop fills)
+            return self.dict_loop(target, node.value, node) or \
+                self.dict_loop_then(node.value, node, gast.Assign(
+                    targets=[store(target)], value=None, type_comment=None), copied=True)
         return node
+
+    def visit_Return(self, node):
+        self.generic_visit(node)
+        if isinstance(node.value, gast.DictComp):
+            return self.dict_loop_then(node.value, node, gast.Return(value=None))
+        return node
+
+    def dict_loop_then(self, comprehension, where, statement, copied=False):
+        """The dict filled in a loop under a new name, then `statement` of it."""
+        name = fresh("_dict", self.taken)
+        statement.value = gast.Call(func=gast.Attribute(value=load(name), attr="copy",
+                                                        ctx=gast.Load()),
+                                    args=[], keywords=[]) if copied else load(name)
+        return self.dict_loop(name, comprehension, where) + \
+            [gast.copy_location(statement, where)]
+
+    def dict_loop(self, name, comprehension, where):
+        """A dict comprehension whose keys are not known when compiling, filled in a loop."""
+        inside = Counter(n.id for n in gast.walk(comprehension) if isinstance(n, gast.Name))
+        everywhere = Counter(n.id for n in gast.walk(self.fn.tree)
+                             if isinstance(n, gast.Name))
+        outside = {k for k in everywhere if everywhere[k] > inside[k]} | \
+            {a.id for a in gast.walk(self.fn.tree.args) if isinstance(a, gast.Name)}
+        return filled_in_loop(name, comprehension, outside, self.taken, where)
 
     def partial_call(self, node):
         """p(a, k=v) for p = functools.partial(F, b, k=c): F(b, a, k=v)."""

@@ -11,6 +11,9 @@ whose *args and **kwargs are displays of named parameters (sugar.py then reads
                                           _wrapper_star2_k(args_0=x, args_1=w, kw_k=2.0)
 
 Runs after sugar.py (so `wrapper(*(x, w))` is already `wrapper(x, w)`), before nested.py.
+The function given to `grad` or `jvp` itself gets such a copy for each call's arguments
+(`collected_copy`; its *args become positional parameters, so `wrt` positions keep their
+meaning): `def f(x, *ws)` called with three arguments is `def f_star2(x, ws_0, ws_1)`.
 """
 from __future__ import annotations
 
@@ -90,6 +93,60 @@ def _special(helper, bound, call):
                               cells=cells_of(helper),
                               defaults=(helper.__defaults__, helper.__kwdefaults__))
     return special, keywords
+
+
+def collects_arguments(fn) -> bool:
+    """Whether `fn` is a plain function with *args or **kwargs."""
+    return isinstance(fn, types.FunctionType) and \
+        bool(fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
+def collected_copy(fn, count: int, keywords: tuple):
+    """A copy of `fn` (which has *args or **kwargs) for a call with `count` positional
+    arguments and the keyword arguments named `keywords`: what *args collects are
+    positional parameters of their own (after fn's), what **kwargs collects keyword-only
+    ones, put together at the start of the body.
+
+    Returns:
+        (the copy, {keyword given: the copy's parameter for it}).
+    Raises:
+        TypeError: when such a call does not fit fn's parameters (as Python says).
+    """
+    bound = inspect.signature(fn).bind(*range(count), **{k: k for k in keywords})
+    src = parse_function(fn)
+    tree, args = src.tree, src.tree.args
+    taken = local_names(tree) | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    prologue, suffix, renamed, defaults = [], [], {}, fn.__defaults__
+    if args.vararg is not None:
+        star = args.vararg.id
+        collected = bound.arguments.get(star, ())
+        names = [fresh(f"{star}_{i}", taken) for i in range(len(collected))]
+        args.args += [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                      for n in names]
+        prologue.append((star, gast.Tuple(elts=[load(n) for n in names], ctx=gast.Load())))
+        suffix.append(f"star{len(names)}")
+        defaults = defaults if not names else None     # (every named one is given)
+    if args.kwarg is not None:
+        double = args.kwarg.id
+        given = list(bound.arguments.get(double, {}))
+        renamed = {k: fresh(f"{double}_{k}", taken) for k in given}
+        _add_keyword_only(args, list(renamed.values()))
+        prologue.append((double, gast.Dict(keys=[const(k) for k in given],
+                                           values=[load(renamed[k]) for k in given])))
+        suffix.extend(given)
+    args.vararg = args.kwarg = None
+    first = tree.body[0]
+    tree.body[:0] = [gast.Assign(targets=[store(n)], value=v, type_comment=None)
+                     for n, v in prologue]
+    for stmt in tree.body[:len(prologue)]:
+        for n in gast.walk(stmt):
+            gast.copy_location(n, first)
+    tree.name = "_".join([src.name] + suffix)
+    key = ("collected", fn.__code__, count, tuple(keywords))
+    copy = lifted_function(tree, fn.__globals__, key, src.filename, dict(src.introduced),
+                           qualname=fn.__qualname__, cells=cells_of(fn),
+                           defaults=(defaults, fn.__kwdefaults__))
+    return copy, renamed
 
 
 def _collected(tree, bound, call):
