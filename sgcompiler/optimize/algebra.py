@@ -303,3 +303,23 @@ def _constant_value(expr):
             return None     # (1.0 / 0: left to the helper, which fails as Python does)
         return _ARITHMETIC[type(expr.op)](left, right)
     return None
+
+
+def fold_constants(tree):
+    """`1.0 / 20` (a mean's seed, once the count is known) is the number `0.05`: Python
+    computes the very same float when the code runs, so the literal changes nothing but
+    an operation. Only + - * / of int and float literals, with a finite result."""
+    _FoldConstants().visit(tree)
+
+
+class _FoldConstants(gast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant)
+                and type(node.left.value) in (int, float) and
+                type(node.right.value) in (int, float)):
+            return node
+        value = _constant_value(node)
+        if value is None or not np.isfinite(value) or abs(value) > 2 ** 53:
+            return node
+        return gast.Constant(value=value, kind=None)
