@@ -1,5 +1,6 @@
-"""optimize/common.py (common-subexpressions) and fold-constants: what they share, what
-they must not, and gradients through code they rewrote against finite differences."""
+"""optimize/common.py (common-subexpressions), fold-constants and optimize/signs.py
+(sink-negations): what they rewrite, what they must not, and gradients through the code
+they rewrote against finite differences (several shapes, broadcasting, float32)."""
 import ast
 import random
 import textwrap
@@ -139,3 +140,103 @@ def test_random_programs(seed):
     source, y_float = write_program(Choices(random.Random(seed).randrange))
     outcome = check_program(source, y_float)
     assert outcome.status in ("ok", "skipped"), (outcome.status, outcome.detail, source)
+
+
+# -- sink-negations (optimize/signs.py) ----------------------------------------------------
+
+def minus_paths(x, y):
+    m = np.sum(x * 0.5)
+    return np.sum(np.exp(x) * y) - np.log(np.sum(np.exp(y - m)))
+
+
+def minus_broadcast(x, y):
+    # y (rows,) is subtracted from every column of x (rows, cols), then added to again
+    z = x - y[:, None]
+    return np.sum(z * z) - np.sum(np.sum(x, axis=1) * y) + np.sum(np.tanh(y))
+
+
+def minus_rows(x, y):
+    lse = np.log(np.sum(np.exp(x), axis=1, keepdims=True))
+    return np.sum((x - lse) * y)
+
+
+@pytest.mark.parametrize("f, shapes", [
+    (minus_paths, ((4,), (4,))), (minus_paths, ((3, 2), (3, 2))),
+    (minus_paths, ((3, 2), (2,))),
+    (minus_broadcast, ((3, 4), (3,))), (minus_broadcast, ((2, 5), (2,))),
+    (minus_rows, ((3, 4), (3, 4))), (minus_rows, ((2, 3), (3,)))], ids=str)
+def test_negations_carried_to_the_addition(f, shapes):
+    rng = np.random.default_rng(sum(shapes[0]))
+    args = (rng.normal(size=shapes[0]) * 0.5, rng.normal(size=shapes[1]) * 0.5)
+    assert_grad_matches(f, args)
+
+
+def test_a_negation_keeps_the_dtype_of_an_in_place_addition():
+    # float32 x, float64 y: `dx = -e; dx += b` keeps float32, `b - e` would not
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=3)
+    for f in (minus_broadcast, minus_paths):
+        args = (x, y) if f is minus_broadcast else (x[0], y[:1] * np.ones(4))
+        got = grad(f, wrt=(0, 1))(*args)
+        want = grad(f, wrt=(0, 1))(*(a.astype(np.float64) for a in args))
+        for g, w, a in zip(got, want, args):
+            assert g.dtype == a.dtype
+            np.testing.assert_allclose(g, w, rtol=2e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["elementwise", "logreg", "gmm_em"])
+def test_workload_operations_at_most_a_tenth_over_hand_written(name):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import count_ops
+    from benchmarks.workloads import all_workloads
+    workload = next(w for w in all_workloads() if w.name == name)
+    hand, _ = count_ops.operations(count_ops.hand_tree(workload))
+    ops, _ = count_ops.operations(count_ops.generated_tree(workload))
+    assert ops <= 1.1 * hand, (name, ops, hand)
+
+
+def log_weights(w, r):
+    lp = w - np.log(np.sum(np.exp(w)))
+    return np.sum(r * lp)
+
+
+def row_sums(a, r):
+    s = np.sum(r * np.exp(-2.0 * a), axis=1) - np.sum(a, axis=1)
+    return np.sum(s * s)
+
+
+@pytest.mark.parametrize("f, shapes, text", [
+    (log_weights, ((3,), (4, 3)), "dw -= np.sum(dlp) / _sum * _exp"),
+    (log_weights, ((5,), (5,)), "dw = dw - np.sum(dlp) / _sum * _exp"),
+    (row_sums, ((3, 2), (3, 2)), "da = d_mul * -2.0 - unreduce(ds, a, 1)"),
+    (row_sums, ((4, 3), (3,)), "da = d_mul * -2.0 - unreduce(ds, a, 1)")], ids=str)
+def test_the_sign_moves_to_the_addition(f, shapes, text):
+    rng = np.random.default_rng(sum(shapes[0]))
+    args = (rng.normal(size=shapes[0]) * 0.5, rng.normal(size=shapes[1]) * 0.5)
+    g = grad(f, wrt=0)
+    g(*args)
+    assert text in g.source and "= -" not in g.source.split("# backward")[1], g.source
+    assert_grad_matches(f, args, wrt=(0,))
+
+
+def sunk(source: str) -> str:
+    from sgcompiler.optimize import signs
+    body = gast.parse(textwrap.dedent(source)).body
+    fixed = signs._fixed_names(body)
+    signs._into_readers(body, fixed, "np", set(), lambda call: True)
+    return _unparse(body).strip()
+
+
+def test_a_negation_does_not_move_past_a_write_into_an_array():
+    moves = "d_log = -np.sum(dlp)\ndz = d_log * 2"
+    assert sunk(moves) == "dz = -(np.sum(dlp) * 2)"
+    # dw shares dlp's array: after dw += g, np.sum(dlp) is another number
+    kept = "dw = dlp\nd_log = -np.sum(dlp)\ndw += g\ndz = d_log * 2"
+    assert sunk(kept) == kept
+    # dlp rebound in between, or read twice: stays
+    assert sunk("d_log = -np.sum(dlp)\ndlp = g\ndz = d_log * 2").startswith("d_log = -")
+    assert sunk("d_log = -np.sum(dlp)\ndz = d_log * 2 + d_log").startswith("d_log = -")
+    # not the second factor: -a * b moves, a * -b would need its own rule
+    assert sunk("d_n = -a\ndz = b * d_n") == "d_n = -a\ndz = b * d_n"

@@ -76,6 +76,7 @@ from ..optimize.factoring import factor_sums
 from ..optimize.hoisting import hoist_row_products
 from ..optimize.nest import nest_single_uses
 from ..optimize.seeds import fold_seeds
+from ..optimize.signs import sink_negations
 from ..optimize.reread import for_rereading, gradient_only
 from ..optimize.specialisation import (Specialisation, _drop_unread_saved, _nothing_small,
                                       _specialisation)
@@ -289,6 +290,8 @@ OPTIMIZATIONS = (
     ("fold-constants", lambda tree, k, run: fold_constants(tree), False),
     ("common-subexpressions", lambda tree, k, run: share_subexpressions(
         tree, k.pure, k.np_name, k.user_names), False),
+    ("sink-negations", lambda tree, k, run: sink_negations(
+        tree.body, run["shapes"], k.np_name, k.helpers), True),
     ("hoist-row-products", lambda tree, k, run: k.hoist and hoist_row_products(
         tree, run["shapes"](), k.np_name, lambda name: name not in k.user_names), True),
     ("reuse-buffers", lambda tree, k, run: reuse_buffers(run["shapes"]), True),
