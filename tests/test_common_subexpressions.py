@@ -12,6 +12,7 @@ import pytest
 from sgcompiler import grad, stop_gradient
 from sgcompiler.optimize.algebra import fold_constants
 from sgcompiler.optimize.common import share_subexpressions
+from sgcompiler.runtime import unbroadcast
 
 from gradcheck import assert_grad_matches
 from program_check import check_program
@@ -24,7 +25,8 @@ def shared(source: str, user_names=("a", "b", "c", "x", "y", "v", "r", "s")) -> 
     """The body of `def f(a, b, c, x, y):` + source after the pass, as text."""
     code = "def f(a, b, c, x, y):\n" + textwrap.indent(textwrap.dedent(source), "    ")
     tree = gast.parse(code).body[0]
-    share_subexpressions(tree, PURE, "np", frozenset(user_names))
+    share_subexpressions(tree, PURE | {"add_at", "zeros_tree"}, "np", frozenset(user_names),
+                         {"unbroadcast": unbroadcast})
     return _unparse(tree.body).strip()
 
 
@@ -46,6 +48,9 @@ def lines(*text):
     ("r = -(y * y)\n_t = y * y\ns = _t + r", lines("_t = y * y", "r = -_t", "s = _t + r")),
     # a temporary equal to a held name is that name
     ("r = a * b\n_t = a * b\ns = _t + r", lines("r = a * b", "s = r + r")),
+    # past a helper that only reads its arguments
+    ("r = a * b\nv = unbroadcast(c, b)\ns = a * b + v",
+     lines("r = a * b", "v = unbroadcast(c, b)", "s = r + v")),
     # x += -e is x -= e
     ("_e = a * y\nb += -(a * y)", lines("_e = a * y", "b -= _e")),
 ])
@@ -67,6 +72,9 @@ def test_shares(source, expected):
     "r = f(a)\ns = f(a) + 1",                        # a call the pass does not know
     "r = a[1:]\ns = a[:1] * 2",                     # different slices
     "r = a * b\n_t = a * b\n_t += 1\ns = _t + r",   # the copy would be written into
+    # a helper's new container, written into by another helper (grad of grad of a dict)
+    "r = zeros_tree(a)\n_t = zeros_tree(a)\nv = add_at(_t, 0, b)\ns = add_at(r, 1, v)",
+    "r = a * b\nv = add_at(a, 0, c)\ns = a * b + 1",  # a helper may write into a
 ])
 def test_does_not_share(source):
     assert shared(source) == textwrap.dedent(source).strip()
@@ -224,7 +232,7 @@ def test_the_sign_moves_to_the_addition(f, shapes, text):
 def sunk(source: str) -> str:
     from sgcompiler.optimize import signs
     body = gast.parse(textwrap.dedent(source)).body
-    fixed = signs._fixed_names(body)
+    fixed = signs._fixed_names(body, lambda call: True)
     signs._into_readers(body, fixed, "np", set(), lambda call: True)
     return _unparse(body).strip()
 

@@ -13,21 +13,29 @@ from ..ir.blocks import nodes
 
 CONSUMING = (gast.BinOp, gast.UnaryOp, gast.Compare)
 _REDUCTIONS = frozenset("sum mean max min prod dot matmul".split())
+_BUILTINS = frozenset("len range min max abs float int".split())
+# NumPy functions that write into an argument they are given
+_WRITERS = frozenset("at copyto put place putmask fill_diagonal shuffle".split())
 
 
 class ArrayFacts:
     """What the whole function says about its names, found in one walk before sharing."""
 
-    def __init__(self, tree, pure, numpy_names):
-        self.pure, self.numpy_names = pure, numpy_names
+    def __init__(self, tree, pure, numpy_names, readers):
+        self.pure, self.numpy_names, self.readers = pure, numpy_names, readers
         self.writes = Counter()     # name -> bindings (an augmented assignment counts)
-        self.in_place = set()       # names written into (x += .., x[i] = .., out=x)
+        self.in_place = set()       # names written into (x += .., x[i] = .., out=x, or
+        #                             passed to a call that may write into it)
         for node in nodes(tree):
             if isinstance(node, gast.Name) and \
                     isinstance(node.ctx, (gast.Store, gast.Del)):
                 self.writes[node.id] += 1
-            for name in written_into(node):
-                self.in_place.add(name)
+            self.in_place.update(written_into(node))
+            if isinstance(node, gast.Call) and not self.reads_only(node):
+                self.in_place.update(passed(node))
+
+    def reads_only(self, call) -> bool:
+        return reads_only(call, self.numpy_names, self.readers)
 
     def fresh(self, value) -> bool:
         """Whether `value` is certainly a new array (or a number), shared with nothing."""
@@ -104,3 +112,25 @@ def root(node):
     while isinstance(node, (gast.Subscript, gast.Attribute)):
         node = node.value
     return getattr(node, "id", None)
+
+
+def passed(call):
+    """The names a call is given (as arguments, or inside them)."""
+    for arg in list(call.args) + [k.value for k in call.keywords]:
+        yield from (n.id for n in nodes(arg) if isinstance(n, gast.Name))
+
+
+def reads_only(call, numpy_names, readers) -> bool:
+    """Whether `call` certainly writes into none of its arguments: NumPy (but
+    `np.add.at`, `np.copyto` and the like, and `out=`), math, builtins that compute a
+    number, and the runtime helpers named in `readers` (unbroadcast, unreduce)."""
+    func, root = call.func, call.func
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    name = getattr(root, "id", None)
+    if any(k.arg == "out" for k in call.keywords):
+        return False
+    if func is root:
+        return name in _BUILTINS or name in readers
+    return (name in numpy_names or name == "math") and \
+        getattr(func, "attr", None) not in _WRITERS

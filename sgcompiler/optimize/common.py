@@ -31,21 +31,27 @@ import gast
 
 from ..ir.blocks import nodes
 from ..ir.builders import COMMENT, load
-from .aliasing import CONSUMING, ArrayFacts, root, top_values, written_into
+from .aliasing import CONSUMING, ArrayFacts, passed, root, top_values, written_into
 from .cleanup import propagate_copies
 
 _CANDIDATES = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Compare, gast.Subscript)
 _PLAIN = frozenset("len range min max abs float int".split())
+# runtime helpers that write into none of their arguments (others may: add_at)
+READERS = frozenset({"unbroadcast", "unreduce", "reduce_like"})
 # two calls give two different values, or the call writes into its arguments
 _UNEQUAL = frozenset("empty empty_like at copyto put place putmask fill_diagonal".split())
 
 
-def share_subexpressions(tree: gast.FunctionDef, pure, np_name, user_names) -> None:
+def share_subexpressions(tree: gast.FunctionDef, pure, np_name, user_names,
+                         helpers) -> None:
     """Rewrite `tree` in place. `pure`: names whose calls only compute a value (runtime
     helpers, array namespaces); `np_name`: NumPy's name in the code; `user_names`: the
-    user's names (never moved; a copy into one stays)."""
+    user's names (never moved; a copy into one stays); `helpers`: the runtime helpers
+    linked into the code (name -> function)."""
     numpy_names = frozenset({np_name or "np", "np"})
-    facts = ArrayFacts(tree, pure | numpy_names | {"math"}, numpy_names)
+    readers = frozenset(n for n, f in helpers.items()
+                        if getattr(f, "__name__", "") in READERS)
+    facts = ArrayFacts(tree, pure | numpy_names | {"math"}, numpy_names, readers)
     sharing = _Sharing(facts, user_names)
     sharing.block(tree.body)
     if sharing.copies:
@@ -201,7 +207,10 @@ class _Sharing:
             return None
         held = table.named.get(key)
         name = target.id
-        if held is not None and held != name and not {held, name} & self.facts.in_place:
+        if held is not None and held != name and not {held, name} & self.facts.in_place \
+                and all(self.facts.reads_only(c) for c in nodes(stmt.value)
+                        if isinstance(c, gast.Call)):
+            # (a helper's result may be a container a later call writes into)
             stmt.value = load(held)
             self.copies = True
             return None
@@ -227,6 +236,11 @@ class _Sharing:
             todo.extend(_children(node, consumed, self.facts))
 
     def _forget_written(self, table, stmt):
+        for node in nodes(stmt):
+            if isinstance(node, gast.Call) and not self.facts.reads_only(node) and \
+                    not all(table.written_into(name) for name in passed(node)):
+                table.__init__()        # (it may write into an array another name holds)
+                return
         if not isinstance(stmt, gast.Assign):
             table.kept.update(table.array[n] for value, consumed in top_values(stmt)
                               for n in self.facts.escaping(value, consumed)

@@ -26,8 +26,9 @@ import gast
 
 from ..ir.blocks import nodes
 from ..ir.builders import load, store
-from .aliasing import written_into
+from .aliasing import passed, reads_only, written_into
 from .code_shapes import CodeShapesMaker
+from .common import READERS
 
 _LINEAR_HELPERS = ("unreduce", "unbroadcast")
 
@@ -37,17 +38,16 @@ def sink_negations(body, shapes: CodeShapesMaker, np_name, helpers) -> None:
     CodeShapesMaker; `helpers`: the runtime helpers linked into the code)."""
     linear = {n for n, f in helpers.items()
               if getattr(f, "__name__", "") in _LINEAR_HELPERS}
+    readers = frozenset(n for n, f in helpers.items()
+                        if getattr(f, "__name__", "") in READERS)
 
     def known_calls(call):
-        func = call.func
-        return isinstance(func, gast.Name) and func.id in helpers or \
-            isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
-            func.value.id == np_name
-    _into_readers(body, _fixed_names(body), np_name, linear, known_calls)
-    _into_additions(body, shapes(), _fixed_names(body), known_calls)
+        return reads_only(call, (np_name,), readers)
+    _into_readers(body, _fixed_names(body, known_calls), np_name, linear, known_calls)
+    _into_additions(body, shapes(), _fixed_names(body, known_calls), known_calls)
 
 
-def _fixed_names(body):
+def _fixed_names(body, known_calls):
     """fixed(expr, k): whether the names expr reads are bound at most once, before
     position k of the top-level statements, and never written into: the same value
     wherever read after k."""
@@ -59,6 +59,8 @@ def _fixed_names(body):
                 writes[node.id] += 1
                 bound_at[node.id] = k
             changed.update(written_into(node))
+            if isinstance(node, gast.Call) and not known_calls(node):
+                changed.update(passed(node))
     return _Fixed(writes, changed, bound_at)
 
 

@@ -289,7 +289,7 @@ OPTIMIZATIONS = (
      True),
     ("fold-constants", lambda tree, k, run: fold_constants(tree), False),
     ("common-subexpressions", lambda tree, k, run: share_subexpressions(
-        tree, k.pure, k.np_name, k.user_names), False),
+        tree, k.pure, k.np_name, k.user_names, k.helpers), False),
     ("sink-negations", lambda tree, k, run: sink_negations(
         tree.body, run["shapes"], k.np_name, k.helpers), True),
     ("hoist-row-products", lambda tree, k, run: k.hoist and hoist_row_products(
