@@ -232,9 +232,9 @@ def test_the_sign_moves_to_the_addition(f, shapes, text):
 def sunk(source: str) -> str:
     from sgcompiler.optimize import signs
     body = gast.parse(textwrap.dedent(source)).body
-    fixed = signs._fixed_names(body, lambda call: True)
-    signs._into_readers(body, fixed, "np", set(), lambda call: True)
-    return _unparse(body).strip()
+    fixed, into = signs._fixed_names(body, lambda call: True)
+    gone = signs._into_readers(body, fixed, into, "np", set())
+    return _unparse([s for k, s in enumerate(body) if k not in gone]).strip()
 
 
 def test_a_negation_does_not_move_past_a_write_into_an_array():

@@ -58,6 +58,15 @@ def share_subexpressions(tree: gast.FunctionDef, pure, np_name, user_names,
         propagate_copies(tree, user_names)
 
 
+def _with_moved(statements, before) -> list:
+    """`statements` with each moved statement (and what moved before it) in its place."""
+    out = []
+    for stmt in statements:
+        out.extend(_with_moved(before[id(stmt)], before) if id(stmt) in before else ())
+        out.append(stmt)
+    return out
+
+
 def _is_comment(stmt) -> bool:
     return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and \
         isinstance(stmt.value.value, str) and stmt.value.value.startswith(COMMENT)
@@ -138,14 +147,14 @@ class _Sharing:
 
     def block(self, body):
         table, comments, out = _Table(), 0, []
+        before = {}     # id(statement) -> the statements moved up to go before it
         for stmt in body:
             if _is_comment(stmt):
                 comments += 1
             if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Return)):
                 moved_before = self._statement(table, stmt, comments)
                 if moved_before is not None:
-                    at = next(i for i, s in enumerate(out) if s is moved_before)
-                    out.insert(at, stmt)
+                    before.setdefault(id(moved_before), []).append(stmt)
                 else:
                     out.append(stmt)
             elif isinstance(stmt, gast.Delete):
@@ -164,7 +173,7 @@ class _Sharing:
                 if not _is_comment(stmt) and not isinstance(stmt, gast.Pass):
                     table = _Table()
             self._count_reads(stmt)
-        body[:] = out
+        body[:] = _with_moved(out, before) if before else out
 
     def _count_reads(self, stmt):
         if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Return, gast.Expr,

@@ -43,25 +43,34 @@ def sink_negations(body, shapes: CodeShapesMaker, np_name, helpers) -> None:
 
     def known_calls(call):
         return reads_only(call, (np_name,), readers)
-    _into_readers(body, _fixed_names(body, known_calls), np_name, linear, known_calls)
-    _into_additions(body, shapes(), _fixed_names(body, known_calls), known_calls)
+    fixed, into = _fixed_names(body, known_calls)
+    gone = _into_readers(body, fixed, into, np_name, linear)
+    gone |= _into_additions(body, gone, shapes, fixed, into)
+    body[:] = [s for k, s in enumerate(body) if k not in gone]
 
 
 def _fixed_names(body, known_calls):
-    """fixed(expr, k): whether the names expr reads are bound at most once, before
-    position k of the top-level statements, and never written into: the same value
-    wherever read after k."""
-    writes, changed, bound_at = Counter(), set(), {}
+    """(fixed, into): fixed(expr, k) says whether the names expr reads are bound at most
+    once, before position k of the top-level statements, and never written into (the same
+    value wherever read after k); into[k], how many statements before position k may
+    write into an array: by an augmented assignment, a store into an item, `out=`, or a
+    call of anything but NumPy and the helpers that only read (`known_calls(call)`)."""
+    writes, changed, bound_at, into = Counter(), set(), {}, [0]
     for k, stmt in enumerate(body):
+        writing = False
         for node in nodes(stmt):
             if isinstance(node, gast.Name) and \
                     isinstance(node.ctx, (gast.Store, gast.Del)):
                 writes[node.id] += 1
                 bound_at[node.id] = k
-            changed.update(written_into(node))
+            found = list(written_into(node))
             if isinstance(node, gast.Call) and not known_calls(node):
-                changed.update(passed(node))
-    return _Fixed(writes, changed, bound_at)
+                found.extend(passed(node))
+                writing = True
+            changed.update(found)
+            writing = writing or bool(found)
+        into.append(into[-1] + writing)
+    return _Fixed(writes, changed, bound_at), into
 
 
 class _Fixed:
@@ -72,18 +81,6 @@ class _Fixed:
         return all(self.writes[n.id] <= 1 and n.id not in self.changed and
                    self.bound_at.get(n.id, -1) < k
                    for n in nodes(expr) if isinstance(n, gast.Name))
-
-
-def _writes_into_before(body, known_calls) -> list:
-    """k -> how many of the statements before position k may write into an array: by an
-    augmented assignment, a store into an item, `out=`, or a call of anything but NumPy
-    and the runtime helpers (`known_calls(call)`)."""
-    before = [0]
-    for stmt in body:
-        before.append(before[-1] + any(
-            any(True for _ in written_into(n)) or isinstance(n, gast.Call) and
-            not known_calls(n) for n in nodes(stmt)))
-    return before
 
 
 def _readers(body):
@@ -112,12 +109,11 @@ def _negated(stmt):
     return None
 
 
-def _into_readers(body, fixed, np_name, linear, known_calls):
+def _into_readers(body, fixed, into, np_name, linear) -> set:
     """`t = -e` read once, as the first factor, the copied value or a linear helper's
     first argument: the reader negates its result instead."""
     where, count = _readers(body)
-    writes, into = fixed.writes, _writes_into_before(body, known_calls)
-    gone = set()
+    writes, gone = fixed.writes, set()
     for i, stmt in enumerate(body):
         found = _negated(stmt)
         if found is None:
@@ -134,7 +130,7 @@ def _into_readers(body, fixed, np_name, linear, known_calls):
             for n in nodes(e):      # the reader reads what e reads now
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     where.setdefault(n.id, []).append(readers[0])
-    body[:] = [s for k, s in enumerate(body) if k not in gone]
+    return gone
 
 
 def _negate_reader(reader, name, e, np_name, linear) -> bool:
@@ -196,24 +192,19 @@ def _first_factor(value, name, np_name, linear):
             return None
 
 
-def _into_additions(body, shapes, fixed, known_calls):
+def _into_additions(body, gone, shapes, fixed, into) -> set:
     """`x = -e`, then `x += b` (or `x = x + b`) the next statement to read or bind x:
-    `x = b - e`."""
-    pending = {}                # x -> (position, e) of `x = -e`
-    gone, into = set(), _writes_into_before(body, known_calls)
+    `x = b - e`. (Statements in `gone` are no longer there.) The shapes are followed only
+    as far as the last such pair, if there is one."""
+    pairs, pending = {}, {}     # k -> i of a pair; x -> (i, e) of `x = -e`
     for k, stmt in enumerate(body):
-        shapes.forget()
+        if k in gone:
+            continue
         added = _added_to(stmt)
         if added is not None and added[0] in pending:
-            target, b = added
-            i, e = pending.pop(target)
-            x = shapes.shape_of(load(target))
-            if into[k] == into[i + 1] and x is not None and x[0] is not None and \
-                    x == shapes.shape_of(b) == shapes.shape_of(e):
-                body[k] = gast.Assign(targets=[store(target)],
-                                      value=gast.BinOp(left=b, op=gast.Sub(), right=e),
-                                      type_comment=None)
-                gone.add(i)
+            i, _ = pending.pop(added[0])
+            if into[k] == into[i + 1]:
+                pairs[k] = i
         for node in nodes(stmt):
             if isinstance(node, gast.Name):
                 pending.pop(node.id, None)
@@ -221,8 +212,26 @@ def _into_additions(body, shapes, fixed, known_calls):
         if found is not None and fixed(found[1], k) and \
                 not any(_is(n, found[0]) for n in nodes(found[1])):
             pending[found[0]] = (k, found[1])
+    done = set()
+    if not pairs:
+        return done
+    shapes = shapes()
+    for k, stmt in enumerate(body[:max(pairs) + 1]):
+        if k in gone:
+            continue
+        shapes.forget()
+        if k in pairs:
+            target, b = _added_to(stmt)
+            e = body[pairs[k]].value.operand
+            x = shapes.shape_of(load(target))
+            if x is not None and x[0] is not None and \
+                    x == shapes.shape_of(b) == shapes.shape_of(e):
+                body[k] = gast.Assign(targets=[store(target)],
+                                      value=gast.BinOp(left=b, op=gast.Sub(), right=e),
+                                      type_comment=None)
+                done.add(pairs[k])
         shapes.track(body[k])
-    body[:] = [s for k, s in enumerate(body) if k not in gone]
+    return done
 
 
 def _added_to(stmt):
