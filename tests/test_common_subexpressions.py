@@ -87,10 +87,12 @@ def test_moves_only_temporaries_and_not_past_a_line_comment():
 
 
 def test_fold_constants():
-    tree = gast.parse("def f(x):\n    return 1.0 / 20 / (1 + x) + 2 * 3 - x / 0\n").body[0]
+    tree = gast.parse("def f(x):\n    return 1.0 / 20 / (1 + x) + 2 * 3 - x / 0 + 1.0 / 6\n"
+                      ).body[0]
     fold_constants(tree)
     text = _unparse(tree.body)
     assert "0.05 / (1 + x)" in text and "+ 6" in text and "x / 0" in text
+    assert "1.0 / 6" in text        # 0.16666666666666666 would say less
     assert 1.0 / 20 == 0.05
 
 
