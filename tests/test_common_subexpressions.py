@@ -250,3 +250,18 @@ def test_a_negation_does_not_move_past_a_write_into_an_array():
     assert sunk("d_log = -np.sum(dlp)\ndz = d_log * 2 + d_log").startswith("d_log = -")
     # not the second factor: -a * b moves, a * -b would need its own rule
     assert sunk("d_n = -a\ndz = b * d_n") == "d_n = -a\ndz = b * d_n"
+
+
+def square_through_a_slice(w, b):
+    # found by tests/shape_fuzz_wide.py (seed 628257444): the two contributions of
+    # t1 @ t1 are one (dt1 = e; dt1 += dt1), and x = -e; x += x is not x = x - e
+    t0 = w.dot(w)
+    t1 = np.reshape(b, (4,))[1:-1]
+    t2 = t0[:, -1] / -(1.0 + (t1 @ t1) * (t1 @ t1))
+    return np.sum(t0) + np.mean(t2)
+
+
+def test_a_contribution_added_to_itself():
+    rng = np.random.default_rng(0)
+    assert_grad_matches(square_through_a_slice, (rng.normal(size=(4, 4)) * 0.5,
+                                                 rng.normal(size=4) * 0.5))

@@ -238,7 +238,9 @@ def _added_to(stmt):
     """(x, b) of `x += b` or `x = x + b`."""
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and \
             isinstance(stmt.target, gast.Name):
-        return stmt.target.id, stmt.value
+        # (not x += x: b - e would read x before it is bound)
+        x = stmt.target.id
+        return None if any(_is(n, x) for n in nodes(stmt.value)) else (x, stmt.value)
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
             isinstance(stmt.targets[0], gast.Name) and \
             isinstance(stmt.value, gast.BinOp) and isinstance(stmt.value.op, gast.Add):
