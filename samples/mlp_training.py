@@ -10,6 +10,7 @@ gets about a third of them right.
 
 Run:  python samples/mlp_training.py
 See the code:  sgcompiler samples/mlp_training.py:loss
+Explain it:  sgcompiler explain samples/mlp_training.py:loss
 """
 import numpy as np
 

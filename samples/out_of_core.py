@@ -14,6 +14,7 @@ distributed scipy
 Run:  python samples/out_of_core.py                  4e6 rows (a quick look)
       python samples/out_of_core.py --rows 4e8       32 GB of features, on 2 workers
 See the code:  sgcompiler samples/out_of_core.py:loss
+Explain it:  sgcompiler explain samples/out_of_core.py:loss
 """
 import argparse
 import time

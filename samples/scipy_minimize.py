@@ -12,6 +12,7 @@ SciPy is optional for sgcompiler; to run this sample:  python3 -m pip install sc
 
 Run:  python samples/scipy_minimize.py
 See the code:  sgcompiler samples/scipy_minimize.py:logistic_loss
+Explain it:  sgcompiler explain samples/scipy_minimize.py:logistic_loss
 """
 import time
 

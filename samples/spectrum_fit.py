@@ -7,7 +7,8 @@ df/dx - i df/dy (the convention of JAX and autograd), so gradient descent steps 
 conjugate: `c -= rate * np.conj(g)`.
 
 Run:  python samples/spectrum_fit.py
-See the code:  sgcompiler samples/spectrum_fit.py:spectrum_loss"""
+See the code:  sgcompiler samples/spectrum_fit.py:spectrum_loss
+Explain it:  sgcompiler explain samples/spectrum_fit.py:spectrum_loss"""
 import numpy as np
 
 from sgcompiler import grad, value_and_grad

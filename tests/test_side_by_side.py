@@ -150,6 +150,36 @@ def test_cli_as_a_subprocess_is_plain_when_piped():
     assert out.stdout == side_by_side_text(rows)
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_cli_on_a_terminal_is_coloured():
+    # stdout a pseudo-terminal, as in a shell: --color auto (the default) colours
+    leader, follower = os.openpty()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with subprocess.Popen([sys.executable, "-m", "sgcompiler", SOFTMAX_TARGET,
+                           "--side-by-side"], stdout=follower, stderr=subprocess.PIPE,
+                          env=env, cwd=str(ROOT)) as process:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:          # the terminal closed with the process (Linux)
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=120) == 0, process.stderr.read()
+    os.close(leader)
+    shown = b"".join(chunks).decode()
+    rows = side_by_side_rows(stable_softmax.softmax_loss_stable, ("x",))
+    assert "\033[" in shown
+    assert re.sub("\033\\[[0-9;]*m", "", shown).replace("\r\n", "\n") == \
+        side_by_side_text(rows)
+
+
+SOFTMAX_TARGET = "samples/stable_softmax.py:softmax_loss_stable"
+
+
 def test_color_always_colors_output_that_is_not_a_terminal(capsys, monkeypatch):
     from sgcompiler import cli
     monkeypatch.chdir(ROOT)

@@ -303,3 +303,26 @@ def _constant_value(expr):
             return None     # (1.0 / 0: left to the helper, which fails as Python does)
         return _ARITHMETIC[type(expr.op)](left, right)
     return None
+
+
+def fold_constants(tree):
+    """`1.0 / 20` (a mean's seed, once the count is known) is the number `0.05`: Python
+    computes the very same float when the code runs, so the literal changes nothing but
+    an operation. Only + - * / of int and float literals, with a finite result no
+    longer to write than the operation."""
+    _FoldConstants().visit(tree)
+
+
+class _FoldConstants(gast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        numbers = (int, float)
+        if not (isinstance(left, gast.Constant) and isinstance(right, gast.Constant)
+                and type(left.value) in numbers and type(right.value) in numbers):
+            return node
+        value = _constant_value(node)
+        if value is None or not np.isfinite(value) or abs(value) > 2 ** 53 or \
+                len(repr(value)) > len(repr(left.value)) + len(repr(right.value)) + 3:
+            return node     # (1.0 / 6 says more than 0.16666666666666666)
+        return gast.Constant(value=value, kind=None)

@@ -61,11 +61,13 @@ from ..frontend.complex_values import may_hold_complex
 from ..frontend.depends import LOCK, Depends, function_reads, note, recording
 from ..frontend.resolve import local_names
 from ..frontend.source import function_name
-from ..optimize.algebra import fill_numbers, fold_algebra, quiet_reciprocals
+from ..optimize.algebra import (fill_numbers, fold_algebra, fold_constants,
+                                 quiet_reciprocals)
 from ..optimize.batching import batch_outer_products
 from ..optimize.broadcasts import drop_broadcasts
 from ..optimize.buffers import reuse_buffers
 from ..optimize.code_shapes import code_shapes
+from ..optimize.common import share_subexpressions
 from ..optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
                                free_after_last_use, is_temporary, propagate_copies,
                                pure_assign, pure_names, runtime_helpers, tidy,
@@ -76,6 +78,7 @@ from ..optimize.negations import fold_negated_sums
 from ..optimize.stacking import stack_tangent_products
 from ..optimize.nest import nest_single_uses
 from ..optimize.seeds import fold_seeds
+from ..optimize.signs import sink_negations
 from ..optimize.reread import for_rereading, gradient_only
 from ..optimize.specialisation import (Specialisation, _drop_unread_saved, _remake_constants,
                                        _nothing_small, _stop_constants,
@@ -291,6 +294,11 @@ OPTIMIZATIONS = (
                                                             k.helpers), True),
     ("factor-sums", lambda tree, k, run: factor_sums(tree.body, run["shapes"](), k.np_name),
      True),
+    ("fold-constants", lambda tree, k, run: fold_constants(tree), False),
+    ("common-subexpressions", lambda tree, k, run: share_subexpressions(
+        tree, k.pure, k.np_name, k.user_names, k.helpers), False),
+    ("sink-negations", lambda tree, k, run: sink_negations(
+        tree.body, run["shapes"], k.np_name, k.helpers), True),
     ("hoist-row-products", lambda tree, k, run: k.hoist and hoist_row_products(
         tree, run["shapes"](), k.np_name, lambda name: name not in k.user_names), True),
     ("stack-tangent-products", lambda tree, k, run: k.hoist and stack_tangent_products(

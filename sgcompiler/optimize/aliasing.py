@@ -1,0 +1,136 @@
+"""Which arrays generated code may share between names, and what each statement writes
+into, for the common-subexpressions step (optimize/common.py): an expression is shared
+only while the arrays it reads cannot have been written into through another name.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import gast
+import numpy
+
+from ..ir.blocks import nodes
+
+CONSUMING = (gast.BinOp, gast.UnaryOp, gast.Compare)
+_REDUCTIONS = frozenset("sum mean max min prod dot matmul".split())
+_BUILTINS = frozenset("len range min max abs float int".split())
+# NumPy functions that write into an argument they are given
+_WRITERS = frozenset("at copyto put place putmask fill_diagonal shuffle".split())
+
+
+class ArrayFacts:
+    """What the whole function says about its names, found in one walk before sharing."""
+
+    def __init__(self, tree, pure, numpy_names, readers):
+        self.pure, self.numpy_names, self.readers = pure, numpy_names, readers
+        self.writes = Counter()     # name -> bindings (an augmented assignment counts)
+        self.in_place = set()       # names written into (x += .., x[i] = .., out=x, or
+        #                             passed to a call that may write into it)
+        for node in nodes(tree):
+            if isinstance(node, gast.Name) and \
+                    isinstance(node.ctx, (gast.Store, gast.Del)):
+                self.writes[node.id] += 1
+            self.in_place.update(written_into(node))
+            if isinstance(node, gast.Call) and not self.reads_only(node):
+                self.in_place.update(passed(node))
+
+    def reads_only(self, call) -> bool:
+        return reads_only(call, self.numpy_names, self.readers)
+
+    def fresh(self, value) -> bool:
+        """Whether `value` is certainly a new array (or a number), shared with nothing."""
+        return isinstance(value, (gast.Constant,) + CONSUMING) or \
+            isinstance(value, gast.Call) and self.fresh_call(value)
+
+    def fresh_call(self, call) -> bool:
+        func = call.func
+        if any(k.arg == "out" for k in call.keywords) or not (
+                isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+                and func.value.id in self.numpy_names):
+            return False
+        return func.attr in _REDUCTIONS or isinstance(getattr(numpy, func.attr, None),
+                                                        numpy.ufunc)
+
+    def escaping(self, node, consumed) -> set:
+        """The names under `node` whose array may be what it evaluates to (or be kept by
+        a call), `consumed`: whether its value is only read."""
+        found = set()
+        todo = [(node, consumed)]
+        while todo:
+            node, consumed = todo.pop()
+            if isinstance(node, gast.Name):
+                if not consumed:
+                    found.add(node.id)
+            elif isinstance(node, CONSUMING + (gast.BoolOp,)):
+                todo.extend((child, True) for child in gast.iter_child_nodes(node))
+            elif isinstance(node, gast.Call):
+                inner = self.fresh_call(node)
+                todo.extend((a, inner) for a in node.args)
+                todo.extend((k.value, inner) for k in node.keywords)
+                todo.append((node.func, True))
+            elif isinstance(node, (gast.Subscript, gast.Attribute)):
+                todo.append((node.value, consumed))
+                if isinstance(node, gast.Subscript):
+                    todo.append((node.slice, True))
+            elif isinstance(node, gast.IfExp):
+                todo.extend(((node.test, True), (node.body, consumed),
+                             (node.orelse, consumed)))
+            else:
+                todo.extend((child, False) for child in gast.iter_child_nodes(node))
+        return found
+
+
+def top_values(stmt):
+    """(expression, whether its value is only read) of a statement's own expressions."""
+    if isinstance(stmt, gast.Assign):
+        return [(stmt.value, False)]
+    if isinstance(stmt, gast.AugAssign):
+        return [(stmt.value, True)]
+    if isinstance(stmt, (gast.Expr, gast.Return)) and stmt.value is not None:
+        return [(stmt.value, False)]
+    if isinstance(stmt, (gast.If, gast.While)):
+        return [(stmt.test, True)]
+    if isinstance(stmt, gast.For):
+        return [(stmt.iter, False)]
+    return []
+
+
+def written_into(node):
+    """The names whose array `node` itself writes into."""
+    if isinstance(node, gast.AugAssign):
+        yield root(node.target)
+    elif isinstance(node, (gast.Subscript, gast.Attribute)) and \
+            isinstance(node.ctx, (gast.Store, gast.Del)):
+        yield root(node.value)
+    elif isinstance(node, gast.Call):
+        for k in node.keywords:
+            if k.arg == "out":
+                yield from (n.id for n in nodes(k.value) if isinstance(n, gast.Name))
+
+
+def root(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return getattr(node, "id", None)
+
+
+def passed(call):
+    """The names a call is given (as arguments, or inside them)."""
+    for arg in list(call.args) + [k.value for k in call.keywords]:
+        yield from (n.id for n in nodes(arg) if isinstance(n, gast.Name))
+
+
+def reads_only(call, numpy_names, readers) -> bool:
+    """Whether `call` certainly writes into none of its arguments: NumPy (but
+    `np.add.at`, `np.copyto` and the like, and `out=`), math, builtins that compute a
+    number, and the runtime helpers named in `readers` (unbroadcast, unreduce)."""
+    func, root = call.func, call.func
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    name = getattr(root, "id", None)
+    if any(k.arg == "out" for k in call.keywords):
+        return False
+    if func is root:
+        return name in _BUILTINS or name in readers
+    return (name in numpy_names or name == "math") and \
+        getattr(func, "attr", None) not in _WRITERS
