@@ -1,5 +1,5 @@
-"""`grad` of a function that itself takes *args or **kwargs (`def f(*ws)`): the
-gradient of a copy of it made for each call's number of arguments and keyword names
+"""`grad` (and `hessian`, `jacobian`) of a function that itself takes *args or **kwargs
+(`def f(*ws)`): the gradient of a copy of it made for each call's number of arguments and keyword names
 (frontend/forms/varargs.collected_copy), whose collected arguments are parameters of
 their own, so `wrt` positions mean what they mean in the call:
 
@@ -16,15 +16,16 @@ from .frontend.forms.varargs import collected_copy
 class CollectedGradient:
     """The gradient of `fn`, which has *args/**kwargs. Call it like `fn`."""
 
-    def __init__(self, fn, wrt, make):
-        """`make(copy, wrt)` makes the GradientFunction of a copy of `fn`."""
+    def __init__(self, fn, wrt, make, suffix: str = "grad"):
+        """`make(copy, wrt)` makes the GradientFunction of a copy of `fn` (or its Hessian,
+        its Jacobian: whatever is called like it; `suffix` names the result)."""
         self.primal = fn
         self._wrt = wrt
         self._make = make
         self._made = {}         # (number of arguments, keyword names) -> (gradient, names)
         self._last = None
         functools.update_wrapper(self, fn)
-        self.__name__ = f"{fn.__name__}_grad"
+        self.__name__ = f"{fn.__name__}_{suffix}"
 
     def __call__(self, *args, **kwargs):
         key = (len(args), tuple(kwargs))

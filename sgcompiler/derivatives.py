@@ -28,6 +28,7 @@ from .errors import RuntimeRefusal
 from .api import grad
 from .arguments import _TREES, _check_tree, _tree_arrays, wrt_names
 from .backend.jit import check_backend
+from .collected import CollectedGradient
 from .data_kinds import foreign
 from .forward.batch import NotBatchable
 from .frontend.depends import function_reads
@@ -309,6 +310,8 @@ def jacobian(f, wrt=0, mode: str = "auto"):
     if mode not in ("fwd", "rev", "auto"):
         raise ValueError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {mode!r}")
     f = plain_function(f)       # (a gradient made by grad: its generated code)
+    if collects_arguments(f):   # def f(*ws): the Jacobian of a copy for each call's arguments
+        return CollectedGradient(f, wrt, lambda copy, w: jacobian(copy, w, mode), "jacobian")
     several = isinstance(wrt, (tuple, list))
     names = wrt_names(f, tuple(wrt) if several else (wrt,))
 
@@ -470,6 +473,8 @@ def hessian(f, wrt=0):
         leaf_k1.shape + leaf_k2.shape.
     """
     f = as_function(f) or f     # (a bound method: its parameters, without self)
+    if collects_arguments(f):   # def f(*ws): the Hessian of a copy for each call's arguments
+        return CollectedGradient(f, wrt, hessian, "hessian")
     (name,) = wrt_names(f, (wrt,))
 
     def hess(*args):
@@ -523,6 +528,8 @@ def hvp(f, x, v, *args, wrt=0):
     default) and `args` are the others, in order: hvp(f, w, v, X, y, wrt="w") is
     H(f(X, w, y)) v for def f(X, w, y). x may be a parameter tree (a dict, list or
     tuple of arrays and floats); v and the result then have its structure."""
+    if collects_arguments(f):   # def f(*ws): a copy for this call's number of arguments
+        f = collected_copy(f, len(args) + 1, ())[0]
     (name,) = wrt_names(f, (wrt,))
     position = _params(f).index(name)
     args = tuple(args)

@@ -8,7 +8,7 @@ import functools
 import numpy as np
 import pytest
 
-from sgcompiler import SGCompilerError, grad, jvp
+from sgcompiler import SGCompilerError, grad, hessian, hvp, jacobian, jvp
 from gradcheck import assert_grad_matches, numeric_grad
 import specimens_late_forms as L
 
@@ -113,6 +113,36 @@ def test_grad_of_a_function_with_args_and_kwargs(shapes):
     assert np.isclose(value, L.collected(x, w, x * 0.5))
     np.testing.assert_allclose(tangent, np.sum(grad(L.collected)(x, w, x * 0.5) * v),
                                rtol=1e-9)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,))], ids=["vectors", "broadcast"])
+def test_hessian_hvp_and_jacobian_of_a_function_with_args(shapes):
+    # an internal ValueError (tuple.index) reached the user from hessian and jacobian of
+    # def f(*ws); each now works on the copy made for the call's number of arguments
+    x, w = rng.uniform(-0.9, 0.9, size=shapes[0]), rng.uniform(-0.9, 0.9, size=shapes[1])
+
+    def fd_hessian_of(i, args, eps=1e-5):     # differences of the checked gradient
+        g, t = grad(L.collected, wrt=i), args[i]
+        cols = []
+        for k in range(t.size):
+            e = np.zeros(t.size)
+            e[k] = eps
+            up, down = list(args), list(args)
+            up[i], down[i] = t + e.reshape(t.shape), t - e.reshape(t.shape)
+            cols.append(((g(*up) - g(*down)) / (2 * eps)).ravel())
+        return np.array(cols).T.reshape(t.shape + t.shape)
+    args = (x, w, x * 0.5)
+    np.testing.assert_allclose(hessian(L.collected, wrt=1)(*args), fd_hessian_of(1, args),
+                               rtol=1e-5, atol=1e-5)
+    v = rng.normal(size=np.shape(w))
+    np.testing.assert_allclose(hvp(L.collected, w, v, x, x * 0.5, wrt=1),
+                               np.tensordot(fd_hessian_of(1, args), v, w.ndim),
+                               rtol=1e-5, atol=1e-5)
+    assert hessian(L.collected).__name__ == "collected_hessian"
+    for mode in ("fwd", "rev"):
+        J = jacobian(L.collected, wrt=(0, 1), mode=mode)(x, w, x * 0.5)
+        np.testing.assert_allclose(J[1], numeric_grad(L.collected, [x, w, x * 0.5], 1),
+                                   rtol=1e-5, atol=1e-7)
 
 
 def test_the_copy_for_collected_arguments_reads_plainly():
