@@ -12,6 +12,7 @@ import gast
 from ..errors import describe, errors_at
 from .source import FunctionSource
 from .forms.statements import try_refusal
+from ..ir.blocks import walk
 
 # construct -> what to say about it
 _REFUSED = {
@@ -68,7 +69,7 @@ def check(fn: FunctionSource) -> None:
         problems.append((tree, "*args and **kwargs parameters are not supported; name each "
                                "parameter"))
     for stmt in tree.body:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))
             if message:
                 problems.append((node, message.format(f=fn.name)))
@@ -91,7 +92,7 @@ def _is_builtin_call(node, names) -> bool:
 def _check_targets(node):
     targets = node.targets if isinstance(node, gast.Assign) else [node.target]
     for target in targets:
-        for t in gast.walk(target):
+        for t in walk(target):
             if isinstance(t, gast.Attribute) and isinstance(t.ctx, gast.Store):
                 yield ("assigning to an attribute is not supported in differentiated code; "
                        "use a local variable")

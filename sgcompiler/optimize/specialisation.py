@@ -12,6 +12,7 @@ import numpy
 
 from ..frontend.resolve import local_names
 from .cleanup import pure_names, runtime_helpers
+from ..ir.blocks import walk
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def _drop_unread_saved(forward, backward):
     names = [e.id for e in unpack.targets[0].elts]
     if len(pack.elts) != len(names):
         return
-    read = {n.id for stmt in backward.body if stmt is not unpack for n in gast.walk(stmt)
+    read = {n.id for stmt in backward.body if stmt is not unpack for n in walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     keep = [k for k, name in enumerate(names) if name in read]
     unpack.targets[0].elts = [unpack.targets[0].elts[k] for k in keep]

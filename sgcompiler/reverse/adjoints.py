@@ -24,6 +24,7 @@ from ..ir.builders import const, load
 from .inline import inline, simplify
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND, EITHER
+from ..ir.blocks import walk
 
 
 def _joined_containers(rev, stmt, op, g):
@@ -194,7 +195,7 @@ def complex_guard(rev, op, name, target, expr):
             return expr         # (a real value's real adjoint: real_like would change nothing)
         rev.reads.add(name)
         return rev.helper_call("real_like", [expr, load(name)])
-    operands = list(dict.fromkeys(n.id for a in op.args.values() for n in gast.walk(a)
+    operands = list(dict.fromkeys(n.id for a in op.args.values() for n in walk(a)
                                   if isinstance(n, gast.Name)))
     rev.reads.update(operands)
     return rev.helper_call("real_only", [expr, const(op.rule.name)] +

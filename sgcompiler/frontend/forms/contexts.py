@@ -19,6 +19,7 @@ import gast
 import numpy as np
 
 from ..source import FunctionSource
+from ...ir.blocks import walk
 
 
 def _neutral():
@@ -34,7 +35,7 @@ _NEUTRAL = _neutral()
 
 def unwrap_contexts(fn: FunctionSource) -> FunctionSource:
     """`fn` with each `with` of value-neutral context managers replaced by its body."""
-    if not any(isinstance(n, gast.With) for n in gast.walk(fn.tree)):
+    if not any(isinstance(n, gast.With) for n in walk(fn.tree)):
         return fn
     _Unwrap(fn).visit(fn.tree)
     return replace(fn)
