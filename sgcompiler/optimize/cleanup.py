@@ -76,22 +76,7 @@ def free_after_last_use(tree, small):
     certainly bound there."""
     body = tree.body
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
-    # branch conditions are bools, shapes are tuples of ints: nothing to free
-    params |= {n.test.id for n in nodes(tree) if isinstance(n, gast.If)
-               and isinstance(n.test, gast.Name)}
-    params |= {n.targets[0].id for n in nodes(tree) if isinstance(n, gast.Assign)
-               and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
-               and n.value.attr in ("shape", "ndim", "size", "dtype")}
-    # counters (`_trips = 0`, `_trips += 1`) hold numbers too
-    numbers, other = set(), set()
-    for node in nodes(tree):
-        if isinstance(node, (gast.Assign, gast.AugAssign)):
-            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            names = {t.id for t in targets if isinstance(t, gast.Name)}
-            number = isinstance(node.value, gast.Constant) and \
-                type(node.value.value) in (int, float)
-            (numbers if number else other).update(names)
-    params |= numbers - other
+    params |= _numbers(tree)
     # name -> the first statement after which it is certainly bound (a set of the names
     # bound before each statement would cost the square of the function's length)
     last, bound_after = {}, dict.fromkeys(params, -1)
@@ -121,11 +106,35 @@ def free_after_last_use(tree, small):
         if bound or name in _stored(stmt, i, stores):
             if bound or isinstance(stmt, gast.Assign):
                 frees.setdefault(i, []).append(name)
-    for i in sorted(frees, reverse=True):
-        names = sorted(frees[i])
-        node = gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
-                                               type_comment=None) for n in names])
-        body.insert(i + 1, node)
+    # (one new list: an insert per `del` made a long function cost the square of its length)
+    body[:] = [made for i, stmt in enumerate(body) for made in
+               ([stmt, _delete(sorted(frees[i]))] if i in frees else [stmt])]
+
+
+def _numbers(tree) -> set:
+    """Names that hold no array worth freeing, found in one walk: branch conditions
+    (bools), shapes (tuples of ints) and counters (`_trips = 0`, `_trips += 1`)."""
+    found, numbers, other = set(), set(), set()
+    for node in nodes(tree):
+        if isinstance(node, gast.If):
+            if isinstance(node.test, gast.Name):
+                found.add(node.test.id)
+        elif isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            if isinstance(node, gast.Assign) and isinstance(targets[0], gast.Name) and \
+                    isinstance(node.value, gast.Attribute) and \
+                    node.value.attr in ("shape", "ndim", "size", "dtype"):
+                found.add(targets[0].id)
+            names = {t.id for t in targets if isinstance(t, gast.Name)}
+            number = isinstance(node.value, gast.Constant) and \
+                type(node.value.value) in (int, float)
+            (numbers if number else other).update(names)
+    return found | (numbers - other)
+
+
+def _delete(names):
+    return gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
+                                          type_comment=None) for n in names])
 
 
 def _stored(stmt, i, stores) -> set:
