@@ -374,8 +374,7 @@ def pure_assign(stmt, helpers) -> bool:
             while isinstance(root, gast.Attribute):
                 root = root.value
             name = getattr(root, "id", None)
-            chain = gast.dump(func)
-            if "'random'" in chain:         # draws advance a generator's state
+            if _mentions_random(func):     # draws advance a generator's state
                 return False
             if not (name in helpers or name in ("np", "len", "range", "min", "max", "abs",
                                                 "float", "int", "math")):
@@ -383,6 +382,25 @@ def pure_assign(stmt, helpers) -> bool:
         elif isinstance(node, (gast.Lambda, gast.Yield, gast.Await, gast.NamedExpr)):
             return False
     return True
+
+
+def _same_tree(a, b) -> bool:
+    """Whether gast.dump(a) == gast.dump(b) (the same fields, leaves of the same repr:
+    1 is not 1.0, -0.0 is not 0.0), without printing either."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, gast.AST):
+        return all(_same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_tree(x, y) for x, y in zip(a, b))
+    return repr(a) == repr(b)
+
+
+def _mentions_random(func) -> bool:
+    """Whether a name, attribute or string in `func` is "random" (np.random.normal, a
+    `random` module): what `"'random'" in gast.dump(func)` found, without printing it."""
+    return any(type(value) is str and value == "random"
+               for node in nodes(func) for value in node.__dict__.values())
 
 
 class _Tidy(gast.NodeTransformer):
@@ -395,7 +413,7 @@ class _Tidy(gast.NodeTransformer):
                 and isinstance(node.right.op, gast.USub):
             return gast.BinOp(left=node.left, op=gast.Sub(), right=node.right.operand)
         if isinstance(node.op, gast.Add) and arithmetic(node.left) and \
-                gast.dump(node.left) == gast.dump(node.right):
+                _same_tree(node.left, node.right):
             # d * x + d * x (the adjoint of x * x): one product, doubled (exactly equal)
             return gast.BinOp(left=node.left, op=gast.Mult(),
                               right=gast.Constant(value=2, kind=None))
