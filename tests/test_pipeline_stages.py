@@ -180,3 +180,47 @@ def test_the_passes_walk_meets_gast_walks_nodes_in_its_order():
         if isinstance(node, gast.BinOp):
             node.left = gast.Constant(value=1, kind=None)
     assert "Name" in seen[seen.index("BinOp"):]
+
+
+def _uses_keys(params, x):
+    return np.sum(params["w"] * x)
+
+
+def _uses_items(params, x):
+    return sum(np.sum(v * x) for _, v in params.items())
+
+
+def _passes_on(params, x):
+    return _uses_keys(params, x) * 2.0
+
+
+def _plain(a, x):
+    return np.sum(np.sin(a) * x, axis=0)
+
+
+def _nested(a, x):
+    f = lambda q: q["w"]      # noqa: E731
+    return np.sum(f(a) * x)
+
+
+def test_a_function_that_plainly_uses_no_dict_is_not_parsed_again(monkeypatch):
+    from sgcompiler.analysis import summaries
+    parsed = []
+    real = summaries.parse_function
+    monkeypatch.setattr(summaries, "parse_function",
+                        lambda fn: parsed.append(fn.__name__) or real(fn))
+    reparsed = {}
+    for fn, keyed in [(_uses_keys, {"params"}), (_uses_items, {"params"}),
+                      (_passes_on, {"params"}), (_plain, set()), (_nested, set()),
+                      (looped, set())]:
+        parsed.clear()
+        fast = summaries.Callees().keyed_params(fn)
+        reparsed[fn.__name__] = fn.__name__ in parsed
+        with monkeypatch.context() as patch:       # the answer of the parsed source
+            patch.setattr(summaries, "_plainly_unkeyed", lambda fn: False)
+            slow = summaries.Callees().keyed_params(fn)
+        assert fast == slow == keyed, fn.__name__
+    # _plain reads only np, sin, sum and its own names: its source is not read again;
+    # a string (_nested's lambda), a call of a helper (looped) or .items() are
+    assert reparsed == {"_uses_keys": True, "_uses_items": True, "_passes_on": True,
+                        "_plain": False, "_nested": True, "looped": True}
