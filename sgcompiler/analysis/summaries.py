@@ -17,15 +17,12 @@ the other way round.
 """
 from __future__ import annotations
 
-import builtins
-import types
-
 import gast
 
 from .. import rules
 from ..errors import SGCompilerError
 from ..frontend import front_end, parse_function
-from ..frontend.depends import LOCK, Depends, note_name, recording
+from ..frontend.depends import LOCK, Depends, recording
 from .activity import all_params, is_view
 from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, describe_stmt, \
     target_of
@@ -108,8 +105,6 @@ class Callees:
         return all_params(fn) & reached
 
     def _keyed(self, fn, _):
-        if _plainly_unkeyed(fn):
-            return frozenset()
         src = parse_function(fn)        # the source is enough: no need to normalize
         keyed = set()
         for node in walk(src.tree):
@@ -170,41 +165,3 @@ def _read(fn):
 
 
 SUMMARIES = Callees()
-
-
-_KEYED_METHODS = frozenset({"items", "keys", "values"})
-
-
-def _plainly_unkeyed(fn) -> bool:
-    """Whether `fn`'s code shows that no parameter is used as a dict: no string constant
-    (a key; a docstring counts too), no .items/.keys/.values, and no name that refers to a
-    Python function (which may use its argument as one), in its code or its nested
-    functions'. Names are looked up as src.lookup does, recorded; this saves parsing the
-    source a second time (at 1,000 statements, 6 % of the compile)."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return False
-    closure = dict(zip(code.co_freevars, fn.__closure__ or ()))
-    scope = getattr(fn, "__globals__", {})
-    todo = [code]
-    while todo:
-        code = todo.pop()
-        if _KEYED_METHODS & set(code.co_names):
-            return False
-        for constant in code.co_consts:
-            if isinstance(constant, str):
-                return False
-            if isinstance(constant, types.CodeType):
-                todo.append(constant)
-        for name in code.co_names + code.co_varnames + code.co_freevars + code.co_cellvars:
-            note_name(scope, closure, name, fn)
-            if name in closure:
-                try:
-                    value = closure[name].cell_contents
-                except ValueError:      # an empty cell
-                    return False
-            else:
-                value = scope.get(name, getattr(builtins, name, None))
-            if hasattr(value, "__code__"):
-                return False
-    return True
