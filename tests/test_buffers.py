@@ -356,3 +356,44 @@ def test_a_divisor_constant_along_a_sum_divides_the_sum(n, k):
     g(*args)
     if n > 1 and k > 1:
         assert "axis=0) / s2 ** 2" in g.source, g.source
+
+
+def relu_layer(W, b, X):
+    h = np.maximum(0, X @ W + b)
+    return np.sum(np.sin(h @ W.T))
+
+
+def clipped(x, y):
+    return np.sum(np.cos(np.maximum(x * 2.0, y)))
+
+
+@pytest.mark.parametrize("n, k", [(128, 64), (64, 160), (300, 32)])
+def test_the_mask_of_max_multiplies_into_the_dying_adjoint(n, k):
+    """balanced_eq(x, ans, y) has the broadcast shape of its operands (code_shapes knows
+    it), so `g * balanced_eq(...)` writes into g when g dies there: one large temporary
+    fewer (mlp_relu's backward; arrays of 64 KB and more, where a new one page-faults)."""
+    rng = np.random.default_rng(n)
+    W, b, X = rng.normal(size=(2, k)), rng.normal(size=k), rng.normal(size=(n, 2))
+    source = _grad_and_source(relu_layer, W, b, X, wrt=(0, 1))
+    assert "np.multiply(dh, balanced_eq(_add, h, 0), out=dh)" in source
+    # broadcasting operands, and ties (x * 2 == y), which give half the gradient to each
+    x, y = rng.normal(size=(n, 1)), rng.normal(size=k)
+    y[0] = 2.0 * x[0, 0]
+    source = checked_source(clipped, (x, y), (0, 1), atol=1e-6)     # (steps across kinks)
+    assert "balanced_eq(" in source
+    dx, dy = grad(clipped, wrt=(0, 1))(x, y)
+    a = 2.0 * x[:, 0]
+    weight = np.where(y[0] > a, 1.0, np.where(y[0] == a, 0.5, 0.0))
+    assert weight[0] == 0.5
+    np.testing.assert_allclose(dy[0], np.sum(-np.sin(np.maximum(a, y[0])) * weight))
+
+
+def test_the_mask_of_max_keeps_float32():
+    W, b = np.full((3, 128), 0.1, dtype=np.float32), np.zeros(128, dtype=np.float32)
+    X = np.linspace(-1, 1, 3 * 200, dtype=np.float32).reshape(200, 3)
+    g = grad(relu_layer, wrt=(0, 1))
+    dW, db = g(W, b, X)
+    assert dW.dtype == np.float32 and db.dtype == np.float32 and "out=dh)" in g.source
+    want = grad(relu_layer, wrt=(0, 1))(W.astype(float), b.astype(float), X.astype(float))
+    np.testing.assert_allclose(dW, want[0], rtol=1e-5)
+    np.testing.assert_allclose(db, want[1], rtol=1e-5)

@@ -113,3 +113,23 @@ def test_generated_source_compiles_and_mentions_lines():
     source = sgcompiler.grad(f).source
     compile(source, "<check>", "exec")
     assert "# line 2: e = np.exp(x)" in source
+
+
+def test_trees_compared_without_printing_them_agree_with_gast_dump():
+    import itertools
+
+    from sgcompiler.optimize.cleanup import _mentions_random, _same_tree, pure_assign
+    texts = ["d * x", "d * 1", "d * 1.0", "d * True", "d * -0.0", "d * 0.0", "x * d",
+             "d * x[0]", "d * x[1]", "d * (x + 1)", "f(x, k=1)", "f(x, k=2)", "f(x)",
+             "d * x * 2", "d.T * x", "d * 'a'", "d * float('nan')"]
+    trees = [gast.parse(text).body[0].value for text in texts]
+    trees.append(gast.parse("d * x").body[0].value)            # equal, not the same node
+    for a, b in itertools.product(trees, trees):
+        assert _same_tree(a, b) == (gast.dump(a) == gast.dump(b)), (gast.dump(a), gast.dump(b))
+    # a draw is not pure (it advances the generator), whatever the module is called
+    for text, draws in [("np.random.normal(x)", True), ("random.random()", True),
+                        ("np.sin(x)", False), ("rng.normal(x)", False)]:
+        call = gast.parse(text).body[0].value
+        assert _mentions_random(call.func) == draws
+        assert pure_assign(gast.parse(f"y = {text}").body[0], {}) == (
+            not draws and text.startswith("np."))

@@ -159,3 +159,24 @@ def test_the_garbage_collector_is_paused_only_while_compiling():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_passes_walk_meets_gast_walks_nodes_in_its_order():
+    import inspect
+
+    import gast
+
+    from sgcompiler.ir.blocks import nodes, walk
+    from sgcompiler.frontend.forms import sugar
+    tree = gast.parse(inspect.getsource(sugar))     # every kind of statement and field
+    tree.body[0].decorator_list = []                # an empty list among the fields
+    want = [id(n) for n in gast.walk(tree)]
+    assert [id(n) for n in walk(tree)] == want and len(want) > 1000
+    assert sorted(id(n) for n in nodes(tree)) == sorted(want)
+    # the children are found before a node is handed out, as gast.walk finds them
+    seen = []
+    for node in walk(gast.parse("a = b + c")):
+        seen.append(type(node).__name__)
+        if isinstance(node, gast.BinOp):
+            node.left = gast.Constant(value=1, kind=None)
+    assert "Name" in seen[seen.index("BinOp"):]

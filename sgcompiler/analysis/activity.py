@@ -28,7 +28,7 @@ import gast
 import numpy as np
 
 from ..errors import describe, errors_at
-from ..ir.blocks import statement_lists
+from ..ir.blocks import statement_lists, walk
 from .facts import Flow, flow_of
 from .memory import IfEnd, exclusive, linear_paths, own_reads
 from ..frontend.resolve import METHOD, local_names
@@ -181,7 +181,7 @@ def _loop_targets(body):
                 isinstance(stmt.iter, gast.Call) and isinstance(stmt.iter.func, gast.Name) \
                 and stmt.iter.func.id == "range"
             (ranges if over_range else other).update(
-                n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name))
+                n.id for n in walk(stmt.target) if isinstance(n, gast.Name))
         for inner in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
             if isinstance(inner, list):
                 more = _loop_targets(inner)
@@ -418,7 +418,7 @@ def _refuse_in_place_calls(norm, resolution, varied) -> None:
             if not isinstance(call, gast.Call):
                 continue
             what = _writer(call, resolution, isinstance(stmt, gast.Expr))
-            names = [n.id for n in gast.walk(call) if isinstance(n, gast.Name)
+            names = [n.id for n in walk(call) if isinstance(n, gast.Name)
                      and n.id in varied]
             if what and names:
                 # (name a variable of the user's, not a temporary of the normal form)

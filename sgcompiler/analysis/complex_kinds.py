@@ -18,6 +18,7 @@ import numpy as np
 from .. import runtime
 from .ops import RULE, assignments, describe_stmt, target_of
 from .sizes import WEAK
+from ..ir.blocks import walk
 
 _REAL_RESULTS = (np.abs, np.absolute, np.real, np.imag, np.angle, np.fft.irfft, np.fft.irfft2,
                  np.fft.irfftn, np.fft.hfft, runtime.abs_squared)
@@ -72,7 +73,7 @@ def _makes_complex(stmt, op, found, local) -> bool:
 def _reads_complex(node, found, local) -> bool:
     """Whether `node` reads a value that may be complex: a complex literal, a name in
     `found`, or a name that is not local (a global); the functions it calls aside."""
-    calls = {id(n.func) for n in gast.walk(node) if isinstance(n, gast.Call)}
+    calls = {id(n.func) for n in walk(node) if isinstance(n, gast.Call)}
     stack = [node]
     while stack:
         n = stack.pop()
@@ -92,7 +93,7 @@ def _loop_targets(body) -> dict:
     found = {}
     for stmt in body:
         if isinstance(stmt, gast.For):
-            for n in gast.walk(stmt.target):
+            for n in walk(stmt.target):
                 if isinstance(n, gast.Name):
                     found[n.id] = stmt.iter
         for block in ("body", "orelse"):

@@ -23,6 +23,7 @@ from ..errors import error_at
 from ..frontend.normalize import is_global_chain
 from ..frontend.resolve import (ITERATION, METHOD, NONDIFF, OPAQUE, PRIMITIVE, STOP, USER,
                                 is_library)
+from ..ir.blocks import walk
 
 COPY, CONST, RULE, STOPPED, NONDIFFERENTIABLE, INDEX, CONTAINER, APPEND, CALL, SETITEM, \
     NO_RULE = ("copy", "const", "rule", "stop", "nondiff", "index", "container", "append",
@@ -71,7 +72,7 @@ def describe_stmt(stmt, resolution, fn) -> Op:
     """The Op of a normal-form assignment, list append or element write."""
     if is_setitem(stmt):
         target, value = stmt.targets[0], stmt.value
-        reads = tuple(dict.fromkeys(n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+        reads = tuple(dict.fromkeys(n.id for n in walk(stmt) if isinstance(n, gast.Name)
                                     and n.id not in resolution.global_roots))
         return Op(SETITEM, inputs=(("x", target.value.id),) + _names_of([value], "v"),
                   reads=reads)
@@ -80,7 +81,7 @@ def describe_stmt(stmt, resolution, fn) -> Op:
 
 def describe_op(rhs, resolution, fn, node) -> Op:
     """Classify the right-hand side `rhs` of a normal-form statement `node`."""
-    reads = tuple(dict.fromkeys(n.id for n in gast.walk(rhs) if isinstance(n, gast.Name)
+    reads = tuple(dict.fromkeys(n.id for n in walk(rhs) if isinstance(n, gast.Name)
                                 and n.id not in resolution.global_roots))
     if isinstance(rhs, gast.Name):
         if rhs.id in resolution.global_roots:

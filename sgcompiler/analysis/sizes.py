@@ -237,12 +237,14 @@ def _atoms(facts):
     known, bad, assigned = facts.known, facts.bad, facts.assigned
 
     def atom(node):
+        # (-2.0 is read as 2.0 here, not by calling atom again: a function that calls
+        # itself through its closure is a reference cycle, left for the collector)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
+            node = node.operand
         if isinstance(node, gast.Constant):
             if isinstance(node.value, (bool, int, float)):
                 return (), WEAK
             return None
-        if isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Constant):
-            return atom(node.operand)
         if facts.is_number(node):
             return (), WEAK
         if isinstance(node, gast.Name):

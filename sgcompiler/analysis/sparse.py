@@ -13,6 +13,7 @@ product, its sums are `np.matrix` rows, `np.shape(X)` is `()`.
 from __future__ import annotations
 
 import gast
+from ..ir.blocks import walk
 
 READABLE = frozenset({"T", "shape", "ndim", "nnz", "dtype"})    # X.T is sparse, the rest not
 
@@ -21,7 +22,7 @@ def sparse_misuse(body, sparse: frozenset):
     """The first statement of the normal-form `body` that uses a value derived from the
     parameters named in `sparse` other than in a matrix product, and that value's name;
     None when there is none."""
-    stmts = [node for stmt in body for node in gast.walk(stmt) if isinstance(node, gast.stmt)]
+    stmts = [node for stmt in body for node in walk(stmt) if isinstance(node, gast.stmt)]
     names = set(sparse)
     grown = True
     while grown:        # (a loop may read a name before, in the text, it is made sparse)
@@ -78,7 +79,7 @@ def _reads(stmt, names):
     else:
         parts = [stmt]
     for part in parts:
-        for node in gast.walk(part):
+        for node in walk(part):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
                     node.id in names:
                 return node.id

@@ -28,6 +28,7 @@ from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, des
     target_of
 from .shapes import shapes
 from .sizes import WEAK, Elements
+from ..ir.blocks import walk
 
 MAX_DEPTH = 8           # callees of callees followed, at most
 
@@ -106,7 +107,7 @@ class Callees:
     def _keyed(self, fn, _):
         src = parse_function(fn)        # the source is enough: no need to normalize
         keyed = set()
-        for node in gast.walk(src.tree):
+        for node in walk(src.tree):
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
                     and isinstance(node.slice, gast.Constant) \
                     and isinstance(node.slice.value, str):

@@ -131,7 +131,8 @@ def _prepare(root):
             node.lineno = 0
         if isinstance(node, _TARGET_HOLDERS):
             targets.append(node)
-        for field, value in ast.iter_fields(node):
+        for field in node._fields:     # (ast.iter_fields, without its generator)
+            value = getattr(node, field, None)
             if isinstance(value, list):
                 for k, item in enumerate(value):
                     if isinstance(item, ast.AST):

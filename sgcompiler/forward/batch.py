@@ -33,6 +33,7 @@ from ..analysis.shapes import ARRAY
 from ..ir.builders import const, load
 from ..reverse.inline import simplify
 from .. import runtime
+from ..ir.blocks import walk
 
 _MATMUL = (numpy.matmul, operator.matmul)
 _SUMS = (numpy.sum, numpy.mean)
@@ -323,7 +324,7 @@ def _factors(expr, name):
 
 
 def _mentions(expr, name) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(expr))
+    return any(isinstance(n, gast.Name) and n.id == name for n in walk(expr))
 
 
 _NOT_LITERAL = object()

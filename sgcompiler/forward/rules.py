@@ -19,6 +19,7 @@ from ..errors import error_at
 from ..ir.builders import const, load
 from ..rules.derive import tangent_rule
 from ..reverse.inline import _literal, simplify, substituted
+from ..ir.blocks import walk
 
 
 class TangentRules:
@@ -73,7 +74,7 @@ class TangentRules:
         does a statement whose result and operands are real (complex_kinds.py)."""
         if not rule_table.complex_mode() or rule_table.handles_complex(rule):
             return tangent
-        operands = list(dict.fromkeys(n.id for a in op.args.values() for n in gast.walk(a)
+        operands = list(dict.fromkeys(n.id for a in op.args.values() for n in walk(a)
                                       if isinstance(n, gast.Name)))
         if not {target, *operands} & self.fwd.maybe_complex:
             return tangent
@@ -96,7 +97,7 @@ class TangentRules:
         result's shape: it reads the result, or every operand that may be an array (or
         its tangent, which has the operand's shape)."""
         shapes, fwd = self.fwd.shapes, self.fwd
-        read = {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}
+        read = {n.id for n in walk(expr) if isinstance(n, gast.Name)}
         if shapes.is_scalar(target) or target in read:
             return True
         operands = {a.id for a in op.args.values() if isinstance(a, gast.Name)}

@@ -38,6 +38,7 @@ from ..analysis.sizes import WEAK
 from ..reverse.inline import Linker
 from .batch import BatchedRules, NotBatchable
 from .rules import TangentRules
+from ..ir.blocks import walk
 
 LOOPS = (gast.For, gast.While)
 
@@ -168,7 +169,7 @@ class _Forward:
 
     def loop(self, stmt):
         if isinstance(stmt, gast.For):
-            targets = [n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)
+            targets = [n.id for n in walk(stmt.target) if isinstance(n, gast.Name)
                        and self.active(n.id)]
             if targets and self.batched is not None:
                 raise NotBatchable("a loop index with a tangent")
@@ -321,4 +322,4 @@ def _fresh(expr) -> bool:
 
 def _reads_written(expr, fwd) -> bool:
     written = {fwd.tname(w) for w in fwd.written}
-    return any(isinstance(n, gast.Name) and n.id in written for n in gast.walk(expr))
+    return any(isinstance(n, gast.Name) and n.id in written for n in walk(expr))

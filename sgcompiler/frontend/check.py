@@ -12,6 +12,7 @@ import gast
 from ..errors import describe, errors_at
 from .source import FunctionSource
 from .forms.statements import try_refusal
+from ..ir.blocks import walk
 
 # construct -> what to say about it
 _REFUSED = {
@@ -69,7 +70,7 @@ def check(fn: FunctionSource) -> None:
                                "function given to grad, value_and_grad or jvp and on the "
                                "helpers it calls, not here; name each parameter"))
     for stmt in tree.body:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))
             if message:
                 problems.append((node, message.format(f=fn.name)))
@@ -92,7 +93,7 @@ def _is_builtin_call(node, names) -> bool:
 def _check_targets(node):
     targets = node.targets if isinstance(node, gast.Assign) else [node.target]
     for target in targets:
-        for t in gast.walk(target):
+        for t in walk(target):
             if isinstance(t, gast.Attribute) and isinstance(t.ctx, gast.Store):
                 yield ("assigning to an attribute is not supported in differentiated code; "
                        "use a local variable")

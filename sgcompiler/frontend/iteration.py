@@ -19,6 +19,7 @@ import gast
 
 from ..errors import error_at
 from ..runtime import by_position
+from ..ir.blocks import walk
 
 
 class IterationForms:
@@ -27,7 +28,7 @@ class IterationForms:
     def stmt_For(self, stmt):
         lineno = self.lineno
         # the target too: `for v in v` rebinds the name of the sequence it indexes
-        self.rebound_in_loop = {n.id for s in [stmt.target] + stmt.body for n in gast.walk(s)
+        self.rebound_in_loop = {n.id for s in [stmt.target] + stmt.body for n in walk(s)
                                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         iterable, elements = self.iteration(stmt.iter)
         index = self.namer.temp(_index_hint(stmt.target)) if elements else None
@@ -138,7 +139,7 @@ class IterationForms:
         self.assign(name, gast.List(elts=[], ctx=gast.Load()))
         renames = {}
         for gen in node.generators:
-            for n in gast.walk(gen.target):
+            for n in walk(gen.target):
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(n.id)
         outer_iter = node.generators[0].iter        # evaluated in the enclosing scope
@@ -155,7 +156,7 @@ class IterationForms:
                               type_comment=None)]
         for stmt in inner:
             gast.copy_location(stmt, node)
-            for n in gast.walk(stmt):
+            for n in walk(stmt):
                 if isinstance(n, gast.stmt) and not hasattr(n, "lineno"):
                     n.lineno = self.lineno
         lineno = self.lineno
@@ -189,7 +190,7 @@ def _dict_method(node):
 
 
 def _rename(node, renames):
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name) and n.id in renames:
             n.id = renames[n.id]
     return node

@@ -23,6 +23,7 @@ import os
 import gast
 
 from ..errors import SGCompilerError, SourceUnavailable
+from ..ir.blocks import walk
 
 
 def is_lambda(fn) -> bool:
@@ -70,7 +71,7 @@ def _located(code, qualname):
         raise SourceUnavailable(f"lambda ({where}): the source file cannot be parsed, so the "
                               "lambda's source cannot be found; define the function with def "
                               "in a file") from None
-    on_line = [n for n in gast.walk(module)
+    on_line = [n for n in walk(module)
                if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno]
     on_line.sort(key=lambda n: n.col_offset)
     found = [n for n in on_line if _holds(n.body, code) and _same_parameters(n, code)]
@@ -111,7 +112,7 @@ def _same_parameters(node, code) -> bool:
 
 def _name(module, node, index, qualname) -> str:
     """`loss_lambda_12`: after the name it is assigned to or the function it is in."""
-    for parent in gast.walk(module):
+    for parent in walk(module):
         if isinstance(parent, gast.Assign) and parent.value is node and \
                 len(parent.targets) == 1 and isinstance(parent.targets[0], gast.Name):
             return f"{parent.targets[0].id}_lambda_{node.lineno}"

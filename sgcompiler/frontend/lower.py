@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 
 import gast
+from ..ir.blocks import walk
 
 LOOPS = (gast.For, gast.While)
 
@@ -63,7 +64,7 @@ def _always_exits(block, kinds) -> bool:
 
 
 def _contains(block, kind) -> bool:
-    return any(isinstance(n, kind) for s in block for n in gast.walk(s))
+    return any(isinstance(n, kind) for s in block for n in walk(s))
 
 
 def lift(block, kinds):
@@ -177,7 +178,7 @@ class _Lower:
 
 def _assigns(stmt, name) -> bool:
     return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
-               for n in gast.walk(stmt))
+               for n in walk(stmt))
 
 
 def _drop_trailing_continue(block):

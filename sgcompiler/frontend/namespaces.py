@@ -20,6 +20,7 @@ import gast
 import numpy as np
 
 from .source import FunctionSource
+from ..ir.blocks import walk
 
 _FINDERS = frozenset({"array_namespace", "get_namespace"})
 
@@ -33,7 +34,7 @@ def read_namespaces(fn: FunctionSource) -> FunctionSource:
     if not found:
         return fn
     stores = {}
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
             stores[node.id] = stores.get(node.id, 0) + 1
     params = {a.id for a in fn.tree.args.args + fn.tree.args.kwonlyargs}

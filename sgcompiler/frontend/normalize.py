@@ -38,6 +38,7 @@ from .source import FunctionSource
 from .iteration import IterationForms
 from .lower import lower
 from .resolve import Resolution, index_join, local_names
+from ..ir.blocks import walk
 
 RESULT = "result"
 
@@ -82,7 +83,7 @@ def normalize(fn: FunctionSource, resolution: Resolution) -> Normalized:
     body = lower([s for s in tree.body if not _is_docstring(s)], namer)
     normalizer = _Normalizer(fn, resolution, namer, _versioned_names(body, params))
     normalizer.single_return = sum(isinstance(n, gast.Return) for s in body
-                                   for n in gast.walk(s)) == 1 and isinstance(body[-1],
+                                   for n in walk(s)) == 1 and isinstance(body[-1],
                                                                               gast.Return)
     normalizer.current.update((p, p) for p in params if p in normalizer.versionable)
     out = normalizer.block(body)
@@ -101,7 +102,7 @@ def _versioned_names(body, params) -> set:
     for stmt in body:
         into = top if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)) \
             else nested
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 into.add(node.id)
     return top - nested
@@ -191,7 +192,7 @@ class _Normalizer(IterationForms):
             rhs = self.op(value, target.id)
             name = self.new_version(target.id)
             if not isinstance(rhs, gast.Name) and any(
-                    isinstance(n, gast.Name) and n.id == name for n in gast.walk(rhs)):
+                    isinstance(n, gast.Name) and n.id == name for n in walk(rhs)):
                 # `y = y * 2` in a branch or loop: keep the old and new value apart, so
                 # the adjoint can see both.
                 temp = self.namer.temp(self.hint(value, target.id))
@@ -202,9 +203,9 @@ class _Normalizer(IterationForms):
         if isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
                 # `a, b = b, a` must read both before writing either
-                stored = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+                stored = {n.id for n in walk(target) if isinstance(n, gast.Name)}
                 swap = any(isinstance(n, gast.Name) and n.id in stored
-                           for v in value.elts for n in gast.walk(v))
+                           for v in value.elts for n in walk(v))
                 parts = [self.atom(v, "value", fresh=swap) for v in value.elts]
             else:
                 whole = self.atom(value, "value")
@@ -249,7 +250,7 @@ class _Normalizer(IterationForms):
         self.lineno = stmt.lineno
         if isinstance(test, gast.Name) and any(
                 isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == test.id
-                for s in body + orelse for n in gast.walk(s)):
+                for s in body + orelse for n in walk(s)):
             # the branch changes the variable it was chosen by: keep the choice aside, so
             # the adjoint sweep replays the branch that ran
             name = self.namer.temp("cond")
@@ -359,7 +360,7 @@ class _Normalizer(IterationForms):
 
     def rename_reads(self, node):
         node = copy.deepcopy(node)
-        for n in gast.walk(node):
+        for n in walk(node):
             if isinstance(n, gast.Name) and n.id in self.current:
                 n.id = self.current[n.id]
         return node

@@ -33,6 +33,7 @@ from ..runtime import is_helper, stop_gradient
 from .forms.objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import local_names  # noqa: F401 (later stages read it from here)
+from ..ir.blocks import walk
 
 PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
     "primitive", "stop", "nondiff", "method", "user", "iteration", "opaque")
@@ -182,7 +183,7 @@ def index_join(fn, node, global_roots):
 
 def _index_join_callees(fn, global_roots, callees, problems):
     """The callees of what normalize writes for each np.r_[...] and np.c_[...]."""
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         found = index_join(fn, node, global_roots) if isinstance(node, gast.Subscript) \
             else None
         if found is None:
@@ -206,7 +207,7 @@ def resolve(fn: FunctionSource) -> Resolution:
         SGCompilerError: listing every callee that is unknown or has no derivative rule.
     """
     local = local_names(fn.tree)
-    global_roots = frozenset(n.id for n in gast.walk(fn.tree)
+    global_roots = frozenset(n.id for n in walk(fn.tree)
                              if isinstance(n, gast.Name) and n.id not in local)
     callees, problems = {}, []
     # builtins that normalize uses to rewrite loops over sequences
@@ -216,7 +217,7 @@ def resolve(fn: FunctionSource) -> Resolution:
         if callee is not None:
             callees[name] = callee
     global_roots |= _LOOP_BUILTINS - local
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         if not isinstance(node, gast.Call):
             continue
         key = callee_key(node.func, global_roots)

@@ -19,6 +19,7 @@ import gast
 from ..errors import describe, errors_at
 from .depends import module_level
 from .source import FunctionSource
+from ..ir.blocks import walk
 
 
 def inline_transforms(fn: FunctionSource) -> FunctionSource:
@@ -28,10 +29,10 @@ def inline_transforms(fn: FunctionSource) -> FunctionSource:
     Raises:
         SGCompilerError: when a transformation's arguments are not known at compile time.
     """
-    local = {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)
+    local = {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)
              and isinstance(n.ctx, (gast.Store, gast.Param))}
     introduced, problems = {}, []
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         refused = _refused_inside(fn, node, local)
         if refused:
             problems.append(describe(fn, node, refused))

@@ -40,17 +40,35 @@ def nodes(node):
     """Every node under `node` (itself included), in no particular order: gast.walk's
     set of nodes, faster, for passes that only collect."""
     todo = [node]
-    pop, push = todo.pop, todo.append
+    pop, push, extend, ast = todo.pop, todo.append, todo.extend, gast.AST
     while todo:
         node = pop()
         yield node
         for value in node.__dict__.values():
             if type(value) is list:
-                for item in value:
-                    if isinstance(item, gast.AST):
-                        push(item)
-            elif isinstance(value, gast.AST):
+                if value:
+                    extend([item for item in value if isinstance(item, ast)])
+            elif isinstance(value, ast):
                 push(value)
+
+
+def walk(node):
+    """Every node under `node` (itself included) in gast.walk's order (breadth first,
+    fields in order), about 1.7 times as fast: most passes walk the whole function, some
+    several times, and gast.walk was a fifth of the compile time of a long function."""
+    todo = deque((node,))
+    pop, push, extend, ast = todo.popleft, todo.append, todo.extend, gast.AST
+    while todo:
+        node = pop()
+        # (the children are found before `node` is handed out, as gast.walk does: a
+        # caller may change `node`'s fields)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast):
+                push(value)
+            elif isinstance(value, list):
+                extend([item for item in value if isinstance(item, ast)])
+        yield node
 
 
 def local_names(tree) -> set:

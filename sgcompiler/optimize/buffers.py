@@ -158,23 +158,27 @@ class _Buffers(CodeShapes):
         donors lose their ownership (their arrays now hold results)."""
         reads = Counter(n.id for n in nodes(value) if isinstance(n, gast.Name))
         changed = []
-
-        def visit(node):
-            if isinstance(node, gast.BinOp):
-                node.left, node.right = visit(node.left), visit(node.right)
-            elif isinstance(node, gast.UnaryOp):
-                node.operand = visit(node.operand)
-            elif isinstance(node, gast.Call):
-                node.args = [visit(a) for a in node.args]
-            else:
-                return node
-            new = self._write_into_donor(i, node, reads, target, node is value)
-            if new is not None:
-                changed.append(new)
-                return new
-            return node
-        value = visit(value)
+        value = self._visit_reuse(value, (i, reads, target, value, changed))
         return value if changed else None
+
+    def _visit_reuse(self, node, how):
+        """`node` with its operations written into dying operands, innermost first (a
+        method, not a closure that calls itself: that is a reference cycle per call)."""
+        i, reads, target, root, changed = how
+        if isinstance(node, gast.BinOp):
+            node.left = self._visit_reuse(node.left, how)
+            node.right = self._visit_reuse(node.right, how)
+        elif isinstance(node, gast.UnaryOp):
+            node.operand = self._visit_reuse(node.operand, how)
+        elif isinstance(node, gast.Call):
+            node.args = [self._visit_reuse(a, how) for a in node.args]
+        else:
+            return node
+        new = self._write_into_donor(i, node, reads, target, node is root)
+        if new is not None:
+            changed.append(new)
+            return new
+        return node
 
     def _write_into_donor(self, i, node, reads, target, root=False):
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
@@ -275,30 +279,32 @@ class _Buffers(CodeShapes):
         """Names `value` hands on (to a helper, a container, a view) lose their
         ownership: only operands of arithmetic, ufuncs, reductions and products keep it,
         and arguments a helper reads only the shape of."""
-        def walk(node, kept):
-            if isinstance(node, gast.Name):
-                if not kept:
-                    self.owned.discard(node.id)
-            elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
-                for child in gast.iter_child_nodes(node):
-                    walk(child, True)
-            elif isinstance(node, gast.Attribute) and node.attr == "shape":
-                pass
-            elif isinstance(node, gast.Attribute) and node.attr == "T" and kept:
-                walk(node.value, True)  # h.T @ g: the view is read, not kept
-            elif isinstance(node, gast.Call):
-                helper = self.helpers.get(getattr(node.func, "id", None))
-                shape_only = SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))
-                numeric = self._numpy_function(node) in _NEW_ARRAYS
-                walk(node.func, False)      # t0.ravel(), t0.reshape(...): views of t0
-                for k, arg in enumerate(node.args):
-                    walk(arg, numeric or k == shape_only)
-                for keyword in node.keywords:
-                    walk(keyword.value, numeric and keyword.arg != "out")
-            else:
-                for child in gast.iter_child_nodes(node):
-                    walk(child, False)
-        walk(value, False)
+        self._escape_walk(value, False)
+
+    def _escape_walk(self, node, kept):
+        # (a method, not a closure that calls itself: that is a reference cycle per call)
+        if isinstance(node, gast.Name):
+            if not kept:
+                self.owned.discard(node.id)
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
+            for child in gast.iter_child_nodes(node):
+                self._escape_walk(child, True)
+        elif isinstance(node, gast.Attribute) and node.attr == "shape":
+            pass
+        elif isinstance(node, gast.Attribute) and node.attr == "T" and kept:
+            self._escape_walk(node.value, True)  # h.T @ g: the view is read, not kept
+        elif isinstance(node, gast.Call):
+            helper = self.helpers.get(getattr(node.func, "id", None))
+            shape_only = SHAPE_ARGUMENT.get(getattr(helper, "__name__", None))
+            numeric = self._numpy_function(node) in _NEW_ARRAYS
+            self._escape_walk(node.func, False)  # t0.ravel(), t0.reshape(...): views of t0
+            for k, arg in enumerate(node.args):
+                self._escape_walk(arg, numeric or k == shape_only)
+            for keyword in node.keywords:
+                self._escape_walk(keyword.value, numeric and keyword.arg != "out")
+        else:
+            for child in gast.iter_child_nodes(node):
+                self._escape_walk(child, False)
 
     def _fresh(self, value) -> bool:
         """Whether `value` is a new array: arithmetic, a ufunc, a reduction or a product

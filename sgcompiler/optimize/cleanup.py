@@ -76,22 +76,7 @@ def free_after_last_use(tree, small):
     certainly bound there."""
     body = tree.body
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
-    # branch conditions are bools, shapes are tuples of ints: nothing to free
-    params |= {n.test.id for n in nodes(tree) if isinstance(n, gast.If)
-               and isinstance(n.test, gast.Name)}
-    params |= {n.targets[0].id for n in nodes(tree) if isinstance(n, gast.Assign)
-               and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Attribute)
-               and n.value.attr in ("shape", "ndim", "size", "dtype")}
-    # counters (`_trips = 0`, `_trips += 1`) hold numbers too
-    numbers, other = set(), set()
-    for node in nodes(tree):
-        if isinstance(node, (gast.Assign, gast.AugAssign)):
-            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            names = {t.id for t in targets if isinstance(t, gast.Name)}
-            number = isinstance(node.value, gast.Constant) and \
-                type(node.value.value) in (int, float)
-            (numbers if number else other).update(names)
-    params |= numbers - other
+    params |= _numbers(tree)
     # name -> the first statement after which it is certainly bound (a set of the names
     # bound before each statement would cost the square of the function's length)
     last, bound_after = {}, dict.fromkeys(params, -1)
@@ -121,11 +106,35 @@ def free_after_last_use(tree, small):
         if bound or name in _stored(stmt, i, stores):
             if bound or isinstance(stmt, gast.Assign):
                 frees.setdefault(i, []).append(name)
-    for i in sorted(frees, reverse=True):
-        names = sorted(frees[i])
-        node = gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
-                                               type_comment=None) for n in names])
-        body.insert(i + 1, node)
+    # (one new list: an insert per `del` made a long function cost the square of its length)
+    body[:] = [made for i, stmt in enumerate(body) for made in
+               ([stmt, _delete(sorted(frees[i]))] if i in frees else [stmt])]
+
+
+def _numbers(tree) -> set:
+    """Names that hold no array worth freeing, found in one walk: branch conditions
+    (bools), shapes (tuples of ints) and counters (`_trips = 0`, `_trips += 1`)."""
+    found, numbers, other = set(), set(), set()
+    for node in nodes(tree):
+        if isinstance(node, gast.If):
+            if isinstance(node.test, gast.Name):
+                found.add(node.test.id)
+        elif isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            if isinstance(node, gast.Assign) and isinstance(targets[0], gast.Name) and \
+                    isinstance(node.value, gast.Attribute) and \
+                    node.value.attr in ("shape", "ndim", "size", "dtype"):
+                found.add(targets[0].id)
+            names = {t.id for t in targets if isinstance(t, gast.Name)}
+            number = isinstance(node.value, gast.Constant) and \
+                type(node.value.value) in (int, float)
+            (numbers if number else other).update(names)
+    return found | (numbers - other)
+
+
+def _delete(names):
+    return gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
+                                          type_comment=None) for n in names])
 
 
 def _stored(stmt, i, stores) -> set:
@@ -365,8 +374,7 @@ def pure_assign(stmt, helpers) -> bool:
             while isinstance(root, gast.Attribute):
                 root = root.value
             name = getattr(root, "id", None)
-            chain = gast.dump(func)
-            if "'random'" in chain:         # draws advance a generator's state
+            if _mentions_random(func):     # draws advance a generator's state
                 return False
             if not (name in helpers or name in ("np", "len", "range", "min", "max", "abs",
                                                 "float", "int", "math")):
@@ -374,6 +382,25 @@ def pure_assign(stmt, helpers) -> bool:
         elif isinstance(node, (gast.Lambda, gast.Yield, gast.Await, gast.NamedExpr)):
             return False
     return True
+
+
+def _same_tree(a, b) -> bool:
+    """Whether gast.dump(a) == gast.dump(b) (the same fields, leaves of the same repr:
+    1 is not 1.0, -0.0 is not 0.0), without printing either."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, gast.AST):
+        return all(_same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_tree(x, y) for x, y in zip(a, b))
+    return repr(a) == repr(b)
+
+
+def _mentions_random(func) -> bool:
+    """Whether a name, attribute or string in `func` is "random" (np.random.normal, a
+    `random` module): what `"'random'" in gast.dump(func)` found, without printing it."""
+    return any(type(value) is str and value == "random"
+               for node in nodes(func) for value in node.__dict__.values())
 
 
 class _Tidy(gast.NodeTransformer):
@@ -386,7 +413,7 @@ class _Tidy(gast.NodeTransformer):
                 and isinstance(node.right.op, gast.USub):
             return gast.BinOp(left=node.left, op=gast.Sub(), right=node.right.operand)
         if isinstance(node.op, gast.Add) and arithmetic(node.left) and \
-                gast.dump(node.left) == gast.dump(node.right):
+                _same_tree(node.left, node.right):
             # d * x + d * x (the adjoint of x * x): one product, doubled (exactly equal)
             return gast.BinOp(left=node.left, op=gast.Mult(),
                               right=gast.Constant(value=2, kind=None))

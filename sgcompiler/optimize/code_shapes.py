@@ -162,6 +162,9 @@ class CodeShapes:
             dtype = g[1] if g[1] is not WEAK else x[1]
             return x[0], (dtype if isinstance(dtype, np.dtype) and dtype.kind == "f"
                           else None)
+        if getattr(helper, "__name__", None) == "balanced_eq" and len(node.args) == 3 \
+                and not node.keywords:
+            return self._balanced_shape(node.args)
         like = _LIKE_ARGUMENT.get(getattr(helper, "__name__", None))
         if like is not None and len(node.args) > like:
             return self._like_argument(node.args[0], node.args[like])
@@ -186,6 +189,16 @@ class CodeShapes:
                 return None
             return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
         return None
+
+    def _balanced_shape(self, args):
+        """balanced_eq(x, z, y), max's and min's mask: the three broadcast, in x's float
+        dtype (float_dtype(x, y)) when y is a number or of that dtype."""
+        x, z, y = (self.shape_of(a) for a in args)
+        total = broadcast([x, z, y]) if None not in (x, z, y) else None
+        if total is None or not (isinstance(x[1], np.dtype) and x[1].kind == "f") or \
+                not (y[1] is WEAK or y[1] == x[1]):
+            return None
+        return total[0], x[1]
 
     def _like_argument(self, g, x):
         """x's shape and float dtype, when the adjoint g has that dtype too (or is a

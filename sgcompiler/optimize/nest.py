@@ -20,7 +20,7 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import blocks
+from ..ir.blocks import blocks, walk
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -29,7 +29,7 @@ def nest_single_uses(tree: gast.FunctionDef, temporary, small, pure) -> None:
     """Nest in place. `temporary(name)`: a generated name nobody needs to see;
     `small(name)`: it holds a number; `pure(stmt)`: `name = expression` without effects."""
     reads, writes = Counter(), Counter()
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name):
             (writes if isinstance(node.ctx, (gast.Store, gast.Del)) else reads)[node.id] += 1
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
@@ -110,7 +110,7 @@ def _assigned_name(stmt):
 def _nest_forward(block, i, name, pure) -> bool:
     """Put block[i]'s value where the following statements read `name`, if that is safe."""
     value = block[i].value
-    inputs = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+    inputs = {n.id for n in walk(value) if isinstance(n, gast.Name)}
     for j in range(i + 1, len(block)):
         later = block[j]
         use = _use_site(later, name)
@@ -134,7 +134,7 @@ def _use_site(stmt, name):
     roots = [stmt.test] if isinstance(stmt, gast.If) else \
         [] if isinstance(stmt, (gast.For, gast.While)) else [stmt]
     for root in roots:
-        for parent in gast.walk(root):
+        for parent in walk(root):
             if parent is not stmt and isinstance(parent, (gast.stmt,)):
                 continue
             for field, child in gast.iter_fields(parent):
@@ -189,10 +189,10 @@ def _is_pop(value) -> bool:
 def _loop_blocks(tree):
     """The blocks inside loops (where a statement runs once per trip), each once."""
     seen = set()
-    for loop in gast.walk(tree):
+    for loop in walk(tree):
         if not isinstance(loop, (gast.For, gast.While)):
             continue
-        for node in gast.walk(loop):
+        for node in walk(loop):
             if isinstance(node, (gast.If, gast.For, gast.While)) and id(node) not in seen:
                 seen.add(id(node))
                 yield node.body

@@ -15,6 +15,7 @@ import numpy
 from ..frontend.resolve import local_names
 from ..ir.builders import load, store
 from .cleanup import pure_names, runtime_helpers
+from ..ir.blocks import walk
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def _drop_unread_saved(forward, backward):
     unpack, pack, names = _saved_tuple(forward, backward)
     if pack is None:
         return
-    read = {n.id for stmt in backward.body if stmt is not unpack for n in gast.walk(stmt)
+    read = {n.id for stmt in backward.body if stmt is not unpack for n in walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     keep = [k for k, name in enumerate(names) if name in read]
     unpack.targets[0].elts = [unpack.targets[0].elts[k] for k in keep]

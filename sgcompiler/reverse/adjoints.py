@@ -25,6 +25,7 @@ from .inline import inline, simplify
 from .shortcuts import shortcut_contributions
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND, EITHER
+from ..ir.blocks import walk
 
 
 def _joined_containers(rev, stmt, op, g):
@@ -198,7 +199,7 @@ def complex_guard(rev, op, name, target, expr):
             return expr         # (a real value's real adjoint: real_like would change nothing)
         rev.reads.add(name)
         return rev.helper_call("real_like", [expr, load(name)])
-    operands = list(dict.fromkeys(n.id for a in op.args.values() for n in gast.walk(a)
+    operands = list(dict.fromkeys(n.id for a in op.args.values() for n in walk(a)
                                   if isinstance(n, gast.Name)))
     rev.reads.update(operands)
     return rev.helper_call("real_only", [expr, const(op.rule.name)] +

@@ -31,6 +31,7 @@ from ..rules.registry import runtime_helper_read
 from ..ir.builders import comment, load, store
 from ..analysis.ops import target_of
 from ..analysis.shapes import CONTAINER, EITHER
+from ..ir.blocks import walk
 
 
 class CallSweeps:
@@ -125,7 +126,7 @@ class CallSweeps:
     def _segment_again(self, stmt, fwd, tape) -> list:
         """`_tape = f_segment_forward(args)[1]`: a checkpointed segment's trips run again
         from the state it started with, taped for its backward."""
-        if target_of(stmt) in {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)}:
+        if target_of(stmt) in {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}:
             raise error_at(stmt, self.fn, "internal: a segment's result is one of its "
                                           "arguments")
         call = copy.deepcopy(stmt.value)

@@ -20,6 +20,7 @@ from ..analysis.shapes import SCALAR, Shapes, class_shape, concrete_class
 from ..analysis.shape_algebra import NOT_CONSTANT, axes_of, constant
 from ..frontend.depends import unrecorded
 from ..ir.builders import const, factors_of, load, number, product_of
+from ..ir.blocks import walk
 
 
 class Linker:
@@ -324,7 +325,7 @@ class _Simplify(gast.NodeTransformer):
 def _reduces(node) -> bool:
     """Whether an expression calls a function along axes (np.sum(g, axis=axis))."""
     return any(isinstance(n, gast.Call) and any(k.arg == "axis" for k in n.keywords)
-               for n in gast.walk(node))
+               for n in walk(node))
 
 
 def _may_be_bool(node) -> bool:

@@ -24,6 +24,7 @@ from ..ir.builders import const, load, store
 from ..frontend.lower import before_breaks, jumps
 from ..analysis.ops import describe_stmt, is_setitem, target_of
 from ..analysis.shapes import ARRAY
+from ..ir.blocks import walk
 
 LOOPS = (gast.For, gast.While)
 
@@ -107,7 +108,7 @@ class LoopSweeps:
             return False
         elsewhere = [s for s in self.norm.body if s is not stmt] + test.body
         return not any(isinstance(n, gast.Name) and n.id in temps
-                       for s in elsewhere for n in gast.walk(s))
+                       for s in elsewhere for n in walk(s))
 
     def loop_body(self, stmt):
         """The statements whose adjoint the adjoint loop runs each trip."""

@@ -17,6 +17,7 @@ from .. import runtime
 from ..runtime import SHAPE_ARGUMENT
 from ..ir.builders import const, load, store
 from ..analysis.shapes import ARRAY
+from ..ir.blocks import walk
 
 
 class AdjointState:
@@ -43,7 +44,7 @@ class AdjointState:
         """Whether `expr` may evaluate to a plain 0.0 rather than an array shaped like var:
         it reads an adjoint that may be one, and nothing that gives it var's shape."""
         adjoints = self.namer.adjoints()
-        names = [n.id for n in gast.walk(expr) if isinstance(n, gast.Name)]
+        names = [n.id for n in walk(expr) if isinstance(n, gast.Name)]
         if not any(adjoints.get(n) in self.maybe_scalar for n in names):
             return False
         target = self.shapes.of(var)
@@ -55,7 +56,7 @@ class AdjointState:
         """Where only an array's shape is read (unbroadcast(g, t), unreduce(g, t),
         reduced_size(t)), read a variable of the same shape that is alive anyway, so that
         t itself can be freed, or not computed at all."""
-        for node in gast.walk(expr):
+        for node in walk(expr):
             if not isinstance(node, gast.Call):
                 continue
             helper = self.linker.names.get(getattr(node.func, "id", None))
@@ -95,7 +96,7 @@ class AdjointState:
         if current is None and self.may_be_plain_zero(expr, var):
             self.maybe_scalar.add(var)   # computed from an adjoint that may be a plain 0.0
         if not self.is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
-                                       self.written_in_place for n in gast.walk(expr)):
+                                       self.written_in_place for n in walk(expr)):
             # it may be (a view of) an array the adjoint sweep restores in place
             expr = self.np_call("copy", [expr])
         self.state[var] = load(dvar)
@@ -158,7 +159,7 @@ class AdjointState:
                                                self.final_adjoint(n.id) or
                                                self.linker.names.get(n.id) is
                                                runtime.reduced_size))
-                for n in gast.walk(scalar) if isinstance(n, (gast.Name, gast.Constant)))
+                for n in walk(scalar) if isinstance(n, (gast.Name, gast.Constant)))
 
     def is_number_expression(self, expr) -> bool:
         """A constant, or arithmetic of constants and reduced_size(t): a Python number."""
@@ -207,7 +208,7 @@ class AdjointState:
         for param, name in op.inputs:
             if not self.is_active(name) or self.shapes.same(name, target):
                 continue
-            reads = {n.id for n in gast.walk(op.rule.output_for(param))
+            reads = {n.id for n in walk(op.rule.output_for(param))
                      if isinstance(n, gast.Name)}
             others = [p for p, atom in op.args.items() if p != param
                       and isinstance(atom, gast.Name) and not self.shapes.is_scalar(atom.id)]

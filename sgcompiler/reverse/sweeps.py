@@ -39,6 +39,7 @@ from ..analysis.ops import (APPEND, CALL, RULE, SETITEM, describe_stmt, is_appen
 from ..analysis.shapes import ARRAY, CONTAINER, Shapes
 from .context import SweepState, step_of
 from .state import AdjointState
+from ..ir.blocks import walk
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _sweeps(norm, resolution, act, shapes, pieces, plan, piece=False):
 
 def _reads(body, name) -> bool:
     return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
-               for stmt in body for n in gast.walk(stmt))
+               for stmt in body for n in walk(stmt))
 
 
 def _seed(norm, piece):
@@ -173,7 +174,7 @@ def reverse_piece(norm: Normalized, resolution, act: Activity, shapes: Shapes,
     assigned = {target_of(s) for s in assignments(norm.body)}
     first, also_saved = [], set()
     for k, g in enumerate(grads):
-        for n in gast.walk(g):
+        for n in walk(g):
             if isinstance(n, gast.Name) and n.id in norm.params and n.id not in sweep.needed \
                     and n.id not in also_saved:
                 if n.id in assigned:
@@ -411,7 +412,7 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
         if g is not None and self.is_active(target):
             body = (self.call_adjoint(stmt, op, g) if op.kind == CALL
                     else contributions(self, stmt, op, target, g))
-            self.reads.update(n.id for s in body for n in gast.walk(s)
+            self.reads.update(n.id for s in body for n in walk(s)
                               if isinstance(n, gast.Name) and n.id in self.primal_names)
             if body:
                 out.extend(self.line_comment(stmt))

@@ -27,7 +27,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
-from ..ir.blocks import statement_lists
+from ..ir.blocks import statement_lists, walk
 from ..analysis.memory import bound_before
 from ..analysis.ops import RULE, describe_op
 from ..frontend.resolve import STOP, local_names
@@ -47,7 +47,7 @@ def tighten(norm, resolution, act, shapes):
     Returns:
         the tightened Normalized.
     """
-    if not any(isinstance(n, LOOPS) for n in gast.walk(gast.Module(body=list(norm.body),
+    if not any(isinstance(n, LOOPS) for n in walk(gast.Module(body=list(norm.body),
                                                                     type_ignores=[]))):
         return norm         # nothing to tighten
     body = copy.deepcopy(list(norm.body))
@@ -175,12 +175,12 @@ def _stop_of_a_name(value, context) -> bool:
 
 def _stores(node) -> set:
     """Names a statement (and everything in it) binds."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
 
 
 def _names(node, ctx) -> Counter:
-    return Counter(n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return Counter(n.id for n in walk(node) if isinstance(n, gast.Name)
                    and isinstance(n.ctx, ctx))
 
 
@@ -244,14 +244,14 @@ def _reads_only_shape(rule, param, names) -> bool:
     shape argument of unbroadcast."""
     template = rule.output_for(param)
     shape_reads = set()
-    for node in gast.walk(template):
+    for node in walk(template):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 rule.namespace.get(node.func.id) is runtime.unbroadcast and \
                 len(node.args) == 2 and isinstance(node.args[1], gast.Name):
             shape_reads.add(id(node.args[1]))
     return not any(isinstance(n, gast.Name) and n.id in names and id(n) not in shape_reads
-                   for n in gast.walk(template))
+                   for n in walk(template))
 
 
 def _reads(template, names) -> bool:
-    return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(template))
+    return any(isinstance(n, gast.Name) and n.id in names for n in walk(template))

@@ -46,6 +46,7 @@ from ...errors import describe, errors_at
 from ... import runtime
 from ..lifted import lifted_function
 from .replayable import Refused as _Refused, check_replayable, check_writes
+from ...ir.blocks import walk
 
 POLICIES = ("sqrt",)
 _SEGMENTS: "weakref.WeakSet" = weakref.WeakSet()     # the segment functions made here
@@ -108,7 +109,7 @@ def _bound_params(tree) -> set:
 
 
 def _names(node, ctx) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, ctx)}
 
 
@@ -313,7 +314,7 @@ def _surely_bound(body, bound) -> set:
             bound |= _surely_bound(stmt.body, bound) & _surely_bound(stmt.orelse, bound)
         elif isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
-            bound |= {n.id for t in targets for n in gast.walk(t)
+            bound |= {n.id for t in targets for n in walk(t)
                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     return bound
 
@@ -368,7 +369,7 @@ def _add(name, value):
 
 def _located(node, like):
     """`node`, its parts without a place given `like`'s (the loop's line)."""
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
             gast.copy_location(n, like)
     return node

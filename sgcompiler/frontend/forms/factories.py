@@ -33,22 +33,22 @@ from ...runtime import stop_gradient
 from ..depends import function_reads, module_level, note
 from .objects import user_code
 from ..source import FunctionSource, parse_function
-from ...ir.blocks import local_names
+from ...ir.blocks import local_names, walk
 from .sugar import fresh
 
 
 def inline_factories(fn: FunctionSource) -> FunctionSource:
     """`fn` with each `g = factory(...)` replaced by the definition the factory makes."""
     if not any(isinstance(n, gast.Return) and isinstance(n.value, gast.Name)
-               for n in gast.walk(fn.tree)) and not _calls_module_factory(fn):
+               for n in walk(fn.tree)) and not _calls_module_factory(fn):
         return fn
     local = local_names(fn.tree)
-    taken = local | {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)}
+    taken = local | {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)}
     stores = {}
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
-    defs = {n.name: n for n in gast.walk(fn.tree) if isinstance(n, gast.FunctionDef)
+    defs = {n.name: n for n in walk(fn.tree) if isinstance(n, gast.FunctionDef)
             and n is not fn.tree}
     inliner = _Inliner(fn, local, taken, stores, defs)
     _hoist_made_and_called(fn.tree, inliner)
@@ -62,7 +62,7 @@ def _calls_module_factory(fn) -> bool:
                _factory_of(module_level(fn, n.value.func, local)) is not None or
                isinstance(n, gast.Call) and isinstance(n.func, gast.Call) and
                _factory_of(module_level(fn, n.func.func, local)) is not None
-               for n in gast.walk(fn.tree))
+               for n in walk(fn.tree))
 
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Return, gast.Expr)
@@ -76,7 +76,7 @@ def _hoist_made_and_called(tree, inliner) -> None:
     arguments call nothing but NumPy and stop_gradient: they are then evaluated a little
     earlier than Python would, which nothing can tell (a factory only defines its
     function)."""
-    for node in list(gast.walk(tree)):
+    for node in list(walk(tree)):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -91,13 +91,13 @@ def _hoist_made_and_called(tree, inliner) -> None:
 
 def _made_and_called(stmt, inliner) -> list:
     """The calls `factory(...)(...)` of `stmt` that may be hoisted."""
-    inner = {id(n) for scope in gast.walk(stmt) if isinstance(scope, _SCOPES)
-             for n in gast.walk(scope)}
-    return [n for n in gast.walk(stmt) if isinstance(n, gast.Call) and id(n) not in inner
+    inner = {id(n) for scope in walk(stmt) if isinstance(scope, _SCOPES)
+             for n in walk(scope)}
+    return [n for n in walk(stmt) if isinstance(n, gast.Call) and id(n) not in inner
             and isinstance(n.func, gast.Call) and isinstance(n.func.func, gast.Name)
             and inliner.factory(n.func.func.id) is not None
             and all(_pure(a, inliner) for part in n.func.args +
-                    [k.value for k in n.func.keywords] for a in gast.walk(part))]
+                    [k.value for k in n.func.keywords] for a in walk(part))]
 
 
 def _pure(node, inliner) -> bool:
@@ -118,7 +118,7 @@ def _hoisted(call, inliner):
     name = fresh(f"_{call.func.func.id}", inliner.taken)
     inliner.stores[name] = 1
     assign = gast.Assign(targets=[store(name)], value=call.func, type_comment=None)
-    for n in gast.walk(assign):
+    for n in walk(assign):
         gast.copy_location(n, call)
     call.func = gast.copy_location(load(name), call)
     return assign
@@ -144,7 +144,7 @@ def _made(tree):
         return None
     inner = body[0]
     if inner.decorator_list or any(isinstance(n, (gast.Lambda, gast.FunctionDef))
-                                   for s in inner.body for n in gast.walk(s)):
+                                   for s in inner.body for n in walk(s)):
         return None
     args = tree.args
     if args.vararg or args.kwarg or args.posonlyargs or args.kwonlyargs:
@@ -181,10 +181,10 @@ class _Inliner(gast.NodeTransformer):
         name = node.targets[0].id
         renames = {p: fresh(f"_{name}_{p}", self.taken) for p in bound}
         own = {a.id for a in inner.args.args + inner.args.kwonlyargs} | \
-            {n.id for s in inner.body for n in gast.walk(s)
+            {n.id for s in inner.body for n in walk(s)
              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         made = copy.deepcopy(inner)
-        for n in gast.walk(made):
+        for n in walk(made):
             if isinstance(n, gast.Name) and n.id in renames and n.id not in own and \
                     isinstance(n.ctx, gast.Load):
                 n.id = renames[n.id]
@@ -198,7 +198,7 @@ class _Inliner(gast.NodeTransformer):
         out = [gast.Assign(targets=[store(renames[p])], value=v, type_comment=None)
                for p, v in bound.items()] + [made]
         for stmt in out[:-1]:
-            for n in gast.walk(stmt):
+            for n in walk(stmt):
                 gast.copy_location(n, node)
         return out
 

@@ -20,6 +20,7 @@ import gast
 
 from ...ir.builders import load
 from ..source import FunctionSource
+from ...ir.blocks import walk
 
 _BLOCKS = ("body", "orelse", "finalbody")
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -29,14 +30,14 @@ _AGAIN = _COMPREHENSIONS + (gast.Lambda, gast.FunctionDef)
 def inline_generators(fn: FunctionSource) -> FunctionSource:
     """`fn` with each generator kept in a variable and consumed once moved to where it is
     consumed."""
-    if not any(isinstance(n, gast.GeneratorExp) for n in gast.walk(fn.tree)):
+    if not any(isinstance(n, gast.GeneratorExp) for n in walk(fn.tree)):
         return fn
     counts = {}
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         if isinstance(node, gast.Name):
             key = (node.id, isinstance(node.ctx, gast.Load))
             counts[key] = counts.get(key, 0) + 1
-    for node in list(gast.walk(fn.tree)):
+    for node in list(walk(fn.tree)):
         for field in _BLOCKS:
             block = getattr(node, field, None)
             if isinstance(block, list):
@@ -90,7 +91,7 @@ def _read_once(stmt, name):
 
 def _holder(block, use):
     """The statement of `block` that holds node `use`."""
-    return next(stmt for stmt in block if any(n is use for n in gast.walk(stmt)))
+    return next(stmt for stmt in block if any(n is use for n in walk(stmt)))
 
 
 class _Put(gast.NodeTransformer):

@@ -27,6 +27,7 @@ from ..depends import function_reads, module_level, note
 from ..lifted import lifted_function, remaining_defaults
 from .objects import user_code
 from ..source import FunctionSource, parse_function
+from ...ir.blocks import walk
 
 
 class _Refused(Exception):
@@ -40,7 +41,7 @@ def lift_nested(fn: FunctionSource) -> FunctionSource:
         SGCompilerError: for a nested function used in a way that cannot be differentiated.
     """
     if not any(isinstance(n, (gast.Lambda, gast.FunctionDef)) for s in fn.tree.body
-               for n in gast.walk(s)) and not _passes_functions(fn):
+               for n in walk(s)) and not _passes_functions(fn):
         return fn
     lifter = _Lifter(fn)
     try:
@@ -53,9 +54,9 @@ def lift_nested(fn: FunctionSource) -> FunctionSource:
 
 def _passes_functions(fn) -> bool:
     """Whether some call passes a module-level function to another function."""
-    local = {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)
+    local = {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)
              and isinstance(n.ctx, (gast.Store, gast.Param))}
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         if isinstance(node, gast.Call):
             for arg in node.args:
                 if isinstance(arg, (gast.Name, gast.Attribute)) and \
@@ -92,7 +93,7 @@ class _Lifter:
 
     def __init__(self, fn: FunctionSource):
         self.fn = fn
-        self.locals = {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)
+        self.locals = {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)
                        and isinstance(n.ctx, (gast.Store, gast.Param))}
         self.locals |= {a.id for a in fn.tree.args.args + fn.tree.args.kwonlyargs}
         self.values = {}        # local name -> (lifted function, captured names)
@@ -101,10 +102,10 @@ class _Lifter:
 
     def run(self):
         self._lift_block(self.fn.tree.body)
-        for node in list(gast.walk(self.fn.tree)):
+        for node in list(walk(self.fn.tree)):
             if isinstance(node, gast.Call):
                 self._rewrite_call(node)
-        for node in gast.walk(self.fn.tree):
+        for node in walk(self.fn.tree):
             if isinstance(node, gast.Name) and node.id in self.values:
                 raise _Refused(node, f"the local function '{node.id}' can only be called or "
                                      "passed to a function here; define it at module level "
@@ -123,7 +124,7 @@ class _Lifter:
             name, tree = self._definition(stmt)
             if name is None:
                 continue
-            if sum(1 for n in gast.walk(self.fn.tree) if isinstance(n, gast.Name)
+            if sum(1 for n in walk(self.fn.tree) if isinstance(n, gast.Name)
                    and n.id == name and isinstance(n.ctx, gast.Store)) > (
                        0 if isinstance(stmt, gast.FunctionDef) else 1):
                 raise _Refused(stmt, f"the local function '{name}' is bound more than once; "
@@ -172,12 +173,12 @@ class _Lifter:
         args.args = args.args + args.kwonlyargs
         args.kwonlyargs, args.kw_defaults, args.defaults = [], [], []
         # calls of the local functions lifted before it, inside it
-        for node in list(gast.walk(tree)):
+        for node in list(walk(tree)):
             if isinstance(node, gast.Call):
                 self._rewrite_call(node)
-        own = {a.id for a in args.args} | {n.id for n in gast.walk(tree) if isinstance(
+        own = {a.id for a in args.args} | {n.id for n in walk(tree) if isinstance(
             n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        captured = sorted({n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+        captured = sorted({n.id for n in walk(tree) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Load) and n.id not in own
                            and (n.id in self.locals or n.id in self.fn.closure)})
         for name in captured:
@@ -385,7 +386,7 @@ def specialised(helper, bound: dict, where):
         passed[names[i]] = {c: _captured_name(names[i], c) for c in _passed(value)}
         suffix.append(getattr(function, "__name__", "f").strip("<>"))
     calls = set()
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in extra:
             signature = signatures[node.func.id]
@@ -394,7 +395,7 @@ def specialised(helper, bound: dict, where):
                 node.keywords = []
             node.args += [_name(r) for r in extra[node.func.id]]
             calls.add(id(node.func))
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
                 (extra.get(node.id) or signatures.get(node.id)) and id(node) not in calls:
             raise _Refused(where, f"'{src.name}' uses its function parameter '{node.id}' "

@@ -5,6 +5,7 @@ what it was given (the second run would start from the written values)."""
 from __future__ import annotations
 
 import gast
+from ...ir.blocks import walk
 
 
 class Refused(Exception):
@@ -54,7 +55,7 @@ def check_replayable(fn, local_names, stmt):
             raise Refused(node, f"checkpoint= runs this loop in segments, and a `{kind}`"
                                 " inside it would leave only its segment; compute the "
                                 "trip count first, or compile without checkpoint=")
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Call) and _draws(fn, local_names, node.func):
             raise Refused(node, "this loop draws random numbers, and checkpoint= runs "
                                 "its trips again in the adjoint sweep, where they would "
@@ -66,7 +67,7 @@ def check_replayable(fn, local_names, stmt):
 def check_writes(stmt, params):
     """Refuse writes into what a segment is passed (`out[t] = v`, `acc.append(h)`):
     a segment is a function of its arguments, and the adjoint sweep runs it again."""
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         base = None
         if isinstance(node, (gast.Subscript, gast.Attribute)) and \
                 isinstance(node.ctx, gast.Store):

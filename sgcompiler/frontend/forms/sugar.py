@@ -32,7 +32,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from ...ir.blocks import local_names
+from ...ir.blocks import local_names, walk
 from ...ir.builders import const, load, store
 from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
@@ -48,7 +48,7 @@ def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
     """`fn` with the expression forms of the module docstring rewritten."""
     if not any(isinstance(n, (gast.Call, gast.DictComp, gast.Starred, gast.For,
                               gast.comprehension))
-               for n in gast.walk(fn.tree)):
+               for n in walk(fn.tree)):
         return fn
     sugar = _Sugar(fn)
     sugar.visit(fn.tree)
@@ -59,7 +59,7 @@ class _Sugar(DictForms, gast.NodeTransformer):
     def __init__(self, fn):
         self.fn = fn
         self.local = local_names(fn.tree)
-        self.taken = self.local | {n.id for n in gast.walk(fn.tree)
+        self.taken = self.local | {n.id for n in walk(fn.tree)
                                    if isinstance(n, gast.Name)}
         self.displays = displays(fn.tree)
         self.partials = self.local_partials()
@@ -77,10 +77,10 @@ class _Sugar(DictForms, gast.NodeTransformer):
         also names bound once to a module-level function (`g = np.sin`), as a partial
         that binds nothing."""
         stores = {}
-        for node in gast.walk(self.fn.tree):
+        for node in walk(self.fn.tree):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 stores[node.id] = stores.get(node.id, 0) + 1
-        calls = {id(n.func) for n in gast.walk(self.fn.tree) if isinstance(n, gast.Call)}
+        calls = {id(n.func) for n in walk(self.fn.tree) if isinstance(n, gast.Call)}
         params = {a.id for a in self.fn.tree.args.args + self.fn.tree.args.kwonlyargs}
         found = {}
         for stmt in self.fn.tree.body:
@@ -97,7 +97,7 @@ class _Sugar(DictForms, gast.NodeTransformer):
             fixed = all(isinstance(a, gast.Constant) or isinstance(a, (gast.Name,
                         gast.Attribute)) and _unchanging(a, stores, params)
                         for a in call.args + [k.value for k in call.keywords])
-            uses = [n for n in gast.walk(self.fn.tree) if isinstance(n, gast.Name)
+            uses = [n for n in walk(self.fn.tree) if isinstance(n, gast.Name)
                     and n.id == name and isinstance(n.ctx, gast.Load)]
             if fixed and all(id(n) in calls for n in uses):
                 found[name] = call
@@ -375,9 +375,9 @@ def _bindings(tree) -> dict:
     """name -> the values assigned to it (None for a parameter, a loop target, an
     unpacking or any other binding)."""
     found = {}
-    single = {id(n.targets[0]): n.value for n in gast.walk(tree) if isinstance(
+    single = {id(n.targets[0]): n.value for n in walk(tree) if isinstance(
         n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)}
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             found.setdefault(node.id, []).append(single.get(id(node)))
     return found

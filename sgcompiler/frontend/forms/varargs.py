@@ -29,7 +29,7 @@ from ..depends import function_reads, module_level, note
 from ..lifted import lifted_function
 from .objects import cells_of, user_code
 from ..source import FunctionSource, parse_function
-from ...ir.blocks import local_names
+from ...ir.blocks import local_names, walk
 from .sugar import fresh
 
 
@@ -42,7 +42,7 @@ def specialise_varargs(fn: FunctionSource) -> FunctionSource:
     """
     local = local_names(fn.tree)
     introduced, problems = {}, []
-    for node in gast.walk(fn.tree):
+    for node in walk(fn.tree):
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
             continue
         helper = module_level(fn, node.func, local)
@@ -84,7 +84,7 @@ def _special(helper, bound, call):
     tree.body[:0] = [gast.Assign(targets=[store(n)], value=v, type_comment=None)
                      for n, v in prologue]
     for stmt in tree.body[:len(prologue)]:
-        for n in gast.walk(stmt):
+        for n in walk(stmt):
             gast.copy_location(n, first)
     tree.name = "_".join([src.name] + (suffix or ["star0"]))
     key = ("varargs", helper.__code__, tuple(suffix), tuple(bound.arguments))
@@ -153,7 +153,7 @@ def _collected(tree, bound, call):
     """(the call's keywords, [(*args or **kwargs name, its display)], name suffix): each
     collected argument becomes a keyword-only parameter of the copy."""
     args = tree.args
-    taken = local_names(tree) | {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    taken = local_names(tree) | {n.id for n in walk(tree) if isinstance(n, gast.Name)}
     given = {k.arg: k.value for k in call.keywords}
     star = args.vararg.id if args.vararg else None
     double = args.kwarg.id if args.kwarg else None
