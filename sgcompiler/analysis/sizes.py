@@ -281,7 +281,35 @@ def _rule_result(rule, values, atom, facts):
         return (), WEAK
     if rule.name in _SHAPED_LIKE:     # helpers of generated gradient code, read again
         return _shaped_like(values, *_SHAPED_LIKE[rule.name], atom)
+    if rule.primitive in (np.fft.rfft, np.fft.irfft):
+        return _half_spectrum(rule.primitive, values, atom, facts.values)
     return None
+
+
+def _half_spectrum(transform, values, atom, numbers):
+    """(shape, dtype) of np.fft.rfft or np.fft.irfft over one axis: that axis becomes
+    n // 2 + 1 (rfft) or n (irfft; 2 * (m - 1) by default), n a constant or a name whose
+    int is known; the dtype is the one NumPy gives for the input's (complex128 from
+    float64; NumPy 2 keeps float32's precision)."""
+    if set(values) - {"a", "n", "axis", "norm"} or "a" not in values:
+        return None
+    found = atom(values["a"])
+    if found in (None, _PENDING) or not found[0] or not isinstance(found[1], np.dtype):
+        return found if found is _PENDING else None
+    shape, dtype = list(found[0]), found[1]
+    axis, n = constant(values.get("axis"), -1), values.get("n")
+    n = numbers.get(n.id) if isinstance(n, gast.Name) else constant(n, None)
+    if type(axis) is not int or not -len(shape) <= axis < len(shape) or \
+            not (n is None or type(n) is int and n > 0):
+        return None
+    m = shape[axis]
+    if transform is np.fft.rfft:
+        shape[axis] = (m if n is None else n) // 2 + 1
+    else:
+        shape[axis] = 2 * (m - 1) if n is None else n
+    if shape[axis] <= 0:
+        return None
+    return tuple(shape), transform(np.zeros(2, dtype)).dtype
 
 
 def _shaped_like(values, param, typed, atom):

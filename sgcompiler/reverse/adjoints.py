@@ -16,6 +16,7 @@ import copy
 import operator
 
 import gast
+import numpy as np
 
 from .. import rules, runtime
 from ..errors import error_at
@@ -197,6 +198,8 @@ def complex_guard(rev, op, name, target, expr):
     if rules.handles_complex(op.rule):
         if name not in rev.maybe_complex and _real_expression(expr, rev):
             return expr         # (a real value's real adjoint: real_like would change nothing)
+        if _complex_dtype(rev, name) and _complex_expression(expr, rev):
+            return expr         # (a complex value's complex adjoint: the same)
         rev.reads.add(name)
         return rev.helper_call("real_like", [expr, load(name)])
     operands = list(dict.fromkeys(n.id for a in op.args.values() for n in walk(a)
@@ -233,6 +236,28 @@ def _real_expression(expr, rev) -> bool:
         return any(helper is h for h in _KEEP_KIND) and bool(expr.args) and \
             _real_expression(expr.args[0], rev)
     return False
+
+
+def _complex_dtype(rev, name) -> bool:
+    """Whether the shapes pass knows `name` holds a complex array (sizes.py)."""
+    dtype = rev.shapes.dtype(name)
+    return isinstance(dtype, np.dtype) and dtype.kind == "c"
+
+
+def _complex_expression(expr, rev) -> bool:
+    """Whether an adjoint contribution's dtype is complex for certain: arithmetic with an
+    operand that is (np.conj of) a value known to be a complex array, since NumPy's
+    result of complex and any number is complex."""
+    if isinstance(expr, gast.Name):
+        return _complex_dtype(rev, expr.id)
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, _REAL_ARITHMETIC):
+        return _complex_expression(expr.left, rev) or _complex_expression(expr.right, rev)
+    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, (gast.USub, gast.UAdd)):
+        return _complex_expression(expr.operand, rev)
+    return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute) and \
+        isinstance(expr.func.value, gast.Name) and expr.func.value.id == "np" and \
+        expr.func.attr in ("conj", "conjugate") and len(expr.args) == 1 and \
+        not expr.keywords and _complex_expression(expr.args[0], rev)
 
 
 def _zeroed(dvar, index, stmt):
