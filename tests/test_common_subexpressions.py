@@ -194,7 +194,9 @@ def test_a_negation_keeps_the_dtype_of_an_in_place_addition():
             np.testing.assert_allclose(g, w, rtol=2e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["elementwise", "logreg", "gmm_em"])
+@pytest.mark.parametrize("name", ["softmax_xent", "mlp", "logreg", "elementwise", "gmm_em",
+                                  "euler", "rnn", "while_series", "rnn_batched", "mlp_relu",
+                                  "gmm_lse", "heat2d", "dict_mlp", "spectrum"])
 def test_workload_operations_at_most_a_tenth_over_hand_written(name):
     import sys
     from pathlib import Path
