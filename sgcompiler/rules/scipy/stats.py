@@ -17,6 +17,7 @@ A shape parameter whose cdf has no closed-form derivative (t's df, gamma's a, ..
 none in cdf, logcdf, sf and logsf: a gradient there is refused. Frozen distributions
 (`scipy.stats.norm(0, 1).logpdf(x)`) are not seen by the compiler; call the functional form.
 """
+import inspect
 import linecache
 
 import numpy as np
@@ -193,14 +194,24 @@ def multivariate_normal_pdf(g, ans, x, mean=None, cov=1, allow_singular=False):
             mvn_grad_cov(g * ans, ans, x, mean, cov))
 
 
+# The cdf's rules pass the call's rng= on to SciPy; an older SciPy's cdf takes
+# random_state= instead, and there the cdf and logcdf stay without rules (refused by name).
+MVN_CDF_TAKES_RNG = "rng" in inspect.signature(scipy.stats.multivariate_normal.cdf).parameters
+
+
+def _with_rng(register):
+    """`register` (a rule's decorator) where SciPy's cdf takes rng=, else nothing."""
+    return register if MVN_CDF_TAKES_RNG else (lambda rule: rule)
+
+
 _MVN_CDF = ("the gradient in x and mean (none in cov): the density of each coordinate "
             "times the cdf of the others given it, exact in two dimensions, in more "
             "integrated by SciPy as the call asks (maxpts, abseps, releps, rng), so about as "
             "accurate as the cdf itself; lower_limit gets no gradient")
 
 
-@vjp(scipy.stats.multivariate_normal.cdf, name="scipy.stats.multivariate_normal.cdf",
-     notes=_MVN_CDF)
+@_with_rng(vjp(scipy.stats.multivariate_normal.cdf, name="scipy.stats.multivariate_normal.cdf",
+               notes=_MVN_CDF))
 def multivariate_normal_cdf(g, ans, x, mean=None, cov=1, allow_singular=False, maxpts=None,
                             abseps=1e-5, releps=1e-5, *, lower_limit=None, rng=None):
     return (mvn_cdf_grad_x(g, x, mean, cov, maxpts, abseps, releps, lower_limit, rng),
@@ -208,8 +219,9 @@ def multivariate_normal_cdf(g, ans, x, mean=None, cov=1, allow_singular=False, m
             None)
 
 
-@vjp(scipy.stats.multivariate_normal.logcdf, name="scipy.stats.multivariate_normal.logcdf",
-     notes=_MVN_CDF.replace("cdf of the others", "cdf of the others, over the cdf,", 1))
+@_with_rng(vjp(scipy.stats.multivariate_normal.logcdf,
+               name="scipy.stats.multivariate_normal.logcdf",
+               notes=_MVN_CDF.replace("cdf of the others", "cdf of the others, over the cdf,", 1)))
 def multivariate_normal_logcdf(g, ans, x, mean=None, cov=1, allow_singular=False,
                                maxpts=None, abseps=1e-5, releps=1e-5, *, lower_limit=None,
                                rng=None):
@@ -262,7 +274,7 @@ through_source(exp_ratio, norm_score, logistic_score, laplace_score, cauchy_scor
                dirichlet_grad_alpha, dirichlet_full)
 
 
-@jvp(scipy.stats.multivariate_normal.cdf, name="scipy.stats.multivariate_normal.cdf")
+@_with_rng(jvp(scipy.stats.multivariate_normal.cdf, name="scipy.stats.multivariate_normal.cdf"))
 def multivariate_normal_cdf_jvp(x_dot, mean_dot, ans, x, mean=None, cov=1,
                                 allow_singular=False, maxpts=None, abseps=1e-5, releps=1e-5,
                                 *, lower_limit=None, rng=None):
@@ -272,7 +284,8 @@ def multivariate_normal_cdf_jvp(x_dot, mean_dot, ans, x, mean=None, cov=1,
                                  lower_limit, rng))
 
 
-@jvp(scipy.stats.multivariate_normal.logcdf, name="scipy.stats.multivariate_normal.logcdf")
+@_with_rng(jvp(scipy.stats.multivariate_normal.logcdf,
+               name="scipy.stats.multivariate_normal.logcdf"))
 def multivariate_normal_logcdf_jvp(x_dot, mean_dot, ans, x, mean=None, cov=1,
                                    allow_singular=False, maxpts=None, abseps=1e-5,
                                    releps=1e-5, *, lower_limit=None, rng=None):
