@@ -126,6 +126,12 @@ def helper_repeat(a, n):
     return a * n
 
 
+# a helper whose tuple the caller reads with an index that picks one element twice (the
+# "picks" extra); at second order such a read of a saved tuple's array kept one pick only
+def helper_two(u, v):
+    return np.sin(u) * v, u * u
+
+
 def helper_slice(a, u):
     b = a[1:]
     first, *rest = a
@@ -140,7 +146,7 @@ HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper
                                    helper_branch, helper_scale, helper_star, helper_soft,
                                    helper_keys, helper_items, helper_dict_loop, helper_each,
                                    helper_join, helper_join_tuple, helper_repeat,
-                                   helper_slice)}
+                                   helper_slice, helper_two)}
 HELPERS.update(helper_closure=helper_closure, helper_lambda=helper_lambda)
 
 # what the factory programs' names refer to, changed between calls of one gradient:
@@ -232,6 +238,8 @@ EXTRAS = {
                   "unpack them (helper_dict_loop's `for k in d` is refused as expected)",
     "growing": "a value that starts as a number and grows to an array by broadcasting "
                "in a loop (s = y; for v in [...]: s = np.sin(s) * 0.5 + v)",
+    "picks": "an array taken out of a helper's tuple and read with an index that picks "
+             "one element twice (p = helper_two(u, v); np.sum(p[0][[0, 0]] * p[1][[0, 0]]))",
 }
 # every line break of str.splitlines() but \n and \r (which Python takes as line breaks)
 LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -245,7 +253,7 @@ class _Writer:
         self.extended = extended
         self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment,
                         "scopes": self.scopes, "containers": self.containers,
-                        "growing": self.growing}[e]
+                        "growing": self.growing, "picks": self.picks}[e]
                        for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
@@ -818,6 +826,18 @@ class _Writer:
             target = f"{target}_"
         self.emit(f"{target} = {total}")
         self.env[target] = Var(kind, False, True)
+
+    def picks(self, d):
+        """A helper's pair, whose arrays are read with an index that picks one element
+        twice: their adjoints must add both picks up (at every order)."""
+        u = self.value(ARRAY, d, True)
+        v = self.value(self.c.pick([ARRAY, SCALAR]), d, True)
+        index = self.c.pick(["[0, 0]", "[1, 0, 1]", "np.array([2, 2])", "[-1, 0, -1]"])
+        pair, target = f"pair{len(self.lines)}", f"picked{len(self.lines)}"
+        first = self.c.pick(["0", "1"])
+        self.emit(f"{pair} = helper_two({u}, {v})")
+        self.emit(f"{target} = np.sum({pair}[{first}][{index}] * {pair}[1][{index}])")
+        self.env[target] = Var(SCALAR, False, True)
 
     def growing(self, d):
         """A name that holds a number, then an array: a loop adds arrays to a function of

@@ -1535,3 +1535,21 @@ def test_second_order_through_a_product_then_a_write(f, shape):
     s = function_from_text("def s(x):\n    return np.sum(_g(x) * _v)\n", "s",
                            {"np": np, "_g": grad(f), "_v": v}, "test")
     assert_grad_matches(s, [x], rtol=1e-5, atol=1e-6)
+
+
+# Issue 14 (program_check --order 2 --extras picks, seeds 7, 10, 30, 51, 57 of 60): an
+# array of a helper's pair read with an index that picks one element twice, where one
+# such read feeds nothing returned. Its first-order adjoint stays the number 0.0, and the
+# second-order code took the part of it at the index (index_part, the adjoint of
+# add_at's value): TypeError, 'float' object is not subscriptable. The part of an adjoint
+# no value has reached is 0.0 (runtime/core.py index_part).
+@pytest.mark.parametrize("seed", [7, 10, 30])
+def test_second_order_through_picks_of_a_pair(seed):
+    # seed 10: pair1 = helper_two(...) in a loop, np.sum(pair1[1][[0, 0]] * ...) unused;
+    # then np.sum(pair3[1][[-1, 0, -1]] * pair3[1][[-1, 0, -1]]) returned
+    import random
+    from program_check import check_program_second_order
+    from program_grammar import Choices, write_program
+    source, y_float = write_program(Choices(random.Random(seed).randrange), extras=("picks",))
+    outcome = check_program_second_order(source, y_float)
+    assert outcome.status == "ok", f"{source}\n{outcome.detail}"

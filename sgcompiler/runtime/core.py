@@ -259,7 +259,13 @@ def length(items) -> int:
 
 def index_part(g, index, like):
     """g[index], shaped like `like` (summed where `like` was broadcast into it): the
-    adjoint of add_at's value."""
+    adjoint of add_at's value. A number g is the adjoint no value has reached yet (0.0,
+    as adjoints start): its part is 0.0 too."""
+    if not isinstance(g, (list, dict, tuple)) and np.ndim(g) == 0:
+        if g == 0:
+            return 0.0
+        raise RuntimeRefusal("the adjoint of an index add is a number other than zero; "
+                             "please report this program")
     part = g[index]
     if isinstance(g, (list, dict)) or isinstance(part, (list, dict, tuple)):
         return fitted(part, like)
