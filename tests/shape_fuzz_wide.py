@@ -46,7 +46,7 @@ import numpy as np
 from gradcheck import numeric_grad, settled_reference
 import sgcompiler
 from sgcompiler import SGCompilerError, api
-from sgcompiler.optimize import buffers
+from sgcompiler.optimize.memory import buffers
 
 PARAMS = {"x": (4, 3), "w": (3,), "b": (4, 1), "s": (1, 3), "c": ()}
 NAMES = list(PARAMS)

@@ -39,7 +39,7 @@ logistic = logreg          # the benchmark's workload
 @pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4)])
 def test_softplus_is_computed_in_the_array_of_exp(shape, monkeypatch):
     from sgcompiler import pipeline
-    from sgcompiler.optimize import buffers
+    from sgcompiler.optimize.memory import buffers
     u = np.random.default_rng(1).normal(scale=3.0, size=shape)
     source = _check(softplus, (u,))         # small: one expression
     assert "np.reciprocal(_exp)" in source and "np.errstate" in source
@@ -192,7 +192,7 @@ class _Float64Arrays:
 def test_fold_algebra_keeps_the_value(body):
     import gast
     from sgcompiler.backend.codegen import to_source
-    from sgcompiler.optimize.algebra import fold_algebra
+    from sgcompiler.optimize.algebraic.algebra import fold_algebra
 
     tree = gast.parse(body)
     fold_algebra(tree.body, _Float64Arrays(), "np")

@@ -10,7 +10,7 @@ import pytest
 from gradcheck import assert_grad_matches
 from sgcompiler import grad
 from sgcompiler.backend.codegen import to_source
-from sgcompiler.optimize.negations import fold_negated_sums
+from sgcompiler.optimize.algebraic.negations import fold_negated_sums
 
 
 def two_terms(z, y):

@@ -202,7 +202,7 @@ def test_an_operation_on_a_new_temporary_writes_into_it(monkeypatch):
     # e.g. d_add = 1.0 / (2.0 * c): the product is a new array, the quotient goes into it
     # (for arrays of 64 KiB and more; a small one keeps the expression whole)
     from sgcompiler import pipeline
-    from sgcompiler.optimize import buffers
+    from sgcompiler.optimize.memory import buffers
     rng = np.random.default_rng(8)
     args = rng.normal(size=5), rng.normal(size=5)
     source = _grad_and_source(reciprocal_root, *args, wrt=(0, 1))
@@ -292,8 +292,8 @@ def _reused(source, arrays, monkeypatch):
 
     import gast
 
-    from sgcompiler.optimize import buffers
-    from sgcompiler.optimize.code_shapes import code_shapes
+    from sgcompiler.optimize.memory import buffers
+    from sgcompiler.optimize.known.code_shapes import code_shapes
     monkeypatch.setattr(buffers, "_LARGE", 0)
     tree = gast.parse(source).body[0]
     buffers.reuse_buffers(code_shapes(tree, arrays, "np", {}))

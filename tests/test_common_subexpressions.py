@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from sgcompiler import grad, stop_gradient
-from sgcompiler.optimize.algebra import fold_constants
-from sgcompiler.optimize.common import share_subexpressions
+from sgcompiler.optimize.algebraic.algebra import fold_constants
+from sgcompiler.optimize.algebraic.common import share_subexpressions
 from sgcompiler.runtime import unbroadcast
 
 from gradcheck import assert_grad_matches
@@ -234,7 +234,7 @@ def test_the_sign_moves_to_the_addition(f, shapes, text):
 
 
 def sunk(source: str) -> str:
-    from sgcompiler.optimize import signs
+    from sgcompiler.optimize.algebraic import signs
     body = gast.parse(textwrap.dedent(source)).body
     fixed, into = signs._fixed_names(body, lambda call: True)
     gone = signs._into_readers(body, fixed, into, "np", set())

@@ -6,7 +6,7 @@ import textwrap
 import gast
 import pytest
 
-from sgcompiler.optimize.cleanup import propagate_copies
+from sgcompiler.optimize.tidy.cleanup import propagate_copies
 
 
 def propagated(src, user_names=()):
@@ -61,8 +61,8 @@ def test_user_names_stay():
 
 # --- numbers nested into their one use, inside loops --------------------------------------------
 
-from sgcompiler.optimize.nest import nest_single_uses  # noqa: E402
-from sgcompiler.optimize.cleanup import pure_assign, is_temporary, while_condition  # noqa: E402
+from sgcompiler.optimize.loops.nest import nest_single_uses  # noqa: E402
+from sgcompiler.optimize.tidy.cleanup import pure_assign, is_temporary, while_condition  # noqa: E402
 
 
 def nested(src, numbers=("x", "y", "n")):

@@ -14,7 +14,7 @@ from sgcompiler import grad
 from sgcompiler.analysis.activity import reach
 from sgcompiler.analysis.memory import bound_before
 from sgcompiler.ir.naming import Namer
-from sgcompiler.optimize.cleanup import drop_dead, propagate_copies
+from sgcompiler.optimize.tidy.cleanup import drop_dead, propagate_copies
 from sgcompiler.backend.codegen import to_source
 
 

@@ -118,7 +118,7 @@ def test_generated_source_compiles_and_mentions_lines():
 def test_trees_compared_without_printing_them_agree_with_gast_dump():
     import itertools
 
-    from sgcompiler.optimize.cleanup import _mentions_random, _same_tree, pure_assign
+    from sgcompiler.optimize.tidy.cleanup import _mentions_random, _same_tree, pure_assign
     texts = ["d * x", "d * 1", "d * 1.0", "d * True", "d * -0.0", "d * 0.0", "x * d",
              "d * x[0]", "d * x[1]", "d * (x + 1)", "f(x, k=1)", "f(x, k=2)", "f(x)",
              "d * x * 2", "d.T * x", "d * 'a'", "d * float('nan')"]

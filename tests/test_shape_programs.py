@@ -17,7 +17,7 @@ import pytest
 
 from gradcheck import numeric_grad
 from sgcompiler import api, grad
-from sgcompiler.optimize import buffers
+from sgcompiler.optimize.memory import buffers
 
 PARAMS = {"x": (4, 3), "w": (3,), "b": (4, 1), "s": (1, 3), "c": ()}
 BINARY = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + {b} * {b})"]

@@ -186,7 +186,7 @@ def test_a_complex_tangent_of_a_real_argument_is_refused():
 
 def test_a_large_matrix_is_not_stacked():
     # (where a product's arithmetic costs more than the call, stacking gains nothing)
-    from sgcompiler.optimize.stacking import SMALL
+    from sgcompiler.optimize.loops.stacking import SMALL
     hidden = int(np.sqrt(SMALL)) + 1
     rng = np.random.default_rng(9)
     args = _rnn_args(rng, hidden, 2, 2, 0, "vector")

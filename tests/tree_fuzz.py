@@ -43,7 +43,7 @@ import numpy as np
 from gradcheck import leaves, replace_leaf, settled_reference
 import sgcompiler
 from sgcompiler import SGCompilerError, api
-from sgcompiler.optimize import buffers
+from sgcompiler.optimize.memory import buffers
 
 ORIGINAL_LARGE = buffers._LARGE
 ORIGINAL_MAX_SHAPES = api.MAX_SHAPES

@@ -47,6 +47,7 @@ from ..backend.codegen import Origins, to_source
 from ..backend.loader import bind, compile_source
 from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from ..backend.namespace import to_namespace
+from ..backend.reread import for_rereading, gradient_only
 from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename, active_suffix,
                        _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title)
 from .deep_code import deep
@@ -61,28 +62,27 @@ from ..frontend.complex_values import may_hold_complex
 from ..frontend.depends import LOCK, Depends, function_reads, note, recording
 from ..frontend.resolve import local_names
 from ..frontend.source import function_name
-from ..optimize.algebra import (fill_numbers, fold_algebra, fold_constants,
-                                 quiet_reciprocals)
-from ..optimize.batching import batch_outer_products
-from ..optimize.broadcasts import drop_broadcasts
-from ..optimize.buffers import reuse_buffers
-from ..optimize.code_shapes import code_shapes
-from ..optimize.common import share_subexpressions
-from ..optimize.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
-                               free_after_last_use, is_temporary, propagate_copies,
-                               pure_assign, pure_names, runtime_helpers, tidy,
-                               while_condition)
-from ..optimize.factoring import factor_sums
-from ..optimize.hoisting import hoist_row_products
-from ..optimize.negations import fold_negated_sums
-from ..optimize.stacking import stack_tangent_products
-from ..optimize.nest import nest_single_uses
-from ..optimize.seeds import fold_seeds
-from ..optimize.signs import sink_negations
-from ..optimize.reread import for_rereading, gradient_only
-from ..optimize.specialisation import (Specialisation, _drop_unread_saved, _remake_constants,
-                                       _nothing_small, _stop_constants,
-                                      _specialisation)
+from ..optimize.algebraic.algebra import (fill_numbers, fold_algebra, fold_constants,
+                                           quiet_reciprocals)
+from ..optimize.algebraic.common import share_subexpressions
+from ..optimize.algebraic.factoring import factor_sums
+from ..optimize.algebraic.negations import fold_negated_sums
+from ..optimize.algebraic.seeds import fold_seeds
+from ..optimize.algebraic.signs import sink_negations
+from ..optimize.known.code_shapes import code_shapes
+from ..optimize.known.specialisation import (Specialisation, _drop_unread_saved,
+                                             _nothing_small, _remake_constants,
+                                             _specialisation, _stop_constants)
+from ..optimize.loops.batching import batch_outer_products
+from ..optimize.loops.hoisting import hoist_row_products
+from ..optimize.loops.nest import nest_single_uses
+from ..optimize.loops.stacking import stack_tangent_products
+from ..optimize.memory.broadcasts import drop_broadcasts
+from ..optimize.memory.buffers import reuse_buffers
+from ..optimize.tidy.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
+                                     free_after_last_use, is_temporary, propagate_copies,
+                                     pure_assign, pure_names, runtime_helpers, tidy,
+                                     while_condition)
 from ..reverse.sweeps import plan_sweeps, reverse, reverse_piece
 from ..reverse.tighten import tighten
 from ..runtime.core import stop_gradient

@@ -31,7 +31,7 @@ from ..frontend.depends import LOCK, Depends, function_reads, note, recording
 from ..frontend.source import function_name
 from ..forward.batch import NotBatchable
 from ..forward.tangents import forward
-from ..optimize.specialisation import _specialisation
+from ..optimize.known.specialisation import _specialisation
 from . import _complex_values, _front, _shapes_note, optimize
 from .trace import _Trace
 

@@ -15,7 +15,7 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import nodes
+from ...ir.blocks import nodes
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.Div)

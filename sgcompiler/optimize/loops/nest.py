@@ -20,7 +20,7 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import blocks, walk
+from ...ir.blocks import blocks, walk
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 

@@ -27,9 +27,9 @@ from collections import Counter
 import gast
 import numpy
 
-from .. import runtime
-from ..ir.blocks import arithmetic, blocks, nodes
-from ..ir.builders import COMMENT
+from ... import runtime
+from ...ir.blocks import arithmetic, blocks, nodes
+from ...ir.builders import COMMENT
 from .block_index import BlockIndex
 
 

@@ -12,7 +12,7 @@ from bisect import bisect_right, insort
 
 import gast
 
-from ..ir.blocks import nodes
+from ...ir.blocks import nodes
 
 
 class BlockIndex:

@@ -24,10 +24,10 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import nodes
-from ..ir.builders import load, store
+from ...ir.blocks import nodes
+from ...ir.builders import load, store
 from .aliasing import passed, reads_only, written_into
-from .code_shapes import CodeShapesMaker
+from ..known.code_shapes import CodeShapesMaker
 from .common import READERS
 
 _LINEAR_HELPERS = ("unreduce", "unbroadcast")

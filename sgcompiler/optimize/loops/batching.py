@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import gast
 
-from ..ir.blocks import blocks, nodes
-from ..ir.builders import const, load, store
+from ...ir.blocks import blocks, nodes
+from ...ir.builders import const, load, store
 
 
 def batch_outer_products(tree: gast.FunctionDef, np_name: str):

@@ -17,7 +17,7 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import nodes
+from ...ir.blocks import nodes
 
 
 def fold_negated_sums(tree: gast.FunctionDef, pure) -> None:

@@ -29,10 +29,10 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import nodes
-from ..ir.builders import COMMENT, load
+from ...ir.blocks import nodes
+from ...ir.builders import COMMENT, load
 from .aliasing import CONSUMING, ArrayFacts, passed, root, top_values, written_into
-from .cleanup import propagate_copies
+from ..tidy.cleanup import propagate_copies
 
 _CANDIDATES = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Compare, gast.Subscript)
 _PLAIN = frozenset("len range min max abs float int".split())

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import gast
 
-from ..ir.blocks import nodes
-from ..ir.builders import load, store
+from ...ir.blocks import nodes
+from ...ir.builders import load, store
 from .batching import _aliases, _assigned, _fresh, _mutated
 
 

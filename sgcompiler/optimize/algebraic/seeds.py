@@ -20,7 +20,7 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import nodes
+from ...ir.blocks import nodes
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 

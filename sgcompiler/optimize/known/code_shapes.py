@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from ..analysis.shape_algebra import WEAK, broadcast, constant, matmul_shape, reduce_shape
-from ..ir.blocks import nodes
+from ...analysis.shape_algebra import WEAK, broadcast, constant, matmul_shape, reduce_shape
+from ...ir.blocks import nodes
 
 _BINARY = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 # ufuncs of floats to floats of the same dtype, whose result has the broadcast shape

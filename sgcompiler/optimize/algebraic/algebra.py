@@ -30,10 +30,10 @@ from collections import Counter
 import gast
 import numpy as np
 
-from ..ir.blocks import arithmetic, nodes
-from ..ir.builders import load, number
-from ..analysis.shape_algebra import WEAK
-from ..ir.builders import COMMENT
+from ...ir.blocks import arithmetic, nodes
+from ...ir.builders import load, number
+from ...analysis.shape_algebra import WEAK
+from ...ir.builders import COMMENT
 
 _PRODUCTS = (gast.Mult, gast.Div)
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import gast
 import numpy
 
-from ..frontend.resolve import local_names
-from ..ir.builders import load, store
-from .cleanup import pure_names, runtime_helpers
-from ..ir.blocks import walk
+from ...frontend.resolve import local_names
+from ...ir.builders import load, store
+from ..tidy.cleanup import pure_names, runtime_helpers
+from ...ir.blocks import walk
 
 
 @dataclass(frozen=True)

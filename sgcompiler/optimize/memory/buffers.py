@@ -25,11 +25,11 @@ from collections import Counter
 import gast
 import numpy as np
 
-from ..ir.blocks import nodes
-from ..ir.builders import load, store
-from ..analysis.shape_algebra import same
-from ..runtime import SHAPE_ARGUMENT
-from .code_shapes import _FLOAT_UFUNCS, _REDUCTIONS, CodeShapes, CodeShapesMaker
+from ...ir.blocks import nodes
+from ...ir.builders import load, store
+from ...analysis.shape_algebra import same
+from ...runtime import SHAPE_ARGUMENT
+from ..known.code_shapes import _FLOAT_UFUNCS, _REDUCTIONS, CodeShapes, CodeShapesMaker
 
 _BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power"}

@@ -18,9 +18,9 @@ from collections import Counter
 
 import gast
 
-from ..ir.blocks import arithmetic, nodes
-from ..ir.builders import const, factors_of, number, product_of
-from ..analysis.shape_algebra import same
+from ...ir.blocks import arithmetic, nodes
+from ...ir.builders import const, factors_of, number, product_of
+from ...analysis.shape_algebra import same
 
 
 def factor_sums(body, shapes, np_name):

@@ -34,8 +34,8 @@ from __future__ import annotations
 import gast
 import numpy
 
-from ..ir.blocks import nodes
-from ..ir.builders import const, load, store
+from ...ir.blocks import nodes
+from ...ir.builders import const, load, store
 from .batching import _aliases, _assigned, _fresh, _mutated
 
 # The most elements a matrix may have to be stacked: a product saved is a call saved,

@@ -9,7 +9,7 @@ from collections import Counter
 import gast
 import numpy
 
-from ..ir.blocks import nodes
+from ...ir.blocks import nodes
 
 CONSUMING = (gast.BinOp, gast.UnaryOp, gast.Compare)
 _REDUCTIONS = frozenset("sum mean max min prod dot matmul".split())
