@@ -1,4 +1,4 @@
-"""Exact rewrites that let the gradient work in place (optimize/algebra.py).
+"""Exact rewrites that let the gradient work in place (optimize/algebraic/algebra.py).
 
 `_neg = -y` is folded into the products that read it (`-(y * z)`), and the derivative of
 `log1p(exp(u))`, `g / (1 + e) * e`, is computed as `g / (1 + 1/e)` inside the array of `e`.

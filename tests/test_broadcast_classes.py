@@ -1,8 +1,8 @@
 """Broadcasts of the same shape classes share a class (analysis/shapes.py), so a mean's
 adjoint stays a number through the sum of its terms (no array of n filled with 1/n, on
 code for any shape too: dask's path); and a negated first write followed by an addition
-is one subtraction (optimize/negations.py). Gradients against finite differences, on
-several shapes, with broadcasting."""
+is one subtraction (optimize/algebraic/negations.py). Gradients against finite
+differences, on several shapes, with broadcasting."""
 import gast
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Writing into an operand that dies (optimize/buffers.py): `np.exp(z, out=z)`.
+"""Writing into an operand that dies (optimize/memory/buffers.py): `np.exp(z, out=z)`.
 
 Each case checks the gradient against finite differences and what the generated code
 does: where a write into a buffer is allowed (the operand is an array this code made, of

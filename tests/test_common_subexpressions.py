@@ -1,6 +1,7 @@
-"""optimize/common.py (common-subexpressions), fold-constants and optimize/signs.py
-(sink-negations): what they rewrite, what they must not, and gradients through the code
-they rewrote against finite differences (several shapes, broadcasting, float32)."""
+"""optimize/algebraic/common.py (common-subexpressions), fold-constants and
+optimize/algebraic/signs.py (sink-negations): what they rewrite, what they must not, and
+gradients through the code they rewrote against finite differences (several shapes,
+broadcasting, float32)."""
 import ast
 import random
 import textwrap
@@ -152,7 +153,7 @@ def test_random_programs(seed):
     assert outcome.status in ("ok", "skipped"), (outcome.status, outcome.detail, source)
 
 
-# -- sink-negations (optimize/signs.py) ----------------------------------------------------
+# -- sink-negations (optimize/algebraic/signs.py) ----------------------------------------
 
 def minus_paths(x, y):
     m = np.sum(x * 0.5)

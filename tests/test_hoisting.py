@@ -1,4 +1,4 @@
-"""Loop-invariant products moved out of loops in tangent code (optimize/hoisting.py).
+"""Loop-invariant products moved out of loops in tangent code (optimize/loops/hoisting.py).
 
 `U_dot @ xs[t] + b_dot` depends only on the tangents of parameters and data the loop does
 not change: it is made for every step before the loop, as one matrix product. Each jvp is

@@ -1,5 +1,5 @@
 """The scalar bookkeeping of adjoint seeds folded into its use, and reductions' adjoints
-not broadcast where the operation that reads them broadcasts (optimize/seeds.py).
+not broadcast where the operation that reads them broadcasts (optimize/algebraic/seeds.py).
 
 Each case checks the gradient against finite differences, on several shapes (with
 broadcasting), and what the generated code reads like.

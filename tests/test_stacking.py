@@ -1,4 +1,4 @@
-"""optimize/stacking.py: in tangent code, a loop's `W @ h` and its tangent `W_dot @ h +
+"""optimize/loops/stacking.py: in tangent code, a loop's `W @ h` and its tangent `W_dot @ h +
 W @ h_dot` share one product with W and W_dot stacked before the loop. Checked against
 finite differences and against the same tangent code without the step, on several shapes
 (1-d and 2-d states, `@`, np.dot, .dot, the state as rows and as columns)."""

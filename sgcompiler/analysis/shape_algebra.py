@@ -1,5 +1,5 @@
 """The algebra of concrete shapes and dtypes, shared by the two readers that follow them:
-sizes.py, through the normal form of the user's function, and optimize/code_shapes.py,
+sizes.py, through the normal form of the user's function, and optimize/known/code_shapes.py,
 through the generated code. A fact is `(shape, dtype)`, None when unknown, or `_PENDING`
 (sizes.py: an input not evaluated yet); a dtype is a floating np.dtype, WEAK (a Python
 number) or None (unknown).

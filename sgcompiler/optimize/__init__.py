@@ -1,12 +1,18 @@
 """Optimisations of the generated function: fewer names, lines and allocations, the same
-arithmetic. Each module is one optimisation; cleanup.py runs them in order.
+arithmetic. Each module holds one step or a few (one public function each); the recipe
+runs them in the order of pipeline.OPTIMIZATIONS. The subpackages, lowest first (a
+package imports only from those above it in this list):
 
-    cleanup.py    the driver, and copy propagation, dead code, frees after last use
-    nest.py       a number computed for one use goes back into that use (scalar loops)
-    batching.py   outer products summed over a loop become one matrix product
-    stacking.py   a loop's W @ h and its tangent's W_dot @ h: one product (tangent code)
-    buffers.py    write into an array that dies rather than allocate (shapes known)
-    algebra.py    exact rewrites that let an array be computed in place
-    factoring.py  factors constant along summed axes move out of the sum
-    block_index.py  where each name is bound and read in a block (for propagate-copies)
+    tidy/       cleanup.py: coalesce-copies, propagate-copies, tidy, drop-dead,
+                while-condition, drop-lonely-comments, free-after-last-use;
+                block_index.py: where each name is bound and read in a block
+    known/      what every step is told: specialisation.py (`Specialisation`),
+                code_shapes.py (shapes and dtypes of the generated code's values)
+    algebraic/  exact rewrites of the arithmetic: algebra.py (fill-numbers, fold-algebra,
+                fold-constants, quiet-reciprocals), seeds.py, negations.py, factoring.py,
+                common.py (with aliasing.py), signs.py
+    loops/      nest.py, hoisting.py and stacking.py (tangent code), batching.py
+    memory/     allocate less (shapes known): broadcasts.py, buffers.py
+
+Code made to be read again is rewritten after the optimizations by backend/reread.py.
 """

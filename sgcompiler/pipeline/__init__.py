@@ -23,7 +23,7 @@ shapes and dtypes of array arguments, rules version), so each function is compil
 way it is differentiated and kind of arguments (and again after a user registers a
 derivative rule); compiled.py keeps the caches. Code compiled for known shapes
 (analysis/sizes.py) needs fewer run-time helpers and writes into arrays that die
-(optimize/buffers.py).
+(optimize/memory/buffers.py).
 
 A cached gradient is used only while every name its compilation read still refers to the
 same object (frontend/depends.py: closure cells, globals, module attributes, callees' code
@@ -110,7 +110,7 @@ def compile_gradient(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
             scalar, since otherwise the caller must check it (`returns_value` says).
         arrays: (parameter, shape, dtype) of the arrays the code is specialised for: it
             is then only valid for arguments of exactly those shapes and dtypes.
-        rereadable: code for the compiler to differentiate again (optimize/reread.py),
+        rereadable: code for the compiler to differentiate again (backend/reread.py),
             for any shape, it and the pieces it calls; with `value=False` it returns the
             gradient alone (checking at run time that the result is a scalar).
         namespace: code for arrays of another array library (runtime/namespace.py): for
@@ -274,7 +274,13 @@ def _fold_algebra(tree, known, run):
 
 
 # (name, step, only for code specialised for shapes): every optimization, in order. `run`
-# carries what one step leaves for a later one (the shape oracle, the reciprocals).
+# carries what one step leaves for a later one (the shape oracle, the reciprocals). Where
+# each step lives (optimize/): coalesce-copies, propagate-copies, tidy, drop-dead,
+# while-condition, drop-lonely-comments, free-after-last-use: tidy/cleanup.py; nest,
+# hoist-row-products, stack-tangent-products, batch-outer-products: loops/; drop-broadcasts,
+# reuse-buffers: memory/; the others (fill-numbers, fold-seeds, fold-negations,
+# fold-algebra, factor-sums, fold-constants, common-subexpressions, sink-negations,
+# quiet-reciprocals): algebraic/.
 OPTIMIZATIONS = (
     ("coalesce-copies", lambda tree, k, run: coalesce_copies(tree, k.user_names), False),
     ("propagate-copies", lambda tree, k, run: propagate_copies(tree, k.user_names), False),
@@ -344,7 +350,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         if mine is None:
             mine = _PIECES[fn] = {}
         if rereadable or namespace:
-            arrays = ()         # code for any shape (optimize/reread.py; no out= buffers)
+            arrays = ()         # code for any shape (backend/reread.py; no out= buffers)
         key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
             (("namespace",) if namespace else ()) + \
             (("checkpoint", checkpoint) if checkpoint is not None else ())

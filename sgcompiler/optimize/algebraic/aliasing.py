@@ -1,5 +1,5 @@
 """Which arrays generated code may share between names, and what each statement writes
-into, for the common-subexpressions step (optimize/common.py): an expression is shared
+into, for the common-subexpressions step (common.py): an expression is shared
 only while the arrays it reads cannot have been written into through another name.
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Shapes and dtypes of the generated code's values, followed statement by statement
 (for code specialised for its arguments' shapes). The rewrites that need to know whether
-an expression is a float array of a given shape ask a CodeShapes: algebra.py, factoring.py
-and buffers.py (which extends it to know which arrays the code owns).
+an expression is a float array of a given shape ask a CodeShapes: algebraic/ (algebra.py,
+factoring.py, signs.py), loops/ (hoisting.py, stacking.py) and memory/ (broadcasts.py, and
+buffers.py, which extends it to know which arrays the code owns).
 
 It reads what the shapes pass found for the primal's variables (analysis/sizes.py) and
 follows what the generated code adds: adjoints, runtime helpers (`unbroadcast` has its

@@ -30,7 +30,7 @@ class Specialisation:
     user_names: frozenset   # the user's own names: never folded away
     pure: frozenset         # names whose calls only compute a value (helpers, namespaces)
     # whether loop-invariant products move out of loops (tangent code, whose values
-    # need not match the primal's to the last bit: optimize/hoisting.py)
+    # need not match the primal's to the last bit: optimize/loops/hoisting.py)
     hoist: bool = False
 
 

@@ -26,7 +26,7 @@ of the same known 2-d shape, small (SMALL), that the loop neither assigns nor ch
 place (nor anything that may share their arrays), W is float64 (so the stacking has W's
 dtype whatever real dtype the tangent has; jvp refuses a complex tangent of a real
 argument), and for `W @ h` the state's number of axes is known (one or two). The split values are views of the stacked product, which nothing else reads.
-Like optimize/hoisting.py it runs on tangent code only, where the value may differ from
+Like hoisting.py it runs on tangent code only, where the value may differ from
 the function's in the last bits (another BLAS call computes it).
 """
 from __future__ import annotations
