@@ -9,7 +9,7 @@ so that its second derivative matters.
 import numpy as np
 import pytest
 
-from sgcompiler import check_grads
+from sgcompiler import SGCompilerError, check_grads
 from gradcheck import assert_hessian_and_hvp_match
 
 R = np.random.default_rng(1405)
@@ -178,3 +178,39 @@ FIRST = {f: (f, make) for f, make in reversed(CASES)}     # one shape per specim
 @pytest.mark.parametrize("f, make", list(FIRST.values()), ids=[f.__name__ for f in FIRST])
 def test_grad_of_grad_through_gradient_helpers(f, make):
     check_grads(f, (make(),), order=2, modes=("rev",))
+
+
+# qr_grad's argument handling (mode='r', an adjoint not given, R's rows beyond k, a wide
+# matrix split as [X | Y]) at orders 1 and 2, on every kind of shape
+
+def qr_modes_of(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(r ** 3) + np.sum(q ** 4) + np.sum(np.linalg.qr(a, mode="r") ** 2)
+
+
+def qr_r_of(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(np.sin(r))                       # Q's adjoint is not given
+
+
+def qr_q_of(a):
+    return np.sum(np.linalg.qr(a)[0] ** 3)         # R's adjoint is not given
+
+
+def qr_complete_of(a):
+    q, r = np.linalg.qr(a, mode="complete")        # of a tall a: R's rows beyond k are 0
+    return np.sum(q[..., :2] ** 3) + np.sum(np.sin(r))
+
+
+@pytest.mark.parametrize("f", [qr_modes_of, qr_r_of, qr_q_of, qr_complete_of])
+@pytest.mark.parametrize("shape", [(3, 3), (5, 3), (3, 5), (2, 4, 3), (2, 3, 4)])
+def test_qr_gradient_at_orders_1_and_2(f, shape):
+    a = R.normal(size=shape)
+    check_grads(f, (a,), order=2, modes=("rev",))
+    if len(shape) > 2:
+        return
+    if f is qr_complete_of and shape[0] > shape[1]:      # complete Q of a tall a: no tangent
+        with pytest.raises(SGCompilerError, match="no tangent for mode='complete'"):
+            assert_hessian_and_hvp_match(f, a, R)
+    else:
+        assert_hessian_and_hvp_match(f, a, R)

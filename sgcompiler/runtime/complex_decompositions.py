@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import RuntimeRefusal
 from .core import mT
 from .numpy.decompositions import (_extra_columns, _gaps_inverse, _given, _nan_beyond,
-                                   qr_grad, qr_tangent_of, svd_grad, svd_tangent_of)
+                                   _qr_parts, _qr_tangent, qr_grad, qr_tangent_of, svd_grad,
+                                   svd_tangent_of)
 from .numpy.linalg import cholesky_grad, eigh_grad, eigvalsh_grad
 from .tangents import cholesky_tangent_of, eigh_tangent_of
 
@@ -225,19 +225,9 @@ def complex_qr_grad(g, ans, a, mode="reduced"):
     GQ + Y GR_Y^H, and GY = Q GR_Y."""
     if not _complex(a):
         return qr_grad(g, ans, a, mode)
-    if mode not in ("reduced", "complete", "r"):
-        raise RuntimeRefusal(f"np.linalg.qr: no gradient for mode={mode!r}; use 'reduced', "
-                             "'complete' or 'r'")
+    gq, gr, q, r = _qr_parts(g, ans, a, mode)
     m, n = np.shape(a)[-2], np.shape(a)[-1]
     k = min(m, n)
-    if mode == "r":
-        q, r = np.linalg.qr(a)
-        gq, gr = 0.0, g
-    else:
-        (gq, gr), (q, r) = g, ans
-        gq = _extra_columns("np.linalg.qr", gq, k, -1)
-        gr = gr[..., :k, :] if _given(gr) else gr
-        q, r = q[..., :k], r[..., :k, :]
     gq = np.conj(gq) if _given(gq) else np.zeros(np.shape(q), dtype=q.dtype)
     gr = np.conj(gr) if _given(gr) else np.zeros(np.shape(r), dtype=r.dtype)
     if m >= n:
@@ -253,19 +243,4 @@ def complex_qr_tangent_of(t, ans, a, mode="reduced"):
     wide a splits as [X | Y], with dR_Y = dQ^H Y + Q^H tY."""
     if not _complex(a) and not _complex(t):
         return qr_tangent_of(t, ans, a, mode)
-    if mode not in ("reduced", "r") and not (mode == "complete" and
-                                            np.shape(a)[-2] <= np.shape(a)[-1]):
-        raise RuntimeRefusal(f"np.linalg.qr: no tangent for mode={mode!r} of this shape; use "
-                             "'reduced' or 'r'")
-    q, r = np.linalg.qr(a) if mode == "r" else ans
-    k = np.shape(r)[-2]
-    tx, rx = t[..., :k], r[..., :k]
-    rinv_t = mH(np.linalg.solve(mH(rx), mH(tx)))            # tX R^-1
-    c = mH(q) @ rinv_t
-    w = np.tril(c, -1) - mH(np.tril(c, -1)) \
-        + 1j * np.imag(np.diagonal(c, axis1=-2, axis2=-1))[..., None] * np.eye(k)
-    dq = q @ w + rinv_t - q @ c
-    dr = mH(q) @ t - w @ r
-    if np.shape(a)[-1] > k:
-        dr = np.concatenate([dr[..., :k], mH(dq) @ a[..., k:] + mH(q) @ t[..., k:]], -1)
-    return dr if mode == "r" else (dq, dr)
+    return _qr_tangent(t, ans, a, mode, mH, real_diagonal=True)

@@ -134,22 +134,29 @@ def _qr_square_grad(gq, gr, q, r):
     return mT(np.linalg.solve(r, mT(b)))
 
 
-def qr_grad(g, ans, a, mode="reduced"):
-    """Gradient of np.linalg.qr(a): of (Q, R), or of R alone with mode='r'. A wide a
-    (m < n) splits as [X | Y], R = [U | V]: X = Q U as above (with gQ + Y gV^T), gY = Q gV."""
+def _qr_parts(g, ans, a, mode):
+    """The adjoints and factors the gradient of np.linalg.qr(a) reads, real or complex:
+    (gQ, gR, Q, R) of Q's first k = min(m, n) columns and R's first k rows (gQ 0.0 with
+    mode='r', where Q is made again; a gradient not given stays as it came)."""
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeRefusal(f"np.linalg.qr: no gradient for mode={mode!r}; use 'reduced', "
                              "'complete' or 'r'")
-    m, n = np.shape(a)[-2], np.shape(a)[-1]
-    k = min(m, n)
+    k = min(np.shape(a)[-2], np.shape(a)[-1])
     if mode == "r":
         q, r = np.linalg.qr(a)
-        gq, gr = 0.0, g
-    else:
-        (gq, gr), (q, r) = g, ans
-        gq = _extra_columns("np.linalg.qr", gq, k, -1)
-        gr = gr[..., :k, :] if _given(gr) else gr      # R's rows beyond k are zeros
-        q, r = q[..., :k], r[..., :k, :]
+        return 0.0, g, q, r
+    (gq, gr), (q, r) = g, ans
+    gq = _extra_columns("np.linalg.qr", gq, k, -1)
+    gr = gr[..., :k, :] if _given(gr) else gr      # R's rows beyond k are zeros
+    return gq, gr, q[..., :k], r[..., :k, :]
+
+
+def qr_grad(g, ans, a, mode="reduced"):
+    """Gradient of np.linalg.qr(a): of (Q, R), or of R alone with mode='r'. A wide a
+    (m < n) splits as [X | Y], R = [U | V]: X = Q U as above (with gQ + Y gV^T), gY = Q gV."""
+    gq, gr, q, r = _qr_parts(g, ans, a, mode)
+    m, n = np.shape(a)[-2], np.shape(a)[-1]
+    k = min(m, n)
     gq = np.zeros(np.shape(q), dtype=float_dtype(a)) if not _given(gq) else gq
     gr = np.zeros(np.shape(r), dtype=float_dtype(a)) if not _given(gr) else as_float(gr, a)
     if m >= n:
@@ -163,6 +170,13 @@ def qr_tangent_of(t, ans, a, mode="reduced"):
     """Tangent of np.linalg.qr(a) along t, m >= n: X = Q^T t R^-1,
     W = tril(X, -1) - tril(X, -1)^T, dQ = Q W + (I - Q Q^T) t R^-1, dR = Q^T t - W R; a
     wide a splits as [X | Y], with dV = dQ^T Y + Q^T tY."""
+    return _qr_tangent(t, ans, a, mode, mT)
+
+
+def _qr_tangent(t, ans, a, mode, ct, real_diagonal=False):
+    """The tangent of np.linalg.qr(a) along t, with ct the transpose (mT) or, for complex
+    a, the conjugate transpose (mH, with real_diagonal: i Im diag(X) is added to W, so that
+    R's diagonal stays real)."""
     if mode not in ("reduced", "r") and not (mode == "complete" and
                                             np.shape(a)[-2] <= np.shape(a)[-1]):
         raise RuntimeRefusal(f"np.linalg.qr: no tangent for mode={mode!r} of this shape; use "
@@ -170,13 +184,15 @@ def qr_tangent_of(t, ans, a, mode="reduced"):
     q, r = np.linalg.qr(a) if mode == "r" else ans
     k = np.shape(r)[-2]
     tx, rx = t[..., :k], r[..., :k]
-    rinv_t = mT(np.linalg.solve(mT(rx), mT(tx)))            # tX R^-1
-    x = mT(q) @ rinv_t
-    w = np.tril(x, -1) - mT(np.tril(x, -1))
+    rinv_t = ct(np.linalg.solve(ct(rx), ct(tx)))            # tX R^-1
+    x = ct(q) @ rinv_t
+    w = np.tril(x, -1) - ct(np.tril(x, -1))
+    if real_diagonal:
+        w = w + 1j * np.imag(np.diagonal(x, axis1=-2, axis2=-1))[..., None] * np.eye(k)
     dq = q @ w + rinv_t - q @ x
-    dr = mT(q) @ t - w @ r
+    dr = ct(q) @ t - w @ r
     if np.shape(a)[-1] > k:                                # the columns of Y: Q^T Y
-        dr = np.concatenate([dr[..., :k], mT(dq) @ a[..., k:] + mT(q) @ t[..., k:]], -1)
+        dr = np.concatenate([dr[..., :k], ct(dq) @ a[..., k:] + ct(q) @ t[..., k:]], -1)
     return dr if mode == "r" else (dq, dr)
 
 
