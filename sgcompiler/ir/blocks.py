@@ -1,7 +1,7 @@
 """The statement lists of a function, found without walking its expressions."""
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 
 import gast
 
@@ -79,3 +79,16 @@ def local_names(tree) -> set:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
     return names
+
+
+def name_counts(tree) -> tuple[Counter, Counter]:
+    """(writes, reads): how many times each name is bound or deleted, and read, in `tree`
+    (`x += e` reads x too)."""
+    writes, reads = Counter(), Counter()
+    for node in nodes(tree):
+        if isinstance(node, gast.Name):
+            (writes if isinstance(node.ctx, (gast.Store, gast.Del)) else reads)[node.id] += 1
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            reads[node.target.id] += 1
+    return writes, reads
+

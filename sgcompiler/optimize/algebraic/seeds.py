@@ -16,11 +16,9 @@ change them.
 """
 from __future__ import annotations
 
-from collections import Counter
-
 import gast
 
-from ...ir.blocks import nodes
+from ...ir.blocks import name_counts, nodes
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -28,12 +26,7 @@ _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 def fold_seeds(tree: gast.FunctionDef, temporary, small, user_names) -> None:
     """Fold in place. `temporary(name)`: a generated name nobody needs to see;
     `small(name)`: it holds a number; `user_names`: names the user's code binds."""
-    writes, reads = Counter(), Counter()
-    for node in nodes(tree):
-        if isinstance(node, gast.Name):
-            (writes if isinstance(node.ctx, (gast.Store, gast.Del)) else reads)[node.id] += 1
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            reads[node.target.id] += 1
+    writes, reads = name_counts(tree)
     body, numbers, i = tree.body, set(), 0
     changed = set()         # statements that received a folded number
 

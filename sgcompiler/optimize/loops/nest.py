@@ -16,11 +16,9 @@ plain assignments of other names and list appends.
 """
 from __future__ import annotations
 
-from collections import Counter
-
 import gast
 
-from ...ir.blocks import blocks, walk
+from ...ir.blocks import blocks, name_counts, walk
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -28,12 +26,7 @@ _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 def nest_single_uses(tree: gast.FunctionDef, temporary, small, pure) -> None:
     """Nest in place. `temporary(name)`: a generated name nobody needs to see;
     `small(name)`: it holds a number; `pure(stmt)`: `name = expression` without effects."""
-    reads, writes = Counter(), Counter()
-    for node in walk(tree):
-        if isinstance(node, gast.Name):
-            (writes if isinstance(node.ctx, (gast.Store, gast.Del)) else reads)[node.id] += 1
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            reads[node.target.id] += 1
+    writes, reads = name_counts(tree)
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
     numbers = set()          # temporaries seen to be computed from numbers alone
 
