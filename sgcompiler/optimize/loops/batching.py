@@ -215,6 +215,20 @@ def _aliases(body):
     return groups
 
 
+def _before_top_statements(tree, shapes, rewrite) -> None:
+    """Put `rewrite(stmt)`'s statements before each statement at the top level of `tree`
+    (hoisting.py, stacking.py: a loop's, made before it), `shapes` following the top level
+    (the statements put there are not followed)."""
+    body, i = tree.body, 0
+    while i < len(body):
+        stmt = body[i]
+        before = rewrite(stmt)
+        body[i:i] = before
+        i += len(before)
+        shapes.track(stmt)
+        i += 1
+
+
 def _fresh(preferred, taken):
     name, k = preferred, 2
     while name in taken:

@@ -30,22 +30,19 @@ import gast
 
 from ...ir.blocks import nodes
 from ...ir.builders import load, store
-from .batching import _aliases, _assigned, _fresh, _mutated
+from .batching import _aliases, _assigned, _before_top_statements, _fresh, _mutated
 
 
 def hoist_row_products(tree: gast.FunctionDef, shapes, np_name: str, movable) -> None:
     """Rewrite the loops at the top level of `tree` in place. `shapes` is a fresh
     CodeShapes of `tree`."""
     taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
-    body, i = tree.body, 0
-    while i < len(body):
-        stmt = body[i]
-        if isinstance(stmt, gast.For):
-            before = _Loop(stmt, shapes, np_name, movable, taken, tree).hoist()
-            body[i:i] = before
-            i += len(before)
-        shapes.track(stmt)
-        i += 1
+
+    def hoisted(stmt):
+        if not isinstance(stmt, gast.For):
+            return []
+        return _Loop(stmt, shapes, np_name, movable, taken, tree).hoist()
+    _before_top_statements(tree, shapes, hoisted)
 
 
 class _Loop:

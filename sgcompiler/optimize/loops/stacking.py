@@ -36,7 +36,7 @@ import numpy
 
 from ...ir.blocks import nodes
 from ...ir.builders import const, load, store
-from .batching import _aliases, _assigned, _fresh, _mutated
+from .batching import _aliases, _assigned, _before_top_statements, _fresh, _mutated
 
 # The most elements a matrix may have to be stacked: a product saved is a call saved,
 # which pays where the call costs more than its arithmetic (measured on an RNN step:
@@ -49,15 +49,12 @@ def stack_tangent_products(tree: gast.FunctionDef, shapes, np_name: str, facts) 
     CodeShapes of `tree`; `facts` the shapes pass's (shape, dtype) of the primal's names."""
     taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
     aliases = _aliases(tree.body)
-    body, i = tree.body, 0
-    while i < len(body):
-        stmt = body[i]
-        if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
-            before = _Loop(stmt, shapes, np_name, facts, taken, aliases).stack()
-            body[i:i] = before
-            i += len(before)
-        shapes.track(stmt)
-        i += 1
+
+    def stacked(stmt):
+        if not isinstance(stmt, (gast.For, gast.While)) or stmt.orelse:
+            return []
+        return _Loop(stmt, shapes, np_name, facts, taken, aliases).stack()
+    _before_top_statements(tree, shapes, stacked)
 
 
 class _Loop:
