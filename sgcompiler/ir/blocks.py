@@ -92,3 +92,11 @@ def name_counts(tree) -> tuple[Counter, Counter]:
             reads[node.target.id] += 1
     return writes, reads
 
+
+def assignment(stmt):
+    """(name, value) of `name = value`, else (None, None)."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id, stmt.value
+    return None, None
+

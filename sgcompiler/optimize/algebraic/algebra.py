@@ -30,7 +30,7 @@ from collections import Counter
 import gast
 import numpy as np
 
-from ...ir.blocks import arithmetic, nodes
+from ...ir.blocks import arithmetic, assignment, nodes
 from ...ir.builders import load, number
 from ...analysis.shape_algebra import WEAK
 from ...ir.builders import COMMENT
@@ -70,19 +70,11 @@ def fold_algebra(body, shapes, np_name) -> set:
 
 def _candidate(stmt) -> bool:
     """Whether `stmt` may start a rewrite: `_n = -y` or `a = g / (1.0 + e)`."""
-    _, value = _assigned(stmt)
+    _, value = assignment(stmt)
     if isinstance(value, gast.UnaryOp):
         return isinstance(value.op, gast.USub) and isinstance(value.operand, gast.Name)
     return isinstance(value, gast.BinOp) and isinstance(value.op, gast.Div) and \
         _one_plus(value.right) is not None
-
-
-def _assigned(stmt):
-    """(name, value) of `name = value`, else (None, None)."""
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-            isinstance(stmt.targets[0], gast.Name):
-        return stmt.targets[0].id, stmt.value
-    return None, None
 
 
 def _float_array(found) -> bool:
@@ -99,7 +91,7 @@ def _calls_other_than(call, np_name) -> bool:
 def _negation(body, i, shapes, np_name, stored, reads) -> bool:
     """`n = -y` read only as a factor of top-level products: fold it into them. Returns
     whether body[i] was removed."""
-    name, value = _assigned(body[i])
+    name, value = assignment(body[i])
     if name is None or not name.startswith("_") or stored[name] != 1 or \
             not isinstance(value, gast.UnaryOp) or not isinstance(value.op, gast.USub) or \
             not isinstance(value.operand, gast.Name) or stored[value.operand.id] or \
@@ -151,7 +143,7 @@ class _Negate(gast.NodeTransformer):
 def _sigmoid(body, i, shapes, np_name, stored, reads, reciprocals) -> bool:
     """`a = g / (1.0 + e)` then `b = a * e`, a read only there: `b = g / (1.0 +
     np.reciprocal(e))`. Returns whether body[i] was removed."""
-    a, value = _assigned(body[i])
+    a, value = assignment(body[i])
     if a is None or stored[a] != 1 or reads[a] != 1 or not isinstance(value, gast.BinOp) \
             or not isinstance(value.op, gast.Div):
         return False
@@ -190,7 +182,7 @@ def _one_plus(node):
 
 def _product_with(stmt, a, e):
     """The top-level product `a * e` or `e * a` that is the value of assignment `stmt`."""
-    _, value = _assigned(stmt)
+    _, value = assignment(stmt)
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult) and \
             {getattr(value.left, "id", None), getattr(value.right, "id", None)} == {a, e}:
         return value

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gast
 
-from ...ir.blocks import name_counts, nodes
+from ...ir.blocks import assignment, name_counts, nodes
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -34,7 +34,7 @@ def fold_seeds(tree: gast.FunctionDef, temporary, small, user_names) -> None:
         return writes[name] <= 1 and (name in numbers or small(name))
     while i < len(body):
         stmt = body[i]
-        name = _assigned_name(stmt)
+        name = assignment(stmt)[0]
         if name is None or writes[name] != 1 or not _numbers_only(stmt.value, is_number):
             i += 1
             continue
@@ -51,13 +51,6 @@ def fold_seeds(tree: gast.FunctionDef, temporary, small, user_names) -> None:
     for stmt in body:
         if id(stmt) in changed:
             _Simplify(is_number).visit(stmt)
-
-
-def _assigned_name(stmt):
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-            isinstance(stmt.targets[0], gast.Name):
-        return stmt.targets[0].id
-    return None
 
 
 def _numbers_only(expr, is_number) -> bool:

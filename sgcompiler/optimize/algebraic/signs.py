@@ -28,7 +28,8 @@ from ...ir.blocks import nodes
 from ...ir.builders import load, store
 from .aliasing import passed, reads_only, written_into
 from ..known.code_shapes import CodeShapesMaker
-from .common import READERS
+from .common import READERS, _set
+from .negations import _negation
 
 _LINEAR_HELPERS = ("unreduce", "unbroadcast")
 
@@ -100,25 +101,15 @@ def _readers(body):
     return where, count
 
 
-def _negated(stmt):
-    """(name, e) of `name = -e`."""
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-            isinstance(stmt.targets[0], gast.Name) and \
-            isinstance(stmt.value, gast.UnaryOp) and isinstance(stmt.value.op, gast.USub):
-        return stmt.targets[0].id, stmt.value.operand
-    return None
-
-
 def _into_readers(body, fixed, into, np_name, linear) -> set:
     """`t = -e` read once, as the first factor, the copied value or a linear helper's
     first argument: the reader negates its result instead."""
     where, count = _readers(body)
     writes, gone = fixed.writes, set()
     for i, stmt in enumerate(body):
-        found = _negated(stmt)
-        if found is None:
+        name, e = _negation(stmt)
+        if name is None:
             continue
-        name, e = found
         readers = where.get(name, [])
         if not name.startswith("d_") or writes[name] != 1 or count[name] != 1 or \
                 len(readers) != 1 or readers[0] <= i or not fixed(e, i) or \
@@ -144,24 +135,17 @@ def _negate_reader(reader, name, e, np_name, linear) -> bool:
             isinstance(value.op, (gast.Add, gast.Sub)) and not _reads(value.left, name):
         value, holder, added = value.right, value, True     # x = y + t * c
     if _is(value, name):
-        _put(holder, "value" if holder is reader else "right", e)
+        _set(holder, "value" if holder is reader else "right", e)
     else:
         slot = _first_factor(value, name, np_name, linear)
         if slot is None:
             return False
-        _put(*slot, e)
+        _set(*slot, e)
     if added:
         holder.op = gast.Sub() if isinstance(holder.op, gast.Add) else gast.Add()
     else:
         reader.value = gast.UnaryOp(op=gast.USub(), operand=reader.value)
     return True
-
-
-def _put(parent, field, value):
-    if isinstance(parent, list):
-        parent[field] = value
-    else:
-        setattr(parent, field, value)
 
 
 def _reads(node, name) -> bool:
@@ -208,10 +192,10 @@ def _into_additions(body, gone, shapes, fixed, into) -> set:
         for node in nodes(stmt):
             if isinstance(node, gast.Name):
                 pending.pop(node.id, None)
-        found = _negated(stmt)
-        if found is not None and fixed(found[1], k) and \
-                not any(_is(n, found[0]) for n in nodes(found[1])):
-            pending[found[0]] = (k, found[1])
+        negated, e = _negation(stmt)
+        if negated is not None and fixed(e, k) and \
+                not any(_is(n, negated) for n in nodes(e)):
+            pending[negated] = (k, e)
     done = set()
     if not pairs:
         return done

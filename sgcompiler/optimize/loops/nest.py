@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gast
 
-from ...ir.blocks import blocks, name_counts, walk
+from ...ir.blocks import assignment, blocks, name_counts, walk
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -36,7 +36,7 @@ def nest_single_uses(tree: gast.FunctionDef, temporary, small, pure) -> None:
         i = 0
         while i < len(block):
             stmt = block[i]
-            name = _assigned_name(stmt)
+            name = assignment(stmt)[0]
             if name is not None and writes[name] == 1 and _number_valued(stmt.value,
                                                                          is_number):
                 numbers.add(name)
@@ -56,7 +56,7 @@ def _nest_shape_reads(tree, temporary, reads, writes, params, pure) -> None:
         i = 0
         while i + 1 < len(block):
             stmt = block[i]
-            name = _assigned_name(stmt)
+            name = assignment(stmt)[0]
             if name is not None and temporary(name) and name not in params and \
                     writes[name] == 1 and reads[name] == 1 and _shape_read(stmt.value) and \
                     _use_site(block[i + 1], name) is not None and \
@@ -91,13 +91,6 @@ def _shape_read(expr) -> bool:
     user wrote it, `n = x.shape[0]`."""
     return isinstance(expr, gast.Attribute) and expr.attr == "shape" and \
         isinstance(expr.value, gast.Name)
-
-
-def _assigned_name(stmt):
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-            isinstance(stmt.targets[0], gast.Name):
-        return stmt.targets[0].id
-    return None
 
 
 def _nest_forward(block, i, name, pure) -> bool:
@@ -166,7 +159,7 @@ def _harmless(stmt, inputs, pure) -> bool:
         return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
             call.func.attr == "append" and isinstance(call.func.value, gast.Name) and \
             call.func.value.id not in inputs
-    if isinstance(stmt, gast.Assign) and _assigned_name(stmt) is not None:
+    if assignment(stmt)[0] is not None:
         value_ok = pure(stmt) or (_is_pop(stmt.value) and
                                   stmt.value.func.value.id not in inputs)
         return value_ok and stmt.targets[0].id not in inputs

@@ -34,7 +34,7 @@ from __future__ import annotations
 import gast
 import numpy
 
-from ...ir.blocks import nodes
+from ...ir.blocks import assignment, nodes
 from ...ir.builders import const, load, store
 from .batching import _aliases, _assigned, _before_top_statements, _fresh, _mutated
 
@@ -100,7 +100,7 @@ class _Loop:
         """(a, W, h, b, V, g, matrix first) for `a = W @ h; b = V @ h + W @ g` (terms in
         either order; or `a = h @ W; b = h @ V + g @ W`), else None."""
         a, product = _assigned_product(first, self.np)
-        b, total = _assigned_value(second)
+        b, total = assignment(second)
         if a is None or b is None or not isinstance(total, gast.BinOp) or \
                 not isinstance(total.op, gast.Add):
             return None
@@ -182,17 +182,9 @@ def _assign(name, value, like):
                                           type_comment=None), like)
 
 
-def _assigned_value(stmt):
-    """(target, value) of `name = value`, else (None, None)."""
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-            isinstance(stmt.targets[0], gast.Name):
-        return stmt.targets[0].id, stmt.value
-    return None, None
-
-
 def _assigned_product(stmt, np_name):
     """(target, (left, right)) of `name = left @ right` (or dot), else (None, None)."""
-    target, value = _assigned_value(stmt)
+    target, value = assignment(stmt)
     operands = _operands(value, np_name) if target is not None else None
     return (target, operands) if operands is not None else (None, None)
 
