@@ -19,6 +19,7 @@ import numpy as np
 from . import api
 from .backend.loader import function_from_text
 from .reverse_api import check_primal, plain_function
+from .tree_blocks import leaves
 
 
 def check_grads(f, args, order: int = 2, modes=("fwd", "rev"), eps: float = 1e-6,
@@ -96,7 +97,7 @@ def _contracted(primal, params, out, rng):
     """s0(args) = <u, f(args)> for a random u shaped like each float leaf of the output."""
     namespace = {"np": np, "_f": primal, "__name__": __name__}
     terms = []
-    for k, (path, leaf) in enumerate(_leaves(out)):
+    for k, (path, leaf) in enumerate(leaves(out)):
         if _differentiable(leaf):
             namespace[f"_u{k}"] = _random_like(rng, leaf)
             terms.append(f"np.sum(_u{k} * _out{_path_text(path)})")
@@ -117,7 +118,7 @@ def _directional(scalar, params, positions, args, rng, k):
                  "_grad": api.grad(scalar, wrt=wrt).as_function(scalars, trees)}
     terms = []
     for n, i in enumerate(positions):
-        for m, (path, leaf) in enumerate(_leaves(args[i])):
+        for m, (path, leaf) in enumerate(leaves(args[i])):
             namespace[f"_v{n}_{m}"] = _random_like(rng, leaf)
             terms.append(f"np.sum(_g[{n}]{_path_text(path)} * _v{n}_{m})")
     name = f"{scalar.__name__.rsplit('_d', 1)[0]}_d{k}"
@@ -137,17 +138,6 @@ def _differentiable(value) -> bool:
                                    (value.values() if isinstance(value, dict) else value))
     return (type(value) is float or isinstance(value, (np.ndarray, np.floating))
             and value.dtype.kind == "f")
-
-
-def _leaves(tree, path=()):
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            yield from _leaves(value, path + (key,))
-    elif isinstance(tree, (list, tuple)):
-        for i, value in enumerate(tree):
-            yield from _leaves(value, path + (i,))
-    else:
-        yield path, tree
 
 
 def _path_text(path) -> str:
