@@ -214,3 +214,30 @@ def test_qr_gradient_at_orders_1_and_2(f, shape):
             assert_hessian_and_hvp_match(f, a, R)
     else:
         assert_hessian_and_hvp_match(f, a, R)
+
+
+# svd_grad's argument handling (the first k columns of U and rows of Vt, an adjoint not
+# given) at orders 1 and 2; the losses do not depend on the signs of the singular vectors
+
+def svd_vectors_of(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s ** 3) + np.sum(u ** 4) + np.sum(vt[..., :2, :] ** 4)
+
+
+def svd_u_of(a):
+    u, s, vt = np.linalg.svd(a)                    # full U and Vt: their first k are read
+    return np.sum(u[..., :2] ** 4)                 # s's and Vt's adjoints are not given
+
+
+def svd_vt_of(a):
+    return np.sum(np.linalg.svd(a)[2][..., :2, :] ** 4)
+
+
+@pytest.mark.parametrize("f", [svd_vectors_of, svd_u_of, svd_vt_of])
+@pytest.mark.parametrize("shape", [(3, 3), (5, 3), (3, 5), (2, 4, 3)])
+def test_svd_gradient_at_orders_1_and_2(f, shape):
+    a = R.normal(size=shape)
+    check_grads(f, (a,), order=2, modes=("rev",))
+    if len(shape) == 2:
+        assert_hessian_and_hvp_match(f, a, R)
+

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .core import mT
-from .numpy.decompositions import (_extra_columns, _gaps_inverse, _given, _nan_beyond,
-                                   _qr_parts, _qr_tangent, qr_grad, qr_tangent_of, svd_grad,
+from .numpy.decompositions import (_gaps_inverse, _given, _nan_beyond, _qr_parts,
+                                   _qr_tangent, _svd_parts, qr_grad, qr_tangent_of, svd_grad,
                                    svd_tangent_of)
 from .numpy.linalg import cholesky_grad, eigh_grad, eigvalsh_grad
 from .tangents import cholesky_tangent_of, eigh_tangent_of
@@ -172,11 +172,7 @@ def complex_svd_grad(g, ans, a, full_matrices=True, compute_uv=True, hermitian=F
         u, _, vt = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
         grad = np.conj((u * np.expand_dims(np.real(g), -2)) @ vt)
     else:
-        (gu, gs, gvt), (u, s, vt) = g, ans
-        k = np.shape(s)[-1]
-        gu = _extra_columns("np.linalg.svd", gu, k, -1)
-        gvt = _extra_columns("np.linalg.svd", gvt, k, -2)
-        grad = np.conj(_complex_svd_core(gu, gs, gvt, u[..., :k], s, vt[..., :k, :]))
+        grad = np.conj(_complex_svd_core(*_svd_parts(g, ans)))
     return fold_hermitian(grad) if hermitian else grad
 
 

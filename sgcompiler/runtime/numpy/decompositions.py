@@ -75,12 +75,19 @@ def svd_grad(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
         u, _, vt = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
         grad = (u * np.expand_dims(as_float(g, a), -2)) @ vt
     else:
-        (gu, gs, gvt), (u, s, vt) = g, ans
-        k = np.shape(s)[-1]
-        gu = _extra_columns("np.linalg.svd", gu, k, -1)
-        gvt = _extra_columns("np.linalg.svd", gvt, k, -2)
-        grad = _svd_core(gu, gs, gvt, u[..., :k], s, vt[..., :k, :], a)
+        gu, gs, gvt, u, s, vt = _svd_parts(g, ans)
+        grad = _svd_core(gu, gs, gvt, u, s, vt, a)
     return fold_lower(grad) if hermitian else grad
+
+
+def _svd_parts(g, ans):
+    """(gU, gs, gVt, U, s, Vt) of the first k = min(m, n) columns of U and rows of Vt,
+    from the adjoint g of np.linalg.svd(a)'s (U, s, Vt), real or complex."""
+    (gu, gs, gvt), (u, s, vt) = g, ans
+    k = np.shape(s)[-1]
+    gu = _extra_columns("np.linalg.svd", gu, k, -1)
+    gvt = _extra_columns("np.linalg.svd", gvt, k, -2)
+    return gu, gs, gvt, u[..., :k], s, vt[..., :k, :]
 
 
 def _symmetric_lower(t):
