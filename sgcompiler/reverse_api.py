@@ -19,6 +19,7 @@ from .errors import RuntimeRefusal, SGCompilerError
 from .frontend.forms.checkpoint import check_policy
 from .pipeline import piece
 from .runtime.namespace import is_foreign, like_array
+from .tree_blocks import leaves
 
 
 def vjp(fn, *primals, checkpoint=None):
@@ -95,16 +96,11 @@ def pair(fn, active, args, kwargs, checkpoint=None):
     return made.forward_cell.cell_contents, made.backward_cell.cell_contents, made
 
 
-def _leaves(tree, path=()):
-    """(path, leaf) of the arrays and numbers in a dict, list or tuple."""
-    if isinstance(tree, dict):
-        for k, v in tree.items():
-            yield from _leaves(v, path + (k,))
-    elif isinstance(tree, (list, tuple)):
-        for i, v in enumerate(tree):
-            yield from _leaves(v, path + (i,))
-    elif isinstance(tree, (np.ndarray, np.generic, complex)):
-        yield path, tree
+def _leaves(tree):
+    """(path, leaf) of the NumPy arrays and numbers and the complex numbers in a dict, list
+    or tuple."""
+    return ((path, leaf) for path, leaf in leaves(tree)
+            if isinstance(leaf, (np.ndarray, np.generic, complex)))
 
 
 def with_aux(fn, wrt, args, kwargs):
