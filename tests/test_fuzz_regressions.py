@@ -1553,3 +1553,76 @@ def test_second_order_through_picks_of_a_pair(seed):
     source, y_float = write_program(Choices(random.Random(seed).randrange), extras=("picks",))
     outcome = check_program_second_order(source, y_float)
     assert outcome.status == "ok", f"{source}\n{outcome.detail}"
+
+
+# Issue 14 (program_check --order 2 --extended --extras scopes, 39 of 300 programs from
+# seed 881000 refused): a dict built by writes into new keys in a loop. The gradient saves
+# what each write replaces (old_item) and puts it back; grad of grad had no rule for
+# old_item ("no derivative rule for old_item"). With the rule (the saved copy's adjoint goes
+# to the dict at the key, runtime/core.py old_item_back), the second-order code made
+# np.copy() of the dict adjoint that the sweep writes into, an object array, and add_trees
+# refused it ("read both by position and by field name"): a container is copied as one.
+def dict_filled_by_key(x, y):
+    s = np.asarray([3.0, x[0] * y[1], 2.0 / (1.0 + np.square(x[2]))])
+    d = {}
+    for k in range(3):
+        d[k] = s[k] * s[2 - k]
+    return d[0] + d[2] * d[1]
+
+
+def list_written_by_index(x, y):
+    items = [x[0], y[1], x[2] * y[0]]
+    for k in range(3):
+        items[k] = items[k] * items[2 - k] + np.sin(y[k])
+    return items[0] * items[1] + items[2]
+
+
+def array_of_unknown_kind_written(x, y):
+    a = [np.sin(x), np.cos(y)][0].copy()   # an array the shapes pass does not follow
+    for k in range(3):
+        a[[k, 0]] = a[k] * y[k]
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("f", [dict_filled_by_key, list_written_by_index,
+                               array_of_unknown_kind_written])
+def test_second_order_through_writes_into_containers(f):
+    from sgcompiler import check_grads
+    for x, y in [(X, Y), (Y[::-1] * 0.7, X + 0.3)]:
+        check_grads(f, (x, y), order=2, modes=("rev",))
+        first = grad(f, wrt=(0, 1))
+        vx, vy = np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.8, -1.1])
+        s = function_from_text("def s(x, y):\n    gx, gy = _g(x, y)\n"
+                               "    return np.sum(gx * _vx) + np.sum(gy * _vy)\n", "s",
+                               {"np": np, "_g": first, "_vx": vx, "_vy": vy}, "test")
+        assert_grad_matches(s, [x, y], rtol=1e-5, atol=1e-6)
+
+
+# Issue 14 (program_check --order 2 --extended, seeds 881056, 881094, 881227 of 300): an
+# element write into an array that the adjoint sweep reads, where the sweep itself reads
+# nothing at the index (the written value has no gradient). The gradient puts the old
+# elements back at the index, but the first run of the reverser, which finds what the
+# adjoint sweep reads, did not count the index: grad of grad raised NameError
+# "name 'i' is not defined" in the backward piece (reverse/sweeps.py _with_restored_indexes).
+def write_at_a_named_index(x, y):
+    buf = np.copy(Y) * 0.5             # a constant: no adjoint writes at the index
+    a = np.sum(np.sin(buf * x * y))
+    i = [1, -2, 1]
+    buf[i] = 2.0
+    return a + np.sum(buf * x)
+
+
+def write_at_a_named_index_in_a_branch(x, y):
+    buf = np.cos(X)
+    a = np.sum(np.sin(buf * x))
+    if np.sum(x) > -10.0:
+        i = [0, 0, 1]
+        buf[i] = 2.0
+    return a + np.sum(buf * x * y)
+
+
+@pytest.mark.parametrize("f", [write_at_a_named_index, write_at_a_named_index_in_a_branch])
+def test_second_order_restores_an_element_write_at_its_index(f):
+    from sgcompiler import check_grads
+    for x, y in [(X, Y), (Y[::-1] * 0.7, X + 0.3)]:
+        check_grads(f, (x, y), order=2, modes=("rev", "fwd"))

@@ -29,6 +29,7 @@ from ..frontend.forms.checkpoint import is_segment
 from ..frontend.source import function_name
 from ..rules.registry import runtime_helper_read
 from ..ir.builders import comment, load, store
+from ..ir.origins import GENERATED
 from ..analysis.ops import target_of
 from ..analysis.shapes import CONTAINER, EITHER
 from ..ir.blocks import walk
@@ -58,8 +59,10 @@ class CallSweeps:
         # is right for an array too, the other way round it is not. A call's result is
         # taken for an array, except when a runtime helper (read at second order) is
         # passed it: gradient code hands one helper's tuple to the next (the adjoint of
-        # lu_factor's (lu, piv), from lu_solve_grad_factor, to lu_factor_grad)
-        helper = runtime_helper_read(op.rule)
+        # lu_factor's (lu, piv), from lu_solve_grad_factor, to lu_factor_grad), or to a
+        # generated function (its backward piece's saved values, which may hold dicts)
+        helper = runtime_helper_read(op.rule) or getattr(
+            getattr(op.rule, "__code__", None), "co_filename", "").startswith(GENERATED)
         trees = frozenset(p for p, a in op.args.items() if isinstance(a, gast.Name) and (
             self.shapes.kind(a.id) == CONTAINER or self.shapes.kind(a.id) == EITHER
             and (helper or a.id not in self.call_results)))

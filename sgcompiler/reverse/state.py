@@ -97,8 +97,10 @@ class AdjointState:
             self.maybe_scalar.add(var)   # computed from an adjoint that may be a plain 0.0
         if not self.is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
                                        self.written_in_place for n in walk(expr)):
-            # it may be (a view of) an array the adjoint sweep restores in place
-            expr = self.np_call("copy", [expr])
+            # it may be (a view of) an array the adjoint sweep restores in place, or a
+            # container whose items it writes
+            expr = self.np_call("copy", [expr]) if self.shapes.kind(var) == ARRAY \
+                else self.helper_call("copied", [expr])
         self.state[var] = load(dvar)
         array = self.shapes.kind(var) == ARRAY
         if current is None:

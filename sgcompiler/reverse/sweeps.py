@@ -78,7 +78,23 @@ def plan_sweeps(norm: Normalized, resolution, act: Activity, shapes: Shapes, pie
     first = _Reverser(norm, resolution, act, shapes, linker, frozenset(), names, {},
                       pieces, _seed(norm, piece))
     first.adjoint_block(norm.body)
-    return SweepPlan(linker, names, frozenset(first.reads), first.loop_reverses, keep_stops)
+    return SweepPlan(linker, names, frozenset(_with_restored_indexes(norm, first.reads)),
+                     first.loop_reverses, keep_stops)
+
+
+def _with_restored_indexes(norm, reads) -> set:
+    """What the adjoint sweep reads, with the indexes it restores at: each `x[i] = v` into
+    an x it reads puts the old x[i] back in the second run, which then reads i (found by
+    grad of grad, where `_index = [1, -2, 1]` was freed in the forward piece and missing
+    in the backward's)."""
+    reads = set(reads)
+    writes = [s for s in assignments(norm.body) if is_setitem(s)]
+    while True:
+        more = {n.id for s in writes if target_of(s) in reads
+                for n in walk(s.targets[0].slice) if isinstance(n, gast.Name)} - reads
+        if not more:
+            return reads
+        reads |= more
 
 
 def _sweeps(norm, resolution, act, shapes, pieces, plan, piece=False):

@@ -26,7 +26,8 @@ from ..runtime import (add_at, add_trees, as_float, balanced_eq, cast_grad, choo
                        copied, cumsum_grad, dot_grad_left, dot_grad_right, field,
                        fitted, float_dtype, hsplit_axis, index_part, inner_grad_a, inner_grad_b,
                        item_adjoint, item_of, length, linspace_fractions, matmul_grad_left,
-                       matmul_grad_right, median_grad, mT, nan_count, not_a_view,
+                       matmul_grad_right, median_grad, mT, nan_count, not_a_view, old_item,
+                       old_item_back,
                        picked, prod_grad, reduce_like, reduced_axes, reduced_size, repeat_grad,
                        scalar_result, scatter_item, sequence_adjoint, sequence_parts,
                        take_grad, tensordot_axes,
@@ -127,6 +128,18 @@ def add_at_(g, ans, dx, index, g_):
 @vjp(index_part, name="index_part")
 def index_part_(g, ans, g_, index, like):
     return add_at(zeros_tree(g_), index, g), 0.0, 0.0
+
+
+# the gradient saves what `c[k] = v` overwrites (old_item) and puts it back: at second order
+# that copy's adjoint goes to c at k
+@vjp(old_item, name="old_item")
+def old_item_(g, ans, container, key):
+    return old_item_back(g, container, key), 0.0
+
+
+@vjp(old_item_back, name="old_item_back")
+def old_item_back_(g, ans, g_, container, key):
+    return old_item(g, key), 0.0, 0.0
 
 
 @vjp(field, name="field")
@@ -362,7 +375,7 @@ through_source(prod_grad, cholesky_grad, cumprod_grad, diag_grad, diagonal_grad,
 linear(unbroadcast, unreduce, unbroadcast_each, unbroadcast_sum, as_float, mT, add_trees, transpose_grad,
        cast_grad, choose_grad, median_grad, cumsum_grad, take_grad, tile_grad,
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
-       scatter_item, tree_item, field, tree_with, picked, item_of,
+       scatter_item, tree_item, field, tree_with, picked, item_of, old_item, old_item_back,
        sequence_adjoint, sequence_parts, written_part, written_back, sort_grad,
        take_along_axis_grad, pad_grad, diff_grad, rollaxis_grad, sorted_like)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,

@@ -247,9 +247,14 @@ def _scattered(shape, index, g, dtype):
 
 
 def copied(value):
-    """A copy of an array (other values as they are): what code read again saves of an
-    array that it writes into later (the tape must not keep a reference to it)."""
-    return np.copy(value) if isinstance(value, np.ndarray) else value
+    """A copy of an array, a list or a dict (one level: the adjoint sweep writes its
+    items, not into them), other values as they are: what code read again saves of a value
+    that it writes into later (the tape must not keep a reference to it)."""
+    if isinstance(value, np.ndarray):
+        return np.copy(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return list(value) if isinstance(value, list) else value
 
 
 def length(items) -> int:
@@ -369,6 +374,18 @@ def old_item(container, key):
     return old.copy() if hasattr(old, "copy") else old
 
 
+def old_item_back(g, container, key):
+    """The adjoint of old_item(container, key) for its container (grad of grad restores
+    what the gradient saved): g at `key` of a zero shaped like `container`. A key that a
+    dict did not have gets nothing, as old_item's 0.0 there is a constant; an array's key
+    that picks an element twice adds up."""
+    if isinstance(container, dict):
+        return {key: g} if key in container and not _is_zero(g) else 0.0
+    if isinstance(container, (list, tuple)):
+        return tree_with(container, key, g)
+    return add_at(zeros_tree(container), key, g)
+
+
 def not_a_view(value, array, where, text=""):
     """Refuse `value = array[...]` being a view when `array` is later written in place
     (an index known only at run time; a slice is refused when compiled). `where` is
@@ -483,7 +500,8 @@ def item_of(t, items, chosen):
 # helpers whose result is a tree when one of their arguments is -> that argument's
 # position (analysis/shapes.py; item_adjoint's item is like its x)
 TREE_HELPERS = ((zeros_tree, 0), (add_trees, 0), (add_at, 0), (item_adjoint, 2),
-                (scatter_item, 1), (unbroadcast_each, 1), (picked, 1),
+                (scatter_item, 1), (unbroadcast_each, 1), (picked, 1), (old_item_back, 1),
+                (copied, 0),
                 (sequence_adjoint, 0), (sequence_parts, 0))
 
 # runtime helper -> the position of the argument it reads only the shape of
