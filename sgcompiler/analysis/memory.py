@@ -188,3 +188,91 @@ class Bound:
     def __iter__(self):
         yield from (name for name, k in self.added.items() if k < self.k)
         yield from self.outer
+
+
+def index_rereads(norm, stable, written_in_place, shapes) -> dict:
+    """id(loop) -> {v: (x, id(statement))} for the statements `v = x[t]` of a loop `for t in range(n)`
+    that the adjoint sweep can read again (`v = x[_trips - 1 - _]`, trip by trip from
+    the last) instead of saving v on the tape each trip: x is a parameter the function
+    never rebinds (`stable`), t is rebound nowhere in the body, every trip assigns v (the
+    statement is at the top of a body with no break or continue), the function assigns v
+    nowhere else and reads it only in the statements of the body after this one (so no
+    older value of v is ever read). x[t] then names the memory it named in the primal
+    sweep: a view for an array of two axes or more; an element otherwise, which is the
+    same only when nothing in the function writes into an array (`written_in_place`)."""
+    assigned, reads = {}, None
+    for stmt in assignments(norm.body):
+        assigned[target_of(stmt)] = assigned.get(target_of(stmt), 0) + 1
+    found = {}
+    for loop in _loops(norm.body):
+        if not _over_range(loop, norm.fn) or _jumps(loop.body):
+            continue
+        t = loop.target.id
+        if any(target_of(s) == t for s in assignments(loop.body)) or \
+                t in _loop_names(loop.body):
+            continue
+        for position, stmt in enumerate(loop.body):
+            if not (isinstance(stmt, gast.Assign) and not is_setitem(stmt) and
+                    isinstance(stmt.targets[0], gast.Name) and
+                    isinstance(stmt.value, gast.Subscript) and
+                    isinstance(stmt.value.value, gast.Name) and
+                    isinstance(stmt.value.slice, gast.Name) and stmt.value.slice.id == t):
+                continue
+            v, x = stmt.targets[0].id, stmt.value.value.id
+            shape = shapes.shape(x)
+            if x not in norm.params or x not in stable or v in norm.params or \
+                    assigned.get(v) != 1 or \
+                    written_in_place and not (shape is not None and len(shape) >= 2):
+                continue
+            if reads is None:
+                reads = _loads(norm.body)
+            # (counted, not compared by node: the normal form may share a node)
+            if reads.get(v, 0) == _loads(loop.body[position + 1:]).get(v, 0):
+                found.setdefault(id(loop), {})[v] = x, id(stmt)
+    return found
+
+
+def _loads(body) -> dict:
+    """name -> how often `body` reads it."""
+    counts = {}
+    for stmt in body:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
+
+
+def _loops(body):
+    for stmt in body:
+        if isinstance(stmt, LOOPS):
+            yield stmt
+        for field in ("body", "orelse"):
+            if isinstance(stmt, (gast.If,) + LOOPS):
+                yield from _loops(getattr(stmt, field))
+
+
+def _over_range(loop, fn) -> bool:
+    """`for t in range(n)`, range the builtin: t is 0, 1, ... trip by trip."""
+    it = getattr(loop, "iter", None)
+    return isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and \
+        not loop.orelse and isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+        and it.func.id == "range" and len(it.args) == 1 and not it.keywords and \
+        not isinstance(it.args[0], gast.Starred) and fn.lookup("range")[1] is range
+
+
+def _jumps(body) -> bool:
+    """A break or continue of this loop (not of a loop inside it), or a return."""
+    todo = [(node, True) for node in body]
+    while todo:
+        node, own = todo.pop()
+        if isinstance(node, gast.Return) or own and isinstance(node, (gast.Break,
+                                                                      gast.Continue)):
+            return True
+        own = own and not isinstance(node, LOOPS)
+        todo.extend((child, own) for child in gast.iter_child_nodes(node))
+    return False
+
+
+def _loop_names(body) -> set:
+    return {n.id for loop in _loops(body) if isinstance(loop, gast.For)
+            for n in gast.walk(loop.target) if isinstance(n, gast.Name)}

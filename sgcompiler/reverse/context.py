@@ -15,7 +15,8 @@ import gast
 from .. import rules
 from ..analysis.activity import Activity
 from ..analysis.complex_kinds import maybe_complex
-from ..analysis.memory import LOOPS, bound_before, reads_after_writes, stable_names
+from ..analysis.memory import (LOOPS, bound_before, index_rereads, reads_after_writes,
+                               stable_names)
 from ..analysis.ops import assignments, is_setitem, target_of
 from ..analysis.shapes import Shapes
 from ..frontend.normalize import Normalized
@@ -47,6 +48,9 @@ class SweepState:
     read_after_write: object = field(init=False)    # memory.reads_after_writes
     written_in_place: set = field(init=False)   # names written through an index
     stable: set = field(init=False)             # names that keep one value throughout
+    rereads: dict = field(init=False)           # id(loop) -> {v: (x, id(`v = x[t]`))}:
+    #                                             read again, not saved (index_rereads)
+    reread_at: set = field(init=False)          # the ids of those statements
     counters: set = field(init=False)           # whole-number counters (walked back)
     bound: dict = field(init=False)             # memory.bound_before
     nested: set = field(init=False)             # id() of loops inside other loops
@@ -82,6 +86,8 @@ class SweepState:
         self.read_after_write = reads_after_writes(body)
         self.written_in_place = {target_of(s) for s in assignments(body) if is_setitem(s)}
         self.stable = stable_names(norm)
+        self.rereads = index_rereads(norm, self.stable, self.written_in_place, self.shapes)
+        self.reread_at = {at for found in self.rereads.values() for _, at in found.values()}
         self.counters = whole_number_counters(norm)
         self.bound = bound_before(body, norm.params)
         self.nested = _nested_loops(body)

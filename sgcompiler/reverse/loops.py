@@ -57,7 +57,9 @@ class LoopSweeps:
             return [loop]
         trips, _ = self.loop_names(stmt)
         out = []
-        for name in sorted((written & self.needed) - defined):
+        # (a name read again is never restored, so it needs no None first)
+        reread = {v for found in self.rereads.values() for v in found}
+        for name in sorted((written & self.needed) - defined - reread):
             if name not in self.inits:
                 self.inits.append(name)
         var = self.loop_var(stmt)
@@ -215,6 +217,15 @@ class LoopSweeps:
         self.reads.add(trips)
         var = self.loop_var(stmt)
         head = [self.pop(var, stmt)] if var is not None else []
+        for v, (x, _) in sorted(self.rereads.get(id(stmt), {}).items()):
+            if v in self.reads or v in self.needed:
+                # v = x[t] of the trip this one replays: t = _trips - 1 - _
+                last = gast.BinOp(left=load(trips), op=gast.Sub(), right=const(1))
+                head.append(self.assign(v, gast.Subscript(
+                    value=load(x), slice=gast.BinOp(left=last, op=gast.Sub(),
+                                                    right=load(iteration)),
+                    ctx=gast.Load()), stmt))
+                self.reads.add(x)
         loop = gast.For(target=store(iteration), iter=gast.Call(
             func=load("range"), args=[load(trips)], keywords=[]),
             body=head + body or [gast.Pass()], orelse=[], type_comment=None)

@@ -327,7 +327,8 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
         out = []
         if is_setitem(stmt):
             return self.primal_setitem(stmt, target, in_loop)
-        if target in self.needed and target in defined and not is_append(stmt):
+        if target in self.needed and target in defined and not is_append(stmt) and \
+                id(stmt) not in self.reread_at:
             if in_loop and target in self.counters and step_of(stmt, target) is not None:
                 # n = n + 1.0 on a whole number is undone exactly: n = n - 1.0
                 self.saved[id(stmt)] = _Undo(step_of(stmt, target))

@@ -3,7 +3,6 @@ def rnn_grad(x, W, U):
     _tape = []
     _matmul = None
     _matmul2 = None
-    _x_t = None
     # forward
     _item_0 = W.shape[0]
     h = np.zeros(_item_0)
@@ -13,7 +12,6 @@ def rnn_grad(x, W, U):
         _trips += 1
         _tape.append(_matmul)
         _matmul = W @ h
-        _tape.append(_x_t)
         _x_t = x[t]
         _tape.append(_matmul2)
         _matmul2 = U @ _x_t
@@ -26,6 +24,7 @@ def rnn_grad(x, W, U):
     dU = np.zeros_like(U)
     dW = np.zeros_like(W)
     for _ in range(_trips):
+        _x_t = x[_trips - 1 - _]
         # line 9: h = np.tanh(W @ h + U @ x[t])
         d_add = dh * (1.0 - h ** 2)
         h = _tape.pop()
@@ -33,7 +32,6 @@ def rnn_grad(x, W, U):
         d_matmul2 = unbroadcast(d_add, _matmul2)
         dU += matmul_grad_left(d_matmul2, U, _x_t)
         _matmul2 = _tape.pop()
-        _x_t = _tape.pop()
         dW += matmul_grad_left(d_matmul, W, h)
         dh = matmul_grad_right(d_matmul, W, h)
         _matmul = _tape.pop()

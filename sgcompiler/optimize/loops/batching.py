@@ -42,13 +42,15 @@ def batch_outer_products(tree: gast.FunctionDef, np_name: str):
         while i < len(block):
             loop = block[i]
             if isinstance(loop, gast.For):
-                before, after = _batch(loop, np_name, taken)
+                # (what runs after a loop at the top: in a loop, the next trip runs too)
+                later = block[i + 1:] if block is tree.body else None
+                before, after = _batch(loop, np_name, taken, later)
                 block[i:i + 1] = before + [loop] + after
                 i += len(before) + len(after)
             i += 1
 
 
-def _batch(loop, np_name, taken):
+def _batch(loop, np_name, taken, later):
     """(statements before the loop, statements after it), the loop body rewritten."""
     body = loop.body
     if any(isinstance(n, (gast.Break, gast.Continue)) for n in _own_nodes(body)):
@@ -84,22 +86,36 @@ def _batch(loop, np_name, taken):
         if summed is not None and once(stmt.target.id) and \
                 value_at(summed[0], position) in lists:
             sums.append((stmt, stmt.target.id, value_at(summed[0], position), summed[1]))
+    # values read again from an argument are not stacked: their stack is a slice of it
+    rereads = _rereads(loop, mutated, aliases, lists)
+    if len(rereads) == len(lists):
+        rereads = {}
     # the loop appends each stacked value where its first product was
     appends = {}
     for value, (name, stmt) in lists.items():
-        appends.setdefault(id(stmt), []).append(_append(name, value[0]))
+        if value not in rereads:
+            appends.setdefault(id(stmt), []).append(_append(name, value[0]))
     dropped = {id(stmt) for stmt, *_ in products} | {id(stmt) for stmt, *_ in sums}
+    for v, _ in rereads:        # and their reading goes where nothing else needs it
+        if later is not None and not any(_loads(s, v) for s in later) and \
+                _loads(loop, v) == sum(_loads(s, v) for s in body if id(s) in dropped):
+            dropped |= {id(s) for s in body if v in _assigned(s)}
     new_body = []
     for stmt in body:
         new_body += appends.get(id(stmt), [])
         if id(stmt) not in dropped:
             new_body.append(stmt)
     loop.body[:] = new_body
+    kept = [name for value, (name, _) in lists.items() if value not in rereads]
     before = [gast.Assign(targets=[store(name)], value=_list(), type_comment=None)
-              for name, _ in lists.values()]
-    first = next(iter(lists.values()))[0]
-    stacked = [gast.Assign(targets=[store(name)], value=_np_array(np_name, name),
-                           type_comment=None) for name, _ in lists.values()]
+              for name in kept]
+    first = kept[0]
+    # (the lists hold the trips from the last: reversed, to match a slice's order)
+    stacked = [gast.Assign(targets=[store(name)], value=_np_array(np_name, name,
+                                                                  bool(rereads)),
+                           type_comment=None) for name in kept]
+    stacked += [gast.Assign(targets=[store(lists[value][0])], value=whole,
+                            type_comment=None) for value, whole in rereads.items()]
     updates = [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.Call(
         func=gast.Attribute(value=load(np_name), attr="sum", ctx=gast.Load()),
         args=[load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=axis)]))
@@ -243,9 +259,55 @@ def _append(rows, value):
     return gast.Expr(value=call)
 
 
-def _np_array(np_name, rows):
+def _np_array(np_name, rows, reverse=False):
+    rows = load(rows)
+    if reverse:
+        rows = gast.Subscript(value=rows, slice=gast.Slice(lower=None, upper=None,
+                                                           step=const(-1)), ctx=gast.Load())
     return gast.Call(func=gast.Attribute(value=load(np_name), attr="array", ctx=gast.Load()),
-                     args=[load(rows)], keywords=[])
+                     args=[rows], keywords=[])
+
+
+def _rereads(loop, mutated, aliases, lists) -> dict:
+    """value -> `x[:_trips]` for the stacked values (v, 1) that the loop's body assigns
+    once, at its top, by `v = x[_trips - 1 - _]` in `for _ in range(_trips)` (the reverse
+    pass reads an argument again so: reverse/loops.py), with x, _trips and _ rebound and
+    changed nowhere in the body: trip by trip v is x[_trips - 1], ..., x[0], whose
+    stack in the order of the trips the reverse pass replays is x[:_trips]."""
+    it = loop.iter
+    if not (isinstance(loop.target, gast.Name) and isinstance(it, gast.Call) and
+            isinstance(it.func, gast.Name) and it.func.id == "range" and
+            len(it.args) == 1 and isinstance(it.args[0], gast.Name) and not it.keywords):
+        return {}
+    trips, i = it.args[0].id, loop.target.id
+    written = set().union(*(_assigned(s) for s in loop.body))
+    found = {}
+    for value in lists:
+        v, count = value
+        assigns = [s for s in loop.body if v in _assigned(s)]
+        if count != 1 or len(assigns) != 1 or not isinstance(assigns[0], gast.Assign):
+            continue
+        read = assigns[0].value
+        if not (isinstance(read, gast.Subscript) and isinstance(read.value, gast.Name) and
+                gast.dump(read.slice) == gast.dump(_last_first(trips, i))):
+            continue
+        x = read.value.id
+        if {x, trips, i} & written or aliases.get(x, {x}) & mutated or x in mutated:
+            continue
+        found[value] = gast.Subscript(value=load(x), slice=gast.Slice(
+            lower=None, upper=load(trips), step=None), ctx=gast.Load())
+    return found
+
+
+def _last_first(trips, i):
+    """`trips - 1 - i`."""
+    return gast.BinOp(left=gast.BinOp(left=load(trips), op=gast.Sub(), right=const(1)),
+                      op=gast.Sub(), right=load(i))
+
+
+def _loads(tree, name) -> int:
+    return sum(1 for n in nodes(tree) if isinstance(n, gast.Name) and n.id == name and
+               isinstance(n.ctx, gast.Load))
 
 
 def _list():
