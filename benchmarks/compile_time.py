@@ -184,10 +184,12 @@ def table(rows) -> str:
     return "\n".join(out)
 
 
-def side_by_side(pairs, before_name="before", after_name="after") -> str:
+def side_by_side(pairs, before_name="before", after_name="after", memory=True) -> str:
     """Rows measured with two checkouts: per statement, before and after, and the ratio."""
     out = [f"| program | statements | ms/statement {before_name} | {after_name} | ratio | "
            f"KB/statement {before_name} | {after_name} |", "|---|---:|---:|---:|---:|---:|---:|"]
+    if not memory:
+        out = [out[0].rsplit("| KB", 1)[0] + "|", "|---|---:|---:|---:|---:|"]
 
     def cell(r, key):
         return r["error"] if "error" in r else f"{r[key]:.2f}"
@@ -196,9 +198,11 @@ def side_by_side(pairs, before_name="before", after_name="after") -> str:
                  if "error" not in before and "error" not in after else "")
         label = after["family"].replace("nested", "loops nested ") + \
             (" deep" if "nested" in after["family"] else "")
-        out.append(f"| {label} | {after['statements']} | {cell(before, 'ms_per_statement')} | "
-                   f"{cell(after, 'ms_per_statement')} | {ratio} | "
-                   f"{cell(before, 'kb_per_statement')} | {cell(after, 'kb_per_statement')} |")
+        line = (f"| {label} | {after['statements']} | {cell(before, 'ms_per_statement')} | "
+                f"{cell(after, 'ms_per_statement')} | {ratio} |")
+        if memory:
+            line += f" {cell(before, 'kb_per_statement')} | {cell(after, 'kb_per_statement')} |"
+        out.append(line)
     return "\n".join(out)
 
 
@@ -234,7 +238,7 @@ def main(argv=None):
                 print(json.dumps({"before": made[other], "after": made[ROOT]}),
                       file=sys.stderr, flush=True)
     if pairs:
-        print(side_by_side(pairs, other.name, ROOT.name) + "\n")
+        print(side_by_side(pairs, other.name, ROOT.name, not opts.no_memory) + "\n")
     print(table(rows))
     worst = [r for r in rows if "error" not in r and (r["ms_per_statement"] > TARGET_MS
                                                        or r["kb_per_statement"] > TARGET_KB)]
