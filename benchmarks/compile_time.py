@@ -4,14 +4,17 @@
     python benchmarks/compile_time.py --sizes 100,200     other sizes
     python benchmarks/compile_time.py --only chain        some program families
     python benchmarks/compile_time.py --profile chain:1000   cProfile of one compilation
-    python benchmarks/compile_time.py --against ../old-checkout   the same table, before
+    python benchmarks/compile_time.py --against ../old-checkout   before and after, side by side
+    python benchmarks/compile_time.py --timeout 120       give up on a compilation after 120 s
 
 Each program is written to a file of its own (the compiler reads source from files) and
 compiled in a fresh process, once for time (CPU time of the process: on a machine shared
 with other work, wall time says more about the neighbours) and once more under
 tracemalloc for the peak of memory the compilation allocated. The table gives time and
 memory per statement, and the ratio of time from one size to the next divided by the ratio
-of sizes: 1.0 is linear growth; 2.0 at a tenfold step would be n log n at best.
+of sizes: 1.0 is linear growth; 2.0 at a tenfold step would be n log n at best. With
+--against, each row is measured with both checkouts, one after the other (the order
+alternating from row to row), so that the machine's load falls on both alike.
 Target (issue 18): at most 2 ms and 100 KB per statement, for every family.
 """
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT       # the checkout whose compiler is measured (--against: another one)
+SOURCE = ROOT       # the checkout whose compiler is measured (--against: another one too)
 TARGET_MS, TARGET_KB = 2.0, 100.0
 
 
@@ -117,13 +120,17 @@ print(json.dumps({"seconds": seconds, "peak": peak, "lines": len(g.source.splitl
 """
 
 
-def measure(path, args, small, what="time") -> dict:
-    env = dict(os.environ, PYTHONPATH=f"{SOURCE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+def measure(path, args, small, what="time", source=None, timeout=3600) -> dict:
+    source = source or SOURCE
+    env = dict(os.environ, PYTHONPATH=f"{source}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     # (run in the programs' folder: `python -c` puts the working directory first on
     # sys.path, where a checkout would shadow the one measured)
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(path), args, what, str(small)],
-                          capture_output=True, text=True, env=env, timeout=3600,
-                          cwd=path.parent)
+    try:
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(path), args, what,
+                               str(small)], capture_output=True, text=True, env=env,
+                              timeout=timeout, cwd=path.parent)
+    except subprocess.TimeoutExpired:
+        return {"error": f"did not finish in {timeout} s"}
     if done.returncode:
         return {"error": done.stderr.strip().splitlines()[-1][:120]}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -140,13 +147,20 @@ def profile(target, folder):
                    env=env, cwd=path.parent)
 
 
-def row(family, size, folder, memory=True):
+def row(family, size, folder, memory=True, source=None, timeout=3600):
     path, args, n = _write(family, size, folder)
     small = _write(family, 2, folder)[0]
-    timed = measure(path, args, small)
+    timed = measure(path, args, small, source=source, timeout=timeout)
     if "error" in timed:
         return {"family": family, "size": size, "statements": n, "error": timed["error"]}
-    peak = measure(path, args, small, "memory")["peak"] if memory else 0
+    peak = 0
+    if memory:
+        # (tracemalloc makes the compilation slower: give it more time)
+        held = measure(path, args, small, "memory", source, 3 * timeout)
+        if "error" in held:
+            return {"family": family, "size": size, "statements": n, "error":
+                    f"{timed['seconds']:.1f} s; memory: {held['error']}"}
+        peak = held["peak"]
     return {"family": family, "size": size, "statements": n, "seconds": timed["seconds"],
             "ms_per_statement": 1e3 * timed["seconds"] / n,
             "kb_per_statement": peak / 1024 / n, "generated_lines": timed["lines"]}
@@ -170,25 +184,61 @@ def table(rows) -> str:
     return "\n".join(out)
 
 
+def side_by_side(pairs, before_name="before", after_name="after", memory=True) -> str:
+    """Rows measured with two checkouts: per statement, before and after, and the ratio."""
+    out = [f"| program | statements | ms/statement {before_name} | {after_name} | ratio | "
+           f"KB/statement {before_name} | {after_name} |", "|---|---:|---:|---:|---:|---:|---:|"]
+    if not memory:
+        out = [out[0].rsplit("| KB", 1)[0] + "|", "|---|---:|---:|---:|---:|"]
+
+    def cell(r, key):
+        return r["error"] if "error" in r else f"{r[key]:.2f}"
+    for before, after in pairs:
+        ratio = (f"{after['ms_per_statement'] / before['ms_per_statement']:.2f}"
+                 if "error" not in before and "error" not in after else "")
+        label = after["family"].replace("nested", "loops nested ") + \
+            (" deep" if "nested" in after["family"] else "")
+        line = (f"| {label} | {after['statements']} | {cell(before, 'ms_per_statement')} | "
+                f"{cell(after, 'ms_per_statement')} | {ratio} |")
+        if memory:
+            line += f" {cell(before, 'kb_per_statement')} | {cell(after, 'kb_per_statement')} |"
+        out.append(line)
+    return "\n".join(out)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--only", default=",".join(FAMILIES))
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--profile", help="FAMILY:SIZE, print a cProfile of it")
-    parser.add_argument("--against", help="measure the compiler of another checkout "
-                                          "(an older commit, for before/after)")
+    parser.add_argument("--against", help="also measure the compiler of another checkout "
+                                          "(an older commit), side by side")
+    parser.add_argument("--timeout", type=float, default=3600,
+                        help="seconds one compilation may take (three times that under "
+                             "tracemalloc)")
     opts = parser.parse_args(argv)
-    global SOURCE
-    SOURCE = Path(opts.against).resolve() if opts.against else ROOT
+    other = Path(opts.against).resolve() if opts.against else None
     with tempfile.TemporaryDirectory() as folder:
         if opts.profile:
             return profile(opts.profile, folder)
-        rows = []
+        rows, pairs = [], []
         for family in opts.only.split(","):
             for size in map(int, opts.sizes.split(",")):
-                rows.append(row(family, size, folder, not opts.no_memory))
-                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+                if other is None:
+                    rows.append(row(family, size, folder, not opts.no_memory,
+                                    timeout=opts.timeout))
+                    print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+                    continue
+                order = [other, ROOT] if len(pairs) % 2 == 0 else [ROOT, other]
+                made = {source: row(family, size, folder, not opts.no_memory, source,
+                                    opts.timeout) for source in order}
+                pairs.append((made[other], made[ROOT]))
+                rows.append(made[ROOT])
+                print(json.dumps({"before": made[other], "after": made[ROOT]}),
+                      file=sys.stderr, flush=True)
+    if pairs:
+        print(side_by_side(pairs, other.name, ROOT.name, not opts.no_memory) + "\n")
     print(table(rows))
     worst = [r for r in rows if "error" not in r and (r["ms_per_statement"] > TARGET_MS
                                                        or r["kb_per_statement"] > TARGET_KB)]

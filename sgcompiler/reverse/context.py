@@ -17,7 +17,7 @@ from ..analysis.activity import Activity
 from ..analysis.complex_kinds import maybe_complex
 from ..analysis.memory import (LOOPS, bound_before, index_rereads, reads_after_writes,
                                stable_names)
-from ..analysis.ops import assignments, is_setitem, target_of
+from ..analysis.ops import assignments, describe_stmt, is_setitem, target_of
 from ..analysis.shapes import Shapes
 from ..frontend.normalize import Normalized
 from ..frontend.resolve import Resolution
@@ -69,11 +69,21 @@ class SweepState:
     comment_line: object = None                 # the source line of the last comment
     handoff: object = None                      # an owned adjoint a statement may reuse
     depth: int = 0                              # branches and loops the adjoint sweep is in
+    described: dict = field(default_factory=dict)   # id(statement) -> (it, its Op)
 
     def __setattr__(self, name, value):
         # the helpers share these fields and no others: a new one is declared above
         assert name in _FIELDS, f"SweepState has no field {name!r}: declare it"
         object.__setattr__(self, name, value)
+
+    def describe(self, stmt):
+        """describe_stmt of a statement of the function, worked out once per run (a loop's
+        statements are asked about by each loop around them, and by both sweeps)."""
+        held = self.described.get(id(stmt))
+        if held is None or held[0] is not stmt:
+            held = self.described[id(stmt)] = (stmt, describe_stmt(stmt, self.resolution,
+                                                                   self.fn))
+        return held[1]
 
     def __post_init__(self):
         norm = self.norm
@@ -95,8 +105,8 @@ class SweepState:
         self.maybe_complex = maybe_complex(norm, self.resolution, self.shapes.concrete) \
             if rules.complex_mode() else frozenset()
         # (complex values: log and the sigmoid are holomorphic, but the rules guard them)
-        self.shortcuts = {} if self.maybe_complex else sigmoid_shortcuts(norm,
-                                                                         self.resolution)
+        self.shortcuts = {} if self.maybe_complex else sigmoid_shortcuts(
+            norm, self.resolution, self.describe)
 
 
 _FIELDS = frozenset(SweepState.__dataclass_fields__)

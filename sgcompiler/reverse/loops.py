@@ -22,7 +22,7 @@ import gast
 from ..analysis.activity import assignments
 from ..ir.builders import const, load, store
 from ..frontend.lower import before_breaks, jumps
-from ..analysis.ops import describe_stmt, is_setitem, target_of
+from ..analysis.ops import is_setitem, target_of
 from ..analysis.shapes import ARRAY
 from ..ir.blocks import walk
 
@@ -243,7 +243,7 @@ class LoopSweeps:
         """Variables whose adjoints the loop body may read or write."""
         names = set()
         for s in assignments(self.loop_body(stmt)):
-            op = describe_stmt(s, self.resolution, self.fn)
+            op = self.describe(s)
             for name in [target_of(s)] + [n for _, n in op.inputs]:
                 if self.is_active(name):
                     names.add(name)

@@ -31,6 +31,7 @@ import gast
 import numpy as np
 
 from ..analysis.ops import RULE, assignments, describe_stmt, target_of
+from ..ir.blocks import nodes
 from ..ir.builders import load, number
 
 
@@ -43,18 +44,19 @@ class Shortcut:
     reads: tuple = ()       # the primal names the factor reads
 
 
-def sigmoid_shortcuts(norm, resolution) -> dict:
+def sigmoid_shortcuts(norm, resolution, describe=None) -> dict:
     """id(statement) -> Shortcut, for the top-level statements of `norm.body` whose adjoint
-    goes straight to a sigmoid's input (see the module docstring)."""
+    goes straight to a sigmoid's input (see the module docstring). `describe(stmt)`: its
+    Op, where the caller keeps them (describe_stmt otherwise)."""
     body = norm.body
     ops = {}
     for stmt in body:
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            op = describe_stmt(stmt, resolution, norm.fn)
+            op = describe(stmt) if describe else describe_stmt(stmt, resolution, norm.fn)
             if op.kind == RULE:
                 ops[target_of(stmt)] = (stmt, op)
     stores = Counter(target_of(s) for s in assignments(body))
-    reads = Counter(n.id for s in body for n in gast.walk(s)
+    reads = Counter(n.id for s in body for n in nodes(s)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
     once = {name for name, (stmt, _) in ops.items() if stores[name] == 1}
     params = set(norm.params)

@@ -34,7 +34,7 @@ from .inline import Linker
 from ..ir.builders import comment, const, load, store
 from .loops import LOOPS, LoopSweeps, loop_targets
 from ..frontend.normalize import Normalized
-from ..analysis.ops import (APPEND, CALL, RULE, SETITEM, describe_stmt, is_append, is_setitem,
+from ..analysis.ops import (APPEND, CALL, RULE, SETITEM, is_append, is_setitem,
                             target_of)
 from ..analysis.shapes import ARRAY, CONTAINER, Shapes
 from .context import SweepState, step_of
@@ -243,7 +243,7 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
         other than whole by a derivative rule (an element read, a copy, a call)."""
         out = {self.norm.returned}
         for stmt in assignments(self.norm.body):
-            op = describe_stmt(stmt, self.resolution, self.fn)
+            op = self.describe(stmt)
             if op.kind != RULE:
                 out.update(name for _, name in op.inputs)
         return frozenset(out)
@@ -342,7 +342,7 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
             if target not in self.bound.get(id(stmt), ()) and target not in self.inits:
                 self.inits.append(target)     # bound on some paths only: start it as None
         defined.add(target)
-        op = describe_stmt(stmt, self.resolution, self.fn)
+        op = self.describe(stmt)
         if op.kind == "stop" and not self.keep_stops:
             value = stmt.value.args[0] if stmt.value.args else const(None)
             out.append(self.assign(target, copy.deepcopy(value), stmt))
@@ -415,7 +415,7 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
     def adjoint_assign(self, stmt):
         target = target_of(stmt)
         out = []
-        op = describe_stmt(stmt, self.resolution, self.fn)
+        op = self.describe(stmt)
         if op.kind in (APPEND, SETITEM):
             g = self.state.get(target)      # the value lives on: its adjoint is not reset
             self.handoff = None

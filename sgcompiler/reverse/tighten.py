@@ -20,7 +20,6 @@ recomputes and tapes less and the adjoint sweep copies less.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections import Counter
 
@@ -31,6 +30,7 @@ from ..ir.blocks import statement_lists, walk
 from ..analysis.memory import bound_before
 from ..analysis.ops import RULE, describe_op
 from ..frontend.resolve import STOP, local_names
+from .inline import clone
 
 LOOPS = (gast.For, gast.While)
 _PURE_BINARY = (gast.Add, gast.Sub, gast.Mult)
@@ -50,7 +50,7 @@ def tighten(norm, resolution, act, shapes):
     if not any(isinstance(n, LOOPS) for n in walk(gast.Module(body=list(norm.body),
                                                                     type_ignores=[]))):
         return norm         # nothing to tighten
-    body = copy.deepcopy(list(norm.body))
+    body = clone(list(norm.body))
     context = _Context(norm, resolution, act, shapes, body)
     _hoist_block(body, context)
     _fuse_updates(body, context)

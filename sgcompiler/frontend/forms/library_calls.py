@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import builtins
 import copy
+from collections import Counter
 from dataclasses import replace
 
 import gast
 import numpy as np
 
-from ...ir.blocks import local_names
+from ...ir.blocks import local_names, walk
 from ..depends import module_level
 from ..lifted import lifted_function
 from ..source import FunctionSource
@@ -88,18 +89,24 @@ class _Rewriter(gast.NodeTransformer):
     def bound_vectorized(self) -> dict:
         """Names bound once, in the function's body, to np.vectorize(f) and only called:
         name -> f."""
-        stores = [n.id for n in gast.walk(self.fn.tree)
-                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
-        calls = {id(n.func) for n in gast.walk(self.fn.tree) if isinstance(n, gast.Call)}
+        # (one walk for every candidate: walking the function per assignment was
+        # quadratic, most of the compile time of a long function)
+        stores, loads, calls = Counter(), {}, set()
+        for n in walk(self.fn.tree):
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Store):
+                    stores[n.id] += 1
+                elif isinstance(n.ctx, gast.Load):
+                    loads.setdefault(n.id, []).append(n)
+            elif isinstance(n, gast.Call):
+                calls.add(id(n.func))
         found = {}
         for stmt in self.fn.tree.body:
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], gast.Name):
                 name, made = stmt.targets[0].id, self.made_vectorized(stmt.value)
-                uses = [n for n in gast.walk(self.fn.tree) if isinstance(n, gast.Name)
-                        and n.id == name and isinstance(n.ctx, gast.Load)]
-                if made is not None and stores.count(name) == 1 and \
-                        all(id(n) in calls for n in uses):
+                if made is not None and stores[name] == 1 and \
+                        all(id(n) in calls for n in loads.get(name, ())):
                     found[name] = made
         return found
 

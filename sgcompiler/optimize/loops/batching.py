@@ -53,7 +53,10 @@ def batch_outer_products(tree: gast.FunctionDef, np_name: str):
 def _batch(loop, np_name, taken, later):
     """(statements before the loop, statements after it), the loop body rewritten."""
     body = loop.body
-    if any(isinstance(n, (gast.Break, gast.Continue)) for n in _own_nodes(body)):
+    # (a body without an accumulation to batch is not walked: loops nested d deep walked
+    # their statements d times)
+    if all(_outer_accumulation(stmt, np_name) is None for stmt in body) or \
+            any(isinstance(n, (gast.Break, gast.Continue)) for n in _own_nodes(body)):
         return [], []       # every trip must reach every append
     mutated = _mutated(body)
     aliases = _aliases(body)

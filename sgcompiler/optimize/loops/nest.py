@@ -176,7 +176,9 @@ def _loop_blocks(tree):
     """The blocks inside loops (where a statement runs once per trip), each once."""
     seen = set()
     for loop in walk(tree):
-        if not isinstance(loop, (gast.For, gast.While)):
+        # (a loop inside another was seen with everything in it: walking it again made
+        # loops nested d deep cost d walks of their statements)
+        if not isinstance(loop, (gast.For, gast.While)) or id(loop) in seen:
             continue
         for node in walk(loop):
             if isinstance(node, (gast.If, gast.For, gast.While)) and id(node) not in seen:
