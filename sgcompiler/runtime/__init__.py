@@ -18,7 +18,7 @@ from .checkpoint import checkpoint, checkpoint_every  # noqa: F401
 from .core import (SHAPE_ARGUMENT, TREE_HELPERS, add_at, add_trees, as_float, balanced_eq,
                    bessel_i1, copied, field, fitted, float_dtype, index_part, item_adjoint,
                    item_of, length, max_of, min_of, mT, not_a_view, old_item, picked, reduce_like,
-                   reduced_axes, reduced_size, scalar_result, scatter_item, sequence_adjoint,
+                   reduced_axes, reduced_size, rows_sum, scalar_result, scatter_item, sequence_adjoint,
                    sequence_parts, stop_gradient, too_few_values, tree_item, tree_with,
                    unbroadcast,
                    unbroadcast_each, unbroadcast_sum, unreduce, written_back, written_part,
