@@ -174,8 +174,9 @@ def test_numpys_elementwise_functions_spelled_with_the_standards(name):
         args = (np.abs(x), y)
     else:
         args = (x, y)
-    want = getattr(np, name)(*args)
-    got = getattr(numpy_names(xps), name)(*(xps.asarray(a) for a in args))
+    with np.errstate(invalid="ignore"):     # (logaddexp2 of inf and -inf is nan)
+        want = getattr(np, name)(*args)
+        got = getattr(numpy_names(xps), name)(*(xps.asarray(a) for a in args))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14, equal_nan=True)
     assert np.array_equal(np.signbit(np.asarray(got)), np.signbit(want)) or name in (
         "fmax", "fmin")     # (NumPy's sign of a tie of -0.0 and 0.0 is its own)
