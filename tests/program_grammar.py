@@ -240,6 +240,9 @@ EXTRAS = {
                "in a loop (s = y; for v in [...]: s = np.sin(s) * 0.5 + v)",
     "picks": "an array taken out of a helper's tuple and read with an index that picks "
              "one element twice (p = helper_two(u, v); np.sum(p[0][[0, 0]] * p[1][[0, 0]]))",
+    "sigmoids": "the sigmoid 1 / (1 + np.exp(-z)) and the cross-entropy y log p + (1 - y) "
+                "log(1 - p) of it (reverse/shortcuts.py), at the top level or in a loop, "
+                "with labels that are values or y, rebound after the sum or before it",
 }
 # every line break of str.splitlines() but \n and \r (which Python takes as line breaks)
 LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -253,7 +256,8 @@ class _Writer:
         self.extended = extended
         self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment,
                         "scopes": self.scopes, "containers": self.containers,
-                        "growing": self.growing, "picks": self.picks}[e]
+                        "growing": self.growing, "picks": self.picks,
+                        "sigmoids": self.sigmoids}[e]
                        for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
@@ -838,6 +842,35 @@ class _Writer:
         self.emit(f"{pair} = helper_two({u}, {v})")
         self.emit(f"{target} = np.sum({pair}[{first}][{index}] * {pair}[1][{index}])")
         self.env[target] = Var(SCALAR, False, True)
+
+    def sigmoids(self, d):
+        """A sigmoid and its cross-entropy (the shortcuts' patterns), once or in a loop
+        whose trips rebind the labels before or after the sum."""
+        n = len(self.lines)
+        u = self.value(ARRAY, d, True)
+        labels = self.c.pick(["y", self.value(self.c.pick([ARRAY, SCALAR]), d, True)])
+        lab, p, total = f"lab{n}", f"sg{n}", f"ce{n}"
+        self.emit(f"{lab} = np.tanh({labels}) * 0.4 + 0.5")
+        form = self.c.pick([f"{lab} * np.log({p}) + (1.0 - {lab}) * np.log(1.0 - {p})",
+                            f"np.log(1.0 - {p}) * (1.0 - {lab}) + np.log({p}) * {lab}",
+                            f"np.log({p}) * {lab} + np.sum(np.log(1.0 - {p}))"])
+        sigmoid = f"1.0 / (1.0 + np.exp(-(np.tanh({u}) * {{scale}})))"
+        if self.c.below(2):
+            self.emit(f"{p} = " + sigmoid.format(scale="2.0"))
+            self.emit(f"{total} = np.sum({form})")
+        else:
+            k = f"k{n}"
+            rebind = self.c.pick(["", f"{lab} = {lab} * 0.5 + 0.25"])
+            after = self.c.pick([True, False])
+            self.emit(f"{total} = 0.0")
+            self.emit(f"for {k} in range(2):")
+            if rebind and not after:
+                self.emit(f"    {rebind}")
+            self.emit(f"    {p} = " + sigmoid.format(scale=f"({k} + 1.0)"))
+            self.emit(f"    {total} = {total} + np.sum({form})")
+            if rebind and after:
+                self.emit(f"    {rebind}")
+        self.env[total] = Var(SCALAR, False, True)
 
     def growing(self, d):
         """A name that holds a number, then an array: a loop adds arrays to a function of

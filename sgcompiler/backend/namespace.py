@@ -9,10 +9,14 @@ NumPy and SciPy can compute is refused here, naming the function.
 """
 from __future__ import annotations
 
+import builtins
+import types
+
 import gast
 import numpy as np
 
 from ..errors import SGCompilerError
+from .. import runtime
 from ..runtime import is_helper
 from ..runtime.namespace import XP
 
@@ -41,6 +45,7 @@ def to_namespace(tree: gast.FunctionDef, lookup, linker, where: str) -> tuple:
             return True, linker.names[name]
         return lookup(name)
 
+    _standard_spellings(tree, meaning, linker)
     for node in gast.walk(tree):
         for field, child in gast.iter_fields(node):
             if isinstance(child, list):
@@ -62,6 +67,42 @@ def _local_names(tree):
     names.update(n.id for n in gast.walk(tree)
                  if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)))
     return names
+
+
+def _standard_spellings(tree, meaning, linker):
+    """What NumPy arrays do that the standard's do not, spelled through runtime helpers
+    (bound to the namespace like the others): `x.astype(t)` (the standard's arrays have no
+    astype method) becomes `astype(x, t)`, and Python's `sum(x)` of an array (which
+    iterates its rows) `rows_sum(x)`."""
+    for node in gast.walk(tree):
+        if not isinstance(node, gast.Call):
+            continue
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "astype" and \
+                not _names_a_module(func.value, meaning):
+            node.func = _helper_name(linker, "astype", runtime.astype)
+            node.args = [func.value] + node.args
+        elif isinstance(func, gast.Name) and _is(meaning(func.id), builtins.sum):
+            node.func = _helper_name(linker, "rows_sum", runtime.rows_sum)
+
+
+def _names_a_module(node, meaning) -> bool:
+    """Whether `node` is a name of a module or class (np.astype, runtime.astype: functions,
+    not methods of an array)."""
+    if not isinstance(node, gast.Name):
+        return False
+    found, value = meaning(node.id)
+    return found and isinstance(value, (types.ModuleType, type))
+
+
+def _is(meant, value):
+    found, what = meant
+    return found and what is value
+
+
+def _helper_name(linker, name, helper):
+    return gast.Name(id=linker.name_for(name, helper), ctx=gast.Load(), annotation=None,
+                     type_comment=None)
 
 
 def _rewritten(node, meaning, xp, where, linker):

@@ -23,7 +23,7 @@ from ..errors import error_at
 
 from ..ir.builders import const, load
 from .inline import inline, simplify
-from .shortcuts import shortcut_contributions
+from .shortcuts import shortcut_contributions, usable
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND, EITHER
 from ..ir.blocks import walk
@@ -63,7 +63,7 @@ def contributions(rev, stmt, op, target, g):
     if op.kind == COPY:
         name = op.inputs[0][1]
         return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
-    if op.kind == RULE and id(stmt) in rev.shortcuts:
+    if op.kind == RULE and id(stmt) in rev.shortcuts and usable(rev, rev.shortcuts[id(stmt)]):
         return [s for name, expr in shortcut_contributions(rev, rev.shortcuts[id(stmt)], g)
                 for s in rev.accumulate(name, expr, stmt)]
     if op.kind == RULE:

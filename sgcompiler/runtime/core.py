@@ -8,11 +8,14 @@ rules are in the module of the same name (rules/numpy/linalg.py -> runtime/numpy
 """
 from __future__ import annotations
 
+import builtins
 import math
 
+import numpy
 import numpy as np
 
 from ..errors import RuntimeRefusal, SGCompilerError
+from .scatter import _places
 
 
 def stop_gradient(x):
@@ -130,9 +133,24 @@ def _as_dtype(a, dtype):
     return a.astype(dtype) if hasattr(a, "astype") else np.asarray(a, dtype=dtype)
 
 
+def rows_sum(items, start=0):
+    """Python's sum(items, start), for code on arrays of another library (which iterate
+    no rows in the array API standard): an array's rows added up by np.sum over its first
+    axis, in its dtype; anything else by Python's sum."""
+    if not isinstance(items, np.ndarray):
+        return builtins.sum(items, start)
+    if items.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    if items.shape[0] == 0:
+        return start
+    return start + np.sum(items, axis=0, dtype=items.dtype)
+
+
 def unbroadcast_each(g, items):
     """The gradient of sum(items) for each item: `g`, summed to that item's shape."""
-    if isinstance(items, np.ndarray):
+    if isinstance(items, np.ndarray):     # (g is larger than a row for sum(x, start))
+        if items.ndim > 1 and items.shape[0]:
+            g = unbroadcast(g, items[0, ...])
         return np.broadcast_to(g, items.shape)
     return [unbroadcast(g, item) for item in items]
 
@@ -292,6 +310,9 @@ def written_part(g, index):
     where another element of v was written to the same place after it (an index with
     duplicates; NumPy keeps one write). Which write is kept is found by doing the same
     assignment with the elements' positions as values."""
+    if np is not numpy:     # (bound to another library: the standard has no fancy assignment)
+        part = _picked(g, index)
+        return np.where(_kept_writes(np.shape(g), index), part, np.zeros((), dtype=part.dtype))
     part = np.array(g[index])
     order = np.arange(part.size).reshape(part.shape)
     written = np.full(np.shape(g), -1, dtype=np.intp)
@@ -304,8 +325,30 @@ def written_back(g, index, like):
     """The adjoint of written_part(like, index) (its transpose): zeros of like's shape with
     g assigned at index; with duplicates, assignment keeps the write written_part kept."""
     out = np.zeros(np.shape(like), dtype=float_dtype(like, g))
+    if np is not numpy:     # (bound to another library: the standard has no fancy assignment)
+        kept = _kept_writes(np.shape(like), index)
+        np.add.at(out, index, np.where(kept, g, np.zeros((), dtype=out.dtype)))
+        return out
     out[index] = g
     return out
+
+
+def _picked(a, index):
+    """a[index] as NumPy reads it, for an array of another library (the standard reads
+    integer arrays only at every axis: `:` then one array is a take)."""
+    return _places(np.xp, a, index, np)
+
+
+def _kept_writes(shape, index):
+    """Whether each element written by `x[index] = v` (x of `shape`) is the one kept at its
+    place, the last written there, in operations of the array API standard: (number of
+    elements written) squared comparisons."""
+    places = _picked(np.reshape(np.arange(math.prod(shape)), shape), index)
+    flat = np.reshape(places, (-1,))
+    order = np.arange(np.shape(flat)[0])
+    later = np.reshape(order, (1, -1)) > np.reshape(order, (-1, 1))
+    again = np.reshape(flat, (1, -1)) == np.reshape(flat, (-1, 1))
+    return np.reshape(~np.any(later & again, axis=1), np.shape(places))
 
 
 def _is_zero(a):

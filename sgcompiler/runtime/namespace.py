@@ -274,11 +274,96 @@ class NumPyNames:
     def var(self, a, axis=None, ddof=0, keepdims=False):
         return self.xp.var(a, axis=_axis(axis), correction=ddof, keepdims=keepdims)
 
+    def repeat(self, x, repeats, axis=None):
+        if not isinstance(repeats, (int, self.ndarray)):    # (a list or NumPy counts)
+            repeats = self.xp.asarray(np.asarray(repeats).tolist(), dtype=self.xp.int64)
+        return self.xp.repeat(x, repeats, axis=axis)
+
+    def diagonal(self, a, offset=0, axis1=0, axis2=1):
+        moved = self.xp.moveaxis(a, (axis1, axis2), (-2, -1))
+        return self.xp.linalg.diagonal(moved, offset=offset)
+
+    @property
+    def linalg(self):
+        found = self.__dict__.get("_linalg")
+        if found is None:
+            if not hasattr(self.xp, "linalg"):
+                raise self.missing("linalg")
+            found = self.__dict__["_linalg"] = _Linalg(self)
+        return found
+
+    # NumPy's elementwise functions the standard spells with others (exact: a choice,
+    # a power of two, a cast; logaddexp2 as logaddexp of the numbers times log(2))
+    def fmax(self, x, y):
+        xp = self.xp
+        return xp.where(xp.isnan(y), x, xp.where(xp.isnan(x), y, xp.maximum(x, y)))
+
+    def fmin(self, x, y):
+        xp = self.xp
+        return xp.where(xp.isnan(y), x, xp.where(xp.isnan(x), y, xp.minimum(x, y)))
+
+    def heaviside(self, x, h0):
+        xp = self.xp
+        one, zero = xp.ones_like(x), xp.zeros_like(x)
+        h0 = h0 if isinstance(h0, self.ndarray) else xp.full_like(x, h0)
+        step = xp.where(x > 0, one, xp.where(x < 0, zero, h0))
+        return xp.where(xp.isnan(x), x, step)
+
+    def logaddexp2(self, x, y):
+        ln2 = math.log(2.0)
+        return self.xp.logaddexp(x * ln2, y * ln2) / ln2
+
+    def float_power(self, x, y):
+        xp = self.xp
+        wide = [v if not isinstance(v, self.ndarray) else xp.astype(
+            v, xp.complex128 if xp.isdtype(v.dtype, "complex floating") else xp.float64)
+            for v in (x, y)]
+        return xp.pow(*wide)
+
+    def exp2(self, x):
+        return self.xp.pow(2.0, x)
+
+    def ldexp(self, x, i):
+        xp = self.xp
+        twos = xp.pow(2.0, xp.astype(i, x.dtype) if isinstance(i, self.ndarray) else i)
+        return x * twos
+
     def may_share_memory(self, a, b):
         return a is b
 
     def shares_memory(self, a, b):
         return a is b
+
+
+class _Linalg:
+    """numpy.linalg's names in the standard's linalg extension: its functions, and eigh and
+    eigvalsh with NumPy's UPLO (the standard's read a symmetric matrix whole: they are
+    given the symmetric matrix the triangle UPLO names spans)."""
+
+    def __init__(self, names):
+        self.names = names
+        self.linalg = names.xp.linalg
+
+    def __repr__(self):
+        return f"<numpy.linalg's names for {self.names.library}>"
+
+    def __getattr__(self, name):
+        if name.startswith("_") or not hasattr(self.linalg, name):
+            raise self.names.missing(f"linalg.{name}")
+        return getattr(self.linalg, name)
+
+    def _spanned(self, a, UPLO):
+        xp = self.names.xp
+        if UPLO.upper() not in ("L", "U"):
+            raise ValueError(f"UPLO must be 'L' or 'U', not {UPLO!r}")
+        part = xp.tril(a) if UPLO.upper() == "L" else xp.triu(a)
+        return part + self.names.swapaxes(part, -1, -2) - xp.tril(xp.triu(part))
+
+    def eigh(self, a, UPLO="L"):
+        return self.linalg.eigh(self._spanned(a, UPLO))
+
+    def eigvalsh(self, a, UPLO="L"):
+        return self.linalg.eigvalsh(self._spanned(a, UPLO))
 
 
 def _axis(axis):

@@ -52,7 +52,7 @@ def cholesky_grad(g, ans, upper=False):
     decomposition"): S = L^-T phi(L^T tril(g)) L^-1, where phi keeps the lower triangle and
     halves the diagonal; folded onto the triangle NumPy reads."""
     low, gl = (mT(ans), mT(g)) if upper else (ans, g)
-    p = low.swapaxes(-1, -2) @ np.tril(gl)
+    p = mT(low) @ np.tril(gl)
     p = np.tril(p) - 0.5 * p * np.eye(np.shape(p)[-1], dtype=float_dtype(p))
     linv = np.linalg.inv(low)
     s = mT(linv) @ p @ linv
@@ -270,15 +270,20 @@ def trace_grad(g, a, offset=0, axis1=0, axis2=1):
 
 
 def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
-    """Gradient of np.diagonal(a, offset, axis1, axis2): `g` written onto that diagonal."""
-    a = np.asarray(a)
-    shape = np.moveaxis(np.empty(a.shape, dtype=bool), (axis1, axis2), (-2, -1)).shape
-    out = np.zeros(shape, dtype=float_dtype(g, a))
-    k = np.shape(g)[-1]
-    rows, cols = np.arange(k) + max(-offset, 0), np.arange(k) + max(offset, 0)
-    out[..., rows, cols] = g
-    # (a copy: differentiated again, the written array must not be kept as a view)
-    return np.moveaxis(out.copy(), (-2, -1), (axis1, axis2))
+    """Gradient of np.diagonal(a, offset, axis1, axis2): `g` written onto that diagonal
+    (chosen by a mask: the array API standard has no assignment at integer arrays)."""
+    shape = list(np.shape(a))
+    n, m = shape[axis1], shape[axis2]
+    rest = [k for i, k in enumerate(shape) if i not in (axis1 % len(shape), axis2 % len(shape))]
+    first, k = max(-offset, 0), np.shape(g)[-1]
+    dtype = float_dtype(g, a)
+    # g's entries at the rows of the diagonal (zeros around), then on it by a mask
+    rows = np.concatenate([np.zeros(tuple(rest) + (first,), dtype=dtype),
+                           np.zeros(tuple(rest) + (k,), dtype=dtype) + g,
+                           np.zeros(tuple(rest) + (n - first - k,), dtype=dtype)], axis=-1)
+    on = np.reshape(np.arange(m), (1, m)) - np.reshape(np.arange(n), (n, 1)) == offset
+    out = np.where(on, np.expand_dims(rows, -1), np.zeros((), dtype=dtype))
+    return np.moveaxis(out, (-2, -1), (axis1, axis2))
 
 
 def diag_grad(g, v, k=0):
