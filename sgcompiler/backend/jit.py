@@ -22,6 +22,7 @@ fall back too, each saying so).
 """
 from __future__ import annotations
 
+import copy
 import re
 import types
 import warnings
@@ -114,7 +115,34 @@ def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset()):
         if isinstance(node, gast.Call) and [k.arg for k in node.keywords] == ["out"]:
             node.args.append(node.keywords[0].value)
             node.keywords = []
+    _outer_products(tree, refers_to)
     return split_tapes(tree, refers_to, facts, ints)
+
+
+def _outer_products(tree, refers_to):
+    """`np.outer(a, b)` spelled as NumPy defines it, `np.multiply(np.ravel(a)[:, None],
+    np.ravel(b))` (the same numbers): numba's np.outer took 10 s to compile, half of the
+    RNN's gradient's 40."""
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Call) and _numpy_function(node.func, refers_to) == "outer" \
+                and len(node.args) == 2 and not node.keywords:
+            a, b = (gast.Call(func=gast.Attribute(value=copy.deepcopy(node.func.value),
+                                                  attr="ravel", ctx=gast.Load()),
+                              args=[arg], keywords=[]) for arg in node.args)
+            column = gast.Subscript(value=a, slice=gast.Tuple(elts=[
+                gast.Slice(lower=None, upper=None, step=None),
+                gast.Constant(value=None, kind=None)], ctx=gast.Load()), ctx=gast.Load())
+            node.func = gast.Attribute(value=copy.deepcopy(node.func.value),
+                                       attr="multiply", ctx=gast.Load())
+            node.args = [column, b]
+
+
+def _numpy_function(func, refers_to):
+    """'outer' for `np.outer` where `np` is NumPy, else None."""
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+            refers_to(func.value.id) is np:
+        return func.attr
+    return None
 
 
 def _blocks(body):
