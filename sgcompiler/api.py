@@ -55,9 +55,10 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy", checkpo
             where numba cannot compile it, the NumPy code runs and a JitFallbackWarning
             says why, once.
         checkpoint: None, or "sqrt": the outermost `for` loops run in segments of about
-            sqrt(n) trips; only each segment's first state is kept, and the adjoint sweep
-            runs the segment again to tape its trips (memory about sqrt(n) trips' worth,
-            for about one more forward run); or an int, the trips per segment.
+            sqrt(n) trips (`while` loops in segments of 1, 2, 3, ... trips); only each
+            segment's first state is kept, and the adjoint sweep runs the segment again
+            to tape its trips (memory about sqrt(n) trips' worth, for about one more
+            forward run); or an int, the trips per segment.
     Returns:
         A `GradientFunction`; `.source` is the generated code, `.primal` the original,
         `.explain()` why the gradient is what it is.
