@@ -3,8 +3,8 @@
     python benchmarks/checkpoint.py                     both workloads
     python benchmarks/checkpoint.py --steps 100000 --rnn-steps 300 --reps 3
 
-Workloads: a scalar recurrence over a (1,) array (1e6 steps by default) and the
-benchmark's tanh RNN (hidden 32, input 32) unrolled 1000 steps. Both gradients are checked
+Workloads: a scalar recurrence over a (1,) array (1e6 steps by default), the same written
+as a `while` loop (segments of 1, 2, 3, ... trips) and the benchmark's tanh RNN (hidden 32, input 32) unrolled 1000 steps. Both gradients are checked
 equal first (rtol 1e-9). Peak memory is what one call allocates above what was live before
 it (tracemalloc, which sees NumPy's buffers); time is CPU time of this thread per call
 (one BLAS thread), the two gradients called in turn, and the ratio is the median over repetitions of
@@ -38,6 +38,15 @@ def recurrence(x, a, steps):
     h = x
     for t in range(steps):
         h = a * np.sin(h) + 0.1
+    return np.sum(h * h)
+
+
+def while_recurrence(x, a, steps):
+    h = x
+    k = 0
+    while k < steps:            # (a trip count the loop finds as it runs, for checkpoint=)
+        h = a * np.sin(h) + 0.1
+        k = k + 1
     return np.sum(h * h)
 
 
@@ -84,6 +93,8 @@ def main(argv=None):
     opts = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     rows = [measure(f"scalar recurrence, {opts.steps:g} steps", recurrence,
+                    (np.array([0.3]), np.array([0.9]), opts.steps), (0, 1), opts.reps),
+            measure(f"the same as a `while` loop, {opts.steps:g} steps", while_recurrence,
                     (np.array([0.3]), np.array([0.9]), opts.steps), (0, 1), opts.reps),
             measure(f"RNN, {opts.rnn_steps} steps, hidden 32", rnn,
                     _rnn_args(opts.rnn_steps, rng), (0, 1, 2), opts.rnn_reps)]

@@ -55,9 +55,10 @@ def grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy", checkpo
             where numba cannot compile it, the NumPy code runs and a JitFallbackWarning
             says why, once.
         checkpoint: None, or "sqrt": the outermost `for` loops run in segments of about
-            sqrt(n) trips; only each segment's first state is kept, and the adjoint sweep
-            runs the segment again to tape its trips (memory about sqrt(n) trips' worth,
-            for about one more forward run); or an int, the trips per segment.
+            sqrt(n) trips (`while` loops in segments of 1, 2, 3, ... trips); only each
+            segment's first state is kept, and the adjoint sweep runs the segment again
+            to tape its trips (memory about sqrt(n) trips' worth, for about one more
+            forward run); or an int, the trips per segment.
     Returns:
         A `GradientFunction`; `.source` is the generated code, `.primal` the original,
         `.explain()` why the gradient is what it is.
@@ -90,6 +91,57 @@ def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy
 
 
 value_and_grad.sgcompiler_transform_maker = True
+
+
+_MISS = object()         # a fast path's answer where the call takes the full path
+
+
+def _fast_call(found, kinds, entry, values, single, with_value, version):
+    """For code numba compiled, called with Python floats and ints alone (`kinds`, their
+    types) and differentiated for floats: args -> what the full path returns, calling
+    numba's compiled entry for those types straight (the dispatcher's typing of each
+    argument and the full path's checks cost several times a short loop's gradient), or
+    _MISS where the full path must run (other types, a rule registered, a name the code
+    read that means something else now, a result not all floats, an error). None where
+    there is no such entry (`entry`: numba's, for `kinds`)."""
+    if entry is None or not all(type(v) is float for v in values):
+        return None
+    n = len(values)
+    types_ = " or ".join(f"type(args[{i}]) is not {k.__name__}" for i, k in enumerate(kinds))
+    # each gradient a float, as _like_tree makes it of a 0-d float64 array (np.copy's)
+    if single or n == 1:
+        shaped = "    g = g if type(g) is float else number(g)\n    if g is MISS:\n" \
+                 "        return MISS\n"
+    else:
+        shaped = (f"    if type(g) is not tuple or len(g) != {n}:\n        return MISS\n"
+                  f"    g = tuple([v if type(v) is float else number(v) for v in g])\n"
+                  f"    if MISS in g:\n        return MISS\n")
+    grads = "(g,)" if n == 1 and not single else "g"
+    text = (f"def fast(args):\n"
+            f"    if len(args) != {len(kinds)} or {types_ or 'False'} or "
+            f"version() != v0 or not check() or not current():\n        return MISS\n"
+            f"    try:\n        out = entry(*args)\n    except Exception:\n"
+            f"        return MISS\n")
+    if found[1]:        # (result, gradients)
+        text += ("    if type(out) is not tuple or len(out) != 2:\n        return MISS\n"
+                 "    result, g = out\n    if type(result) is not float:\n"
+                 "        return MISS\n")
+    else:
+        text += "    g = out\n"
+    text += shaped + f"    return {'(result, ' + grads + ')' if with_value else grads}\n"
+    env = {"version": rules.version, "v0": version, "check": found[3], "entry": entry,
+           "current": found[0].current, "MISS": _MISS, "number": _number}
+    exec(compile(text, "<sgcompiler fast path>", "exec"), env)
+    return env["fast"]
+
+
+def _number(g):
+    """The float a float64 number or 0-d array `g` holds (as _like_tree gives it for a
+    float argument), else _MISS."""
+    if (type(g) is np.ndarray and g.ndim == 0 or type(g) is np.float64) and \
+            g.dtype == np.float64:
+        return float(g)
+    return _MISS
 
 
 def _gradient_function(fn, wrt, **options):
@@ -133,6 +185,9 @@ class GradientFunction:
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> (function, returns value, plain, check)
+        # backend="numba", Python numbers alone: the last call's kinds' fast path, and by
+        # kinds the (numba entry, fast path) made so far (None where none); see _fast_call
+        self._fast, self._fasts = None, {}
         self._plain = {}     # (scalars, trees, rules' version) -> as_function's function
         self._version = rules.version()     # of the rules the functions were compiled with
         self._last = CallKind()      # what the code of the last call was compiled for
@@ -248,6 +303,11 @@ class GradientFunction:
         return f"<gradient of {function_name(self.primal)} with respect to {', '.join(self.wrt)}>"
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None and not kwargs:
+            out = fast(args)
+            if out is not _MISS:
+                return out
         if self.has_aux:
             return self._call_with_aux(args, kwargs)
         if self._version != rules.version():    # a rule was registered: compile again
@@ -279,8 +339,9 @@ class GradientFunction:
                 if not found[1] and self._has_trees(args) and \
                         not hasattr(found[0], "__wrapped__"):   # (xp code: see below)
                     self._primal_runs(kinds, args, kwargs)
+        primal = None
         try:
-            return self._run(found, values, args, kwargs)
+            out = self._run(found, values, args, kwargs)
         except Exception as exc:
             if hasattr(found[0], "__wrapped__"):
                 # arrays of another library: the primal (NumPy's functions on them) says
@@ -291,7 +352,16 @@ class GradientFunction:
                 raise located(exc) from None    # with the line whose gradient refused
             if primal is None:
                 raise
-        raise primal from None
+        if primal is not None:
+            raise primal from None
+        if self.backend == "numba" and not kwargs:
+            entry = getattr(found[0], "entry_for", lambda kinds: None)(kinds)
+            if self._fasts.get(kinds, (_MISS,))[0] is not entry:
+                self._fasts[kinds] = entry, _fast_call(found, kinds, entry, values,
+                                                       self._single, self.with_value,
+                                                       self._version)
+            self._fast = self._fasts[kinds][1]
+        return out
 
     def _run(self, found, values, args, kwargs):
         function, returns_value, plain, _ = found

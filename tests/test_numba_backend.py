@@ -241,3 +241,242 @@ def test_a_tape_whose_pops_do_not_name_its_pushes_stays_one():
                   "        _tape.append(h.copy())\n        h = h * 2\n"
                   "    for i in range(n):\n        h = _tape.pop()\n    return h\n")
     assert "_tape = []" in text and "h = _tape.pop()" in text
+
+
+def _step(x, a):
+    return a * math.sin(x) + 0.1
+
+
+def _loop(a, x, n):
+    for _ in range(n):
+        x = _step(x, a)
+    return x
+
+
+def through_helpers(a, x0, n):
+    return _loop(a, x0, n) ** 2
+
+
+def _compiled_for(jitted_function):
+    """The argument types numba compiled `jitted_function` (a _Jitted) for."""
+    return jitted_function._dispatcher.signatures if jitted_function._dispatcher else []
+
+
+def _piece(jitted_function, start, half):
+    """The function named `start...half` that `jitted_function` calls."""
+    found, = [p for n, p in jitted_function.callees().items()
+              if n.startswith(start) and n.endswith(half)]
+    return found
+
+
+def _entry(g):
+    (function, *_), = g._compiled.values()
+    return function
+
+
+def test_helpers_are_compiled_by_numba_too():
+    # a helper's forward and backward were NumPy code that numba code cannot call, so
+    # the whole gradient fell back to NumPy
+    pytest.importorskip("numba")
+    args = (0.9, 0.3, 7)
+    g = grad(through_helpers, wrt=(0, 1), backend="numba")
+    got = _silent(lambda: g(*args))
+    np.testing.assert_allclose(got, grad(through_helpers, wrt=(0, 1))(*args), rtol=1e-12)
+    for i in (0, 1):
+        assert got[i] == pytest.approx(numeric_grad(through_helpers, args, i), rel=1e-6)
+    top = _entry(g)
+    assert _compiled_for(top) and not top.fallen_back
+    assert len(top.callees()) == 2 and all(_compiled_for(p) for p in top.callees().values())
+    assert _compiled_for(_piece(_piece(top, "_loop", "_nb_forward"), "_step", "_forward"))
+    assert _compiled_for(_piece(_piece(top, "_loop", "_nb_backward"), "_step", "_backward"))
+
+
+def on_a_dict(p, n):
+    return _loop(p["a"], 0.3, n) ** 2 + p["a"]
+
+
+def test_a_gradient_numba_cannot_compile_still_calls_its_helpers_compiled():
+    pytest.importorskip("numba")
+    g = grad(on_a_dict, backend="numba")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", JitFallbackWarning)
+        got = g({"a": 0.9}, 6)
+        again = g({"a": 0.8}, 6)
+    assert got["a"] == pytest.approx(grad(on_a_dict)({"a": 0.9}, 6)["a"], rel=1e-12)
+    assert again["a"] == pytest.approx(grad(on_a_dict)({"a": 0.8}, 6)["a"], rel=1e-12)
+    assert got["a"] == pytest.approx(
+        numeric_grad(lambda a: on_a_dict({"a": a}, 6), (0.9,), 0), rel=1e-6)
+    messages = [str(w.message) for w in said]
+    assert len(messages) == len(set(messages))          # each said once
+    assert any(m.startswith("the gradient of on_a_dict: ") and "numba cannot compile it"
+               in m for m in messages)
+    top = _entry(g)
+    assert top.fallen_back
+    # the helper's forward ran as numba code, called by the NumPy code
+    forward = _piece(top, "_loop", "_nb_forward")
+    assert _compiled_for(forward) and not forward.fallen_back
+    assert _compiled_for(_piece(forward, "_step", "_forward"))
+
+
+try:
+    from scipy.special import expit     # (a SciPy ufunc: numba has no type for it)
+except ImportError:
+    expit = None
+
+
+def _unknown_to_numba(x):
+    return expit(x) * 2.0
+
+
+def mixed(a, n):
+    s = 0.0
+    for _ in range(n):
+        s = math.sin(s) * a + _unknown_to_numba(a)
+    return _loop(a, s, n) ** 2
+
+
+def test_a_helper_numba_cannot_compile_runs_as_numpy_alone():
+    pytest.importorskip("numba")
+    pytest.importorskip("scipy.special")
+    g = grad(mixed, backend="numba")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", JitFallbackWarning)
+        da = g(0.9, 5)
+        g(0.7, 5)
+    assert da == pytest.approx(grad(mixed)(0.9, 5), rel=1e-12)
+    assert da == pytest.approx(numeric_grad(mixed, (0.9, 5), 0), rel=1e-6)
+    messages = [str(w.message) for w in said]
+    assert len(messages) == len(set(messages))
+    helper = [m for m in messages if m.startswith("the forward of _unknown_to_numba: ")]
+    assert helper and "expit" in helper[0]
+    top = [m for m in messages if m.startswith("the gradient of mixed: ")]
+    assert top and "numba cannot compile _unknown_to_numba_nb_forward, which it calls" \
+        in top[0]
+    # (_loop's backward may say that numba cannot take what NumPy code passes it)
+    assert not any("_loop" in m.split(":")[0] and "cannot compile" in m for m in messages)
+    forward = _piece(_entry(g), "_loop", "_nb_forward")
+    assert _compiled_for(forward) and not forward.fallen_back
+
+
+SCALE = 2.0
+
+
+def scaled(x, n):
+    for _ in range(n):
+        x = math.sin(x) * SCALE
+    return x
+
+
+def test_calls_with_python_numbers_take_numbas_compiled_entry(monkeypatch):
+    # the full path (the dispatcher's typing, the checks, the gradient's shaping) cost
+    # several times a short loop's gradient
+    pytest.importorskip("numba")
+    g = value_and_grad(scaled, backend="numba")
+    first = _silent(lambda: g(0.4, 5))
+    monkeypatch.setattr(jit._Jitted, "__call__", lambda *a, **k: pytest.fail("full path"))
+    value, dx = _silent(lambda: g(0.3, 5))
+    assert value == pytest.approx(scaled(0.3, 5), rel=1e-12)
+    assert dx == pytest.approx(numeric_grad(scaled, (0.3, 5), 0), rel=1e-6)
+    assert type(dx) is float and first != (value, dx)
+    monkeypatch.undo()
+    # a name the code read means something else now: the full path compiles it again
+    monkeypatch.setitem(globals(), "SCALE", 3.0)
+    value, dx = _silent(lambda: g(0.3, 5))
+    assert value == pytest.approx(scaled(0.3, 5), rel=1e-12)
+    assert dx == pytest.approx(numeric_grad(scaled, (0.3, 5), 0), rel=1e-6)
+    # other types than the entry's: the full path
+    assert g(np.float64(0.3), 5)[1] == pytest.approx(dx, rel=1e-12)
+    with pytest.raises(TypeError):
+        g("x", 5)
+
+
+def _times_scale(v):
+    return v * SCALE
+
+
+def scaled_steps(x, n):
+    for _ in range(n):
+        x = math.sin(_times_scale(x))
+    return x * x
+
+
+def test_a_global_numba_took_as_a_constant_is_read_again_when_it_changes(monkeypatch):
+    # numba keeps the globals (and cells) the code reads as constants of what it
+    # compiles: a changed SCALE gave the gradient of the old function, here in the
+    # helper's pieces (n= by name: not the fast path)
+    pytest.importorskip("numba")
+    g = grad(scaled_steps, backend="numba")
+    for scale in (2.0, 3.0, 2.0):
+        monkeypatch.setitem(globals(), "SCALE", scale)
+        got = _silent(lambda: g(0.3, n=4))
+        assert got == pytest.approx(grad(scaled_steps)(0.3, 4), rel=1e-12)
+        assert got == pytest.approx(numeric_grad(scaled_steps, (0.3, 4), 0), rel=1e-6)
+
+
+def _add_helper(s, a):
+    return s + math.tanh(a)
+
+
+def helper_results(a, n):
+    s = 0.0
+    for _ in range(n):
+        s = _add_helper(s, a) * 0.5
+    return s * s
+
+
+def test_a_loop_over_helper_results_compiles():
+    # a helper's result has no known shape, so the code sums adjoints with unbroadcast
+    # and add_trees, which numba could not call: the whole gradient fell back
+    pytest.importorskip("numba")
+    g = grad(helper_results, backend="numba")
+    got = _silent(lambda: g(0.4, 6))
+    assert "unbroadcast(" in g.source
+    assert got == pytest.approx(grad(helper_results)(0.4, 6), rel=1e-12)
+    assert got == pytest.approx(numeric_grad(helper_results, (0.4, 6), 0), rel=1e-6)
+    assert _compiled_for(_entry(g))
+
+
+_NUMBERS = [(2.5, 0.5), (0.0, 2.0), (3.0, 0.0), (-0.0, 0.0)]
+
+
+@pytest.mark.parametrize("helper, g, x", [
+    *(("unbroadcast", g, x) for g, x in _NUMBERS + [(np.array([1.0, 2.0]), 0.5)]),
+    *(("unreduce", g, x) for g, x in _NUMBERS + [(1.5, np.zeros((2, 3))),
+                                                 (1.5, np.zeros(3, dtype=np.float32))]),
+    *(("add_trees", g, x) for g, x in _NUMBERS)], ids=str)
+def test_numbas_runtime_helpers_for_numbers_agree_with_the_runtimes(helper, g, x):
+    numba = pytest.importorskip("numba")
+    from sgcompiler.runtime import core
+    function = getattr(core, helper)
+
+    def call(g, x):
+        return function(g, x)
+    got, want = numba.njit(call)(g, x), call(g, x)
+    assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want)
+    np.testing.assert_array_equal(got, want)
+    assert math.copysign(1.0, np.sum(got)) == math.copysign(1.0, np.sum(want))
+
+
+def small_rnn(W, h, n):
+    for _ in range(n):
+        h = np.tanh(W @ h)
+    return np.sum(h * h)
+
+
+def test_outer_products_compile_as_numpy_defines_them():
+    # numba's np.outer took 10 s of the RNN's 40 s of compilation
+    pytest.importorskip("numba")
+    text = _split("def f(a, b):\n    return np.outer(a, b)\n",
+                  refers_to=lambda name: np if name == "np" else None)
+    assert "np.multiply(np.ravel(a)[:, None], np.ravel(b))" in text
+    rng = np.random.default_rng(1)
+    for shape in ((3, 3), (2, 2)):
+        W, h = rng.uniform(-0.8, 0.8, shape), rng.uniform(-1, 1, shape[1])
+        g = grad(small_rnn, wrt=(0, 1), backend="numba")
+        dW, dh = _silent(lambda: g(W, h, 4))
+        assert "np.multiply(np.ravel(" in g.source and "np.outer" not in g.source
+        want_W, want_h = grad(small_rnn, wrt=(0, 1))(W, h, 4)
+        np.testing.assert_allclose(dW, want_W, rtol=1e-12)
+        np.testing.assert_allclose(dh, want_h, rtol=1e-12)
+        np.testing.assert_allclose(dW, numeric_grad(small_rnn, (W, h, 4), 0), rtol=1e-6)
+        np.testing.assert_allclose(dh, numeric_grad(small_rnn, (W, h, 4), 1), rtol=1e-6)

@@ -45,7 +45,7 @@ import numpy
 from .. import rules
 from ..backend.codegen import Origins, to_source
 from ..backend.loader import bind, compile_source
-from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
+from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba, jitted
 from ..backend.namespace import to_namespace
 from ..backend.reread import for_rereading, gradient_only
 from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename, active_suffix,
@@ -172,7 +172,8 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
                  namespace=False, backend="numpy", checkpoint=None) -> Compiled:
     trace = trace or _Trace()
     wanted, pieces = value, (_rereadable_piece if rereadable else
-                             _namespace_piece if namespace else piece)
+                             _namespace_piece if namespace else
+                             _numba_piece if backend == "numba" else piece)
     src, resolution, norm = _front(fn, trace, checkpoint,
                                    marks=not (rereadable or namespace or backend != "numpy"))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
@@ -334,11 +335,15 @@ def optimize(tree: gast.FunctionDef, known: Specialisation, trace=None,
 
 
 def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
-          rereadable: bool = False, namespace: bool = False, checkpoint=None) -> Piece:
+          rereadable: bool = False, namespace: bool = False, checkpoint=None,
+          backend: str = "numpy") -> Piece:
     """The (cached) forward/backward pair of user function `fn` for `active` parameters,
     specialised for `arrays` ((parameter, shape, dtype) of array arguments whose shapes the
     caller knows); `trees` are the parameters the caller passes dicts, lists or tuples;
-    `checkpoint` runs `fn`'s own outermost loops in segments (vjp(..., checkpoint=)).
+    `checkpoint` runs `fn`'s own outermost loops in segments (vjp(..., checkpoint=));
+    `backend="numba"`: code numba can compile, each function of the pair compiled by
+    numba on its first call, or run as NumPy code, after one warning, where numba
+    cannot compile it (backend/jit.py), whatever becomes of its callers'.
 
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
@@ -353,7 +358,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             arrays = ()         # code for any shape (backend/reread.py; no out= buffers)
         key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
             (("namespace",) if namespace else ()) + \
-            (("checkpoint", checkpoint) if checkpoint is not None else ())
+            (("checkpoint", checkpoint) if checkpoint is not None else ()) + \
+            (("numba",) if backend == "numba" else ())
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
@@ -363,7 +369,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
         if arrays and sum(1 for k in mine if k[0] != "jvp" and k[1]) >= _PIECE_SHAPES:
             arrays = ()         # (a recursion whose shapes change on every call, say)
             key = (active, arrays, trees, id(fn.__globals__), rules.version(), rereadable) + \
-                (("namespace",) if namespace else ())
+                (("namespace",) if namespace else ()) + \
+                (("numba",) if backend == "numba" else ())
             found = _found_piece(mine, key, fn)
             if found is not None:
                 return found
@@ -372,6 +379,8 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             name = f"{name}_plain"
         if namespace:
             name = f"{name}_xp"
+        if backend == "numba":
+            name = f"{name}_nb"
         if arrays:      # a name of its own, the same in every process: its code differs
             digest = hashlib.sha1(repr((active, arrays) + ((sorted(trees),) if trees else ())
                                        ).encode()).hexdigest()[:4]
@@ -384,7 +393,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
                 _compile_piece(fn, active, made, arrays, trees, rereadable, namespace,
-                               checkpoint)
+                               checkpoint, backend=backend)
         except BaseException:
             del mine[key]
             raise
@@ -397,6 +406,11 @@ def _for_trees(fn, trees):
     made for arrays and the caller passes parameter trees, that code made for them."""
     remake = getattr(fn, "sgcompiler_for_trees", None)
     return fn if remake is None or not trees else remake(frozenset(trees))
+
+
+def _numba_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
+    """The pieces code for numba calls: code numba can compile, compiled by it."""
+    return piece(fn, active, arrays, trees, backend="numba")
 
 
 def _rereadable_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:
@@ -429,17 +443,19 @@ def piece_forward_tree(fn, active: tuple[str, ...]):
 
 
 def _compile_piece(fn, active, made, arrays=(), trees=frozenset(), rereadable=False,
-                   namespace=False, checkpoint=None, kept=None):
+                   namespace=False, checkpoint=None, kept=None, backend="numpy"):
     with _complex_values(fn, arrays):
         _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace,
-                           checkpoint, kept)
+                           checkpoint, kept, backend)
 
 
 def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=False,
-                       checkpoint=None, kept=None):
-    pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else piece
+                       checkpoint=None, kept=None, backend="numpy"):
+    numba = backend == "numba"
+    pieces = _rereadable_piece if rereadable else _namespace_piece if namespace else \
+        _numba_piece if numba else piece
     src, resolution, norm = _front(fn, checkpoint=checkpoint,
-                                   marks=not (rereadable or namespace))
+                                   marks=not (rereadable or namespace or numba))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
     act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
     shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
@@ -458,13 +474,18 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     if norm.returned in facts:
         facts[seed] = facts[norm.returned]
     seeded = {seed: facts[seed]} if specialised and seed in facts else {}
+    skip = NOT_FOR_NUMBA if numba else ()
     optimize(trees.backward, Specialisation(seeded, facts, np_name, _nothing_small, helpers,
-                                            user_names, pure))
+                                            user_names, pure), skip=skip)
     _drop_unread_saved(trees.forward, trees.backward)
     _remake_constants(trees.forward, trees.backward)
     # the forward function's parameters are the user function's: their shapes are known
     optimize(trees.forward, Specialisation(specialised, shape_facts.concrete, np_name,
-                                           _nothing_small, helpers, user_names, pure))
+                                           _nothing_small, helpers, user_names, pure),
+             skip=skip)
+    if numba:
+        for tree in (trees.forward, trees.backward):
+            for_numba(tree, _refers_to(src, trees.linker), facts, shape_facts.ints)
     if kept is not None:
         kept["forward"] = trees.forward
     if rereadable:
@@ -491,6 +512,9 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
         extra = current_extra(extra)
     made.forward_cell.cell_contents = bind(codes[names[0]], fn, extra)
     made.backward_cell.cell_contents = bind(codes[names[1]], fn, extra)
+    if numba:
+        for cell, half in ((made.forward_cell, "forward"), (made.backward_cell, "backward")):
+            cell.cell_contents = jitted(cell.cell_contents, f"the {half} of {_title(src)}")
     made.source = source
     made.pieces = tuple(trees.linker.pieces)
 

@@ -12,6 +12,7 @@ transformation differs:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import types
 
@@ -94,7 +95,9 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
     shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
     trace("shapes", shape_facts)
     shapes_note = _shapes_note(norm, resolution, shape_facts, act, specialised)
-    code = forward(norm, resolution, act, shape_facts, wrt, jvp_piece,
+    pieces = functools.partial(jvp_piece, backend="numba") if backend == "numba" else \
+        jvp_piece
+    code = forward(norm, resolution, act, shape_facts, wrt, pieces,
                    name and norm.namer.fresh(name), named, batch, seeded)
     trace("forward", code.tree)
     facts = dict(shape_facts.concrete)
@@ -125,11 +128,12 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
 
 
 def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
-              batch: int | None = None, numbers=frozenset()) -> JvpPiece:
+              batch: int | None = None, numbers=frozenset(), backend="numpy") -> JvpPiece:
     """The (cached) tangent function of user function `fn` for `active` parameters; with
     `batch`, for tangents that hold that many directions along a leading axis (any
     directions: the caller's batched tangents); `numbers`: the parameters it is passed
-    Python numbers for.
+    Python numbers for; `backend="numba"`: compiled by numba, or NumPy code where numba
+    cannot compile it, whatever becomes of its callers' (as `piece`'s).
 
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
@@ -140,11 +144,12 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
         if mine is None:
             mine = _PIECES[fn] = {}
         key = ("jvp", active, arrays, trees, id(fn.__globals__), rules.version(), batch,
-               numbers)
+               numbers) + (("numba",) if backend == "numba" else ())
         found = _found_piece(mine, key, fn)
         if found is not None:
             return found
-        name = function_name(fn) + active_suffix(fn, active)
+        name = function_name(fn) + active_suffix(fn, active) + \
+            ("_nb" if backend == "numba" else "")
         if arrays:
             digest = hashlib.sha1(repr((active, arrays)).encode()).hexdigest()[:4]
             name = f"{name}_{digest}"
@@ -156,7 +161,7 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
                     note(*read)
                 compiled = _compile_jvp(fn, active, frozenset(numbers), trees, arrays,
                                         name=made.name, named=made.tangent_params,
-                                        batch=batch, seeded=False)
+                                        batch=batch, seeded=False, backend=backend)
         except BaseException:
             del mine[key]
             raise

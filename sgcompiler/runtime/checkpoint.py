@@ -10,8 +10,8 @@ def checkpoint_every(trips, policy="sqrt") -> int:
 
 
 class checkpoint:
-    """`with sgcompiler.checkpoint():` around one `for` loop: its gradient runs that loop
-    in segments of about sqrt(n) trips (`checkpoint(k)`: k trips), as
+    """`with sgcompiler.checkpoint():` around one `for` or `while` loop: its gradient runs
+    that loop in segments of about sqrt(n) trips (`checkpoint(k)`: k trips), as
     `grad(f, checkpoint=...)` does for every outermost loop (frontend/forms/contexts.py
     reads the block). Run as Python, it does nothing: the loop runs as written."""
 

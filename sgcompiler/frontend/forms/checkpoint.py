@@ -26,9 +26,13 @@ forward again from it, taping those trips only, then the segment's backward
 (reverse/calls.py, `is_segment`). Tape memory is then about sqrt(n) states plus one
 segment's tape, for about one more forward run.
 
+A `while` loop becomes a `while` loop over segments that each run while the condition
+holds, at most `_every` trips: 1, 2, 3, ... for "sqrt" (its trip count is not known before
+it), k for `checkpoint=k` (`_Segmenter.while_loop`).
+
 What a segment cannot reproduce is refused with its line (replayable.py: `break` or
-`return` in the loop, `else:`, random draws, writes into what it is given), and so are
-`while` loops and a variable the loop reads that may be unbound before it.
+`return` in the loop, `else:`, random draws, writes into what it is given), and so is a
+variable the loop reads that may be unbound before it.
 
 A loop marked `with sgcompiler.checkpoint(every):` (forms/contexts.py keeps its line in
 `FunctionSource.checkpointed`) runs in segments even without checkpoint=, with its own
@@ -91,7 +95,7 @@ def checkpoint_loops(fn, policy, marks: bool = False):
         maker.block(fn.tree.body, _bound_params(fn.tree))
         if maker.marked:            # a marked loop inside another loop, say
             line = min(maker.marked)
-            node = next((n for n in gast.walk(fn.tree) if isinstance(n, gast.For)
+            node = next((n for n in gast.walk(fn.tree) if isinstance(n, (gast.For, gast.While))
                          and n.lineno == line), None)
             raise _Refused(node, "`with sgcompiler.checkpoint():` runs an outermost loop in "
                                  "segments; this loop is inside another loop: put the block "
@@ -129,15 +133,13 @@ class _Segmenter:
         out = []
         for stmt in body:
             every = self.marked.pop(stmt.lineno, self.policy) \
-                if isinstance(stmt, gast.For) else self.policy
+                if isinstance(stmt, (gast.For, gast.While)) else self.policy
             if isinstance(stmt, gast.For) and every is not None:
                 out.extend(self.loop(stmt, bound, every))
                 continue
-            if isinstance(stmt, gast.While) and self.policy is not None:
-                raise _Refused(stmt, "checkpoint= covers `for` loops over range(...) or a "
-                                     "sequence, whose trip count is known before the loop; "
-                                     "this `while` loop is not; write it as a `for` loop, "
-                                     "or compile without checkpoint=")
+            if isinstance(stmt, gast.While) and every is not None:
+                out.extend(self.while_loop(stmt, bound, every))
+                continue
             if isinstance(stmt, gast.If):
                 then, other = set(bound), set(bound)
                 self.block(stmt.body, then)
@@ -190,6 +192,62 @@ class _Segmenter:
                         gast.For(target=_store(first), iter=outer, body=assign, orelse=[],
                                  type_comment=None)]
         bound |= set(results) | {every}     # (a segment runs at least one trip)
+        return [_located(s, stmt) for s in out]
+
+    def while_loop(self, stmt, bound, every_policy):
+        """The statements that run the `while` loop `stmt` in segments: of
+        `every_policy` trips (an int), or, for "sqrt", of 1, 2, 3, ... trips (its trip
+        count is not known before it: after m segments of n = m(m + 1)/2 trips in all,
+        m, about sqrt(2n), states are kept and a segment tapes at most m trips). A
+        segment runs while the condition holds, at most that many trips:
+
+            while abs(term) > eps:              _every = 1
+                term = term * x / n     ->      while abs(term) > eps:
+                n = n + 1.0                         term, n = f_segment9(n, term, x, _every)
+                                                    _every = _every + 1
+            def f_segment9(n, term, x, _every):
+                _count = 0
+                while _count < _every and abs(term) > eps:
+                    _count = _count + 1
+                    term = term * x / n
+                    n = n + 1.0
+                return (n, term)
+        """
+        check_replayable(self.fn, self.locals, stmt)
+        every, count = self._fresh("_every"), self._fresh("_count")
+        exposed = (_exposed(stmt.body, set()) | _names(stmt.test, gast.Load)) & self.locals
+        stores = _names(stmt, gast.Store) & self.locals
+        outside = {n.id for n in _loads_except(self.fn.tree, stmt)}
+        results = sorted(stores & (outside | exposed))
+        params = sorted((exposed | set(results)) & self.locals)
+        check_writes(stmt, set(params))
+        for name in params:
+            if name not in bound:
+                raise _Refused(stmt, f"'{name}' may be unbound before this loop, which "
+                                     "checkpoint= runs in segments that take it as an "
+                                     "argument; assign it before the loop")
+        if not results:
+            raise _Refused(stmt, "this loop changes nothing read after it; checkpoint= "
+                                 "has nothing to keep; remove the loop or the checkpoint")
+        test = gast.BoolOp(op=gast.And(), values=[
+            gast.Compare(left=_load(count), ops=[gast.Lt()], comparators=[_load(every)]),
+            copy.deepcopy(stmt.test)])
+        step = gast.Assign(targets=[_store(count)], value=_add(
+            count, gast.Constant(value=1, kind=None)), type_comment=None)
+        loop = gast.While(test=test, body=[step] + copy.deepcopy(stmt.body), orelse=[])
+        start = gast.Assign(targets=[_store(count)], value=gast.Constant(value=0, kind=None),
+                            type_comment=None)
+        segment = self._segment_function(stmt, params + [every], [start, loop], results)
+        call = _call(self._introduce(segment), [_load(p) for p in params + [every]])
+        body = self._results(results, call)
+        if not isinstance(every_policy, int):
+            body.append(gast.Assign(targets=[_store(every)], value=_add(
+                every, gast.Constant(value=1, kind=None)), type_comment=None))
+        first = every_policy if isinstance(every_policy, int) else 1
+        out = [gast.Assign(targets=[_store(every)], value=gast.Constant(value=first, kind=None),
+                           type_comment=None),
+               gast.While(test=copy.deepcopy(stmt.test), body=body, orelse=[])]
+        bound |= {every}
         return [_located(s, stmt) for s in out]
 
     def _results(self, results, call) -> list:
@@ -269,6 +327,11 @@ class _Segmenter:
         """The segment function: the loop over trips first..last, returning its state."""
         loop = gast.For(target=copy.deepcopy(stmt.target), iter=inner,
                         body=copy.deepcopy(stmt.body), orelse=[], type_comment=None)
+        return self._segment_function(stmt, params, [loop], results)
+
+    def _segment_function(self, stmt, params, body, results):
+        """A segment function of `params` running `body` (the loop `stmt`'s trips) and
+        returning `results`."""
         ret = gast.Return(value=_load(results[0]) if len(results) == 1 else gast.Tuple(
             elts=[_load(r) for r in results], ctx=gast.Load()))
         args = gast.arguments(args=[gast.Name(id=p, ctx=gast.Param(), annotation=None,
@@ -276,8 +339,8 @@ class _Segmenter:
                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                               kwarg=None, defaults=[])
         name = f"{self.fn.name}_segment{stmt.lineno}"
-        tree = gast.FunctionDef(name=name, args=args, body=[_located(loop, stmt),
-                                                            _located(ret, stmt)],
+        tree = gast.FunctionDef(name=name, args=args, body=[_located(b, stmt) for b in body] +
+                                [_located(ret, stmt)],
                                 decorator_list=[], returns=None, type_comment=None,
                                 type_params=[])
         _located(tree, stmt)

@@ -10,7 +10,7 @@ change which floating-point conditions warn or raise; the values the body comput
 the same, so the block is read as its body. The generated code does not enter them, so a
 warning they would silence can show.
 
-`with sgcompiler.checkpoint():` (or `checkpoint(k)`) around one `for` loop is read as the
+`with sgcompiler.checkpoint():` (or `checkpoint(k)`) around one `for` or `while` loop is read as the
 loop too, and the loop's line is kept with what it asked for (`FunctionSource.checkpointed`):
 its gradient runs it in segments (forms/checkpoint.py). Any other context manager is
 refused (check.py).
@@ -66,13 +66,13 @@ class _Unwrap(gast.NodeTransformer):
         return node     # refused by check, with its location
 
     def _checkpointed(self, node):
-        """The loop of `with checkpoint(every): <one for loop>`, its line kept."""
+        """The loop of `with checkpoint(every): <one for or while loop>`, its line kept."""
         item, body = node.items[0], node.body
         if item.optional_vars is not None or len(body) != 1 or \
-                not isinstance(body[0], gast.For):
+                not isinstance(body[0], (gast.For, gast.While)):
             self._refuse(node, "`with sgcompiler.checkpoint():` must hold exactly one `for` "
-                               "loop (over range(...) or a sequence), with no `as`; put the "
-                               "other statements outside the block")
+                               "loop (over range(...) or a sequence) or `while` loop, with "
+                               "no `as`; put the other statements outside the block")
         call = item.context_expr
         given = call.args + [k.value for k in call.keywords if k.arg == "every"]
         if len(given) > 1 or len(given) != len(call.args) + len(call.keywords) or \
