@@ -1626,3 +1626,20 @@ def test_second_order_restores_an_element_write_at_its_index(f):
     from sgcompiler import check_grads
     for x, y in [(X, Y), (Y[::-1] * 0.7, X + 0.3)]:
         check_grads(f, (x, y), order=2, modes=("rev", "fwd"))
+
+
+# Issue 14 (program_check --order 2 --extended --extras containers growing picks scopes):
+# programs that the two fixes above first broke, before the merge. 881021: a dict filled
+# key by key (refused for old_item before); 881056, 881227: the restored index; 881075 and
+# 881153: old_item's key written as a slice inside the call (SyntaxError, `old_item(buf,
+# 1:)`); 881228: copied() taken for a container where its argument was an array, which gave
+# a wrong second derivative (d/dy[2] 3.392 where finite differences give 2.942).
+@pytest.mark.parametrize("seed", [881021, 881056, 881075, 881153, 881227, 881228])
+def test_second_order_programs_through_writes(seed):
+    import random
+    from program_check import check_program_second_order
+    from program_grammar import Choices, write_program
+    source, y_float = write_program(Choices(random.Random(seed).randrange), extended=True,
+                                    extras=("containers", "growing", "picks", "scopes"))
+    outcome = check_program_second_order(source, y_float)
+    assert outcome.status == "ok", f"{source}\n{outcome.detail}"

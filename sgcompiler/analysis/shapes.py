@@ -338,6 +338,8 @@ def _kind_of(op, kinds):
     if op.kind == INDEX:
         return ARRAY if kinds.get(op.inputs[0][1], ARRAY) == ARRAY else EITHER \
             if op.inputs else ARRAY
+    if op.kind == RULE and op.rule.name == "copied" and op.inputs:   # (code read again)
+        return kinds.get(op.inputs[0][1], ARRAY)
     if op.kind in (COPY, STOPPED) and op.reads:
         return kinds.get(op.reads[0], ARRAY)
     if op.kind == CALL:

@@ -28,7 +28,7 @@ from .. import runtime
 from ..errors import error_at
 from ..ir.naming import grad_function_name
 from ..analysis.activity import Activity, assignments
-from .adjoints import contributions
+from .adjoints import contributions, index_value
 from .calls import CallSweeps
 from .inline import Linker
 from ..ir.builders import comment, const, load, store
@@ -364,7 +364,7 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
         if target in self.needed and self.shapes.kind(target) != ARRAY:
             # d[k] = v into a dict may add the key, and an element may be a float
             old = self.helper_call("old_item", [load(target),
-                                                copy.deepcopy(stmt.targets[0].slice)])
+                                                index_value(stmt.targets[0].slice)])
         elif target in self.needed:
             old = gast.Call(func=gast.Attribute(value=copy.deepcopy(stmt.targets[0]),
                                                 attr="copy", ctx=gast.Load()),

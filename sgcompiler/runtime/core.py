@@ -544,7 +544,6 @@ def item_of(t, items, chosen):
 # position (analysis/shapes.py; item_adjoint's item is like its x)
 TREE_HELPERS = ((zeros_tree, 0), (add_trees, 0), (add_at, 0), (item_adjoint, 2),
                 (scatter_item, 1), (unbroadcast_each, 1), (picked, 1), (old_item_back, 1),
-                (copied, 0),
                 (sequence_adjoint, 0), (sequence_parts, 0))
 
 # runtime helper -> the position of the argument it reads only the shape of
