@@ -1634,6 +1634,31 @@ def test_second_order_restores_an_element_write_at_its_index(f):
 # 881153: old_item's key written as a slice inside the call (SyntaxError, `old_item(buf,
 # 1:)`); 881228: copied() taken for a container where its argument was an array, which gave
 # a wrong second derivative (d/dy[2] 3.392 where finite differences give 2.942).
+# Shrunk from 881228 with copied() following its argument's kind: an array taken for a
+# container, written at an index that picks an element twice. The adjoint of the written
+# value took every pick (`np.copy(dbuf[_index])`), where NumPy keeps the last write: d/dy[2]
+# 3.392, finite differences 2.942. The value's adjoint is written_part's at any index
+# that may pick twice; written_part takes a container's item at run time.
+SHRUNK_881228 = """def f(x, y):
+    buf = np.copy(y)
+    for v in x:
+        if (1.5 - y[-1]) > 0.3:
+            buf[[1, -2, 1]] = helper_closure(buf[2])
+    grow12 = buf[2]
+    for part12 in [(buf * 0.5), y]:
+        grow12 = grow12 * 0.5 + part12
+    sc1 = helper_lambda(np.array([(grow12).mean(), y[2], x[2]]))
+    b = sum([sc1 * 2.0 for sc1 in sc1 + x])
+    return b + np.sum(buf) + np.sum(grow12)
+"""
+
+
+def test_second_order_write_that_picks_twice_into_what_may_be_a_container():
+    from program_check import check_program_second_order
+    outcome = check_program_second_order(SHRUNK_881228, False)
+    assert outcome.status == "ok", outcome.detail
+
+
 @pytest.mark.parametrize("seed", [881021, 881056, 881075, 881153, 881227, 881228])
 def test_second_order_programs_through_writes(seed):
     import random

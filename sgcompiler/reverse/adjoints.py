@@ -162,8 +162,9 @@ def setitem_adjoint(rev, stmt, op, g):
     out = writable_adjoint(rev, var, stmt)      # (it may be a plain 0.0 or shared)
     values = [name for param, name in op.inputs if param == "v"]
     part = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Load())
-    fancy = rev.shapes.kind(var) != CONTAINER_KIND and not is_basic_index(index,
-                                                                          rev.shapes.ints)
+    # (what is taken for a container may be an array, a value code read again copied:
+    # written_part takes a container's item at run time)
+    fancy = not is_basic_index(index, rev.shapes.ints) and not _is_key(index)
     if fancy:       # may hold duplicates: only the element NumPy kept gets the adjoint
         part = rev.helper_call("written_part", [load(dvar), index_value(index)])
     if values and rev.is_active(values[0]):

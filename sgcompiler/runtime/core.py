@@ -309,7 +309,10 @@ def written_part(g, index):
     """g[index] for the value v of `x[index] = v` (x's adjoint g): a new array, with zeros
     where another element of v was written to the same place after it (an index with
     duplicates; NumPy keeps one write). Which write is kept is found by doing the same
-    assignment with the elements' positions as values."""
+    assignment with the elements' positions as values. A container's item (a dict's key,
+    a list's position) is written once: it is g's item."""
+    if isinstance(g, (list, dict, tuple)):
+        return copied(g[index])
     if np is not numpy:     # (bound to another library: the standard has no fancy assignment)
         part = _picked(g, index)
         return np.where(_kept_writes(np.shape(g), index), part, np.zeros((), dtype=part.dtype))
@@ -324,6 +327,8 @@ def written_part(g, index):
 def written_back(g, index, like):
     """The adjoint of written_part(like, index) (its transpose): zeros of like's shape with
     g assigned at index; with duplicates, assignment keeps the write written_part kept."""
+    if isinstance(like, (list, dict, tuple)):
+        return old_item_back(g, like, index)
     out = np.zeros(np.shape(like), dtype=float_dtype(like, g))
     if np is not numpy:     # (bound to another library: the standard has no fancy assignment)
         kept = _kept_writes(np.shape(like), index)
