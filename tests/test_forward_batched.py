@@ -4,10 +4,12 @@ finite differences, on code the batched pass handles (broadcasting between ranks
 along axes, every matmul case, indexing, transposes, gradient code's helpers, calls of
 user functions, writes into arrays) and against one jvp per column, and on code it hands
 back to one jvp per column."""
+import warnings
+
 import numpy as np
 import pytest
 
-from sgcompiler import derivatives, grad, hessian, jacobian
+from sgcompiler import PerColumnWarning, derivatives, grad, hessian, jacobian, stop_gradient
 from sgcompiler.derivatives import _kinds, _params
 from sgcompiler.forward.batch import NotBatchable
 from sgcompiler.pipeline.forward_mode import compile_jvp
@@ -170,9 +172,8 @@ JACOBIANS = [
      2, True),
     (calls_pair, lambda: (R.normal(size=(2, 3)), R.normal(size=3)), 0, True),
     (calls_pair, lambda: (R.normal(size=(2, 3)), R.normal(size=3)), 1, True),
-    # (still one jvp per column: a mask whose dtype is not known)
     (masked_write, lambda: (R.normal(size=4), np.array([True, False, True, True])), 0,
-     False),
+     True),
     (calls_with_a_number, lambda: (R.normal(size=3),), 0, True),
     (calls_with_a_number_that_moves, lambda: (R.normal(size=3), 0.7), 1, True),
     (calls_with_a_number_that_moves, lambda: (R.normal(size=3), 0.7), 0, True),
@@ -229,3 +230,144 @@ def test_the_unit_directions_of_a_vector_fold_into_its_matrix_product():
     source = batched_source(gradient, args, 0)
     assert "_matmul_dot = X.T\n" in source
     assert "batch_matmul_grad_right(" in source
+
+
+# --- hessians whose gradient code the compiler does not know every shape of: a loop's
+# tape, writes through masks and array indexes, lists, helpers in loops (session 8). Where
+# a shape or an index's kind is not known, batched code works it out at run time
+# (runtime/batched.py: batch_lifted, batch_zeros, batch_last, batch_item).
+
+
+def tape_loop(x, w):
+    t = x
+    for i in range(3):
+        t = np.sin(t) * w + np.mean(t)      # w (2, 1) grows t from x's (3,) to (2, 3)
+    return np.sum(t * t)
+
+
+def helper_loop_loss(x, W, b):
+    h = x
+    for i in range(3):
+        h = layer(W, h, b)
+    return np.sum(h ** 2) + np.sum(h * x)
+
+
+def write_then_method(x, c):
+    y = np.zeros((3,) + x.shape)
+    y[0] = np.sin(x) * c
+    y[1] = x * x
+    y[2, ...] = np.exp(x) / c
+    return y.sum() + (y * y).sum() + y.mean(axis=0).ravel().dot(np.cos(x).ravel())
+
+
+def masked_loss(x, mask):
+    y = x * 1.0
+    y[mask] = np.exp(x[mask]) * x[mask]
+    return np.sum(y * y) + np.sum(x[mask] ** 3)
+
+
+def appended(x, w):
+    out = []
+    for i in range(3):
+        out.append(np.sin(x * (i + 1.0)) * w)
+    total = 0.0
+    for v in out:
+        total = total + np.sum(v * v)
+    return total + np.sum(np.stack(out) ** 3)
+
+
+def stopped_in_loop(x, w):
+    t = x
+    for i in range(3):
+        t = np.tanh(t * stop_gradient(np.cos(x * i)) * w) + stop_gradient(w) * t
+    return np.sum(t ** 2)
+
+
+def stopped_held(x, w, c, v):
+    """stopped_in_loop with its stopped values given: c[i] = np.cos(x * i), v = w."""
+    t = x
+    for i in range(3):
+        t = np.tanh(t * c[i] * w) + v * t
+    return np.sum(t ** 2)
+
+
+def held(x, w):
+    return stopped_held, (x, w, np.stack([np.cos(x * i) for i in range(3)]), w)
+
+
+def beside(x, idx):
+    y = np.zeros_like(x)
+    y[1, idx] = np.exp(x[0, idx]) * x[1, idx]        # an array index beside a number
+    y[0] = x[1] ** 2
+    return np.sum(y * x) + np.sum(x[:, idx][0] ** 3)
+
+
+def index_in_loop(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + np.sin(x[i] * i) * x[i - 1]          # the loop index is read back too
+    return np.sum(s ** 2)
+
+
+_MASK = np.array([True, False, True, True, False])
+
+# (f, arguments on two shapes, position[, a function of the arguments giving the function
+# and arguments to difference: stop_gradient's values held, as the Hessian holds them])
+BATCHED_NOW = [
+    (tape_loop, lambda: (R.normal(size=3), R.normal(size=(2, 1))), 0),
+    (tape_loop, lambda: (R.normal(size=(2, 4)), R.normal(size=4)), 0),
+    (tape_loop, lambda: (R.normal(size=3), R.normal(size=(2, 1))), 1),
+    (helper_loop_loss, lambda: (R.normal(size=3), R.normal(size=(3, 3)), R.normal(size=3)),
+     0),
+    (helper_loop_loss, lambda: (R.normal(size=2), R.normal(size=(2, 2)), R.normal(size=1)),
+     1),
+    (helper_loop_loss, lambda: (R.normal(size=3), R.normal(size=(3, 3)), R.normal(size=3)),
+     2),
+    (write_then_method, lambda: (R.normal(size=4), 1.5), 0),
+    (write_then_method, lambda: (R.normal(size=(2, 3)), 0.7), 0),
+    (write_then_method, lambda: (R.normal(size=(2, 3)), 0.7), 1),
+    (masked_loss, lambda: (R.normal(size=5), _MASK), 0),
+    (masked_loss, lambda: (R.normal(size=(2, 5)), np.stack([_MASK, ~_MASK])), 0),
+    (appended, lambda: (R.normal(size=3), R.normal(size=(2, 1))), 0),
+    (appended, lambda: (R.normal(size=(2, 2)), R.normal(size=2)), 1),
+    (stopped_in_loop, lambda: (R.normal(size=3), R.normal(size=(2, 3))), 0, held),
+    (stopped_in_loop, lambda: (R.normal(size=(2, 2)), R.normal(size=2)), 0, held),
+    (beside, lambda: (R.normal(size=(2, 4)), np.array([3, 0, 3])), 0),
+    (beside, lambda: (R.normal(size=(2, 3)), np.array([1])), 0),
+    (index_in_loop, lambda: (R.normal(size=4),), 0),
+    (index_in_loop, lambda: (R.normal(size=(3, 2)),), 0),
+]
+
+
+def fd_hessian(f, args, position, eps=1e-5):
+    """Central differences of the gradient with respect to args[position]."""
+    gradient = grad(f, wrt=position)
+    x = args[position]
+    columns = []
+    for k in range(np.size(x)):
+        e = np.zeros(np.size(x))
+        e[k] = eps
+        step = float(e[k]) if isinstance(x, float) else e.reshape(np.shape(x))
+        up, down = list(args), list(args)
+        up[position], down[position] = x + step, x - step
+        columns.append((gradient(*up) - gradient(*down)) / (2 * eps))
+    return np.stack(columns, axis=-1).reshape(np.shape(x) + np.shape(x))
+
+
+@pytest.mark.parametrize("case", BATCHED_NOW,
+                         ids=[f"{c[0].__name__}-{c[2]}-{i}" for i, c in enumerate(BATCHED_NOW)])
+def test_batched_hessians_of_code_with_shapes_not_known(monkeypatch, case):
+    f, make, position = case[:3]
+    args = make()
+    reference, reference_args = case[3](*args) if len(case) > 3 else (f, args)
+    params = _params(f)
+    gradient = grad(f, wrt=params[position]).as_function(*_kinds(params, args)[:2])
+    assert batched_source(gradient, args, position) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        H = hessian(f, wrt=position)(*args)
+    np.testing.assert_allclose(H, fd_hessian(reference, reference_args, position), rtol=1e-5,
+                               atol=1e-6)
+    monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    per_column = hessian(f, wrt=position)(*args)
+    np.testing.assert_allclose(H, per_column, rtol=1e-12, atol=1e-13)

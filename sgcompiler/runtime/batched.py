@@ -109,3 +109,86 @@ def _stacked(results):
     if isinstance(first, (list, tuple)):
         return type(first)(_stacked([r[i] for r in results]) for i in range(len(first)))
     return np.stack([np.asarray(r) for r in results])
+
+
+# --- where the compiler does not know a shape or an index's kind: worked out at run time
+
+
+def batch_zeros(x, size):
+    """The zero batched tangent of a value: zeros of shape (size,) + x.shape for an array
+    or a number (None, a tape's empty slot, counts as a number), the same structure for a
+    list, tuple or dict."""
+    if isinstance(x, dict):
+        return {k: batch_zeros(v, size) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [batch_zeros(v, size) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+    dtype = np.result_type(x, float) if isinstance(x, (np.ndarray, np.generic)) else float
+    return np.zeros((size,) + np.shape(x), dtype=dtype)
+
+
+def batch_lifted(t, ans):
+    """t of shape (batch,) + s, s broadcasting to ans.shape: with ones after the batch
+    axis up to ans's number of axes, so that it broadcasts against ans's values."""
+    return _ranked(np.asarray(t), np.ndim(ans))
+
+
+def batch_last(t):
+    """A view of a batched tangent with the batch axis last: any index of the value's
+    axes then reads and writes the same elements of every direction, NumPy's rules for
+    array indexes (which may move axes to the front) leave the batch axis last."""
+    return np.moveaxis(t, 0, -1)
+
+
+def batch_first(t):
+    """The inverse of batch_last: the batch axis back in front."""
+    return np.moveaxis(t, -1, 0)
+
+
+def last_index(index):
+    """An index for batch_last(t) that picks what `index` picks of the value: one that
+    holds an Ellipsis gets a last `:`, which keeps the batch axis out of it."""
+    if index is Ellipsis:
+        return (Ellipsis, slice(None))
+    if isinstance(index, tuple) and any(i is Ellipsis for i in index):
+        return index + (slice(None),)
+    return index
+
+
+def batch_item(t, x, index):
+    """The batched tangent of x[index]: of a list, tuple or dict x, its item (the items'
+    tangents are batched); of an array, every direction's x[index]."""
+    if isinstance(x, (list, tuple, dict)):
+        return t[index]
+    return batch_first(batch_last(t)[last_index(index)])
+
+
+def batch_set_item(t, x, index, v):
+    """x[index] = v in the batched tangent t of x (v: v's batched tangent, or 0.0)."""
+    if isinstance(x, (list, dict)):
+        t[index] = v
+    elif isinstance(v, float):
+        batch_last(t)[last_index(index)] = v
+    else:
+        batch_last(t)[last_index(index)] = batch_last(v)
+
+
+def batch_transposed(t):
+    """The batched tangent of x.T: every axis but the batch's reversed."""
+    return np.transpose(t, (0,) + tuple(range(np.ndim(t) - 1, 0, -1)))
+
+
+def batch_matmul_left(t, b, product=np.matmul):
+    """The batched tangent of product(a, b) (a @ b, or np.dot) for a's batched tangent t."""
+    if np.ndim(t) >= 2 and 1 <= np.ndim(b) <= 2:     # (the batch: one of t's stacked axes)
+        return np.matmul(t, b)
+    return np.stack([product(tk, b) for tk in t])
+
+
+def batch_matmul_right(a, t, product=np.matmul):
+    """The batched tangent of product(a, b) (a @ b, or np.dot) for b's batched tangent t."""
+    if np.ndim(t) == 2 and 1 <= np.ndim(a) <= 2:    # b a vector: the batch as rows
+        return np.matmul(t, np.swapaxes(a, -1, -2) if np.ndim(a) == 2 else a)
+    if np.ndim(t) == 3 and 1 <= np.ndim(a) <= 2:
+        return np.matmul(a, t)
+    return np.stack([product(a, tk) for tk in t])
