@@ -371,3 +371,34 @@ def test_batched_hessians_of_code_with_shapes_not_known(monkeypatch, case):
     monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
     per_column = hessian(f, wrt=position)(*args)
     np.testing.assert_allclose(H, per_column, rtol=1e-12, atol=1e-13)
+
+
+def peaked(x, w):
+    return np.std(x ** 2 * w) + np.sum(np.sin(x) * w)
+
+
+def test_the_fallback_to_one_jvp_per_column_says_why_once_and_stays_right():
+    # (np.std's gradient calls np.std, whose explicit tangent rule the batched pass does not
+    # carry)
+    x, w = np.array([0.3, -1.2, 0.5]), np.array([1.5, 0.5, 2.0])
+    f = hessian(peaked)
+    with pytest.warns(PerColumnWarning) as caught:
+        H = f(x, w)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert message.startswith("the hessian of peaked runs its tangent code once per "
+                              "column (3 times")
+    line = peaked.__code__.co_firstlineno + 1
+    assert f"test_forward_batched.py:{line}" in message and "np.std" in message
+    assert caught[0].filename == __file__           # (it points at the call)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        again = f(x, w)         # said once
+        other = hessian(peaked)(x * 2.0, w)     # the same code
+    np.testing.assert_allclose(H, fd_hessian(peaked, (x, w), 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(again, H)
+    np.testing.assert_allclose(other, fd_hessian(peaked, (x * 2.0, w), 0), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.warns(PerColumnWarning, match="the jacobian of peaked runs") as caught:
+        jacobian(peaked, mode="fwd")(x, w)
+    assert caught[0].filename == __file__

@@ -41,8 +41,13 @@ _COPIES = (numpy.copy,)       # a copy of the batched tangent is the batched cop
 _SUMS = (numpy.sum, numpy.mean)
 _FAST = {runtime.unbroadcast: "batch_unbroadcast", runtime.unreduce: "batch_unreduce",
          runtime.copied: "copied"}      # (a copy of the batched tangent is its copy)
-_MATMUL_GRADS = {runtime.matmul_grad_left: "batch_matmul_grad_left",
-                 runtime.matmul_grad_right: "batch_matmul_grad_right"}
+# the batched helpers of matmul's gradient helpers, for the tangent of each argument they
+# are linear in (by position: g, x, y); each runs one direction at a time for stacks
+# (np.dot's helpers: the same for operands of 1 or 2 axes, and they are passed for others)
+_LEFT = {0: "batch_matmul_grad_left", 2: "batch_matmul_grad_left_y"}
+_RIGHT = {0: "batch_matmul_grad_right", 1: "batch_matmul_grad_right_x"}
+_MATMUL_GRADS = {runtime.matmul_grad_left: _LEFT, runtime.matmul_grad_right: _RIGHT,
+                 runtime.dot_grad_left: _LEFT, runtime.dot_grad_right: _RIGHT}
 
 
 class NotBatchable(Exception):
@@ -144,8 +149,9 @@ class BatchedRules:
         if primitive in _FAST and rule.params[0] == active[0][0] and len(active) == 1:
             return self.fast(stmt, _FAST[primitive], op)
         if primitive in _MATMUL_GRADS:
-            return _sum([self.fast(stmt, _MATMUL_GRADS[primitive], op)
-                         if p == rule.params[0] and self.small(op) else
+            helpers = _MATMUL_GRADS[primitive]
+            return _sum([self.product_grad(stmt, helpers[rule.params.index(p)], op, rule, p)
+                         if rule.params.index(p) in helpers else
                          self.mapped(stmt, op, rule, only=p) for p, _ in active])
         if rule.kind == "multilinear":
             return _sum([self.mapped(stmt, op, rule, only=p) for p, _ in active])
@@ -220,9 +226,19 @@ class BatchedRules:
         call.keywords = keywords
         return call
 
-    def small(self, op):
-        ranks = [self.known_rank(a) for p, a in op.args.items() if p != "g"]
-        return all(r is not None and r <= 2 for r in ranks)
+    def product_grad(self, stmt, helper, op, rule, param):
+        """helper(<the arguments, param's tangent in its place>): a batched matmul
+        gradient helper."""
+        call = self.plain_call(stmt)
+        if len(call.args) != 3 or call.keywords:
+            raise NotBatchable(f"{rule.name} with its arguments by keyword")
+        at = rule.params.index(param)
+        args = [self.tangent_or_zero(a) if i == at else copy.deepcopy(a)
+                for i, a in enumerate(call.args)]
+        if rule.primitive in (runtime.dot_grad_left, runtime.dot_grad_right):
+            args.append(copy.deepcopy(call.func))    # (for operands of other ranks)
+        return gast.Call(func=load(self.fwd.linker.name_for(helper, getattr(runtime, helper))),
+                         args=args, keywords=[])
 
     def fast(self, stmt, helper, op):
         """helper(g_dot, <the other arguments as they are>): a batched runtime helper."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import reduced_axes
+from .numpy.linalg import matmul_grad_left, matmul_grad_right
 
 
 def broadcast_batch(t, ans):
@@ -51,8 +52,16 @@ def batch_unreduce(t, x, axis=None, keepdims=False):
     return np.broadcast_to(_ranked(t, len(shape)), np.shape(t)[:1] + shape)
 
 
-def batch_matmul_grad_left(t, x, y):
-    """matmul_grad_left(t[k], x, y) for each direction k, x and y of at most 2 axes."""
+def _small(x, y) -> bool:
+    """Whether x and y have 1 or 2 axes (then np.dot is x @ y, and its gradients are)."""
+    return 1 <= np.ndim(x) <= 2 and 1 <= np.ndim(y) <= 2
+
+
+def batch_matmul_grad_left(t, x, y, helper=matmul_grad_left):
+    """helper(t[k], x, y) for each direction k, helper matmul_grad_left or dot_grad_left
+    (x and y of 1 or 2 axes; else one direction at a time)."""
+    if not _small(x, y):
+        return batch_map(helper, (0,), t, x, y)
     if np.ndim(y) == 1:
         return t[..., None] * y
     if np.ndim(x) == 1:
@@ -60,8 +69,11 @@ def batch_matmul_grad_left(t, x, y):
     return t @ np.swapaxes(y, -1, -2)
 
 
-def batch_matmul_grad_right(t, x, y):
-    """matmul_grad_right(t[k], x, y) for each direction k, x and y of at most 2 axes."""
+def batch_matmul_grad_right(t, x, y, helper=matmul_grad_right):
+    """helper(t[k], x, y) for each direction k, helper matmul_grad_right or
+    dot_grad_right (x and y of 1 or 2 axes; else one direction at a time)."""
+    if not _small(x, y):
+        return batch_map(helper, (0,), t, x, y)
     if np.ndim(x) == 1:
         if np.ndim(y) == 1:
             return t[:, None] * x
@@ -69,6 +81,30 @@ def batch_matmul_grad_right(t, x, y):
     if np.ndim(y) == 1:
         return t @ x
     return np.swapaxes(x, -1, -2) @ t
+
+
+def batch_matmul_grad_left_y(g, x, t, helper=matmul_grad_left):
+    """helper(g, x, t[k]) for each direction k of y's batched tangent t: the gradient of
+    x @ y (or np.dot) for x is linear in y too (x and y of 1 or 2 axes; else one
+    direction at a time)."""
+    if not 1 <= np.ndim(x) <= 2 or not 2 <= np.ndim(t) <= 3:
+        return batch_map(helper, (2,), g, x, t)
+    if np.ndim(t) == 2:                     # y a vector
+        return g * t if np.ndim(x) == 1 else np.asarray(g)[None, :, None] * t[:, None, :]
+    if np.ndim(x) == 1:
+        return t @ g
+    return g @ np.swapaxes(t, -1, -2)
+
+
+def batch_matmul_grad_right_x(g, t, y, helper=matmul_grad_right):
+    """helper(g, t[k], y) for each direction k of x's batched tangent t, helper
+    matmul_grad_right or dot_grad_right (x and y of 1 or 2 axes; else one direction at a
+    time)."""
+    if not 2 <= np.ndim(t) <= 3 or not 1 <= np.ndim(y) <= 2:
+        return batch_map(helper, (1,), g, t, y)
+    if np.ndim(t) == 2:                     # x a vector
+        return g * t if np.ndim(y) == 1 else t[:, :, None] * np.asarray(g)[None, None, :]
+    return np.swapaxes(t, -1, -2) @ g
 
 
 def batch_map(fn, positions, *args, **kwargs):
