@@ -90,7 +90,7 @@ def batch_matmul_grad_left_y(g, x, t, helper=matmul_grad_left):
     if not 1 <= np.ndim(x) <= 2 or not 2 <= np.ndim(t) <= 3:
         return batch_map(helper, (2,), g, x, t)
     if np.ndim(t) == 2:                     # y a vector
-        return g * t if np.ndim(x) == 1 else np.asarray(g)[None, :, None] * t[:, None, :]
+        return g * t if np.ndim(x) == 1 else np.expand_dims(g, (0, 2)) * t[:, None, :]
     if np.ndim(x) == 1:
         return t @ g
     return g @ np.swapaxes(t, -1, -2)
@@ -103,7 +103,7 @@ def batch_matmul_grad_right_x(g, t, y, helper=matmul_grad_right):
     if not 2 <= np.ndim(t) <= 3 or not 1 <= np.ndim(y) <= 2:
         return batch_map(helper, (1,), g, t, y)
     if np.ndim(t) == 2:                     # x a vector
-        return g * t if np.ndim(y) == 1 else t[:, :, None] * np.asarray(g)[None, None, :]
+        return g * t if np.ndim(y) == 1 else t[:, :, None] * np.expand_dims(g, (0, 1))
     return np.swapaxes(t, -1, -2) @ g
 
 
@@ -165,8 +165,9 @@ def batch_zeros(x, size):
 
 def batch_lifted(t, ans):
     """t of shape (batch,) + s, s broadcasting to ans.shape: with ones after the batch
-    axis up to ans's number of axes, so that it broadcasts against ans's values."""
-    return _ranked(np.asarray(t), np.ndim(ans))
+    axis up to ans's number of axes, so that it broadcasts against ans's values (dask
+    arrays stay lazy)."""
+    return _ranked(t, np.ndim(ans))
 
 
 def batch_last(t):
