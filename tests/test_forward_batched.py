@@ -309,6 +309,15 @@ def index_in_loop(x):
     return np.sum(s ** 2)
 
 
+def early_zero(x, y):
+    # (found by random programs: where the branch taken returns what x does not reach,
+    # the gradient code returns the number 0.0, and the Hessian had the shape (n,), batched,
+    # or raised a ValueError, one column at a time)
+    if np.sum(x) > 0.5:
+        return np.sum(y)
+    return np.sum(np.sin(x) * y)
+
+
 _MASK = np.array([True, False, True, True, False])
 
 # (f, arguments on two shapes, position[, a function of the arguments giving the function
@@ -336,6 +345,9 @@ BATCHED_NOW = [
     (beside, lambda: (R.normal(size=(2, 3)), np.array([1])), 0),
     (index_in_loop, lambda: (R.normal(size=4),), 0),
     (index_in_loop, lambda: (R.normal(size=(3, 2)),), 0),
+    (early_zero, lambda: (np.array([0.5, 0.4, 0.3]), R.normal(size=3)), 0),
+    (early_zero, lambda: (np.array([[0.5, 0.4], [0.3, 0.1]]), R.normal(size=2)), 0),
+    (early_zero, lambda: (np.array([-0.5, 0.4, 0.3]), R.normal(size=3)), 0),
 ]
 
 
