@@ -414,3 +414,37 @@ def test_the_fallback_to_one_jvp_per_column_says_why_once_and_stays_right():
     with pytest.warns(PerColumnWarning, match="the jacobian of peaked runs") as caught:
         jacobian(peaked, mode="fwd")(x, w)
     assert caught[0].filename == __file__
+
+
+def join(t, u):
+    return t + (u * 0.5,)
+
+
+def joins(x, y):
+    a = np.clip(np.where(x > y, x, x[::-1]), -0.5, 0.8)
+    b = sum(join((a, x, y), y))         # tuples joined by + in a helper
+    return np.sum(b * b) + np.sum(np.sin(b))
+
+
+def tuple_operand(x, y):
+    a, b = np.sum(x * y), np.sum(np.sin(x))
+    t = (a, b)
+    return np.sum((y[:2] + t) ** 2) + np.sum(x[:2] * t)
+
+
+@pytest.mark.parametrize("f, args", [
+    (joins, (np.array([0.3, -0.2, 0.9]), np.array([0.1, 0.5, -0.4]))),
+    (joins, (np.array([0.3, 0.7]), np.array([0.1, 0.5]))),
+    (tuple_operand, (np.array([0.3, -0.2]), np.array([0.1, 0.5]))),
+    (tuple_operand, (np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.5, 0.7]))),
+], ids=["joins-3", "joins-2", "tuple-2", "tuple-3"])
+def test_batched_hessians_through_tuples(f, args):
+    # (a tuple's batched tangent is a tuple of batched items: joined by + it stays one,
+    # read as an array its items go after the batch axis; found by random programs with
+    # the containers extra, seeds 1016, 1017, 1034 and 1044, which raised)
+    gradient = grad(f).as_function(*_kinds(_params(f), args)[:2])
+    assert batched_source(gradient, args, 0) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        H = hessian(f)(*args)
+    np.testing.assert_allclose(H, fd_hessian(f, args, 0), rtol=1e-5, atol=1e-6)

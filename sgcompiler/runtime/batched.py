@@ -11,13 +11,24 @@ from .core import reduced_axes
 from .numpy.linalg import matmul_grad_left, matmul_grad_right
 
 
+_CONTAINERS = (list, tuple, dict)
+
+
 def broadcast_batch(t, ans):
     """A batched tangent with the shape (batch,) + ans.shape (a contribution may have an
-    operand's smaller shape: the tangent of x + c is x's, broadcast)."""
-    shape = np.shape(t)[:1] + np.shape(ans)
-    if np.shape(t) == shape:
+    operand's smaller shape: the tangent of x + c is x's, broadcast). The tangent of a
+    container (tuples joined by +) is as it is: its items are batched."""
+    if isinstance(ans, _CONTAINERS):
         return t
-    return np.array(np.broadcast_to(t, shape))
+    return _shaped(_array_tangent(t), np.shape(ans))
+
+
+def _shaped(t, shape):
+    """A batched tangent broadcast to (batch,) + shape."""
+    full = np.shape(t)[:1] + shape
+    if np.shape(t) == full:
+        return t
+    return np.array(np.broadcast_to(t, full))
 
 
 def _ranked(t, rank):
@@ -32,14 +43,14 @@ def batch_unbroadcast(t, x):
     """unbroadcast(t[k], x) for each direction k: sum the batched tangent down to
     (batch,) + x.shape."""
     shape = np.shape(x)
-    t = _ranked(np.asarray(t), len(shape))
+    t = _ranked(np.asarray(_array_tangent(t)), len(shape))
     extra = np.ndim(t) - 1 - len(shape)
     if extra > 0:
         t = np.sum(t, axis=tuple(range(1, extra + 1)))
     axes = tuple(i + 1 for i, n in enumerate(shape) if n == 1 and np.shape(t)[i + 1] != 1)
     if axes:
         t = np.sum(t, axis=axes, keepdims=True)
-    return broadcast_batch(t, x)
+    return _shaped(t, shape)
 
 
 def batch_unreduce(t, x, axis=None, keepdims=False):
@@ -166,8 +177,18 @@ def batch_zeros(x, size):
 def batch_lifted(t, ans):
     """t of shape (batch,) + s, s broadcasting to ans.shape: with ones after the batch
     axis up to ans's number of axes, so that it broadcasts against ans's values (dask
-    arrays stay lazy)."""
-    return _ranked(t, np.ndim(ans))
+    arrays stay lazy; the tangent of a container, tuples joined by +, is as it is)."""
+    if isinstance(ans, _CONTAINERS):
+        return t
+    return _ranked(_array_tangent(t), np.ndim(ans))
+
+
+def _array_tangent(t):
+    """The batched tangent of np.asarray(v) for a list or tuple v (whose items' tangents
+    are batched): the items stacked after the batch axis."""
+    if isinstance(t, (list, tuple)):
+        return np.stack([_array_tangent(item) for item in t], axis=1)
+    return t
 
 
 def batch_last(t):
