@@ -23,6 +23,7 @@ from .checks import check_grads
 from .derivatives import hessian, hvp, jacobian, jvp
 from .reverse_api import vjp
 from .errors import SGCompilerError
+from .forward.batch import PerColumnWarning
 from .explain import ZeroGradientWarning
 from .records import register_tree
 from .rules.custom import adjoint, differentiate_module, nondifferentiable, tangent
@@ -31,5 +32,5 @@ from .runtime import checkpoint, stop_gradient
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp",
            "check_grads", "stop_gradient", "adjoint", "tangent", "nondifferentiable",
            "differentiate_module", "register_tree", "SGCompilerError", "ZeroGradientWarning",
-           "JitFallbackWarning", "checkpoint"]
+           "JitFallbackWarning", "PerColumnWarning", "checkpoint"]
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ import functools
 import linecache
 import math
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -30,7 +31,7 @@ from .arguments import _TREES, _check_tree, _tree_arrays, wrt_names
 from .backend.jit import check_backend
 from .collected import CollectedGradient
 from .data_kinds import foreign
-from .forward.batch import NotBatchable
+from .forward.batch import NotBatchable, PerColumnWarning
 from .frontend.depends import function_reads
 from .frontend.forms.checkpoint import check_policy
 from .frontend.forms.objects import as_function
@@ -374,7 +375,7 @@ def _unit_directions(x):
 def _jacobian_fwd(f, args, position):
     x = args[position]
     _check_array(f, x)
-    batched = _batched_jacobian(f, args, position)
+    batched = _batched_jacobian(f, args, position, f"the jacobian of {function_name(f)}", 5)
     if batched is not None:
         return batched
     function, names = None, None
@@ -391,10 +392,12 @@ def _jacobian_fwd(f, args, position):
     return stacked.reshape(shape + np.shape(x))
 
 
-def _batched_jacobian(f, args, position):
+def _batched_jacobian(f, args, position, title, stacklevel, shape=None):
     """Every column at once: one run of tangent code whose tangents hold all the unit
     directions along a leading axis (forward/batch.py); None where the code cannot be
-    batched (the caller then runs one jvp per column)."""
+    batched (the caller then runs one jvp per column), which a PerColumnWarning says once
+    for the code, with why (`title`: what is computed; `shape`: the output's, for a
+    gradient whose code returns the number 0.0 where it is zero at compile time)."""
     x, params = args[position], _params(f)
     size = int(np.size(x))
     if size == 0:
@@ -402,19 +405,29 @@ def _batched_jacobian(f, args, position):
     scalars, trees, arrays = _kinds(params, args)
     try:
         compiled = compile_jvp(f, (params[position],), scalars, trees, arrays, batch=size)
-    except NotBatchable:
+    except NotBatchable as exc:
+        if not exc.repeated:
+            warnings.warn(f"{title} runs its tangent code once per column ({size} times; "
+                          f"the same values, slower): the directions cannot all run at "
+                          f"once: {exc.located or exc}", PerColumnWarning,
+                          stacklevel=stacklevel)
         return None
     basis = np.eye(size, dtype=np.result_type(x, float)).reshape((size,) + np.shape(x))
     out, out_dot = compiled.bind(f)(*args, **{compiled.tangent_params[params[position]]:
                                               basis})
     dtype = np.result_type(out, float)
+    shape = np.shape(out) if shape is None else shape
     if foreign(out) or foreign(out_dot):        # from dask data: lazy, as out is
-        out_dot = _lazy_output(out_dot, out, dtype, (size,) + np.shape(out))
+        out_dot = _lazy_output(out_dot, out, dtype, (size,) + shape)
     elif not isinstance(out, (np.ndarray, np.generic, float, int)) or isinstance(out, bool):
         return None
     else:
-        out_dot = np.broadcast_to(np.asarray(out_dot, dtype=dtype), (size,) + np.shape(out))
-    return np.moveaxis(out_dot, 0, -1).reshape(np.shape(out) + np.shape(x))
+        out_dot = np.asarray(out_dot, dtype=dtype)
+        if np.ndim(out_dot):    # (directions first, then ones for the axes out lacks)
+            out_dot = out_dot.reshape(out_dot.shape[:1] + (1,) * (len(shape) - np.ndim(out))
+                                      + out_dot.shape[1:])
+        out_dot = np.broadcast_to(out_dot, (size,) + shape)
+    return np.moveaxis(out_dot, 0, -1).reshape(shape + np.shape(x))
 
 
 def _stacked(columns):
@@ -484,7 +497,8 @@ def hessian(f, wrt=0):
             return _tree_hessian(f, name, args, position)
         _check_array(f, x)
         gradient = _gradient_function(f, name, args)
-        batched = _batched_jacobian(gradient, args, position)
+        batched = _batched_jacobian(gradient, args, position,
+                                    f"the hessian of {function_name(f)}", 4, np.shape(x))
         if batched is not None:
             return batched
         columns = []
@@ -495,7 +509,10 @@ def hessian(f, wrt=0):
             if function is None:
                 function, names = _tangent_function(gradient, tuple(args), tuple(tangents))
             g, g_dot = function(*args, **{names[name]: e})
-            columns.append(_like_output(g_dot, g))
+            column = _like_output(g_dot, g)
+            if np.shape(column) != np.shape(x):     # (a gradient zero at compile time: 0.0)
+                column = np.broadcast_to(column, np.shape(x))
+            columns.append(column)
         stacked = _stacked(columns)
         return stacked.reshape(np.shape(x) + np.shape(x))
     hess.__name__ = f"{f.__name__}_hessian"

@@ -352,6 +352,42 @@ def check_program_second_order(source: str, y_float: bool, seeds=(0, 1)) -> Outc
     return Outcome("ok" if checked else "skipped", "", skips)
 
 
+def check_program_hessian(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
+    """hessian(f) with respect to x, batched (all columns in one run of the tangent code
+    of the gradient, forward/batch.py) against one jvp of the gradient code per column,
+    which checks the batched pass wherever it applies; `settled` notes which path ran."""
+    import warnings
+
+    from sgcompiler import derivatives
+    f = load(source, sgcompiler.stop_gradient, "hessian")
+    paths = []
+    for seed in seeds:
+        x, y = point(seed, y_float)
+        saved = derivatives._batched_jacobian
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", sgcompiler.PerColumnWarning)
+                H = sgcompiler.hessian(f, wrt=0)(x, y)
+            derivatives._batched_jacobian = lambda *a: None
+            columns = sgcompiler.hessian(f, wrt=0)(x, y)
+        except sgcompiler.SGCompilerError as exc:
+            return Outcome("refused", str(exc), settled=paths)
+        except Exception:
+            return Outcome("failed", "hessian raised:\n" + traceback.format_exc(limit=-6),
+                           settled=paths)
+        finally:
+            derivatives._batched_jacobian = saved
+        batched = not any(issubclass(c.category, sgcompiler.PerColumnWarning)
+                          for c in caught)
+        paths.append("hessian batched" if batched else "hessian per column")
+        scale = max(1.0, float(np.max(np.abs(columns), initial=0.0)))
+        if np.shape(H) != np.shape(x) * 2 or np.shape(columns) != np.shape(x) * 2 or \
+                not np.allclose(H, columns, rtol=1e-9, atol=1e-9 * scale, equal_nan=True):
+            return Outcome("failed", f"hessian at seed {seed}: batched {H!r}, one column at "
+                           f"a time {columns!r}", settled=paths)
+    return Outcome("ok", "", settled=paths)
+
+
 def main(argv=None):
     import argparse
     import json
@@ -370,6 +406,9 @@ def main(argv=None):
                         help="leave out constructs that trigger known bugs")
     parser.add_argument("--order", type=int, default=1, choices=(1, 2),
                         help="2: check grad of grad (check_program_second_order)")
+    parser.add_argument("--hessian", action="store_true",
+                        help="check hessian(f), batched, against one jvp per column "
+                             "(check_program_hessian)")
     parser.add_argument("--extended", action="store_true",
                         help="draw the productions of program_grammar.EXTENDED too")
     parser.add_argument("--factory", action="store_true",
@@ -378,7 +417,8 @@ def main(argv=None):
                         help="add productions: " + "; ".join(f"{k}: {v}"
                                                              for k, v in EXTRAS.items()))
     args = parser.parse_args(argv)
-    check = check_program if args.order == 1 else check_program_second_order
+    check = check_program_hessian if args.hessian else \
+        check_program if args.order == 1 else check_program_second_order
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts, skip_reasons, refusals = collections.Counter(), collections.Counter(), []

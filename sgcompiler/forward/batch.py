@@ -29,21 +29,46 @@ import types
 import gast
 import numpy
 
-from ..analysis.shapes import ARRAY
+from ..analysis.shapes import ARRAY, EITHER
+from ..errors import describe
 from ..ir.builders import const, load
 from ..reverse.inline import simplify
 from .. import runtime
 from ..ir.blocks import walk
 
-_MATMUL = (numpy.matmul, operator.matmul)
+_MATMUL = (numpy.matmul, operator.matmul, numpy.dot)     # (np.dot: of 1 or 2 axes only)
+_COPIES = (numpy.copy,)       # a copy of the batched tangent is the batched copy
 _SUMS = (numpy.sum, numpy.mean)
-_FAST = {runtime.unbroadcast: "batch_unbroadcast", runtime.unreduce: "batch_unreduce"}
-_MATMUL_GRADS = {runtime.matmul_grad_left: "batch_matmul_grad_left",
-                 runtime.matmul_grad_right: "batch_matmul_grad_right"}
+_FAST = {runtime.unbroadcast: "batch_unbroadcast", runtime.unreduce: "batch_unreduce",
+         runtime.copied: "copied"}      # (a copy of the batched tangent is its copy)
+# the batched helpers of matmul's gradient helpers, for the tangent of each argument they
+# are linear in (by position: g, x, y); each runs one direction at a time for stacks
+# (np.dot's helpers: the same for operands of 1 or 2 axes, and they are passed for others)
+_LEFT = {0: "batch_matmul_grad_left", 2: "batch_matmul_grad_left_y"}
+_RIGHT = {0: "batch_matmul_grad_right", 1: "batch_matmul_grad_right_x"}
+_MATMUL_GRADS = {runtime.matmul_grad_left: _LEFT, runtime.matmul_grad_right: _RIGHT,
+                 runtime.dot_grad_left: _LEFT, runtime.dot_grad_right: _RIGHT}
 
 
 class NotBatchable(Exception):
-    """The tangent code cannot carry all directions at once (the caller runs one each)."""
+    """The tangent code cannot carry all directions at once (the caller runs one each).
+    `located`: the reason with the line it was found at (the user's, in generated code);
+    `repeated`: raised again for code refused before (the reason was given then)."""
+
+    def __init__(self, reason, repeated=False):
+        super().__init__(reason)
+        self.located, self.repeated = None, repeated
+
+    def at(self, node, fn):
+        """The exception, located at `node` of `fn` unless it is located already."""
+        if self.located is None:
+            self.located = describe(fn, node, str(self))
+        return self
+
+
+class PerColumnWarning(UserWarning):
+    """hessian or jacobian(mode="fwd") runs one jvp per column (the same values, slower),
+    since its tangents cannot all run at once; said once per compiled code."""
 
 
 class BatchedRules:
@@ -60,6 +85,13 @@ class BatchedRules:
             raise NotBatchable(f"the shape of {getattr(atom, 'id', atom)} is not known")
         return len(shape)
 
+    def known_rank(self, atom):
+        """The number of axes of an atom, or None when its shape is not known."""
+        try:
+            return self.rank(atom)
+        except NotBatchable:
+            return None
+
     def tangent(self, stmt, op, target, rule, active):
         if rule.kind in ("linear", "multilinear"):
             return self.linear(stmt, op, target, rule, active)
@@ -68,21 +100,28 @@ class BatchedRules:
         return self.elementwise(op, target, rule, active)
 
     def elementwise(self, op, target, rule, active):
-        """t * D per operand, each t with the result's number of axes after the batch."""
+        """t * D per operand, each t with the result's number of axes after the batch
+        (where a shape is not known, batch_lifted works them out at run time)."""
         fwd, values = self.fwd, self.rules.values(rule, op, target)
-        rank, terms = self.rank(load(target)), []
+        rank, terms = self.known_rank(load(target)), []
         for param, name in active:
             tname = rule.tangent_of(param)
             if tname is None:
                 raise NotBatchable(f"no tangent for {param}")
-            values[tname] = aligned(load(fwd.tname(name)), self.rank(load(name)), rank)
+            own, t = self.known_rank(load(name)), load(fwd.tname(name))
+            if rank is not None and own is not None:
+                t = aligned(t, own, rank)
+            elif not fwd.shapes.same(name, target):
+                t = fwd.helper_call("batch_lifted", [t, load(target)])
+            values[tname] = t
             index = [t for _, t in rule.tangents].index(tname)
             template = factored(rule.outputs[index], tname)
             terms.append(self.rules.inline(template, values, rule))
         total = _sum(terms)
         total = simplify(total, target, fwd.shapes, fwd.linker, {})
         shape = fwd.shapes.shape(target)
-        if any(fwd.shapes.shape(name) != shape for _, name in active):
+        if any(fwd.shapes.shape(name) != shape if shape is not None else
+               not fwd.shapes.same(name, target) for _, name in active):
             total = fwd.helper_call("broadcast_batch", [total, load(target)])
         return total
 
@@ -92,6 +131,16 @@ class BatchedRules:
             return _sum([self.matmul(op, rule, p) for p, _ in active])
         if primitive in _SUMS:
             return self.reduction(op, rule, active)
+        if primitive in _COPIES and len(active) == 1 and active[0][0] == rule.params[0] \
+                and set(op.args) == {rule.params[0]}:
+            return self.fwd.np_call("copy", [self.tangent_or_zero(op.args[rule.params[0]])])
+        if primitive is numpy.ravel and set(op.args) == {"a"}:
+            return self.fwd.np_call("reshape", [self.tangent_or_zero(op.args["a"]),
+                                                const((self.fwd.batch, -1))])
+        if primitive is numpy.transpose and set(op.args) == {"a"} and \
+                self.known_rank(op.args["a"]) is None:
+            return self.fwd.helper_call("batch_transposed",
+                                        [self.tangent_or_zero(op.args["a"])])
         if primitive is numpy.transpose and set(op.args) == {"a"}:
             rank = self.rank(op.args["a"])
             order = (0,) + tuple(range(rank, 0, -1))     # x.T: every axis but the batch's
@@ -100,8 +149,9 @@ class BatchedRules:
         if primitive in _FAST and rule.params[0] == active[0][0] and len(active) == 1:
             return self.fast(stmt, _FAST[primitive], op)
         if primitive in _MATMUL_GRADS:
-            return _sum([self.fast(stmt, _MATMUL_GRADS[primitive], op)
-                         if p == rule.params[0] and self.small(op) else
+            helpers = _MATMUL_GRADS[primitive]
+            return _sum([self.product_grad(stmt, helpers[rule.params.index(p)], op, rule, p)
+                         if rule.params.index(p) in helpers else
                          self.mapped(stmt, op, rule, only=p) for p, _ in active])
         if rule.kind == "multilinear":
             return _sum([self.mapped(stmt, op, rule, only=p) for p, _ in active])
@@ -113,8 +163,17 @@ class BatchedRules:
     def matmul(self, op, rule, param):
         """a_dot @ b (any a, b of at most 2 axes); a @ b_dot, b 1-D: b_dot @ a.T."""
         first, second = (op.args[p] for p in rule.params[:2])
-        if max(self.rank(first), self.rank(second)) > 2 or \
-                min(self.rank(first), self.rank(second)) == 0:
+        ranks = (self.known_rank(first), self.known_rank(second))
+        if None in ranks:       # (worked out at run time)
+            side = "batch_matmul_left" if param == rule.params[0] else "batch_matmul_right"
+            operands = [self.tangent_or_zero(first), copy.deepcopy(second)] \
+                if param == rule.params[0] else \
+                [copy.deepcopy(first), self.tangent_or_zero(second)]
+            if rule.primitive is numpy.dot:
+                operands.append(gast.Attribute(value=load(self.fwd.linker.name_for(
+                    "np", numpy)), attr="dot", ctx=gast.Load()))
+            return self.fwd.helper_call(side, operands)
+        if max(ranks) > 2 or min(ranks) == 0:
             raise NotBatchable("matmul of stacks or numbers")
         if param == rule.params[0]:
             if self.is_seed(first):             # eye(n) @ b
@@ -140,26 +199,46 @@ class BatchedRules:
         """np.sum(t, axis) with the axes moved past the batch axis."""
         if set(op.args) - {"a", "axis", "keepdims"} or len(active) != 1:
             raise NotBatchable("a sum with other arguments")
-        rank = self.rank(op.args["a"])
         axis = op.args.get("axis", const(None))
         axes = _literal(axis)
         if axes is _NOT_LITERAL:
             raise NotBatchable("an axis that is not a literal")
+        name = "sum" if rule.primitive is numpy.sum else "mean"
+        t = self.tangent_or_zero(op.args["a"])
+        if axes is None and self.known_rank(op.args["a"]) is None:
+            # (a shape not known: every axis but the batch's is one axis of a reshape)
+            kept = op.args.get("keepdims", const(False))
+            if not (isinstance(kept, gast.Constant) and kept.value is False):
+                raise NotBatchable("a sum with keepdims of a shape not known")
+            flat = self.fwd.np_call("reshape", [t, const((self.fwd.batch, -1))])
+            call = self.fwd.np_call(name, [flat])
+            call.keywords = [gast.keyword(arg="axis", value=const(1))]
+            return call
         if axes is None:
-            axes = tuple(range(rank))
+            axes = tuple(range(self.rank(op.args["a"])))
         axes = axes if isinstance(axes, tuple) else (axes,)
         moved = tuple(a + 1 if a >= 0 else a for a in axes)
         keywords = [gast.keyword(arg="axis", value=const(moved))]
         if "keepdims" in op.args:
             keywords.append(gast.keyword(arg="keepdims",
                                          value=copy.deepcopy(op.args["keepdims"])))
-        name = "sum" if rule.primitive is numpy.sum else "mean"
-        call = self.fwd.np_call(name, [self.tangent_or_zero(op.args["a"])])
+        call = self.fwd.np_call(name, [t])
         call.keywords = keywords
         return call
 
-    def small(self, op):
-        return all(self.rank(a) <= 2 for p, a in op.args.items() if p != "g")
+    def product_grad(self, stmt, helper, op, rule, param):
+        """helper(<the arguments, param's tangent in its place>): a batched matmul
+        gradient helper."""
+        call = self.plain_call(stmt)
+        if len(call.args) != 3 or call.keywords:
+            raise NotBatchable(f"{rule.name} with its arguments by keyword")
+        at = rule.params.index(param)
+        args = [self.tangent_or_zero(a) if i == at else copy.deepcopy(a)
+                for i, a in enumerate(call.args)]
+        if rule.primitive in (runtime.dot_grad_left, runtime.dot_grad_right):
+            args.append(copy.deepcopy(call.func))    # (for operands of other ranks)
+        return gast.Call(func=load(self.fwd.linker.name_for(helper, getattr(runtime, helper))),
+                         args=args, keywords=[])
 
     def fast(self, stmt, helper, op):
         """helper(g_dot, <the other arguments as they are>): a batched runtime helper."""
@@ -171,7 +250,7 @@ class BatchedRules:
     def mapped(self, stmt, op, rule, only=None):
         """batch_map(f, (i, ...), *args): f once per direction, for f linear in the
         arguments at positions i (their tangents; the others as they are)."""
-        call = self.plain_call(stmt)
+        call = self.plain_call(stmt, op, rule)
         swapped = {}
         for param, _ in rule.tangents:
             node = op.args.get(param)
@@ -188,8 +267,13 @@ class BatchedRules:
         return gast.Call(func=helper, args=[copy.deepcopy(call.func), const(positions)] + args,
                          keywords=copy.deepcopy(call.keywords))
 
-    def plain_call(self, stmt):
-        """The statement's call, when it calls a function (not a method of a value)."""
+    def plain_call(self, stmt, op=None, rule=None):
+        """The statement's call, when it calls a function; a method of a value (with
+        `op` and `rule`: x.ravel() -> np.ravel(x)) as a call of its primitive."""
+        call = stmt.value
+        if op is not None and isinstance(call, gast.Call) and \
+                isinstance(call.func, gast.Attribute) and not self.is_module(call.func):
+            return self.primitive_call(op, rule)
         call = stmt.value
         if not isinstance(call, gast.Call) or \
                 any(isinstance(a, gast.Starred) for a in call.args) or \
@@ -203,21 +287,79 @@ class BatchedRules:
             raise NotBatchable("a method call")
         return call
 
+    def is_module(self, func) -> bool:
+        """Whether `func` (an attribute) is a function of a module (np.linalg.solve)."""
+        while isinstance(func, gast.Attribute):
+            func = func.value
+        return isinstance(func, gast.Name) and isinstance(
+            self.fwd.fn.globals.get(func.id), types.ModuleType)
+
+    def primitive_call(self, op, rule):
+        """A call of the rule's primitive with the statement's arguments (positional up
+        to the first one not given, then by keyword)."""
+        args, keywords, positional = [], [], True
+        for param in rule.params:
+            if param not in op.args:
+                positional = False
+            elif positional:
+                args.append(op.args[param])
+            else:
+                keywords.append(gast.keyword(arg=param, value=op.args[param]))
+        if set(op.args) - set(rule.params):
+            raise NotBatchable(f"a method call of {rule.name} with other arguments")
+        name = getattr(rule.primitive, "__name__", "primitive")
+        func = load(self.fwd.linker.name_for(name, rule.primitive))
+        return gast.Call(func=func, args=args, keywords=keywords)
+
     def index(self, stmt, base):
         """x[i] -> x_dot[:, i] for an array x (a list's or tuple's tangent is indexed as
-        it is: its items are batched)."""
+        it is: its items are batched). Where x may be either (a tape's item) or the index
+        may move axes (array indexes beside others, or indexes of kinds not known), the
+        batch axis goes last for the index: batch_first(batch_last(x_dot)[i]), or
+        batch_item(x_dot, x, i) when x may be a container."""
         value, where = stmt.value.value, stmt.value.slice
         shapes = self.fwd.shapes
-        if isinstance(value, gast.Name) and shapes.shape(value.id) is None and \
-                shapes.kind(value.id) != ARRAY:
+        kind = shapes.kind(value.id) if isinstance(value, gast.Name) else ARRAY
+        known = self.known_rank(value) is not None
+        if not known and kind not in (ARRAY, EITHER):
             return gast.Subscript(value=base, slice=copy.deepcopy(where), ctx=gast.Load())
-        self.rank(value)
-        if isinstance(where, gast.Name) and shapes.shape(where.id) is None:
-            raise NotBatchable("an index whose kind is not known")
         items = list(where.elts) if isinstance(where, gast.Tuple) else [where]
-        full = gast.Slice(lower=None, upper=None, step=None)
-        return gast.Subscript(value=base, slice=gast.Tuple(
-            elts=[full] + [copy.deepcopy(i) for i in items], ctx=gast.Load()), ctx=gast.Load())
+        if known and self.in_place(items):
+            full = gast.Slice(lower=None, upper=None, step=None)
+            return gast.Subscript(value=base, slice=gast.Tuple(
+                elts=[full] + [copy.deepcopy(i) for i in items], ctx=gast.Load()),
+                ctx=gast.Load())
+        if known:
+            return self.fwd.helper_call("batch_first", [self.last(base, where)])
+        # (the shape not known: an array, or a container by any kind the analysis gives)
+        return self.fwd.helper_call("batch_item", [base, copy.deepcopy(value),
+                                                   index_value(where, self.fwd.linker)])
+
+    def in_place(self, items) -> bool:
+        """Whether x_dot[:, items] picks what x[items] picks, for every direction: for
+        numbers, slices, None, Ellipsis and one array index alone (with numbers or
+        other arrays beside it NumPy may move the indexed axes in front of the batch)."""
+        try:
+            self.slot_rank(0, items)
+        except NotBatchable:
+            return False
+        return True
+
+    def last(self, base, where):
+        """batch_last(base)[where], where picking what it picks of the value."""
+        view = self.fwd.helper_call("batch_last", [base])
+        shapes = self.fwd.shapes
+        if not isinstance(where, (gast.Tuple, gast.Slice, gast.Constant)) and not (
+                isinstance(where, gast.Name) and shapes.kind(where.id) == ARRAY and
+                shapes.shape(where.id) is not None):     # (not an int or an array: a tuple?)
+            where = self.fwd.helper_call("last_index", [copy.deepcopy(where)])
+        else:
+            items = list(where.elts) if isinstance(where, gast.Tuple) else [where]
+            items = [copy.deepcopy(i) for i in items]
+            if any(isinstance(i, gast.Constant) and i.value is Ellipsis for i in items):
+                items.append(gast.Slice(lower=None, upper=None, step=None))
+            where = gast.Tuple(elts=items, ctx=gast.Load()) if len(items) > 1 else items[0]
+        return gast.Subscript(value=view, slice=where, ctx=gast.Load())
 
     def setitem(self, stmt, value):
         """x[i] = v -> x_dot[:, i] = v_dot, v_dot with ones after the batch axis where v
@@ -225,6 +367,21 @@ class BatchedRules:
         target = stmt.targets[0]
         items = list(target.slice.elts) if isinstance(target.slice, gast.Tuple) else \
             [target.slice]
+        if self.known_rank(target.value) is None:
+            # (an array, a list or a dict: batch_set_item tells them apart at run time)
+            call = self.fwd.helper_call("batch_set_item", [
+                load(self.fwd.tname(target.value.id)), copy.deepcopy(target.value),
+                index_value(target.slice, self.fwd.linker), value])
+            return gast.copy_location(gast.Expr(value=call), stmt)
+        if self.known_rank(stmt.value) is None or not self.in_place(items):
+            # batch_last(x_dot)[i] = batch_last(v_dot): v's axes broadcast to the slot's
+            # from the right, as in the write of the values, the batch axis last of both
+            slot = self.last(load(self.fwd.tname(target.value.id)), target.slice)
+            slot.ctx = gast.Store()
+            if not isinstance(value, gast.Constant):
+                value = self.fwd.helper_call("batch_last", [value])
+            return gast.copy_location(gast.Assign(targets=[slot], value=value,
+                                                  type_comment=None), stmt)
         rank = self.slot_rank(self.rank(target.value), items)
         if not isinstance(value, gast.Constant):
             value = aligned(value, self.rank(stmt.value), rank)
@@ -265,9 +422,23 @@ class BatchedRules:
     def zero(self, atom):
         """Zeros of shape (batch,) + the atom's shape."""
         shape = () if not isinstance(atom, gast.Name) else self.fwd.shapes.shape(atom.id)
-        if shape is None:
-            raise NotBatchable("the shape of a zero tangent is not known")
+        if shape is None:       # (worked out at run time: a tape's slot may hold None)
+            return self.fwd.helper_call("batch_zeros", [copy.deepcopy(atom),
+                                                        const(self.fwd.batch)])
         return self.fwd.np_call("zeros", [const((self.fwd.batch,) + tuple(shape))])
+
+
+def index_value(where, linker):
+    """An index as a value: x[1:, i] -> (slice(1, None, None), i)."""
+    def value(item):
+        if not isinstance(item, gast.Slice):
+            return copy.deepcopy(item)
+        parts = [copy.deepcopy(p) if p is not None else const(None)
+                 for p in (item.lower, item.upper, item.step)]
+        return gast.Call(func=load(linker.name_for("slice", slice)), args=parts, keywords=[])
+    if isinstance(where, gast.Tuple):
+        return gast.Tuple(elts=[value(i) for i in where.elts], ctx=gast.Load())
+    return value(where)
 
 
 def aligned(t, rank, result_rank):

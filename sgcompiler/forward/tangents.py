@@ -155,30 +155,36 @@ class _Forward:
     def block(self, body):
         out = []
         for stmt in body:
-            if isinstance(stmt, gast.Assign) or is_append(stmt):
-                out.extend(self.statement(stmt))
-            elif isinstance(stmt, gast.If):
-                new = gast.If(test=stmt.test, body=self.block(stmt.body),
-                              orelse=self.block(stmt.orelse))
-                out.append(gast.copy_location(new, stmt))
-            elif isinstance(stmt, LOOPS):
-                out.append(self.loop(stmt))
-            elif not isinstance(stmt, gast.Return):
-                out.append(stmt)
+            try:
+                self.block_statement(stmt, out)
+            except NotBatchable as exc:
+                raise exc.at(stmt, self.fn) from None
         return out
+
+    def block_statement(self, stmt, out):
+        """Append the tangent code of one statement of a block to `out`."""
+        if isinstance(stmt, gast.Assign) or is_append(stmt):
+            out.extend(self.statement(stmt))
+        elif isinstance(stmt, gast.If):
+            new = gast.If(test=stmt.test, body=self.block(stmt.body),
+                          orelse=self.block(stmt.orelse))
+            out.append(gast.copy_location(new, stmt))
+        elif isinstance(stmt, LOOPS):
+            out.append(self.loop(stmt))
+        elif not isinstance(stmt, gast.Return):
+            out.append(stmt)
 
     def loop(self, stmt):
         if isinstance(stmt, gast.For):
             targets = [n.id for n in walk(stmt.target) if isinstance(n, gast.Name)
                        and self.active(n.id)]
-            if targets and self.batched is not None:
-                raise NotBatchable("a loop index with a tangent")
             if targets and not _is_range(stmt.iter):
                 raise error_at(stmt, self.fn, "forward mode needs the loop to run over "
                                "indexes (for i in range(len(xs)): x = xs[i])")
             # an index that has a tangent elsewhere (restored from a tape, in generated
             # gradient code) gets none from range()
-            zeros = [self.assign(self.tname(t), const(0.0), stmt) for t in targets]
+            zeros = [self.assign(self.tname(t), const(0.0) if self.batched is None else
+                                 self.zero(load(t)), stmt) for t in targets]
             new = gast.For(target=stmt.target, iter=stmt.iter,
                            body=zeros + self.block(stmt.body),
                            orelse=self.block(stmt.orelse), type_comment=None)
@@ -207,8 +213,6 @@ class _Forward:
             return [stmt, self.assign(self.tname(target), self.zero(load(target)), stmt)]
         if not self.active(target):
             return [stmt]
-        if self.batched is not None and is_append(stmt):
-            raise NotBatchable("an append")
         if op.kind == CALL and any(self.active(n) for _, n in op.inputs):
             return [self.call(stmt, op, target)]
         if is_append(stmt):

@@ -51,7 +51,7 @@ def compile_jvp(fn, wrt: tuple[str, ...], scalars: frozenset = frozenset(),
     key = (fn.__code__, wrt, scalars, trees, arrays, id(fn.__globals__), rules.version(),
            batch, check_backend(backend))
     if key in _NOT_BATCHED:
-        raise NotBatchable("refused before")
+        raise NotBatchable("refused before", repeated=True)
     return deep(fn, _compile_jvp_cached, key, fn, wrt, scalars, trees, arrays, batch, backend)
 
 
