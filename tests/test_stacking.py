@@ -126,12 +126,7 @@ def test_the_stacked_product_gives_the_tangent(monkeypatch, f, form, batch, hidd
         last = "-1" if form == "rows" else "1"
         assert re.search(rf"np\.concatenate\(\((\w+)s, \w+_dots\), axis={last}\)", source)
         assert not re.search(r"_dots\[t\]", loop)
-    out, out_dot = jvp(f, args, tangents)
-    assert np.isclose(out, f(*args), rtol=1e-12)
-    np.testing.assert_allclose(out_dot, _fd(f, args, tangents), rtol=1e-6, atol=1e-8)
-    plain, plain_dot = _unstacked(monkeypatch, f, args, tangents)
-    np.testing.assert_allclose(out, plain, rtol=1e-13)
-    np.testing.assert_allclose(out_dot, plain_dot, rtol=1e-12, atol=1e-14)
+    _check_both_ways(monkeypatch, f, args, tangents)
 
 
 def test_two_loop_matrices_each_get_their_stacking(monkeypatch):
