@@ -103,7 +103,8 @@ def _contracted(primal, params, out, rng):
             terms.append(f"np.sum(_u{k} * _out{_path_text(path)})")
     if not terms:
         raise TypeError(f"check_grads: {primal.__name__} returns no float value")
-    name = f"{primal.__name__}_d0"
+    # (a name that is not an identifier, a lambda's "<lambda>", gives "f")
+    name = f"{primal.__name__ if primal.__name__.isidentifier() else 'f'}_d0"
     text = (f"def {name}({', '.join(params)}):\n    _out = _f({', '.join(params)})\n"
             f"    return {' + '.join(terms)}\n")
     return function_from_text(text, name, namespace, "check_grads")

@@ -28,15 +28,22 @@ class CollectedGradient:
         self.__name__ = f"{fn.__name__}_{suffix}"
 
     def __call__(self, *args, **kwargs):
-        key = (len(args), tuple(kwargs))
+        gradient, renamed = self.for_call(len(args), tuple(kwargs))
+        return gradient(*args, **{renamed.get(k, k): v for k, v in kwargs.items()})
+
+    def for_call(self, count: int, names: tuple):
+        """(the gradient of the copy for `count` positional arguments and keywords
+        `names`, the copy's parameter for each keyword collected in **kwargs): also what
+        a call of this gradient inside a differentiated function calls
+        (frontend/transforms.py)."""
+        key = (count, tuple(names))
         found = self._made.get(key)
         if found is None:
-            copy, renamed = collected_copy(self.primal, len(args), tuple(kwargs))
+            copy, renamed = collected_copy(self.primal, count, tuple(names))
             found = self._made[key] = (self._make(copy, _renamed(self._wrt, renamed)),
                                        renamed)
         self._last = found
-        gradient, renamed = found
-        return gradient(*args, **{renamed.get(k, k): v for k, v in kwargs.items()})
+        return found
 
     def _made_last(self):
         if self._last is None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from sgcompiler import runtime
 from sgcompiler.runtime.numpy.shapes import partition_grad, partition_tangent_of
+from sgcompiler.runtime.numpy.signal import gradient_adjoint
 from sgcompiler.runtime.tangents import einsum_grad_with, einsum_with
 
 
@@ -467,6 +468,13 @@ case(np.gradient, normal(2), id="two-points")
 case(np.gradient, normal(6), value(0.5), id="spacing")
 case(np.gradient, normal(6), value(np.array([0.0, 0.3, 1.0, 1.2, 2.0, 3.5])), id="coordinates")
 case(np.gradient, normal(6), id="edge-order-2", edge_order=2)
+# (np.gradient's gradient helper and its transpose: second and third order)
+case(runtime.gradient_grad, normal(3, 4), normal(3, 4), normal(3, 4),
+     value((0.5, None, None, None)), value(1))
+case(runtime.gradient_grad, normal(6), normal(6), normal(6), value((None,) * 4), id="edges",
+     edge_order=2)
+case(gradient_adjoint, normal(3, 4), normal(3, 4), normal(3, 4), normal(3, 4),
+     value((None,) * 4), value(0), value(2))
 case(np.gradient, normal(5), value(np.array([0.0, 0.5, 0.7, 1.5, 2.0])), id="coords-order-2",
      edge_order=2)
 case(np.gradient, normal(3, 5), id="axis", axis=1)

@@ -74,6 +74,12 @@ case(scipy.linalg.sqrtm, spd(3))
 # (expm's gradient helper: grad of grad and hessian through expm)
 case(scipy_linalg_helpers.expm_grad, normal(3, 3), lambda r: 0.5 * r.normal(size=(3, 3)))
 case(scipy.linalg.sqrtm, spd(5), id="5")
+# (block_diag's gradient helper and its transpose: second and third order through block_diag)
+case(scipy_linalg_helpers.block_diag_grad, normal(5, 5), value(1), normal(2, 3), normal(3, 2))
+case(scipy_linalg_helpers.block_diag_grad, normal(3, 4), value(0), normal(2, 2), normal(2),
+     id="row")
+case(scipy_linalg_helpers.block_diag_place, normal(3, 2), value(1), normal(5, 5),
+     normal(2, 3), normal(3, 2))
 case(scipy.linalg.det, square(5), id="5")
 case(scipy.linalg.cholesky, spd(5), id="5")
 case(scipy.linalg.eigvalsh, spd(5), id="5")

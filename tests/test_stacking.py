@@ -121,12 +121,12 @@ def test_the_stacked_product_gives_the_tangent(monkeypatch, f, form, batch, hidd
     assert f"np.concatenate((W, W_dot){axis})" in source
     loop = source[source.index("    for t in"):]
     assert not re.search(r"\bW_dot\b *(@|\.dot)|@ *W_dot\b|np\.dot\(W_dot\b", loop)
-    out, out_dot = jvp(f, args, tangents)
-    assert np.isclose(out, f(*args), rtol=1e-12)
-    np.testing.assert_allclose(out_dot, _fd(f, args, tangents), rtol=1e-6, atol=1e-8)
-    plain, plain_dot = _unstacked(monkeypatch, f, args, tangents)
-    np.testing.assert_allclose(out, plain, rtol=1e-13)
-    np.testing.assert_allclose(out_dot, plain_dot, rtol=1e-12, atol=1e-14)
+    if f is not rnn_method:
+        # the input rows (precomputed before the loop) and their tangents stacked too
+        last = "-1" if form == "rows" else "1"
+        assert re.search(rf"np\.concatenate\(\((\w+)s, \w+_dots\), axis={last}\)", source)
+        assert not re.search(r"_dots\[t\]", loop)
+    _check_both_ways(monkeypatch, f, args, tangents)
 
 
 def test_two_loop_matrices_each_get_their_stacking(monkeypatch):
@@ -211,3 +211,121 @@ def test_a_state_of_three_axes_is_left_as_it_is():
     assert "concatenate" not in jvp_source(stacks_of_states, args, tangents)
     np.testing.assert_allclose(jvp(stacks_of_states, args, tangents)[1],
                                _fd(stacks_of_states, args, tangents), rtol=1e-6)
+
+
+def rnn_bias(W, b, h0):
+    h = h0
+    for t in range(4):
+        h = np.tanh(W @ h + b)
+    return np.sum(h ** 2)
+
+
+def inputs_first(W, U, b, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(U @ xs[t] + W @ h + b)
+    return np.sum(h ** 2)
+
+
+def active_rows(W, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.sin(W @ h + xs[t])
+    return np.sum(h)
+
+
+def two_sums(W, xs, ys, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.sin(W @ h + xs[t] + ys[t])
+    return np.sum(h * h)
+
+
+def product_read_again(W, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        z = W @ h
+        h = np.tanh(z + xs[t]) * z
+    return np.sum(h)
+
+
+def _check_both_ways(monkeypatch, f, args, tangents):
+    """jvp against finite differences and against the code without the stacking step."""
+    out, out_dot = jvp(f, args, tangents)
+    assert np.isclose(out, f(*args), rtol=1e-12)
+    np.testing.assert_allclose(out_dot, _fd(f, args, tangents), rtol=1e-6, atol=1e-8)
+    plain, plain_dot = _unstacked(monkeypatch, f, args, tangents)
+    np.testing.assert_allclose(out, plain, rtol=1e-13)
+    np.testing.assert_allclose(out_dot, plain_dot, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 3, 6])
+def test_an_invariant_bias_is_stacked_into_the_product(monkeypatch, n):
+    rng = np.random.default_rng(20 + n)
+    args = (rng.normal(size=(n, n)) * 0.5, rng.normal(size=n), rng.normal(size=n))
+    tangents = (rng.normal(size=(n, n)), rng.normal(size=n), None)
+    source = jvp_source(rnn_bias, args, tangents)
+    assert "np.concatenate((b, b_dot))" in source
+    assert not re.search(r"\bb_dot\b", source[source.index("    for t in"):])
+    _check_both_ways(monkeypatch, rnn_bias, args, tangents)
+
+
+@pytest.mark.parametrize("n, m, steps", [(1, 2, 3), (3, 2, 5), (5, 4, 2)])
+def test_rows_read_before_the_product_are_stacked_too(monkeypatch, n, m, steps):
+    rng = np.random.default_rng(30 + n)
+    args = (rng.normal(size=(n, n)) * 0.5, rng.normal(size=(n, m)), rng.normal(size=n),
+            rng.normal(size=(steps, m)), rng.normal(size=n))
+    tangents = tuple(rng.normal(size=a.shape) for a in args[:3]) + (None, None)
+    source = jvp_source(inputs_first, args, tangents)
+    assert re.search(r"np\.concatenate\(\(_\w+s, _\w+_dots\), axis=1\)", source)
+    _check_both_ways(monkeypatch, inputs_first, args, tangents)
+
+
+@pytest.mark.parametrize("n, steps", [(1, 4), (3, 5), (4, 1)])
+def test_active_rows_and_a_chain_of_sums_are_stacked(monkeypatch, n, steps):
+    rng = np.random.default_rng(40 + n)
+    W, h0 = rng.normal(size=(n, n)) * 0.5, rng.normal(size=n)
+    xs, ys = rng.normal(size=(steps, n)), rng.normal(size=(steps, n))
+    source = jvp_source(active_rows, (W, xs, h0), (W, xs, None))
+    assert "np.concatenate((xs, xs_dot), axis=1)" in source
+    _check_both_ways(monkeypatch, active_rows, (W, xs, h0), (W, xs, None))
+    # the second sum is added to the first's stacking: one product and one sum a step
+    source = jvp_source(two_sums, (W, xs, ys, h0), (W, xs, ys, None))
+    loop = source[source.index("    for t in"):]
+    assert "np.concatenate((ys, ys_dot), axis=1)" in source
+    assert not re.search(r"\b(xs|ys)_dot\b", loop)
+    _check_both_ways(monkeypatch, two_sums, (W, xs, ys, h0), (W, None, ys, None))
+    _check_both_ways(monkeypatch, two_sums, (W, xs, ys, h0), (W, xs, ys, h0))
+
+
+def test_rows_that_broadcast_are_not_stacked(monkeypatch):
+    # xs[t] of one element added to a state of three: stacked, the halves would not line up
+    rng = np.random.default_rng(50)
+    args = (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(4, 1)), rng.normal(size=3))
+    tangents = (rng.normal(size=(3, 3)), rng.normal(size=(4, 1)), None)
+    source = jvp_source(active_rows, args, tangents)
+    assert "np.concatenate((W, W_dot))" in source and "xs_dot), axis" not in source
+    _check_both_ways(monkeypatch, active_rows, args, tangents)
+
+
+def test_a_product_read_again_keeps_its_halves(monkeypatch):
+    rng = np.random.default_rng(51)
+    args = (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(4, 3)), rng.normal(size=3))
+    tangents = (rng.normal(size=(3, 3)), rng.normal(size=(4, 3)), None)
+    source = jvp_source(product_read_again, args, tangents)
+    assert "xs_dot), axis" not in source and "z = z_both[:3]" in source
+    _check_both_ways(monkeypatch, product_read_again, args, tangents)
+
+
+def test_an_infinite_row_tangent_leaves_the_value_alone():
+    rng = np.random.default_rng(52)
+    W, xs, h0 = rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(4, 3)), rng.normal(size=3)
+    xs_dot = np.zeros((4, 3))
+    xs_dot[1, 2] = np.inf
+    tangents = (rng.normal(size=(3, 3)), xs_dot, None)
+    assert "np.concatenate((xs, xs_dot), axis=1)" in jvp_source(
+        active_rows, (W, xs, h0), tangents)
+    with np.errstate(invalid="ignore"):
+        out, out_dot = jvp(active_rows, (W, xs, h0), tangents)
+    assert out == active_rows(W, xs, h0)
+    assert not np.isfinite(out_dot)

@@ -52,6 +52,19 @@ def inline_transforms(fn: FunctionSource) -> FunctionSource:
                                                 "differentiated function, name a "
                                                 "module-level function and constant wrt"))
             continue
+        for_call = getattr(made, "for_call", None)
+        if for_call is not None:    # grad(g) of a g(*ws): the gradient of g's copy for
+            # this call's arguments (frontend/forms/varargs.collected_copy)
+            if any(isinstance(a, gast.Starred) for a in node.args) or \
+                    any(k.arg is None for k in node.keywords):
+                problems.append(describe(fn, node, f"{_text(node)}: a gradient of a "
+                                                   "function taking *args is called here "
+                                                   "with *args or **kwargs; pass its "
+                                                   "arguments one by one"))
+                continue
+            made, renamed = for_call(len(node.args), tuple(k.arg for k in node.keywords))
+            for k in node.keywords:
+                k.arg = renamed.get(k.arg, k.arg)
         name = _fresh(f"_{getattr(maker, '__name__', 'transform')}_"
                       f"{getattr(args[0], '__name__', 'f') if args else 'f'}",
                       local | set(introduced) | set(fn.globals) | set(fn.closure))

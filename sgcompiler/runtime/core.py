@@ -176,6 +176,8 @@ def zeros_tree(x):
         return {k: _zero_part(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_zero_part(v) for v in x]
+    if isinstance(x, (str, bytes)) or x is None:    # (a mode="full" passed on: no adjoint)
+        return 0.0
     if not isinstance(x, (np.ndarray, np.generic, float, int)) and hasattr(x, "__dict__"):
         # a record (a dataclass, a registered type): its adjoint is a dict by field name
         return dict.fromkeys(vars(x), 0.0)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from ...analysis.shape_algebra import WEAK, broadcast, constant, matmul_shape, reduce_shape
+from ...analysis.shape_algebra import WEAK, broadcast, constant, matmul_shape, reduce_shape, \
+    same_dtype
 from ...ir.blocks import nodes
 
 _BINARY = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
@@ -141,7 +142,8 @@ class CodeShapes:
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
             return broadcast([self.shape_of(node.left), self.shape_of(node.right)])
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
-            return matmul_shape(self.shape_of(node.left), self.shape_of(node.right))
+            left, right = self.shape_of(node.left), self.shape_of(node.right)
+            return matmul_shape(left, right) or _stacked_matmul(left, right)
         if isinstance(node, gast.Attribute) and node.attr == "T":
             found = self.shape_of(node.value)
             return None if found is None or found is _SHAPE else (found[0][::-1], found[1])
@@ -224,3 +226,28 @@ class CodeShapes:
         else:
             return None
         return tuple(n.value for n in node.args[0].elts), dtype
+
+
+def _stacked_matmul(left, right):
+    """(shape, dtype) of `a @ b` where an operand has more than two axes (a stack of
+    matrices, as NumPy's matmul broadcasts them), else None."""
+    if not (isinstance(left, tuple) and isinstance(right, tuple)):
+        return None
+    (a, da), (b, db) = left, right
+    if not a or not b or (len(a) <= 2 and len(b) <= 2) or \
+            not all(isinstance(n, int) for n in a + b):
+        return None
+    if len(a) == 1:
+        shape = b[:-2] + b[-1:] if a[0] == b[-2] else None
+    elif len(b) == 1:
+        shape = a[:-1] if a[-1] == b[0] else None
+    else:
+        try:
+            stack = np.broadcast_shapes(a[:-2], b[:-2]) if a[-1] == b[-2] else None
+        except ValueError:
+            stack = None
+        shape = None if stack is None else stack + (a[-2], b[-1])
+    if shape is None:
+        return None
+    dtype = da if same_dtype(da, db) and isinstance(da, np.dtype) and da.kind == "f" else None
+    return tuple(shape), dtype

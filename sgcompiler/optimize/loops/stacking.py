@@ -16,6 +16,19 @@ side by side (`np.concatenate((W, W_dot), axis=1)`) and the result is split alon
 last axis. `np.dot(W, h)` and `W.dot(h)` are read as `W @ h` (the same for a 2-d matrix and
 a state of one or two axes, the only ones rewritten).
 
+When the pair is then added to invariant arrays and their tangents, or to their rows
+(`_matmul2s[t]` and `_matmul2_dots[t]`, the input rows optimize/hoisting.py made before the
+loop; a bias `b` and `b_dot`), those are stacked before the loop as well and the sum is made
+on the stacked product, one sum a step instead of two (see _Loop._absorb):
+
+    _m2 = np.concatenate((_matmul2s, _matmul2_dots), axis=1)      (before the loop)
+    _add2_both = _matmul_both + _m2[t]
+    _add2 = _add2_both[:32]
+    _add2_dot = _add2_both[32:] + W @ h_dot
+
+Only where nothing broadcasts (the arrays or rows have the shape of the pair's value, so
+the halves line up) and the halves and rows it replaces are read nowhere else.
+
 (The block matrix [[W, 0], [W_dot, W]] times [h; h_dot] would give both in one product,
 but a tangent that is infinite or NaN would then make the value NaN through the zeros:
 here the value comes only from W and h, as in the loop.)
@@ -30,6 +43,10 @@ Like hoisting.py it runs on tangent code only, where the value may differ from
 the function's in the last bits (another BLAS call computes it).
 """
 from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import NamedTuple
 
 import gast
 import numpy
@@ -47,22 +64,24 @@ SMALL = 128 * 128
 def stack_tangent_products(tree: gast.FunctionDef, shapes, np_name: str, facts) -> None:
     """Rewrite the loops at the top level of `tree` in place. `shapes` is a fresh
     CodeShapes of `tree`; `facts` the shapes pass's (shape, dtype) of the primal's names."""
-    taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
+    uses = Counter(n.id for n in nodes(tree) if isinstance(n, gast.Name))
+    taken = set(uses)
     aliases = _aliases(tree.body)
 
     def stacked(stmt):
         if not isinstance(stmt, (gast.For, gast.While)) or stmt.orelse:
             return []
-        return _Loop(stmt, shapes, np_name, facts, taken, aliases).stack()
+        return _Loop(stmt, shapes, np_name, facts, taken, aliases, uses).stack()
     _before_top_statements(tree, shapes, stacked)
 
 
 class _Loop:
     """One loop at the top of the function and its products that can share a stacking."""
 
-    def __init__(self, loop, shapes, np_name, facts, taken, aliases):
+    def __init__(self, loop, shapes, np_name, facts, taken, aliases, uses):
         self.loop, self.shapes, self.np, self.facts, self.taken = \
             loop, shapes, np_name, facts, taken
+        self.uses = uses        # name -> how often the function names it
         self.written = set().union(*(_assigned(s) for s in loop.body)) | _assigned(
             loop.target if isinstance(loop, gast.For) else gast.Pass())
         mutated = _mutated(loop.body)
@@ -74,9 +93,15 @@ class _Loop:
         before, body, i = [], self.loop.body, 0
         while i + 1 < len(body):
             found = self._pair(body[i], body[i + 1])
-            if found is None or not self._rewrite(body, i, before, *found):
+            pair = None if found is None else self._rewrite(body, i, before, *found)
+            if pair is None:
                 i += 1
                 continue
+            while True:         # the sums of the pair with invariant rows, one at a time
+                absorbed = self._absorb(body, i, pair, before)
+                if absorbed is None:
+                    break
+                i, pair = absorbed
             i += 3
         return before
 
@@ -129,24 +154,30 @@ class _Loop:
             mw[0][0] * mw[0][1] <= SMALL and mw[1] == numpy.float64 and \
             (mv[1] is None or mv[1].kind in "fiub")
 
-    def _rewrite(self, body, i, before, a, W, h, b, V, g, matrix_first) -> bool:
-        """Replace the pair at body[i], body[i + 1] by three statements (adding the
-        stacking's assignment to `before` when it is new); False where it cannot."""
-        rank = self._rank(h)
-        if matrix_first and rank not in (1, 2):
-            return False
-        (rows, cols), _ = self._matrix(W)
-        key = (W.id, V.id, matrix_first)
+    def _stacking(self, W, V, axis, before) -> str:
+        """The name of np.concatenate((W, V), axis=axis), made before the loop when new."""
+        key = (W, V, axis)
         if key not in self.stacked:
-            self.stacked[key] = _fresh(f"_{W.id}_{V.id}", self.taken)
-            pair = gast.Tuple(elts=[load(W.id), load(V.id)], ctx=gast.Load())
-            side = [] if matrix_first else [gast.keyword(arg="axis", value=const(1))]
+            self.stacked[key] = _fresh(f"_{W}_{V}" if not W.startswith("_") else
+                                       f"{W}_both", self.taken)
+            pair = gast.Tuple(elts=[load(W), load(V)], ctx=gast.Load())
+            side = [gast.keyword(arg="axis", value=const(axis))] if axis else []
             call = gast.Call(func=gast.Attribute(value=load(self.np), attr="concatenate",
                                                  ctx=gast.Load()), args=[pair], keywords=side)
             before.append(gast.Assign(targets=[store(self.stacked[key])], value=call,
                                       type_comment=None))
+        return self.stacked[key]
+
+    def _rewrite(self, body, i, before, a, W, h, b, V, g, matrix_first):
+        """Replace the pair at body[i], body[i + 1] by three statements (adding the
+        stacking's assignment to `before` when it is new); the _Stacked they make, or
+        None where it cannot."""
+        rank = self._rank(h)
+        if matrix_first and rank not in (1, 2):
+            return None
+        (rows, cols), _ = self._matrix(W)
+        stacked = load(self._stacking(W.id, V.id, 0 if matrix_first else 1, before))
         both = _fresh(f"{a}_both", self.taken)
-        stacked = load(self.stacked[key])
         product = gast.BinOp(left=stacked, op=gast.MatMult(), right=load(h.id)) \
             if matrix_first else gast.BinOp(left=load(h.id), op=gast.MatMult(), right=stacked)
         size = rows if matrix_first else cols
@@ -159,7 +190,143 @@ class _Loop:
                _assign(b, gast.BinOp(left=_half(both, axis, size, None), op=gast.Add(),
                                      right=rest), body[i + 1])]
         body[i:i + 2] = new
+        return _Stacked(both, a, b, axis, size, rest, matrix_first)
+
+    def _absorb(self, body, i, pair, before):
+        """Where the value and tangent of `pair` (its three statements at body[i]) are
+        next added to invariant arrays X and X_dot, or to their rows X[k] and X_dot[k]
+        read just before or after the three, stack X and X_dot too, before the loop,
+        and add the pair's stacked product to them:
+
+            _matmul2 = _matmul2s[t]                  (moved out: nothing else reads them)
+            _matmul2_dot = _matmul2_dots[t]
+            _add2 = _matmul + _matmul2           ->  _add2_both = _matmul_both + _m2s[t]
+            _add2_dot = _matmul_dot + _matmul2_dot   _add2 = _add2_both[:32]
+                                                     _add2_dot = _add2_both[32:] + W @ h_dot
+
+        The value is the same sum of the same numbers; the tangent adds its terms in
+        another order. (start, _Stacked) of the new three statements, else None."""
+        end = i + 3
+        rows, at, sums = None, i, end           # no rows: X and X_dot themselves
+        for place in (end, i - 2):              # the rows after the three, or before
+            if place >= 0 and place + 1 < len(body):
+                rows = self._rows(body[place], body[place + 1])
+                if rows is not None:
+                    at, sums = place, (end + 2 if place == end else end)
+                    break
+        if sums + 1 >= len(body):
+            return None
+        s, total = _assigned_value(body[sums])
+        s_dot, total_dot = _assigned_value(body[sums + 1])
+        if s is None or s_dot is None:
+            return None
+        value = self._added(total, pair.value)
+        tangent = self._added(total_dot, pair.tangent)
+        if value is None or tangent is None:
+            return None
+        if rows is not None:
+            c, c_dot, X, X_dot, index = rows
+            if (value.id, tangent.id) != (c, c_dot):
+                return None
+        else:
+            X, X_dot, index = value.id, tangent.id, None
+        if not self._fits_sum(pair, s, s_dot, X, X_dot, index, rows):
+            return None
+        # the axis of X along which the halves lie: the pair's, after the row's index
+        axis = pair.axis if pair.matrix_first else -1
+        axis = axis + 1 if index is not None and axis is not None and axis >= 0 else axis
+        stacked = load(self._stacking(X, X_dot, -1 if axis is None else axis, before))
+        part = stacked if index is None else gast.Subscript(
+            value=stacked, slice=copy.deepcopy(index), ctx=gast.Load())
+        both = _fresh(f"{s}_both", self.taken)
+        new = [_assign(both, gast.BinOp(left=load(pair.both), op=gast.Add(), right=part),
+                       body[sums]),
+               _assign(s, _half(both, pair.axis, None, pair.size), body[sums]),
+               _assign(s_dot, gast.BinOp(left=_half(both, pair.axis, pair.size, None),
+                                         op=gast.Add(), right=pair.rest), body[sums + 1])]
+        start = min(i, at)
+        # keep the stacked product's statement; drop the halves, the rows and the sums
+        body[start:sums + 2] = [body[i]] + new
+        return start + 1, _Stacked(both, s, s_dot, pair.axis, pair.size, pair.rest,
+                                   pair.matrix_first)
+
+    def _rows(self, first, second):
+        """(c, c_dot, X, X_dot, k) for `c = X[k]; c_dot = X_dot[k]`, else None."""
+        c, row = _assigned_value(first)
+        c_dot, row_dot = _assigned_value(second)
+        if c is None or c_dot is None or not all(
+                isinstance(r, gast.Subscript) and isinstance(r.value, gast.Name)
+                for r in (row, row_dot)) or not _plain_index(row.slice) or \
+                gast.dump(row.slice) != gast.dump(row_dot.slice):
+            return None
+        return c, c_dot, row.value.id, row_dot.value.id, row.slice
+
+    def _added(self, total, name):
+        """The other operand of `name + other` or `other + name` (a name), else None."""
+        if not isinstance(total, gast.BinOp) or not isinstance(total.op, gast.Add):
+            return None
+        for one, other in ((total.left, total.right), (total.right, total.left)):
+            if isinstance(one, gast.Name) and one.id == name and \
+                    isinstance(other, gast.Name) and other.id != name:
+                return other
+        return None
+
+    def _fits_sum(self, pair, s, s_dot, X, X_dot, index, rows) -> bool:
+        """Whether X and X_dot (or their rows at `index`) can be stacked into the pair's
+        sum: invariant real arrays of one known shape, the shape of the pair's value
+        (no broadcasting), and the names removed read nowhere else."""
+        found, found_dot = self._invariant(X), self._invariant(X_dot)
+        value = self.facts.get(pair.value)
+        if found is None or found_dot is None or value is None or value[0] is None or \
+                None in value[0] or found[0] != found_dot[0] or \
+                found[1] is None or found[1].kind not in "fiub" or \
+                (found_dot[1] is not None and found_dot[1].kind not in "fiub"):
+            return False
+        shape = found[0] if index is None else found[0][1:]
+        if tuple(shape) != tuple(value[0]) or X == X_dot:
+            return False
+        removed = {pair.value, pair.tangent} | ({rows[0], rows[1]} if rows else set())
+        uses = self.uses
+        if any(uses[n] != 2 for n in removed) or len(removed) != (4 if rows else 2):
+            return False
+        clash = removed | {pair.both, s, s_dot}
+        if s == s_dot or {X, X_dot} & clash:
+            return False
+        return index is None or not ({n.id for n in nodes(index) if
+                                      isinstance(n, gast.Name)} & clash)
+
+    def _invariant(self, name):
+        """(shape, dtype) of an array the loop neither assigns nor changes, else None."""
+        if name in self.written or name in self.changed:
+            return None
+        found = self.shapes.shape_of(load(name))
+        return found if found is not None and found[0] is not None else None
+
+
+class _Stacked(NamedTuple):
+    """A value and its tangent computed as halves of one stacked array: `both` (the
+    statement that assigns it first), value = both[:size] and tangent = both[size:] +
+    rest, split along `axis` (None: the last)."""
+    both: str
+    value: str
+    tangent: str
+    axis: object
+    size: int
+    rest: gast.AST
+    matrix_first: bool
+
+
+def _plain_index(index) -> bool:
+    """An index of one axis made of names and integers (`t`, `t - 1`): it picks one row."""
+    if isinstance(index, gast.Name):
         return True
+    if isinstance(index, gast.Constant):
+        return type(index.value) is int
+    if isinstance(index, gast.BinOp) and isinstance(index.op, (gast.Add, gast.Sub)):
+        return _plain_index(index.left) and _plain_index(index.right)
+    return False
+
+
 
 
 def _half(name, axis, start, stop):

@@ -7,7 +7,7 @@ their tangents are the functions of the tangents. Helpers: runtime/numpy/signal.
 import numpy as np
 
 from ...runtime.numpy.signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a,
-                              correlate_grad_v, gradient_grad)
+                              correlate_grad_v, gradient_adjoint, gradient_grad)
 from ..registry import linear, multilinear, through_source, vjp
 
 
@@ -27,6 +27,21 @@ def gradient(g, ans, f, h0=None, h1=None, h2=None, h3=None, *, axis=None, edge_o
     return gradient_grad(g, ans, f, (h0, h1, h2, h3), axis, edge_order)
 
 
+# np.gradient's gradient applies the transposed stencil to g_ (f gives only its shape), and
+# np.gradient itself is its transpose: the two are each other's adjoints (second and third
+# order). The spacings get no derivative (None: refused where one is differentiated).
+@vjp(gradient_grad, name="gradient_grad")
+def gradient_grad_(g, ans, g_, ans_, f, spacing=(), axis=None, edge_order=1):
+    return (gradient_adjoint(g, g_, ans_, f, spacing, axis, edge_order), 0.0, 0.0, None,
+            0.0, 0.0)
+
+
+@vjp(gradient_adjoint, name="gradient_adjoint")
+def gradient_adjoint_(g, ans, g_, like, ans_, f, spacing=(), axis=None, edge_order=1):
+    return gradient_grad(g, ans_, f, spacing, axis, edge_order), 0.0, 0.0, 0.0, None, 0.0, \
+        0.0
+
+
 @vjp(np.fft.fftshift)
 def fftshift(g, ans, x, axes=None):
     return np.fft.ifftshift(g, axes=axes)
@@ -40,7 +55,7 @@ def ifftshift(g, ans, x, axes=None):
 # --- tangents (forward mode) ---------------------------------------------------------------
 
 multilinear(np.convolve, np.correlate)
-linear(np.gradient, np.fft.fftshift, np.fft.ifftshift)
+linear(np.gradient, np.fft.fftshift, np.fft.ifftshift, gradient_grad, gradient_adjoint)
 
 # second order: the gradient helpers are read through their own source (rules/runtime.py)
 # (np.gradient's is not: it adds into an array in place, np.add.at)

@@ -9,7 +9,8 @@ import scipy.linalg
 
 from ...runtime import mT
 from ...runtime.numpy.linalg import cholesky_grad, eigvalsh_grad
-from ...runtime.scipy.linalg import (ASSUME_A, block_diag_grad, cho_factor_grad,
+from ...runtime.scipy.linalg import (ASSUME_A, block_diag_grad, block_diag_place,
+                                    cho_factor_grad,
                                     cho_solve_grad_b, cho_solve_grad_factor, expm_grad,
                                     expm_grad_second, expm_grad_tangent_a, inv_grad,
                                     lu_factor_grad, lu_solve_grad_b, lu_solve_grad_factor, solve_banded_grad_ab,
@@ -134,6 +135,23 @@ def block_diag(g, ans, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
             block_diag_grad(g, 7, a0, a1, a2, a3, a4, a5, a6, a7))
 
 
+# block_diag's gradient takes its array's block of g_ (the arrays give only the shapes), and
+# placing a block into zeros is its transpose: the two are each other's adjoints (second and
+# third order)
+@vjp(block_diag_grad, name="block_diag_grad")
+def block_diag_grad_(g, ans, g_, k, a0, a1=None, a2=None, a3=None, a4=None, a5=None,
+                     a6=None, a7=None):
+    return (block_diag_place(g, k, g_, a0, a1, a2, a3, a4, a5, a6, a7),
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@vjp(block_diag_place, name="block_diag_place")
+def block_diag_place_(g, ans, g_, k, like, a0, a1=None, a2=None, a3=None, a4=None, a5=None,
+                      a6=None, a7=None):
+    return (block_diag_grad(g, k, a0, a1, a2, a3, a4, a5, a6, a7),
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
 # second order (grad of grad, hessian): these gradient helpers are differentiated through
 # their own source (rules/runtime.py says why); expm's has rules (below). cho_factor's and
 # lu_factor's take the adjoint of their result, a tuple (reverse/calls.py: a helper's
@@ -147,7 +165,7 @@ through_source(cho_factor_grad, inv_grad, solve_grad_matrix, solve_grad_rhs, sol
 
 # --- tangent rules (forward mode) ------------------------------------------------------------
 
-linear(scipy.linalg.block_diag)
+linear(scipy.linalg.block_diag, block_diag_grad, block_diag_place)
 
 
 @jvp(scipy.linalg.cho_factor, multiple_results=True)

@@ -4,8 +4,9 @@ Loaded with the other SciPy rule modules (rules/scipy.py), so SciPy stays option
 """
 import scipy.signal
 
-from ...runtime.scipy.signal import convolve_grad, correlate_grad_in1, correlate_grad_in2
-from ..registry import multilinear, vjp
+from ...runtime.scipy.signal import (convolve_grad, correlate_grad_in1, correlate_grad_in2,
+                                    full_pads, window)
+from ..registry import multilinear, nondifferentiable, through_source, vjp
 
 _MODES = "real inputs; every mode (full, same, valid) and method"
 
@@ -21,3 +22,8 @@ def correlate(g, ans, in1, in2, mode="full", method="auto"):
 
 # bilinear: the tangent is convolve(in1_dot, in2) + convolve(in1, in2_dot), in the same mode
 multilinear(scipy.signal.convolve, scipy.signal.correlate)
+
+# second order: the gradient helpers pad g to the full result (np.pad) and correlate it
+# with the other operand, read through their own source (rules/runtime.py)
+nondifferentiable(window, full_pads)
+through_source(convolve_grad, correlate_grad_in1, correlate_grad_in2)

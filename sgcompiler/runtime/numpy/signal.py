@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import RuntimeRefusal
 from ..core import float_dtype, stop_gradient
 
 
@@ -109,10 +110,31 @@ def gradient_grad(g, ans, f, spacing=(), axis=None, edge_order=1):
     stacked, when there are several)."""
     axes = _axes(f, axis)
     several = isinstance(ans, (tuple, list))
-    gs = np.broadcast_to(g, (len(axes),) + np.shape(f)) if several else \
-        [np.broadcast_to(g, np.shape(f))]
+    if several and isinstance(g, (tuple, list)):    # (a part may be a plain 0.0)
+        gs = [np.broadcast_to(part, np.shape(f)) for part in g]
+    else:
+        gs = np.broadcast_to(g, (len(axes),) + np.shape(f)) if several else \
+            [np.broadcast_to(g, np.shape(f))]
     out = np.zeros(np.shape(f), dtype=float_dtype(g, f))
     for gk, ax, h in zip(gs, axes, _spacings(np.ndim(f), axes, spacing)):
         moved = np.moveaxis(np.asarray(gk), ax, 0)
         out += np.moveaxis(_transposed_stencil(moved, np.shape(f)[ax], h, edge_order), 0, ax)
     return out
+
+
+def gradient_adjoint(g, like, ans, f, spacing=(), axis=None, edge_order=1):
+    """The adjoint of gradient_grad(like, ans, f, spacing, axis, edge_order) in its first
+    argument (its transpose): np.gradient of g along the axis (second order of
+    np.gradient; `like` is kept for a tuple of results, refused for now)."""
+    if isinstance(ans, (tuple, list)):
+        # (the adjoint of the tuple of results reaches the first gradient's code as a list
+        # of zeros, which it adds to as one stacked array)
+        raise RuntimeRefusal("grad of grad of np.gradient over several axes at once (a "
+                             "tuple of results) is not supported in reverse mode; give "
+                             "axis= one axis per call, or use hessian/hvp (forward over "
+                             "reverse), which support it")
+    axes = _axes(f, axis)
+    g = np.broadcast_to(g, np.shape(f))
+    parts = tuple(np.gradient(g, h, axis=ax, edge_order=edge_order)
+                  for ax, h in zip(axes, _spacings(np.ndim(f), axes, spacing)))
+    return parts[0]

@@ -235,17 +235,35 @@ def solve_banded_grad_ab(g, ans, l_and_u, ab, b):
     return _dense_to_band(lower, upper, -(gb @ x.T)).astype(float_dtype(g, ab), copy=False)
 
 
-def block_diag_grad(g, k, *arrays):
-    """Gradient of scipy.linalg.block_diag(*arrays) with respect to arrays[k] (None: the
-    call has fewer arrays): its block of g."""
+def block_diag_grad(g, k, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
+                    a7=None):
+    """Gradient of scipy.linalg.block_diag(a0, ..., a7) with respect to its k-th array
+    (None: the call has fewer arrays): its block of g (g may be a plain 0.0)."""
+    arrays = (a0, a1, a2, a3, a4, a5, a6, a7)
     if arrays[k] is None:
         return None
-    present = [a for a in arrays if a is not None]
-    shapes = [np.shape(np.atleast_2d(a)) for a in present]
-    row = sum(s[0] for s in shapes[:k])
-    col = sum(s[1] for s in shapes[:k])
-    rows, cols = shapes[k]
-    return np.reshape(g[row:row + rows, col:col + cols], np.shape(present[k]))
+    row, col, rows, cols = _block_of(k, arrays)
+    if np.ndim(g) == 0:
+        return np.full(np.shape(arrays[k]), g, dtype=float_dtype(g))
+    return np.reshape(g[row:row + rows, col:col + cols], np.shape(arrays[k]))
+
+
+def block_diag_place(g, k, like, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None,
+                     a7=None):
+    """The adjoint of block_diag_grad(like, k, a0, ..., a7) in `like`: g (the k-th array's
+    shape) at the k-th block of zeros shaped like `like` (second order of block_diag)."""
+    arrays = (a0, a1, a2, a3, a4, a5, a6, a7)
+    row, col, rows, cols = _block_of(k, arrays)
+    out = np.zeros(np.shape(like), dtype=float_dtype(g, like))
+    out[row:row + rows, col:col + cols] = np.reshape(
+        np.broadcast_to(g, np.shape(arrays[k])), (rows, cols))
+    return out
+
+
+def _block_of(k, arrays):
+    """(first row, first column, rows, columns) of the k-th array's block."""
+    shapes = [np.shape(np.atleast_2d(a)) for a in arrays if a is not None]
+    return (sum(s[0] for s in shapes[:k]), sum(s[1] for s in shapes[:k])) + shapes[k]
 
 
 # --- tangents (forward mode) -----------------------------------------------------------------

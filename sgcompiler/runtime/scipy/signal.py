@@ -11,14 +11,24 @@ import numpy as np
 import scipy.signal
 
 
-def _full(g, in1, in2):
-    """g (the adjoint of a 'full', 'same' or 'valid' result) inside the full result's shape,
-    where SciPy took the result from (the centred slice, scipy.signal's _centered)."""
+def window(g, in1, in2):
+    """The shape of the result g is the adjoint of: g's own, or the full result's for a
+    plain 0.0 (whose zeros fill any window)."""
     full = tuple(a + b - 1 for a, b in zip(np.shape(in1), np.shape(in2)))
-    out = np.zeros(full, dtype=np.result_type(g, in1, in2, 0.0))
-    start = [(f - s) // 2 for f, s in zip(full, np.shape(g))]
-    out[tuple(slice(b, b + s) for b, s in zip(start, np.shape(g)))] = g
-    return out
+    return np.shape(g) if np.ndim(g) else full
+
+
+def full_pads(g, in1, in2):
+    """The zeros around g's window inside the full result, where SciPy took the result
+    from (the centred slice, scipy.signal's _centered), as np.pad's widths."""
+    full = tuple(a + b - 1 for a, b in zip(np.shape(in1), np.shape(in2)))
+    return [((f - s) // 2, f - s - (f - s) // 2) for f, s in zip(full, window(g, in1, in2))]
+
+
+def _full(g, in1, in2):
+    """g (the adjoint of a 'full', 'same' or 'valid' result) inside the full result's
+    shape. (NumPy functions only: second order reads it through its source.)"""
+    return np.pad(np.broadcast_to(g, window(g, in1, in2)), full_pads(g, in1, in2))
 
 
 def convolve_grad(g, this, other, mode="full"):
