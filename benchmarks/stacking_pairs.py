@@ -1,4 +1,4 @@
-"""RNN jvp with and without the stacking of input rows (optimize/stacking.py's _absorb),
+"""RNN jvp with and without the stacking of input rows (optimize/loops/stacking.py's _absorb),
 against the forward pass, interleaved in one run: the paired ratios of several repeats.
 
     python benchmarks/stacking_pairs.py [--repeats 5] [--budget 3]

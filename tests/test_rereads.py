@@ -1,7 +1,7 @@
 """`v = x[t]` in `for t in range(n)`, x an argument the function never rebinds: the adjoint
 sweep reads x[_trips - 1 - _] again instead of saving v on the tape each trip
 (analysis/memory.index_rereads, reverse/loops.py), and where the loop's outer products
-are batched the stack of v is the slice x[:_trips] (optimize/batching.py).
+are batched the stack of v is the slice x[:_trips] (optimize/loops/batching.py).
 
 Each case checks the gradient against finite differences, on several shapes, and what the
 generated code does; the cases where reading again would differ from the tape (an older
@@ -53,7 +53,7 @@ def test_no_steps():
 
 
 def test_second_order_of_a_loop_that_reads_again():
-    # grad of grad reads the generated code again (optimize/reread.py)
+    # grad of grad reads the generated code again (backend/reread.py)
     rng = np.random.default_rng(4)
     W, U, b, xs, target = _rnn_args(rng, 3, 2, 2, 2)
 

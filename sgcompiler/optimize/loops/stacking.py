@@ -17,7 +17,7 @@ last axis. `np.dot(W, h)` and `W.dot(h)` are read as `W @ h` (the same for a 2-d
 a state of one or two axes, the only ones rewritten).
 
 When the pair is then added to invariant arrays and their tangents, or to their rows
-(`_matmul2s[t]` and `_matmul2_dots[t]`, the input rows optimize/hoisting.py made before the
+(`_matmul2s[t]` and `_matmul2_dots[t]`, the input rows optimize/loops/hoisting.py made before the
 loop; a bias `b` and `b_dot`), those are stacked before the loop as well and the sum is made
 on the stacked product, one sum a step instead of two (see _Loop._absorb):
 
