@@ -43,7 +43,7 @@ def batch_unbroadcast(t, x):
     """unbroadcast(t[k], x) for each direction k: sum the batched tangent down to
     (batch,) + x.shape."""
     shape = np.shape(x)
-    t = _ranked(np.asarray(_array_tangent(t)), len(shape))
+    t = _ranked(_as_array(_array_tangent(t)), len(shape))
     extra = np.ndim(t) - 1 - len(shape)
     if extra > 0:
         t = np.sum(t, axis=tuple(range(1, extra + 1)))
@@ -57,7 +57,7 @@ def batch_unreduce(t, x, axis=None, keepdims=False):
     """unreduce(t[k], x, axis, keepdims) for each direction k: the batched tangent of a
     reduction of x, broadcast back to (batch,) + x.shape."""
     shape = np.shape(x)
-    t = np.asarray(t)
+    t = _as_array(t)
     if axis is not None and not keepdims and np.ndim(t) - 1 < len(shape):
         t = np.expand_dims(t, tuple(a + 1 for a in reduced_axes(axis, len(shape))))
     return np.broadcast_to(_ranked(t, len(shape)), np.shape(t)[:1] + shape)
@@ -181,6 +181,12 @@ def batch_lifted(t, ans):
     if isinstance(ans, _CONTAINERS):
         return t
     return _ranked(_array_tangent(t), np.ndim(ans))
+
+
+def _as_array(t):
+    """t as an array: a number becomes a NumPy one, an array of another library (dask,
+    whose np.asarray would compute it) stays what it is."""
+    return t if hasattr(t, "ndim") and hasattr(t, "shape") else np.asarray(t)
 
 
 def _array_tangent(t):
