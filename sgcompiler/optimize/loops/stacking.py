@@ -216,8 +216,8 @@ class _Loop:
                     break
         if sums + 1 >= len(body):
             return None
-        s, total = _assigned_value(body[sums])
-        s_dot, total_dot = _assigned_value(body[sums + 1])
+        s, total = assignment(body[sums])
+        s_dot, total_dot = assignment(body[sums + 1])
         if s is None or s_dot is None:
             return None
         value = self._added(total, pair.value)
@@ -252,8 +252,8 @@ class _Loop:
 
     def _rows(self, first, second):
         """(c, c_dot, X, X_dot, k) for `c = X[k]; c_dot = X_dot[k]`, else None."""
-        c, row = _assigned_value(first)
-        c_dot, row_dot = _assigned_value(second)
+        c, row = assignment(first)
+        c_dot, row_dot = assignment(second)
         if c is None or c_dot is None or not all(
                 isinstance(r, gast.Subscript) and isinstance(r.value, gast.Name)
                 for r in (row, row_dot)) or not _plain_index(row.slice) or \
