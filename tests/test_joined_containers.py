@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gradcheck import assert_grad_matches
-from sgcompiler import grad, jvp
+from sgcompiler import check_grads, grad, hessian, jvp
 from test_forward import fd_jvp
 
 R = np.random.default_rng(1407)
@@ -131,3 +131,33 @@ def test_numpy_arithmetic_with_a_list_still_differentiates():
     x = R.normal(size=3)
     np.testing.assert_allclose(grad(list_plus_array)(x), 2 * x + np.array([1.0, 2.0, 3.0]),
                                rtol=1e-12)
+
+
+def _repeated_times(a, n, x):
+    return sum(_repeated(a, n)) * np.sum(x * x)
+
+
+def repeated_in_a_helper_times(x):
+    # (the list's tangent and the count's 0.0 were added with `+`: a TypeError in the
+    # Hessian; found by random programs, program_check --hessian seeds 1029 and 1042)
+    return _repeated_times([np.sum(x[..., -1]) * -1.3, np.sum(np.sin(x))], 3, x)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3)], ids=str)
+@pytest.mark.parametrize("f", [repeated_in_a_helper, repeated_in_a_helper_times,
+                               joined_in_a_helper, tuple_joined_in_a_helper],
+                         ids=lambda f: f.__name__)
+def test_second_order_of_lists_joined_or_repeated_in_a_helper(f, shape):
+    x = R.normal(size=shape)
+    check_grads(f, (x,), order=2, modes=("fwd", "rev"))
+    H = hessian(f)(x)
+    gradient = grad(f)
+    eps = 1e-5
+    columns = []
+    for k in range(x.size):
+        step = np.zeros(x.size)
+        step[k] = eps
+        step = step.reshape(shape)
+        columns.append((gradient(x + step) - gradient(x - step)) / (2 * eps))
+    np.testing.assert_allclose(H, np.stack(columns, axis=-1).reshape(shape + shape),
+                               rtol=1e-5, atol=1e-6)

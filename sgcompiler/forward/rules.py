@@ -61,7 +61,12 @@ class TangentRules:
             outs = [self.inline(o, values, rule) for o in rule.outputs]
             return self.guarded(outs[0] if len(outs) == 1 else
                                 gast.Tuple(elts=outs, ctx=gast.Load()), rule, op, target)
-        total = _sum(terms)
+        if rule.trees:      # (a list's tangent and a zero number: not `+`)
+            total = terms[0]
+            for term in terms[1:]:
+                total = fwd.helper_call("add_trees", [total, term])
+        else:
+            total = _sum(terms)
         total = simplify(total, target, fwd.shapes, fwd.linker, fwd.namer.tangents())
         if not rule.full_shape and not self.full_shape(target, op, total):
             total = fwd.helper_call("broadcast_like", [total, load(target)])
