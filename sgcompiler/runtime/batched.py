@@ -174,6 +174,22 @@ def batch_zeros(x, size):
     return np.zeros((size,) + np.shape(x), dtype=dtype)
 
 
+def batch_added(a_dot, b_dot, a, b, ans, size):
+    """added_tangent with batched tangents (`size` directions): a join's items in place,
+    zeros of (size,) + shape for the side without one, else the sum, lifted and
+    broadcast to (size,) + ans.shape."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return _batch_items(a_dot, a, size) + _batch_items(b_dot, b, size)
+    terms = [batch_lifted(t, ans) for t in (a_dot, b_dot) if t is not None]
+    return broadcast_batch(terms[0] if len(terms) == 1 else terms[0] + terms[1], ans)
+
+
+def _batch_items(t, x, size):
+    if isinstance(t, (list, tuple)):
+        return type(x)(t)
+    return batch_zeros(x, size)
+
+
 def batch_lifted(t, ans):
     """t of shape (batch,) + s, s broadcasting to ans.shape: with ones after the batch
     axis up to ans's number of axes, so that it broadcasts against ans's values (dask
