@@ -7,7 +7,7 @@ still differentiates."""
 import numpy as np
 import pytest
 
-from gradcheck import assert_grad_matches
+from gradcheck import assert_grad_matches, fd_hessian
 from sgcompiler import check_grads, derivatives, grad, hessian, jvp
 from test_forward import fd_jvp
 
@@ -150,7 +150,7 @@ def repeated_in_a_helper_times(x):
 def test_second_order_of_lists_joined_or_repeated_in_a_helper(f, shape):
     x = R.normal(size=shape)
     check_grads(f, (x,), order=2, modes=("fwd", "rev"))
-    np.testing.assert_allclose(hessian(f)(x), _fd_hessian(f, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hessian(f)(x), fd_hessian(f, x), rtol=1e-5, atol=1e-6)
 
 
 def _join_one(t, u):
@@ -184,19 +184,8 @@ def test_one_side_of_a_join_in_a_helper_has_a_tangent(monkeypatch, f, shapes):
     np.testing.assert_allclose(jvp(f, (x, y), (t, None))[1], fd_jvp(f, (x, y), (t, None)),
                                rtol=1e-6, atol=1e-8)
     check_grads(f, (x, y), order=2, modes=("fwd", "rev"))
-    reference = _fd_hessian(f, x, y)
+    reference = fd_hessian(f, x, y)
     np.testing.assert_allclose(hessian(f)(x, y), reference, rtol=1e-5, atol=1e-6)
     monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
     np.testing.assert_allclose(hessian(f)(x, y), reference, rtol=1e-5, atol=1e-6)
 
-
-def _fd_hessian(f, x, *others, eps=1e-5):
-    """Central differences of f's gradient with respect to its first argument x."""
-    gradient = grad(f)
-    columns = []
-    for k in range(x.size):
-        step = np.zeros(x.size)
-        step[k] = eps
-        step = step.reshape(x.shape)
-        columns.append((gradient(x + step, *others) - gradient(x - step, *others)) / (2 * eps))
-    return np.stack(columns, axis=-1).reshape(x.shape + x.shape)
