@@ -319,7 +319,7 @@ def jacobian(f, wrt=0, mode: str = "auto"):
     def jac(*args):
         params = _params(f)
         out = f(*args)
-        if given is not f and not np.ndim(out):
+        if given is not f and isinstance(out, (float, int, np.generic)):
             # a gradient's code returns the number 0.0 for a zero known at compile time
             # (the branch taken does not reach x); the gradient itself has x's shape
             out = _like_output(out, given(*args))
@@ -335,6 +335,9 @@ def jacobian(f, wrt=0, mode: str = "auto"):
                                  grad(_scalarised(f), wrt=params.index(name)), args,
                                  params.index(name), out))
                 continue
+            if isinstance(out, (list, tuple, dict)):    # (as _jacobian_rev refuses them)
+                raise TypeError(f"jacobian: {f.__name__} must return a float or a float "
+                                f"array, got {type(out).__name__}; use vjp for other outputs")
             found.append(_jacobian_fwd(f, args, params.index(name), np.shape(out))
                          if chosen == "fwd" else _jacobian_rev(f, args, params.index(name), out))
         return tuple(found) if several else found[0]

@@ -424,6 +424,13 @@ def test_the_jacobian_of_a_gradient_zero_at_compile_time_has_its_shape(monkeypat
                                rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_the_jacobian_of_a_gradient_of_two_arguments_is_refused_in_both_modes(mode):
+    # (its tuple of results: forward mode raised a TypeError from NumPy's dtype)
+    with pytest.raises(TypeError, match="got tuple; use vjp"):
+        jacobian(grad(early_zero, wrt=(0, 1)), mode=mode)(np.array([0.1, 0.2]), R.normal(size=2))
+
+
 def peaked(x, w):
     return np.std(x ** 2 * w) + np.sum(np.sin(x) * w)
 
