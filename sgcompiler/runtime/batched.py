@@ -43,7 +43,7 @@ def batch_unbroadcast(t, x):
     """unbroadcast(t[k], x) for each direction k: sum the batched tangent down to
     (batch,) + x.shape."""
     shape = np.shape(x)
-    t = _ranked(np.asarray(_array_tangent(t)), len(shape))
+    t = _ranked(_as_array(_array_tangent(t)), len(shape))
     extra = np.ndim(t) - 1 - len(shape)
     if extra > 0:
         t = np.sum(t, axis=tuple(range(1, extra + 1)))
@@ -53,11 +53,16 @@ def batch_unbroadcast(t, x):
     return _shaped(t, shape)
 
 
+def _as_array(t):
+    """t as an array: a number's, or t itself when it is one (a dask array stays lazy)."""
+    return t if hasattr(t, "shape") and hasattr(t, "ndim") else np.asarray(t)
+
+
 def batch_unreduce(t, x, axis=None, keepdims=False):
     """unreduce(t[k], x, axis, keepdims) for each direction k: the batched tangent of a
     reduction of x, broadcast back to (batch,) + x.shape."""
     shape = np.shape(x)
-    t = np.asarray(t)
+    t = _as_array(t)
     if axis is not None and not keepdims and np.ndim(t) - 1 < len(shape):
         t = np.expand_dims(t, tuple(a + 1 for a in reduced_axes(axis, len(shape))))
     return np.broadcast_to(_ranked(t, len(shape)), np.shape(t)[:1] + shape)
