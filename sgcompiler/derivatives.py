@@ -310,7 +310,7 @@ def jacobian(f, wrt=0, mode: str = "auto"):
     """
     if mode not in ("fwd", "rev", "auto"):
         raise ValueError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {mode!r}")
-    f = plain_function(f)       # (a gradient made by grad: its generated code)
+    given, f = f, plain_function(f)     # (a gradient made by grad: its generated code)
     if collects_arguments(f):   # def f(*ws): the Jacobian of a copy for each call's arguments
         return CollectedGradient(f, wrt, lambda copy, w: jacobian(copy, w, mode), "jacobian")
     several = isinstance(wrt, (tuple, list))
@@ -319,6 +319,10 @@ def jacobian(f, wrt=0, mode: str = "auto"):
     def jac(*args):
         params = _params(f)
         out = f(*args)
+        if given is not f and isinstance(out, (float, int, np.generic)):
+            # a gradient's code returns the number 0.0 for a zero known at compile time
+            # (the branch taken does not reach x); the gradient itself has x's shape
+            out = _like_output(out, given(*args))
         found = []
         for name in names:
             x = args[params.index(name)]
@@ -331,8 +335,11 @@ def jacobian(f, wrt=0, mode: str = "auto"):
                                  grad(_scalarised(f), wrt=params.index(name)), args,
                                  params.index(name), out))
                 continue
-            found.append(_jacobian_fwd(f, args, params.index(name)) if chosen == "fwd"
-                         else _jacobian_rev(f, args, params.index(name), out))
+            if isinstance(out, (list, tuple, dict)):    # (as _jacobian_rev refuses them)
+                raise TypeError(f"jacobian: {f.__name__} must return a float or a float "
+                                f"array, got {type(out).__name__}; use vjp for other outputs")
+            found.append(_jacobian_fwd(f, args, params.index(name), np.shape(out))
+                         if chosen == "fwd" else _jacobian_rev(f, args, params.index(name), out))
         return tuple(found) if several else found[0]
     jac.__name__ = f"{f.__name__}_jacobian"
     return _refusals_located(jac)
@@ -372,10 +379,13 @@ def _unit_directions(x):
         yield float(e[0]) if isinstance(x, float) else e.reshape(flat.shape)
 
 
-def _jacobian_fwd(f, args, position):
+def _jacobian_fwd(f, args, position, shape):
+    """One jvp per column, or all at once (_batched_jacobian), of shape + x.shape (`shape`:
+    the output's, which f's code may give as a number that broadcasts to it)."""
     x = args[position]
     _check_array(f, x)
-    batched = _batched_jacobian(f, args, position, f"the jacobian of {function_name(f)}", 5)
+    batched = _batched_jacobian(f, args, position, f"the jacobian of {function_name(f)}", 5,
+                                shape)
     if batched is not None:
         return batched
     function, names = None, None
@@ -386,10 +396,15 @@ def _jacobian_fwd(f, args, position):
         if function is None:
             function, names = _tangent_function(f, tuple(args), tuple(tangents))
         out, out_dot = function(*args, **{names[_params(f)[position]]: e})
-        columns.append(_like_output(out_dot, out))
-    shape = np.shape(columns[0]) if columns else np.shape(f(*args))
+        columns.append(_broadcast_column(_like_output(out_dot, out), shape))
     stacked = _stacked(columns) if columns else np.zeros(shape + (0,))
     return stacked.reshape(shape + np.shape(x))
+
+
+def _broadcast_column(column, shape):
+    """A column of a Jacobian of `shape`: the tangent of a number the output broadcasts
+    (a gradient zero at compile time: 0.0) broadcast to it."""
+    return column if np.shape(column) == shape else np.broadcast_to(column, shape)
 
 
 def _batched_jacobian(f, args, position, title, stacklevel, shape=None):
@@ -437,9 +452,16 @@ def _stacked(columns):
 
 
 def _jacobian_rev(f, args, position, out):
-    """One generated backward call per output element (vjp's forward/backward pair)."""
+    """One generated backward call per output element (vjp's forward/backward pair); of
+    out.shape + x.shape where f's code gives a number that broadcasts to out (a gradient
+    zero at compile time: 0.0)."""
     _check_array(f, args[position])
-    return jacobian_rev(f, (_params(f)[position],), args, {})[0]
+    found = jacobian_rev(f, (_params(f)[position],), args, {})[0]
+    shape, inner = np.shape(out), np.shape(found)[:np.ndim(found) - np.ndim(args[position])]
+    if inner == shape:
+        return found
+    found = np.reshape(found, (1,) * (len(shape) - len(inner)) + np.shape(found))
+    return np.array(np.broadcast_to(found, shape + np.shape(args[position])))
 
 
 _SCALARISED: dict = {}
@@ -509,10 +531,7 @@ def hessian(f, wrt=0):
             if function is None:
                 function, names = _tangent_function(gradient, tuple(args), tuple(tangents))
             g, g_dot = function(*args, **{names[name]: e})
-            column = _like_output(g_dot, g)
-            if np.shape(column) != np.shape(x):     # (a gradient zero at compile time: 0.0)
-                column = np.broadcast_to(column, np.shape(x))
-            columns.append(column)
+            columns.append(_broadcast_column(_like_output(g_dot, g), np.shape(x)))
         stacked = _stacked(columns)
         return stacked.reshape(np.shape(x) + np.shape(x))
     hess.__name__ = f"{f.__name__}_hessian"

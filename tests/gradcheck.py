@@ -181,16 +181,17 @@ def settled_reference(central, agree, agree_strictly):
     return fine, "unstable"
 
 
-def fd_hessian(f, x, eps=1e-5):
-    """The Hessian of scalar `f` at array `x`, by central differences of sgcompiler's
-    first-order gradient (which the rule and program tests check against f itself)."""
+def fd_hessian(f, x, *others, eps=1e-5):
+    """The Hessian of scalar `f` at array `x` (its first argument; `others` are the rest),
+    by central differences of sgcompiler's first-order gradient (which the rule and
+    program tests check against f itself)."""
     g = grad(f)
     cols = []
     for i in range(x.size):
         e = np.zeros(x.size)
         e[i] = eps
         e = e.reshape(x.shape)
-        cols.append(((g(x + e) - g(x - e)) / (2 * eps)).ravel())
+        cols.append(((g(x + e, *others) - g(x - e, *others)) / (2 * eps)).ravel())
     return np.array(cols).T.reshape(x.shape + x.shape)
 
 

@@ -816,8 +816,10 @@ class _Writer:
             joined = f"helper_join([{', '.join(items)}], {self.value(kind, d, True)})"
             total = f"sum({joined}) * {joined}[0]" if self.c.maybe(30) else f"sum({joined})"
         elif form == 5:
-            total = (f"sum(helper_join_tuple(({', '.join(items)},), "
-                     f"{self.value(kind, d, True)}))")
+            if self.c.maybe(40):    # (only the joined item active: its tangent's place)
+                items = [f"stop_gradient({item})" for item in items]
+            joined = f"helper_join_tuple(({', '.join(items)},), {self.value(kind, d, True)})"
+            total = f"{joined}[0] * {joined}[-1]" if self.c.maybe(50) else f"sum({joined})"
         elif form == 6:
             n = self.c.pick(["2", "3"])
             rep = f"helper_repeat([{', '.join(items)}], {n})"

@@ -385,6 +385,52 @@ def test_batched_hessians_of_code_with_shapes_not_known(monkeypatch, case):
     np.testing.assert_allclose(H, per_column, rtol=1e-12, atol=1e-13)
 
 
+def fd_jacobian_of_gradient(f, args, position, eps=1e-5):
+    """Central differences of f's gradient with respect to args[0], along args[position]."""
+    gradient = grad(f, wrt=0)
+    x = args[position]
+    columns = []
+    for k in range(np.size(x)):
+        step = np.zeros(np.size(x))
+        step[k] = eps
+        step = step.reshape(np.shape(x))
+        up, down = list(args), list(args)
+        up[position], down[position] = x + step, x - step
+        columns.append((gradient(*up) - gradient(*down)) / (2 * eps))
+    return np.stack(columns, axis=-1).reshape(np.shape(args[0]) + np.shape(x))
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+@pytest.mark.parametrize("per_column", [False, True])
+@pytest.mark.parametrize("case", [
+    (lambda: (np.array([0.5, 0.4, 0.3]), R.normal(size=3)), 0),       # the zero branch
+    (lambda: (np.array([0.5, 0.4, 0.3]), R.normal(size=3)), 1),
+    (lambda: (np.array([[0.5, 0.4], [0.3, 0.1]]), R.normal(size=2)), 0),
+    (lambda: (np.array([[0.5, 0.4], [0.3, 0.1]]), R.normal(size=(2, 1))), 1),   # broadcast
+    (lambda: (np.array([-0.5, 0.4, 0.3]), R.normal(size=3)), 0),      # the other branch
+    (lambda: (np.array([-0.5, 0.4, 0.3]), R.normal(size=3)), 1),
+])
+def test_the_jacobian_of_a_gradient_zero_at_compile_time_has_its_shape(monkeypatch, mode,
+                                                                       per_column, case):
+    # (the gradient code returns the number 0.0 on the branch taken: the Jacobian had the
+    # shape of x alone, in both modes)
+    make, position = case
+    args = make()
+    if per_column:
+        monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    J = jacobian(grad(early_zero), wrt=position, mode=mode)(*args)
+    assert J.shape == np.shape(args[0]) + np.shape(args[position])
+    np.testing.assert_allclose(J, fd_jacobian_of_gradient(early_zero, args, position),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_the_jacobian_of_a_gradient_of_two_arguments_is_refused_in_both_modes(mode):
+    # (its tuple of results: forward mode raised a TypeError from NumPy's dtype)
+    with pytest.raises(TypeError, match="got tuple; use vjp"):
+        jacobian(grad(early_zero, wrt=(0, 1)), mode=mode)(np.array([0.1, 0.2]), R.normal(size=2))
+
+
 def peaked(x, w):
     return np.std(x ** 2 * w) + np.sum(np.sin(x) * w)
 

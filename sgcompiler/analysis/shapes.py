@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import operator
 
 import gast
+import numpy
 
 from .activity import assignments
 from .broadcast_classes import Broadcasts
@@ -332,6 +333,8 @@ def _kind_of(op, kinds):
     if op.kind in (BUILD, APPEND) or (op.kind == RULE and op.rule.multiple_results):
         return CONTAINER
     if op.kind == RULE and op.rule.name == "field":     # a record's field: it may be one
+        return EITHER
+    if op.kind == RULE and op.rule.primitive is numpy.gradient:    # (a tuple for axes)
         return EITHER
     if op.kind == RULE and op.rule.primitive in (operator.add, operator.mul):
         return _joined_kind(op, kinds)

@@ -15,6 +15,7 @@ import copy
 import gast
 
 from .. import rules as rule_table
+from ..analysis.shapes import ARRAY
 from ..errors import error_at
 from ..ir.builders import const, load
 from ..rules.derive import tangent_rule
@@ -33,6 +34,9 @@ class TangentRules:
         active = [(p, n) for p, n in op.inputs if fwd.active(n)]
         if not active:
             return None
+        added = self.added(stmt, target)
+        if added is not None:
+            return added
         rule = tangent_rule(op.rule.primitive, op.rule)
         if rule is None:
             raise error_at(stmt, fwd.fn, f"no tangent (forward-mode) rule for "
@@ -61,11 +65,32 @@ class TangentRules:
             outs = [self.inline(o, values, rule) for o in rule.outputs]
             return self.guarded(outs[0] if len(outs) == 1 else
                                 gast.Tuple(elts=outs, ctx=gast.Load()), rule, op, target)
-        total = _sum(terms)
+        if rule.trees:      # (a list's tangent and a zero number: not `+`)
+            total = terms[0]
+            for term in terms[1:]:
+                total = fwd.helper_call("add_trees", [total, term])
+        else:
+            total = _sum(terms)
         total = simplify(total, target, fwd.shapes, fwd.linker, fwd.namer.tangents())
         if not rule.full_shape and not self.full_shape(target, op, total):
             total = fwd.helper_call("broadcast_like", [total, load(target)])
         return self.guarded(total, rule, op, target)
+
+    def added(self, stmt, target):
+        """The tangent of `a + b` whose result may be a list or tuple (its kind is not
+        known to be an array's): added_tangent at run time (a join puts each side's
+        tangent at its items' places; a tangent broadcast to the result was a side's
+        alone), None for any other statement."""
+        fwd, value = self.fwd, stmt.value
+        if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)) or \
+                fwd.shapes.kind(target) == ARRAY:
+            return None
+        sides = [value.left, value.right]
+        args = [fwd.tangent(side) or const(None) for side in sides] + \
+            [copy.deepcopy(side) for side in sides] + [load(target)]
+        if fwd.batched is not None:
+            return fwd.helper_call("batch_added", args + [const(fwd.batch)])
+        return fwd.helper_call("added_tangent", args)
 
     def guarded(self, tangent, rule, op, target):
         """In complex mode, the tangent of a rule written for real operands refuses

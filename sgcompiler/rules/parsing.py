@@ -194,6 +194,7 @@ class TangentRule:
     signature: object = field(repr=False, default=None)
     source: object = field(repr=False, default=None)
     scope: str = BUILTIN
+    trees: bool = False                # contributions may be lists: added with add_trees
 
     def tangent_of(self, param):
         """The name of `param`'s tangent in the outputs, or None (no tangent)."""
@@ -201,7 +202,7 @@ class TangentRule:
 
 
 def parse_tangent_rule(rule_fn, primitive, *, multiple_results=False, name=None,
-                       scope=BUILTIN, elementwise=False) -> TangentRule:
+                       scope=BUILTIN, elementwise=False, trees=False) -> TangentRule:
     """Read a tangent rule function into a `TangentRule`.
 
     Raises:
@@ -241,7 +242,7 @@ def parse_tangent_rule(rule_fn, primitive, *, multiple_results=False, name=None,
                   if p.default is not inspect.Parameter.empty},
         tangents=tuple(tangents), outputs=tuple(exprs), namespace=namespace,
         multiple_results=multiple_results, source=rule_fn, scope=scope,
-        full_shape=not elementwise,
+        full_shape=not elementwise, trees=trees,
         signature=inspect.Signature(list(sig.parameters.values())[split + 1:]))
 
 

@@ -329,16 +329,18 @@ _LINEAR: dict[int, object] = {}          # id -> function declared linear
 _USER_TANGENTS: dict[int, tuple] = {}    # id -> (function, TangentRule): sgcompiler.tangent
 
 
-def jvp(*primitives, multiple_results=False, name=None, elementwise=False):
+def jvp(*primitives, multiple_results=False, name=None, elementwise=False, trees=False):
     """Register the decorated function as the built-in tangent rule of `primitives`
     (sgcompiler's own rule modules; users call `sgcompiler.tangent`). `elementwise`: a
-    contribution may have an operand's shape, and is broadcast to the result's."""
+    contribution may have an operand's shape, and is broadcast to the result's; `trees`:
+    contributions may be lists or tuples (or 0.0 for a zero of any structure), added with
+    runtime.add_trees, not `+`."""
     def register(rule_fn):
         for primitive in dict.fromkeys(map(_keep_bound, primitives)):
             assert id(primitive) not in _TANGENTS, f"two tangent rules for {primitive!r}"
             _TANGENTS[id(primitive)] = parse_tangent_rule(
                 rule_fn, primitive, multiple_results=multiple_results, name=name,
-                elementwise=elementwise)
+                elementwise=elementwise, trees=trees)
         return rule_fn
     return register
 

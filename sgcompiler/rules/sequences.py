@@ -20,7 +20,7 @@ def repeated_part_(g, ans, g_, items, count):
     return repeated_whole(g, g_, items, count), 0.0, repeated_count(g, g_, items, count)
 
 
-@jvp(repeated_part, name="repeated_part")
+@jvp(repeated_part, name="repeated_part", trees=True)     # (a list and a zero count's 0.0)
 def repeated_part_tangent(g__dot, count_dot, ans, g_, items, count):
     return repeated_part(g__dot, items, count), \
         repeated_count_tangent(g_, items, count, count_dot)

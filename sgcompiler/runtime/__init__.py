@@ -36,12 +36,12 @@ from .numpy.shapes import (append_grad, astype, cast_grad, column_stack_grad, de
                      real_dtype, rollaxis_grad, select_default_grad, select_grad, select_grads,
                      sort_grad, sorted_like, split_like, take_along_axis_grad, take_grad, tile_grad,
                      transpose_grad, trapezoid_grad, unstack, vstack_grad)  # noqa: F401
-from .batched import (batch_first, batch_item, batch_last, batch_set_item, batch_lifted, batch_map,
+from .batched import (batch_added, batch_first, batch_item, batch_last, batch_set_item, batch_lifted, batch_map,
                       batch_matmul_grad_left, batch_matmul_grad_left_y, batch_matmul_grad_right,
                       batch_matmul_grad_right_x, batch_matmul_left,
                       batch_matmul_right, batch_transposed, batch_unbroadcast,
                       batch_unreduce, batch_zeros, broadcast_batch, last_index)  # noqa: F401
-from .tangents import (broadcast_like, cast_tangent, choose_tangent,
+from .tangents import (added_tangent, broadcast_like, cast_tangent, choose_tangent,
                        zeros_tangent)  # noqa: F401
 from .numpy.linalg import (cholesky_grad, cross_grad, diag_grad, diagonal_grad, dot_grad_left,
                      dot_grad_right, eigh_grad, eigvalsh_grad, einsum_grad, fold, fold_lower,

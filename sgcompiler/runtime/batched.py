@@ -53,6 +53,11 @@ def batch_unbroadcast(t, x):
     return _shaped(t, shape)
 
 
+def _as_array(t):
+    """t as an array: a number's, or t itself when it is one (a dask array stays lazy)."""
+    return t if hasattr(t, "shape") and hasattr(t, "ndim") else np.asarray(t)
+
+
 def batch_unreduce(t, x, axis=None, keepdims=False):
     """unreduce(t[k], x, axis, keepdims) for each direction k: the batched tangent of a
     reduction of x, broadcast back to (batch,) + x.shape."""
@@ -172,6 +177,22 @@ def batch_zeros(x, size):
         return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
     dtype = np.result_type(x, float) if isinstance(x, (np.ndarray, np.generic)) else float
     return np.zeros((size,) + np.shape(x), dtype=dtype)
+
+
+def batch_added(a_dot, b_dot, a, b, ans, size):
+    """added_tangent with batched tangents (`size` directions): a join's items in place,
+    zeros of (size,) + shape for the side without one, else the sum, lifted and
+    broadcast to (size,) + ans.shape."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return _batch_items(a_dot, a, size) + _batch_items(b_dot, b, size)
+    terms = [batch_lifted(t, ans) for t in (a_dot, b_dot) if t is not None]
+    return broadcast_batch(terms[0] if len(terms) == 1 else terms[0] + terms[1], ans)
+
+
+def _batch_items(t, x, size):
+    if isinstance(t, (list, tuple)):
+        return type(x)(t)
+    return batch_zeros(x, size)
 
 
 def batch_lifted(t, ans):

@@ -33,6 +33,23 @@ def broadcast_like(t, ans):
     return np.array(np.broadcast_to(t, shape))
 
 
+def added_tangent(a_dot, b_dot, a, b, ans):
+    """The tangent of ans = a + b where one side's may be None (zero at compile time): a
+    join's (two lists or tuples: each side's tangent at its items' places, zeros for the
+    side without one), else NumPy's sum broadcast to the result's shape."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return _items_tangent(a_dot, a) + _items_tangent(b_dot, b)
+    t = a_dot if b_dot is None else b_dot if a_dot is None else a_dot + b_dot
+    return broadcast_like(t, ans)
+
+
+def _items_tangent(t, x):
+    """The tangent of a list or tuple `x` as one of its type (zeros for None or 0.0)."""
+    if isinstance(t, (list, tuple)):
+        return type(x)(t)
+    return zeros_tangent(x)
+
+
 def cast_tangent(t, dtype):
     """The tangent of x.astype(dtype): cast like the value; zero for an integer cast."""
     if np.dtype(dtype).kind not in "fc":

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import RuntimeRefusal
-from ..core import float_dtype, stop_gradient
+from ..core import float_dtype, stop_gradient, unbroadcast
 
 
 # (the lengths are integers: stop_gradient tells the compiler so when it reads these
@@ -124,17 +123,17 @@ def gradient_grad(g, ans, f, spacing=(), axis=None, edge_order=1):
 
 def gradient_adjoint(g, like, ans, f, spacing=(), axis=None, edge_order=1):
     """The adjoint of gradient_grad(like, ans, f, spacing, axis, edge_order) in its first
-    argument (its transpose): np.gradient of g along the axis (second order of
-    np.gradient; `like` is kept for a tuple of results, refused for now)."""
-    if isinstance(ans, (tuple, list)):
-        # (the adjoint of the tuple of results reaches the first gradient's code as a list
-        # of zeros, which it adds to as one stacked array)
-        raise RuntimeRefusal("grad of grad of np.gradient over several axes at once (a "
-                             "tuple of results) is not supported in reverse mode; give "
-                             "axis= one axis per call, or use hessian/hvp (forward over "
-                             "reverse), which support it")
+    argument (its transpose): np.gradient of g along each axis (second order of
+    np.gradient). For a tuple of results, one part per axis, in the form `like` has
+    there: a list or tuple of adjoints (a part that was a number is summed to one), or
+    the parts stacked, summed down to like's shape (the first gradient's code may hold
+    the tuple's adjoint as one stacked array)."""
     axes = _axes(f, axis)
     g = np.broadcast_to(g, np.shape(f))
-    parts = tuple(np.gradient(g, h, axis=ax, edge_order=edge_order)
-                  for ax, h in zip(axes, _spacings(np.ndim(f), axes, spacing)))
-    return parts[0]
+    parts = [np.gradient(g, h, axis=ax, edge_order=edge_order)
+             for ax, h in zip(axes, _spacings(np.ndim(f), axes, spacing))]
+    if not isinstance(ans, (tuple, list)):
+        return parts[0]
+    if isinstance(like, (tuple, list)):
+        return type(like)(unbroadcast(part, item) for part, item in zip(parts, like))
+    return unbroadcast(np.stack(parts), like)
