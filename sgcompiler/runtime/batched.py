@@ -204,12 +204,6 @@ def batch_lifted(t, ans):
     return _ranked(_array_tangent(t), np.ndim(ans))
 
 
-def _as_array(t):
-    """t as an array: a number becomes a NumPy one, an array of another library (dask,
-    whose np.asarray would compute it) stays what it is."""
-    return t if hasattr(t, "ndim") and hasattr(t, "shape") else np.asarray(t)
-
-
 def _array_tangent(t):
     """The batched tangent of np.asarray(v) for a list or tuple v (whose items' tangents
     are batched): the items stacked after the batch axis."""
