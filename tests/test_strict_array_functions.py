@@ -123,6 +123,15 @@ def assigned_at_columns(x, w):
     return np.sum(np.cos(y))
 
 
+def assigned_at_sliced_columns(x, w):
+    y = x * 1.0
+    i = np.array([0, 2])
+    y[1:, i] = w
+    y[:2, i] += w
+    y[::2, i] = y[::2, i] * 3.0
+    return np.sum(y * y)
+
+
 def assigned_at_points(x, w):
     y = x + 0.0
     y[np.array([0, 1, 1]), np.array([2, 0, 0])] = w[0, 1] * x[0, 0]
@@ -153,7 +162,8 @@ CASES = [
     (assigned_at, (4,), (3,)), (assigned_at, (3,), ()),
     (assigned_at_rows, (3, 2), (2,)), (assigned_at_rows, (4,), ()),
     (assigned_at_columns, (2, 3), (2, 1)), (assigned_at_columns, (2, 3), (2,)),
-    (assigned_at_points, (2, 3), (2, 3)),
+    (assigned_at_points, (2, 3), (2, 3)), (assigned_at_sliced_columns, (3, 4), (2,)),
+    (assigned_at_sliced_columns, (4, 3), (1,)),
 ]
 
 
@@ -296,3 +306,14 @@ def test_helper_of_the_scipy_rules_is_refused_by_name():
     assert np.all(np.isfinite(grad(f)(a, np.ones((2, 2)))))
     with pytest.raises(SGCompilerError, match=r"expm_grad.*SciPy.*array-API"):
         grad(f)(xps.asarray(a), xps.asarray(np.ones((2, 2))))
+
+
+def test_index_outside_the_standards_forms_is_refused_clearly():
+    def f(x):
+        y = x * 1.0
+        y[np.array([0, 1]), :, np.array([1, 0])] = 0.0
+        return np.sum(y * y)
+    x = np.ones((2, 2, 2))
+    assert grad(f)(x).shape == x.shape
+    with pytest.raises(SGCompilerError, match="integer arrays mixed.*array_api_strict"):
+        grad(f)(xps.asarray(x))

@@ -141,11 +141,13 @@ def _as_value(index):
     if isinstance(index, gast.Tuple):
         return gast.Tuple(elts=[_as_value(e) for e in index.elts], ctx=gast.Load())
     if isinstance(index, gast.Slice):
-        none = gast.Constant(value=None, kind=None)
+        bounds = [index.lower, index.upper, index.step]
+        if index.step is None:      # (`:` as slice(None), `a:` as slice(a, None))
+            bounds = [None] if index.lower is None and index.upper is None else bounds[:2]
         return gast.Call(func=gast.Name(id="slice", ctx=gast.Load(), annotation=None,
                                         type_comment=None),
-                         args=[p if p is not None else none
-                               for p in (index.lower, index.upper, index.step)], keywords=[])
+                         args=[gast.Constant(value=None, kind=None) if p is None else p
+                               for p in bounds], keywords=[])
     return index
 
 

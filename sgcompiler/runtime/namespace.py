@@ -512,9 +512,22 @@ class NumPyNames:
         try:        # (all axes indexed by integers and integer arrays; CuPy's arrays)
             return x[parts if isinstance(index, tuple) else parts[0]]
         except IndexError:
-            from .scatter import _places
-            return _places(self.xp, x, parts if isinstance(index, tuple) else parts[0],
-                           self)
+            return self._taken_at(x, parts)
+
+    def _taken_at(self, x, parts):
+        """x[parts] for one integer array among slices (scatter._places), or a clear
+        refusal."""
+        from .scatter import _places
+        at = [k for k, p in enumerate(parts) if isinstance(p, self.ndarray)]
+        if len(at) != 1 or not all(isinstance(p, slice) for k, p in enumerate(parts)
+                                   if k != at[0]):
+            raise SGCompilerError(
+                "an index of integer arrays mixed with integers, None or other integer "
+                f"arrays and slices has no counterpart in the array API standard, so it "
+                f"cannot run on {self.library} arrays; index with one integer array among "
+                "slices, or with integers and integer arrays for every axis, or pass NumPy "
+                "arrays")
+        return _places(self.xp, x, parts, self)
 
     def _integer_arrays(self, index):
         """(index's parts, library arrays for lists and NumPy arrays; whether one is an
@@ -544,11 +557,10 @@ class NumPyNames:
             return
         except (IndexError, TypeError):
             pass
-        from .scatter import _places
         shape = tuple(out.shape)
         n = math.prod(shape)
-        places = _places(xp, xp.reshape(xp.arange(n), shape),
-                         parts if isinstance(index, tuple) else parts[0], self)
+        places = self.getitem(xp.reshape(xp.arange(n), shape),
+                              parts if isinstance(index, tuple) else parts[0])
         flat = xp.reshape(places, (-1,))
         m = flat.shape[0]
         if m == 0:
