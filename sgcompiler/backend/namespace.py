@@ -10,6 +10,7 @@ NumPy and SciPy can compute is refused here, naming the function.
 from __future__ import annotations
 
 import builtins
+import copy
 import types
 
 import gast
@@ -45,7 +46,8 @@ def to_namespace(tree: gast.FunctionDef, lookup, linker, where: str) -> tuple:
             return True, linker.names[name]
         return lookup(name)
 
-    _standard_spellings(tree, meaning, linker)
+    _standard_spellings(tree, meaning, linker, xp)
+    _StandardIndexing(xp).visit(tree)
     for node in gast.walk(tree):
         for field, child in gast.iter_fields(node):
             if isinstance(child, list):
@@ -69,11 +71,11 @@ def _local_names(tree):
     return names
 
 
-def _standard_spellings(tree, meaning, linker):
+def _standard_spellings(tree, meaning, linker, xp):
     """What NumPy arrays do that the standard's do not, spelled through runtime helpers
-    (bound to the namespace like the others): `x.astype(t)` (the standard's arrays have no
-    astype method) becomes `astype(x, t)`, and Python's `sum(x)` of an array (which
-    iterates its rows) `rows_sum(x)`."""
+    and NumPyNames (bound to the namespace like the others): `x.astype(t)` (the standard's
+    arrays have no astype method) becomes `astype(x, t)`, `x.copy()` `xp.copy_of(x)`, and
+    Python's `sum(x)` of an array (which iterates its rows) `rows_sum(x)`."""
     for node in gast.walk(tree):
         if not isinstance(node, gast.Call):
             continue
@@ -82,8 +84,94 @@ def _standard_spellings(tree, meaning, linker):
                 not _names_a_module(func.value, meaning):
             node.func = _helper_name(linker, "astype", runtime.astype)
             node.args = [func.value] + node.args
+        elif isinstance(func, gast.Attribute) and func.attr == "copy" and \
+                not node.args and not node.keywords and \
+                not _names_a_module(func.value, meaning):
+            node.func = _attributes(xp, ["copy_of"])
+            node.args = [func.value]
         elif isinstance(func, gast.Name) and _is(meaning(func.id), builtins.sum):
             node.func = _helper_name(linker, "rows_sum", runtime.rows_sum)
+
+
+class _StandardIndexing(gast.NodeTransformer):
+    """`y[index]`, `y[index] = v` and `y[index] += v` at an index that is not plainly
+    basic (a name: it may hold an integer array, which the standard's arrays take in no
+    assignment, and in a read only with every axis indexed) as `xp.getitem(y, index)` and
+    `xp.setitem(y, index, v)`, which index as NumPy does."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or _basic(node.slice):
+            return node
+        return gast.copy_location(gast.Call(func=_attributes(self.xp, ["getitem"]),
+                                            args=[node.value, _as_value(node.slice)],
+                                            keywords=[]), node)
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if len(node.targets) == 1 and self._at_an_array(node.targets[0]):
+            return self._set(node, node.targets[0], node.value)
+        return node
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        target = node.target
+        if self._at_an_array(target) and _pure(target.slice) and _pure(target.value):
+            read = self.visit(gast.Subscript(value=copy.deepcopy(target.value),
+                                             slice=copy.deepcopy(target.slice),
+                                             ctx=gast.Load()))
+            return self._set(node, target, gast.BinOp(left=read, op=node.op,
+                                                      right=node.value))
+        return node
+
+    def _at_an_array(self, target):
+        return isinstance(target, gast.Subscript) and not _basic(target.slice)
+
+    def _set(self, node, target, value):
+        call = gast.Call(func=_attributes(self.xp, ["setitem"]),
+                         args=[target.value, _as_value(target.slice), value], keywords=[])
+        return gast.copy_location(gast.Expr(value=call), node)
+
+
+def _as_value(index):
+    """An index as an argument: `a:b` as `slice(a, b)`."""
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_as_value(e) for e in index.elts], ctx=gast.Load())
+    if isinstance(index, gast.Slice):
+        bounds = [index.lower, index.upper, index.step]
+        if index.step is None:      # (`:` as slice(None), `a:` as slice(a, None))
+            bounds = [None] if index.lower is None and index.upper is None else bounds[:2]
+        return gast.Call(func=gast.Name(id="slice", ctx=gast.Load(), annotation=None,
+                                        type_comment=None),
+                         args=[gast.Constant(value=None, kind=None) if p is None else p
+                               for p in bounds], keywords=[])
+    return index
+
+
+def _basic(index) -> bool:
+    """Whether an index is written as integers, slices, `...` and None only."""
+    if isinstance(index, gast.Tuple):
+        return all(_basic(e) for e in index.elts)
+    if isinstance(index, gast.Slice):
+        return all(p is None or _basic(p) for p in (index.lower, index.upper, index.step))
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
+        return _basic(index.operand)
+    return isinstance(index, gast.Constant) and (
+        index.value is None or index.value is Ellipsis or type(index.value) is int)
+
+
+def _pure(node) -> bool:
+    """Whether evaluating `node` twice is evaluating it once (names, constants, slices)."""
+    if isinstance(node, gast.Tuple):
+        return all(_pure(e) for e in node.elts)
+    if isinstance(node, gast.Slice):
+        return all(p is None or _pure(p) for p in (node.lower, node.upper, node.step))
+    if isinstance(node, gast.UnaryOp):
+        return _pure(node.operand)
+    return isinstance(node, (gast.Name, gast.Constant))
 
 
 def _names_a_module(node, meaning) -> bool:
@@ -128,12 +216,17 @@ def _rewritten(node, meaning, xp, where, linker):
         name = getattr(value, "__name__", node.id)
         prefix = module.split(".")[1:] if module in _NUMPY_MODULES else []
         return _attributes(xp, prefix + [name])
-    if is_helper(value) and not module.rpartition(".")[2].startswith("scipy") and \
-            node.id not in linker.names:       # (called by the user: bound to xp too)
+    scipy_helper = is_helper(value) and any(
+        part.startswith("scipy") for part in module.split(".")[1:])
+    if scipy_helper:        # (runtime/scipy/: computes with SciPy, which needs NumPy)
+        raise SGCompilerError(
+            f"{where}: {getattr(value, '__name__', node.id)} (a helper of sgcompiler's "
+            f"SciPy rules, in {module}) computes with SciPy and NumPy arrays only, so this "
+            "gradient cannot run on arrays of other array-API libraries; pass NumPy arrays")
+    if is_helper(value) and node.id not in linker.names:    # (the user's: bound to xp too)
         return gast.Name(id=linker.name_for(node.id, value), ctx=gast.Load(),
                          annotation=None, type_comment=None)
-    if module.startswith("scipy") or getattr(value, "__name__", "").startswith("scipy") \
-            or (is_helper(value) and module.rpartition(".")[2].startswith("scipy")):
+    if module.startswith("scipy") or getattr(value, "__name__", "").startswith("scipy"):
         public = ".".join(p for p in module.split(".") if not p.startswith("_"))
         what = f"{public}.{getattr(value, '__name__', node.id)}" if module else node.id
         raise SGCompilerError(

@@ -328,6 +328,251 @@ class NumPyNames:
         twos = xp.pow(2.0, xp.astype(i, x.dtype) if isinstance(i, self.ndarray) else i)
         return x * twos
 
+    def fmod(self, x, y):
+        """C's fmod (the sign of x): the remainder of the magnitudes (exact, as NumPy's
+        remainder of two non-negative numbers is), given x's sign."""
+        xp = self.xp
+        r = xp.remainder(xp.abs(x), xp.abs(y))
+        if isinstance(r, self.ndarray) and xp.isdtype(r.dtype, "real floating"):
+            return xp.copysign(r, x)
+        return xp.where(xp.asarray(x) < 0, -r, r)
+
+    # NumPy's functions of arrays the standard spells with others
+    def take(self, a, indices, axis=None, mode=None):
+        xp = self.xp
+        if axis is None:
+            a, axis = xp.reshape(a, (-1,)), 0
+        axis %= a.ndim
+        n = a.shape[axis]
+        index = indices if isinstance(indices, self.ndarray) else \
+            xp.asarray(np.asarray(indices).tolist(), dtype=xp.int64)
+        if mode == "wrap":
+            index = index % n
+        elif mode == "clip":
+            index = xp.clip(index, 0, n - 1)
+        else:
+            index = xp.where(index < 0, index + n, index)
+        picked = xp.take(a, xp.reshape(index, (-1,)), axis=axis)
+        return xp.reshape(picked, tuple(a.shape[:axis]) + tuple(index.shape) +
+                          tuple(a.shape[axis + 1:]))
+
+    def pad(self, array, pad_width, mode="constant", constant_values=0):
+        if mode != "constant" or np.ndim(constant_values) != 0:
+            raise self.missing(f"pad(..., mode={mode!r}) with these values")
+        xp = self.xp
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (array.ndim, 2))
+        for axis, (before, after) in enumerate(widths.tolist()):
+            shape = list(array.shape)
+            parts = []
+            for width in (before, after):
+                shape[axis] = width
+                parts.append(xp.full(tuple(shape), constant_values, dtype=array.dtype))
+            array = xp.concat([parts[0], array, parts[1]], axis=axis)
+        return array
+
+    def diff(self, a, n=1, axis=-1, prepend=None, append=None):
+        xp = self.xp
+        axis %= a.ndim
+        ends = []
+        for value in (prepend, append):
+            if value is None:
+                ends.append(None)
+                continue
+            shape = list(a.shape)
+            shape[axis] = 1
+            value = xp.asarray(value, dtype=a.dtype) if not isinstance(
+                value, self.ndarray) else value
+            ends.append(xp.broadcast_to(value, tuple(shape)) if value.ndim == 0 else value)
+        if ends[0] is not None or ends[1] is not None:
+            a = xp.concat([e for e in (ends[0], a, ends[1]) if e is not None], axis=axis)
+        before = (slice(None),) * axis
+        for _ in range(n):
+            a = a[before + (slice(1, None), ...)] - a[before + (slice(None, -1), ...)]
+        return a
+
+    def diag(self, v, k=0):
+        xp = self.xp
+        if v.ndim == 2:
+            return xp.linalg.diagonal(v, offset=k)
+        if v.ndim != 1:
+            raise ValueError("Input must be 1- or 2-d.")
+        size = v.shape[0] + abs(k)
+        placed = xp.concat([v, xp.zeros((abs(k),), dtype=v.dtype)])
+        placed = xp.reshape(placed, (-1, 1) if k >= 0 else (1, -1))
+        return xp.eye(size, k=k, dtype=v.dtype) * placed
+
+    def diagflat(self, v, k=0):
+        return self.diag(self.xp.reshape(v, (-1,)), k)
+
+    def kron(self, a, b):
+        xp = self.xp
+        nd = max(a.ndim, b.ndim)
+        sa = (1,) * (nd - a.ndim) + tuple(a.shape)
+        sb = (1,) * (nd - b.ndim) + tuple(b.shape)
+        blocks = xp.reshape(a, tuple(n for s in sa for n in (s, 1))) * \
+            xp.reshape(b, tuple(n for s in sb for n in (1, s)))
+        return xp.reshape(blocks, tuple(x * y for x, y in zip(sa, sb)))
+
+    def cross(self, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        xp = self.xp
+        if axis is not None:
+            axisa = axisb = axisc = axis
+        a, b = xp.moveaxis(a, axisa, -1), xp.moveaxis(b, axisb, -1)
+        if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+            raise ValueError("incompatible dimensions for cross product "
+                             "(dimension must be 2 or 3)")
+        a0, a1 = a[..., 0], a[..., 1]
+        b0, b1 = b[..., 0], b[..., 1]
+        third = a0 * b1 - a1 * b0
+        if a.shape[-1] == 2 and b.shape[-1] == 2:
+            return third
+        a2 = a[..., 2] if a.shape[-1] == 3 else None
+        b2 = b[..., 2] if b.shape[-1] == 3 else None
+        first = (a1 * b2 if b2 is not None else 0) - (a2 * b1 if a2 is not None else 0)
+        second = (a2 * b0 if a2 is not None else 0) - (a0 * b2 if b2 is not None else 0)
+        first, second, third = xp.broadcast_arrays(xp.asarray(first), xp.asarray(second),
+                                                   third)
+        return xp.moveaxis(xp.stack([first, second, third], axis=-1), -1, axisc)
+
+    def nancumsum(self, a, axis=None):
+        return self._skipping_nans(self.xp.cumulative_sum, a, 0.0, axis)
+
+    def nancumprod(self, a, axis=None):
+        return self._skipping_nans(self.xp.cumulative_prod, a, 1.0, axis)
+
+    def _skipping_nans(self, cumulative, a, neutral, axis):
+        a = self.xp.where(self.xp.isnan(a), neutral, a)
+        if axis is None:
+            a, axis = self.xp.reshape(a, (-1,)), 0
+        return cumulative(a, axis=axis)
+
+    def put_along_axis(self, arr, indices, values, axis):
+        """NumPy's put_along_axis (in place, through arr[...] =) at indices that name each
+        place once (a permutation: sort's and partition's gradients), one-hot along axis."""
+        xp = self.xp
+        if axis is None:
+            raise self.missing("put_along_axis(..., axis=None)")
+        axis %= arr.ndim
+        n = arr.shape[axis]
+        index = xp.where(indices < 0, indices + n, indices)
+        every = xp.reshape(xp.arange(n), (1,) * arr.ndim + (n,))
+        hit = xp.expand_dims(index, axis=-1) == every  # (..., place m along axis, n)
+        hit = xp.astype(hit, arr.dtype)
+        if xp.any(xp.sum(hit, axis=axis) > 1):
+            raise self.missing("put_along_axis at indices that repeat a place")
+        values = xp.broadcast_to(xp.asarray(values, dtype=arr.dtype) if not isinstance(
+            values, self.ndarray) else values, tuple(index.shape))
+        put = xp.sum(hit * xp.expand_dims(values, axis=-1), axis=axis, keepdims=True)
+        touched = xp.sum(hit, axis=axis, keepdims=True) > 0
+        put, touched = xp.moveaxis(put, -1, axis), xp.moveaxis(touched, -1, axis)
+        put, touched = (xp.squeeze(v, axis=axis + 1) for v in (put, touched))
+        arr[...] = xp.where(touched, put, arr)
+
+    def einsum(self, subscripts, *operands):
+        """np.einsum of explicit or implicit subscripts (no interleaved form): each operand's
+        repeated letters as its diagonal, then all operands broadcast over every letter,
+        multiplied and summed over the letters not in the output."""
+        if not isinstance(subscripts, str):
+            raise self.missing("einsum with index lists")
+        from .numpy.linalg import _einsum_parse
+        xp = self.xp
+        inputs, output = _einsum_parse(subscripts, [x.ndim for x in operands])
+        letters = list(output) + sorted(set("".join(inputs)) - set(output))
+        product = None
+        for spec, x in zip(inputs, operands):
+            spec = list(spec)
+            for c in dict.fromkeys(spec):       # a repeated letter: x's diagonal
+                while spec.count(c) > 1:
+                    i = spec.index(c)
+                    j = spec.index(c, i + 1)
+                    x = xp.linalg.diagonal(xp.moveaxis(x, (i, j), (-2, -1)))
+                    spec = [s for k, s in enumerate(spec) if k not in (i, j)] + [c]
+            order = sorted(range(len(spec)), key=lambda k: letters.index(spec[k]))
+            x = xp.permute_dims(x, tuple(order))
+            have = [spec[k] for k in order]
+            x = xp.reshape(x, tuple(x.shape[have.index(c)] if c in have else 1
+                                    for c in letters))
+            product = x if product is None else product * x
+        summed = tuple(range(len(output), len(letters)))
+        return xp.sum(product, axis=summed) if summed else product
+
+    # what NumPy's arrays do that the standard's do not (generated code's `x.copy()` and
+    # `y[index] = v` are spelled with these for other libraries: backend/namespace.py)
+    def copy_of(self, x):
+        """`x.copy()`: a new array for an array, the object's own copy for a list or dict."""
+        return self.xp.asarray(x, copy=True) if isinstance(x, self.ndarray) else x.copy()
+
+    def getitem(self, x, index):
+        """`x[index]` as NumPy reads it, for the index forms generated code and the
+        helpers use: the library's own indexing where it takes the index, else integer
+        arrays taken along their axis (scatter._places)."""
+        parts, integers = self._integer_arrays(index)
+        if not integers:
+            return x[index]
+        try:        # (all axes indexed by integers and integer arrays; CuPy's arrays)
+            return x[parts if isinstance(index, tuple) else parts[0]]
+        except IndexError:
+            return self._taken_at(x, parts)
+
+    def _taken_at(self, x, parts):
+        """x[parts] for one integer array among slices (scatter._places), or a clear
+        refusal."""
+        from .scatter import _places
+        at = [k for k, p in enumerate(parts) if isinstance(p, self.ndarray)]
+        if len(at) != 1 or not all(isinstance(p, slice) for k, p in enumerate(parts)
+                                   if k != at[0]):
+            raise SGCompilerError(
+                "an index of integer arrays mixed with integers, None or other integer "
+                f"arrays and slices has no counterpart in the array API standard, so it "
+                f"cannot run on {self.library} arrays; index with one integer array among "
+                "slices, or with integers and integer arrays for every axis, or pass NumPy "
+                "arrays")
+        return _places(self.xp, x, parts, self)
+
+    def _integer_arrays(self, index):
+        """(index's parts, library arrays for lists and NumPy arrays; whether one is an
+        integer array)."""
+        parts = index if isinstance(index, tuple) else (index,)
+        integers = any(isinstance(p, (list, np.ndarray)) or (
+            isinstance(p, self.ndarray) and not self.xp.isdtype(p.dtype, "bool"))
+            for p in parts)
+        if integers:
+            parts = tuple(self.xp.asarray(np.asarray(p).tolist(), dtype=self.xp.int64)
+                          if isinstance(p, (list, np.ndarray)) else p for p in parts)
+        return parts, integers
+
+    def setitem(self, out, index, value):
+        """`out[index] = value` as NumPy assigns, in place: the library's own assignment
+        where the standard has it (integers, slices, a boolean mask) or the library takes
+        the index; otherwise the new values are chosen by comparing each flat place with
+        the places written (one-hot, the last write to a place winning, as NumPy's), then
+        written with `out[...] =`."""
+        xp = self.xp
+        parts, integers = self._integer_arrays(index)
+        if not integers:
+            out[index] = value
+            return
+        try:        # (CuPy's arrays take integer arrays)
+            out[parts if isinstance(index, tuple) else parts[0]] = value
+            return
+        except (IndexError, TypeError):
+            pass
+        shape = tuple(out.shape)
+        n = math.prod(shape)
+        places = self.getitem(xp.reshape(xp.arange(n), shape),
+                              parts if isinstance(index, tuple) else parts[0])
+        flat = xp.reshape(places, (-1,))
+        m = flat.shape[0]
+        if m == 0:
+            return
+        value = value if isinstance(value, self.ndarray) else xp.asarray(value)
+        values = xp.reshape(xp.broadcast_to(xp.astype(value, out.dtype),
+                                            tuple(places.shape)), (-1,))
+        hit = xp.reshape(xp.arange(n), (n, 1)) == xp.reshape(flat, (1, m))
+        last = xp.max(xp.where(hit, xp.reshape(xp.arange(m), (1, m)), -1), axis=1)
+        new = xp.take(values, xp.clip(last, 0, m - 1))
+        out[...] = xp.reshape(xp.where(last >= 0, new, xp.reshape(out, (-1,))), shape)
+
     def may_share_memory(self, a, b):
         return a is b
 

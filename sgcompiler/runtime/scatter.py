@@ -51,15 +51,19 @@ class StandardAdd:
 
 
 def _places(xp, grid, index, names):
-    """grid[index] for NumPy's index forms the helpers use: an integer array, or slices
-    `:` then one integer array (xp.take along that axis), or integer arrays and integers
-    only (the standard's integer-array indexing)."""
+    """grid[index] for NumPy's index forms the helpers use: one integer array among
+    slices (the slices, then xp.take along the array's axis, where NumPy leaves it), or
+    integer arrays and integers only (the standard's integer-array indexing)."""
     parts = index if isinstance(index, tuple) else (index,)
     arrays = [k for k, p in enumerate(parts) if isinstance(p, names.ndarray)]
-    if len(arrays) == 1 and all(p == slice(None) for p in parts[:arrays[0]]) and \
-            arrays[0] == len(parts) - 1:
-        return xp.take(grid, parts[-1], axis=arrays[0]) if parts[-1].ndim == 1 else \
-            _taken(xp, grid, parts[-1], arrays[0])
+    if len(arrays) == 1 and all(isinstance(p, slice) for k, p in enumerate(parts)
+                                if k != arrays[0]):
+        k = arrays[0]
+        if any(p != slice(None) for j, p in enumerate(parts) if j != k):
+            grid = grid[tuple(slice(None) if j == k else p for j, p in enumerate(parts)) +
+                        (Ellipsis,)]
+        return xp.take(grid, parts[k], axis=k) if parts[k].ndim == 1 else \
+            _taken(xp, grid, parts[k], k)
     if all(isinstance(p, (int, names.ndarray)) for p in parts):
         return grid[parts]
     raise names.missing("add.at with this index")

@@ -225,9 +225,9 @@ def kron_grad(g, a, b, wrt):
     blocks = np.reshape(as_float(g, a, b), [n for pair in zip(sa, sb) for n in pair])
     if wrt == 0:
         other = np.reshape(b, [n for s in sb for n in (1, s)])
-        return np.sum(blocks * other, axis=tuple(range(1, 2 * nd, 2))).reshape(a.shape)
+        return np.reshape(np.sum(blocks * other, axis=tuple(range(1, 2 * nd, 2))), a.shape)
     other = np.reshape(a, [n for s in sa for n in (s, 1)])
-    return np.sum(blocks * other, axis=tuple(range(0, 2 * nd, 2))).reshape(b.shape)
+    return np.reshape(np.sum(blocks * other, axis=tuple(range(0, 2 * nd, 2))), b.shape)
 
 
 def cross_grad(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, wrt=0):
@@ -290,7 +290,7 @@ def diag_grad(g, v, k=0):
     """Gradient of np.diag(v, k): the k-th diagonal of g for a vector v; g placed on the
     k-th diagonal for a matrix v."""
     if np.ndim(v) == 1:
-        return np.diagonal(g, k).copy()
+        return np.copy(np.diagonal(g, k))
     return diagonal_grad(g, v, k)
 
 
@@ -369,8 +369,17 @@ def einsum_grad(g, i, subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=Non
         return t.astype(float_dtype(t))
     if len(unique) == len(mine):
         return np.array(t, dtype=float_dtype(t))
-    out = np.zeros(shape, dtype=float_dtype(t))
-    np.einsum(f"{mine}->{unique}", out)[...] = t       # a writable view of the diagonal
+    # t on the diagonal of each repeated index: t with an axis of length 1 at each repeat
+    # (unique is in the order of first appearance), times the identity of the two axes
+    dtype = float_dtype(t)
+    first = {c: mine.index(c) for c in unique}
+    out = np.reshape(np.asarray(t, dtype=dtype),
+                     [sizes[c] if first[c] == k else 1 for k, c in enumerate(mine)])
+    for k, c in enumerate(mine):
+        if first[c] != k:
+            eye = np.eye(sizes[c], dtype=dtype)
+            out = out * np.reshape(eye, [sizes[c] if j in (first[c], k) else 1
+                                         for j in range(len(mine))])
     return out
 
 

@@ -88,15 +88,33 @@ def pad_grad(g, array, pad_width, mode="constant"):
                              "or wrap the call in stop_gradient if no gradient should flow "
                              "through it")
     array = np.asarray(array)
-    source = np.arange(array.size).reshape(array.shape)
-    if mode == "constant":
-        source = np.pad(source, pad_width, mode="constant", constant_values=-1)
-    else:
-        source = np.pad(source, pad_width, mode=mode)
+    dtype = float_dtype(g, array)
+    if mode == "constant":      # the part of g that was `array` (no scatter: the standard's)
+        widths = _pad_widths(pad_width, array.ndim)
+        if np.ndim(g) == 0:
+            return np.full(np.shape(array), g, dtype=dtype)
+        g = np.broadcast_to(g, tuple(n + b + e for n, (b, e) in zip(array.shape, widths)))
+        return np.array(g[tuple(slice(b, b + n) for n, (b, _) in zip(array.shape, widths))],
+                        dtype=dtype)
+    source = np.pad(np.reshape(np.arange(np.size(array)), np.shape(array)), pad_width,
+                    mode=mode)
     inside = source >= 0
     g = np.broadcast_to(g, source.shape)
     out = np.bincount(source[inside], weights=g[inside], minlength=array.size)
     return out.reshape(array.shape).astype(float_dtype(g, array))
+
+
+def _pad_widths(pad_width, ndim):
+    """np.pad's pad_width (n, (n,), (before, after), ((before, after), ...)) as one
+    (before, after) pair of ints an axis."""
+    widths = pad_width.tolist() if hasattr(pad_width, "tolist") else pad_width
+    if isinstance(widths, int):
+        return [(widths, widths)] * ndim
+    widths = list(widths)
+    if all(isinstance(w, int) for w in widths):
+        widths = [widths]
+    pairs = [(int(w[0]), int(w[-1])) for w in widths]
+    return pairs * ndim if len(pairs) == 1 else pairs
 
 
 def sort_grad(g, a, axis=-1):
