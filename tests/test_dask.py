@@ -397,3 +397,22 @@ def test_grad_of_grad_over_dask_data_is_lazy_and_right(rows, chunk):
     g2 = grad(scaled)
     np.testing.assert_allclose(second, (g2(s + h, X2, y2) - g2(s - h, X2, y2)) / (2 * h),
                                rtol=1e-6)
+
+
+def _row_operations(result, rows_chunks):
+    """The elementwise layers of result's dask graph that run once per chunk of rows."""
+    elementwise = ("neg", "exp", "add", "truediv", "sub", "mul", "pow", "log")
+    return sorted(name.rsplit("-", 1)[0] for name, layer in result.dask.layers.items()
+                  if name.rsplit("-", 1)[0] in elementwise and len(layer) == rows_chunks)
+
+
+def test_logistic_over_dask_data_takes_the_hand_written_operations_a_row():
+    # the mean's -1/N scales X.T @ (y - p) (10 numbers), not y - p (N): 5 a row, as by hand
+    w, X, y = data("logreg", 400, 3)
+    X, y = as_dask(X, 100), da.from_array(y, chunks=100)
+    got = grad(logreg)(w, X, y)
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    hand = X.T @ (p - y) / X.shape[0]
+    assert _row_operations(got, 4) == ["add", "exp", "neg", "sub", "truediv"]
+    assert len(_row_operations(got, 4)) <= len(_row_operations(hand, 4))
+    np.testing.assert_allclose(got.compute(), hand.compute(), rtol=1e-12)

@@ -67,6 +67,7 @@ from ..optimize.algebraic.algebra import (fill_numbers, fold_algebra, fold_const
 from ..optimize.algebraic.common import share_subexpressions
 from ..optimize.algebraic.factoring import factor_sums
 from ..optimize.algebraic.negations import fold_negated_sums
+from ..optimize.algebraic.scalars import scale_products
 from ..optimize.algebraic.seeds import fold_seeds
 from ..optimize.algebraic.signs import sink_negations
 from ..optimize.known.code_shapes import code_shapes
@@ -280,7 +281,7 @@ def _fold_algebra(tree, known, run):
 # while-condition, drop-lonely-comments, free-after-last-use: tidy/cleanup.py; nest,
 # hoist-row-products, stack-tangent-products, batch-outer-products: loops/; drop-broadcasts,
 # reuse-buffers: memory/; the others (fill-numbers, fold-seeds, fold-negations,
-# fold-algebra, factor-sums, fold-constants, common-subexpressions, sink-negations,
+# fold-algebra, factor-sums, fold-constants, scale-products, common-subexpressions, sink-negations,
 # quiet-reciprocals): algebraic/.
 OPTIMIZATIONS = (
     ("coalesce-copies", lambda tree, k, run: coalesce_copies(tree, k.user_names), False),
@@ -302,6 +303,8 @@ OPTIMIZATIONS = (
     ("factor-sums", lambda tree, k, run: factor_sums(tree.body, run["shapes"](), k.np_name),
      True),
     ("fold-constants", lambda tree, k, run: fold_constants(tree), False),
+    ("scale-products", lambda tree, k, run: scale_products(
+        tree, lambda stmt: pure_assign(stmt, k.pure), k.helpers), False),
     ("common-subexpressions", lambda tree, k, run: share_subexpressions(
         tree, k.pure, k.np_name, k.user_names, k.helpers), False),
     ("sink-negations", lambda tree, k, run: sink_negations(
