@@ -105,8 +105,8 @@ def test_integer_strict_array_is_refused():
 
 def test_numpy_function_outside_the_standard_is_refused():
     def f(x):
-        return np.sum(np.convolve(x, x))
-    with pytest.raises(SGCompilerError, match=r"numpy\.convolve.*array_api_strict"):
+        return np.sum(np.partition(x, 1))
+    with pytest.raises(SGCompilerError, match=r"numpy\.partition.*array_api_strict"):
         grad(f)(xps.asarray(np.ones(3)))
 
 
@@ -269,8 +269,8 @@ def test_runtime_helper_on_strict_arrays(name, make):
 def test_numpy_names_refuse_what_the_standard_lacks():
     names = numpy_names(xps)
     assert names.arccos is xps.acos and names.exp is xps.exp
-    with pytest.raises(SGCompilerError, match="numpy.convolve.*array_api_strict"):
-        names.convolve
+    with pytest.raises(SGCompilerError, match="numpy.partition.*array_api_strict"):
+        names.partition
 
 
 def mlp_written_with_the_namespace(W1, b1, W2, b2, X, Y):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import sys
 import types
 
 import gast
@@ -20,6 +21,7 @@ from ..errors import SGCompilerError
 from .. import runtime
 from ..runtime import is_helper
 from ..runtime.namespace import XP
+from ..runtime.spellings import Special
 
 _NUMPY_MODULES = frozenset({"numpy", "numpy.linalg", "numpy.fft"})
 
@@ -73,9 +75,11 @@ def _local_names(tree):
 
 def _standard_spellings(tree, meaning, linker, xp):
     """What NumPy arrays do that the standard's do not, spelled through runtime helpers
-    and NumPyNames (bound to the namespace like the others): `x.astype(t)` (the standard's
+    and NumPyNames (bound to the namespace like the others): a product with a comparison
+    `xp.times_mask(g, x == 0)`, `x.astype(t)` (the standard's
     arrays have no astype method) becomes `astype(x, t)`, `x.copy()` `xp.copy_of(x)`, and
     Python's `sum(x)` of an array (which iterates its rows) `rows_sum(x)`."""
+    _MaskProducts(xp).visit(tree)
     for node in gast.walk(tree):
         if not isinstance(node, gast.Call):
             continue
@@ -91,6 +95,25 @@ def _standard_spellings(tree, meaning, linker, xp):
             node.args = [func.value]
         elif isinstance(func, gast.Name) and _is(meaning(func.id), builtins.sum):
             node.func = _helper_name(linker, "rows_sum", runtime.rows_sum)
+
+
+class _MaskProducts(gast.NodeTransformer):
+    """`g * (x == 0)` (a rule's product with a comparison: the standard multiplies numbers
+    only) as `xp.times_mask(g, x == 0)`, which casts the mask as NumPy promotes it."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, gast.Mult):
+            return node
+        for mask, other in ((node.right, node.left), (node.left, node.right)):
+            if isinstance(mask, gast.Compare):
+                return gast.copy_location(gast.Call(
+                    func=_attributes(self.xp, ["times_mask"]), args=[other, mask],
+                    keywords=[]), node)
+        return node
 
 
 class _StandardIndexing(gast.NodeTransformer):
@@ -206,6 +229,10 @@ def _rewritten(node, meaning, xp, where, linker):
     if value is np or value is np.linalg or value is np.fft:
         chain = value.__name__.split(".")[1:]
         return _attributes(xp, chain)
+    if _spelled_special(value):     # (scipy.special.xlogy: xp.special.xlogy)
+        return _attributes(xp, ["special", value.__name__])
+    if value is not None and value is sys.modules.get("scipy.special"):
+        return _attributes(xp, ["special"])     # (its other functions: refused by name)
     if isinstance(value, np.ufunc) and getattr(np, value.__name__, None) is not value:
         raise SGCompilerError(      # a ufunc of SciPy's (scipy.special.xlogy)
             f"{where}: {value.__name__} (a SciPy ufunc) computes with NumPy arrays only, so "
@@ -233,6 +260,15 @@ def _rewritten(node, meaning, xp, where, linker):
             f"{where}: {what} (SciPy) computes with NumPy arrays only, so this gradient "
             "cannot run on arrays of other array-API libraries; pass NumPy arrays")
     return node
+
+
+def _spelled_special(value) -> bool:
+    """Whether `value` is a function of scipy.special that runtime/spellings.py spells."""
+    special = sys.modules.get("scipy.special")
+    name = getattr(value, "__name__", None)
+    return special is not None and isinstance(name, str) and \
+        name in vars(Special) and not name.startswith("_") and \
+        getattr(special, name, None) is value
 
 
 def _attributes(xp, chain):

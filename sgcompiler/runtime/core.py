@@ -563,9 +563,9 @@ def bessel_i1(x):
     which is exact up to I_(n-1)(x) / I1(x) ~ exp(-n^2 / 2x): below 1e-16 for the n here."""
     x = np.asarray(x)
     dtype = float_dtype(x)
-    biggest = float(np.max(np.abs(x), initial=0.0))
-    n = 32 + int(np.sqrt(80.0 * biggest))
+    biggest = float(np.max(np.abs(x))) if np.size(x) else 0.0   # (no initial=: standard)
+    n = 32 + int(math.sqrt(80.0 * biggest))
     total = np.zeros(x.shape, dtype=dtype)
-    for angle in np.arange(n) * (2.0 * np.pi / n):
+    for angle in np.arange(0.0, n) * (2.0 * np.pi / n):     # (float: standard arrays)
         total += np.exp(x * np.cos(angle)) * np.cos(angle)
     return total / n

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import SGCompilerError
 from .scatter import StandardAdd
+from .spellings import MoreSpellings, Special
 
 try:        # optional: it knows the namespaces of libraries without __array_namespace__
     from array_api_compat import array_namespace as _compat_namespace
@@ -74,7 +75,7 @@ _DIFFERENT = frozenset({"take", "squeeze", "round", "where", "diff", "transpose"
                         "reshape"})
 
 
-class NumPyNames:
+class NumPyNames(MoreSpellings):
     """NumPy's names (those generated code and the runtime helpers use), implemented with
     the array namespace `xp` alone: `NumPyNames(xp).exp is xp.exp`, `.arccos is xp.acos`,
     `.swapaxes(x, 0, 1)` permutes with `xp.permute_dims`. A NumPy function the standard
@@ -691,8 +692,10 @@ def check_uses(uses, xp, where: str):
                 found = getattr(found, part)
             except (AttributeError, SGCompilerError):
                 at = f" (for line {line})" if line else ""
+                what = f"scipy.{chain} (SciPy)" if chain.startswith("special.") \
+                    else f"numpy.{chain}"
                 raise SGCompilerError(
-                    f"{where}: the gradient calls numpy.{chain}{at}, which has no "
+                    f"{where}: the gradient calls {what}{at}, which has no "
                     f"counterpart in the array API standard as {names.library} offers it, "
                     f"so it cannot run on {names.library} arrays; pass NumPy arrays "
                     "(np.asarray(...)) or write the function with what the standard "

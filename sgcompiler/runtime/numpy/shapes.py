@@ -261,13 +261,14 @@ def _no_period(period):
 
 def polyval_grad_p(g, p, x):
     """Gradient of np.polyval(p, x) with respect to the coefficients: the powers of x."""
-    powers = np.arange(len(p) - 1, -1, -1)
-    return np.array([np.sum(g * np.asarray(x) ** k) for k in powers], dtype=float_dtype(g, p))
+    powers = range(np.shape(p)[0] - 1, -1, -1)     # (np.shape: p may be another library's)
+    return np.asarray(np.stack([np.sum(g * np.asarray(x) ** k) for k in powers]),
+                      dtype=float_dtype(g, p))
 
 
 def polyval_grad_x(g, p, x):
     """Gradient of np.polyval(p, x) with respect to x: the derivative polynomial at x."""
-    n = len(p) - 1
+    n = np.shape(p)[0] - 1
     if n == 0:
         return np.zeros(np.shape(x), dtype=float_dtype(g, x))
     p = np.asarray(p)

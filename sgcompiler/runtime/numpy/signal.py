@@ -30,7 +30,7 @@ def _full(g, m, n, mode, reverse_same=False):
         raise ValueError(f"mode must be 'full', 'same' or 'valid', got {mode!r}")
     out = np.zeros(full, dtype=float_dtype(g))
     out[start:start + np.shape(g)[0]] = g
-    return out.copy()   # (differentiated again, the written array must not be kept as a view)
+    return np.copy(out)   # (differentiated again, the written array must not be kept as a view)
 
 
 def convolve_grad_a(g, a, v, mode="full"):
@@ -95,11 +95,11 @@ def _transposed_stencil(g, n, h, edge_order):
     start = np.clip(rows - 1, 0, max(n - 3, 0))
     out = np.zeros(np.shape(g), dtype=float_dtype(g))
     for r in range(3):
-        entries = np.gradient((rows % 3 == r).astype(float), h, edge_order=edge_order)
+        entries = np.gradient(np.asarray(rows % 3 == r, dtype=float), h, edge_order=edge_order)
         cols = start + (r - start) % 3
-        keep = cols < n
-        scale = np.reshape(entries[keep], (-1,) + (1,) * (np.ndim(g) - 1))
-        np.add.at(out, cols[keep], g[keep] * scale)
+        keep = np.flatnonzero(cols < n)     # (as positions: other libraries' arrays too)
+        scale = np.reshape(np.take(entries, keep), (-1,) + (1,) * (np.ndim(g) - 1))
+        np.add.at(out, np.take(cols, keep), np.take(g, keep, axis=0) * scale)
     return out
 
 

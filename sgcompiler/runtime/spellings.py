@@ -1,0 +1,375 @@
+"""More of NumPy's (and SciPy's) functions spelled with the array API standard alone, for
+`runtime.namespace.NumPyNames` (a base class of it): shape functions (atleast_*d, fliplr,
+flipud, rot90, rollaxis, append, delete, compress, extract), sums and choices (trapezoid,
+polyval, select, bincount, flatnonzero), 1-D convolution and correlation, np.gradient of
+uniform spacing, and the scipy.special functions that are elementary (`xp.special.xlogy`:
+backend/namespace.py spells them so). Each computes what NumPy computes, in the same
+order of operations where NumPy's is elementwise; what the standard cannot express is
+refused by name (`self.missing`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class MoreSpellings:
+    """NumPy's names the standard spells with others (mixed into NumPyNames, which gives
+    `xp`, `ndarray`, `asarray` and `missing`)."""
+
+    # --- shapes ------------------------------------------------------------------------
+    def _atleast(self, arrays, shape_of):
+        made = [self.asarray(a) if not isinstance(a, self.ndarray) else a for a in arrays]
+        made = [self.xp.reshape(a, shape_of(tuple(a.shape))) for a in made]
+        return made[0] if len(made) == 1 else list(made)
+
+    def atleast_1d(self, *arys):
+        return self._atleast(arys, lambda s: s if len(s) >= 1 else (1,))
+
+    def atleast_2d(self, *arys):
+        return self._atleast(arys, lambda s: s if len(s) >= 2 else ((1, 1) if not s
+                                                                    else (1,) + s))
+
+    def atleast_3d(self, *arys):
+        def shape(s):
+            return s if len(s) >= 3 else {0: (1, 1, 1), 1: (1,) + s + (1,)}.get(
+                len(s), s + (1,))
+        return self._atleast(arys, shape)
+
+    def fliplr(self, m):
+        if m.ndim < 2:
+            raise ValueError("Input must be >= 2-d.")
+        return self.xp.flip(m, axis=1)
+
+    def flipud(self, m):
+        if m.ndim < 1:
+            raise ValueError("Input must be >= 1-d.")
+        return self.xp.flip(m, axis=0)
+
+    def rot90(self, m, k=1, axes=(0, 1)):
+        xp = self.xp
+        a, b = (int(v) % m.ndim for v in axes)
+        if len(axes) != 2 or a == b:
+            raise ValueError("len(axes) must be 2 and the axes must differ")
+        k %= 4
+        if k == 0:
+            return m
+        if k == 2:
+            return xp.flip(xp.flip(m, axis=a), axis=b)
+        order = list(range(m.ndim))
+        order[a], order[b] = order[b], order[a]
+        if k == 1:
+            return xp.permute_dims(xp.flip(m, axis=b), tuple(order))
+        return xp.flip(xp.permute_dims(m, tuple(order)), axis=b)
+
+    def rollaxis(self, a, axis, start=0):
+        n = a.ndim
+        axis %= n
+        start = start + n if start < 0 else start
+        if not 0 <= start <= n:
+            raise ValueError(f"start={start} is out of bounds for an array of {n} axes")
+        start = start - 1 if axis < start else start
+        if axis == start:
+            return a
+        order = [i for i in range(n) if i != axis]
+        order.insert(start, axis)
+        return self.xp.permute_dims(a, tuple(order))
+
+    def append(self, arr, values, axis=None):
+        xp = self.xp
+        arr, values = (v if isinstance(v, self.ndarray) else self.asarray(v)
+                       for v in (arr, values))
+        if axis is None:
+            arr, values, axis = xp.reshape(arr, (-1,)), xp.reshape(values, (-1,)), 0
+        return xp.concat([arr, values], axis=axis)
+
+    def _indices(self, picks):
+        """Integer positions (a NumPy array, a list, an int) as an array of the library."""
+        if isinstance(picks, self.ndarray):
+            return picks
+        return self.xp.asarray(np.asarray(picks, dtype=np.int64).reshape(-1).tolist(),
+                               dtype=self.xp.int64)
+
+    def _true_at(self, condition):
+        """Where a condition (a NumPy or library array, a list) is true, flat."""
+        if isinstance(condition, self.ndarray):
+            return self.xp.nonzero(self.xp.reshape(condition, (-1,)))[0]
+        return self._indices(np.flatnonzero(np.asarray(condition)))
+
+    def delete(self, arr, obj, axis=None):
+        if isinstance(obj, self.ndarray):
+            raise self.missing("delete(arr, obj) at positions held in an array")
+        if axis is None:
+            arr, axis = self.xp.reshape(arr, (-1,)), 0
+        kept = np.delete(np.arange(arr.shape[axis]), obj)
+        return self.xp.take(arr, self._indices(kept), axis=axis)
+
+    def compress(self, condition, a, axis=None):
+        if axis is None:
+            a, axis = self.xp.reshape(a, (-1,)), 0
+        at = self._true_at(condition)
+        if at.shape[0] and int(self.xp.max(at)) >= a.shape[axis]:
+            raise IndexError("condition is longer than the axis it picks from")
+        return self.xp.take(a, at, axis=axis)
+
+    def extract(self, condition, arr):
+        return self.xp.take(self.xp.reshape(arr, (-1,)), self._true_at(condition), axis=0)
+
+    def flatnonzero(self, a):
+        return self._true_at(a)
+
+    def ascontiguousarray(self, a, dtype=None):
+        return self.asarray(a, dtype=dtype)
+
+    def asfortranarray(self, a, dtype=None):
+        return self.asarray(a, dtype=dtype)
+
+    def broadcast_to(self, x, shape):
+        """np.broadcast_to, of a Python number too (a zero adjoint)."""
+        x = x if isinstance(x, self.ndarray) else self.asarray(x)
+        return self.xp.broadcast_to(x, tuple(shape))
+
+    def times_mask(self, a, mask):
+        """`a * mask` of a boolean mask (the standard multiplies numbers only): the mask
+        as numbers of the product's dtype, as NumPy promotes it."""
+        xp = self.xp
+        if not isinstance(mask, self.ndarray) or mask.dtype != xp.bool:
+            return a * mask
+        if isinstance(a, self.ndarray):
+            dtype = a.dtype if a.dtype != xp.bool else xp.bool
+        else:
+            dtype = xp.float64 if isinstance(a, float) else \
+                xp.complex128 if isinstance(a, complex) else xp.int64
+        if dtype == xp.bool:
+            return a & mask
+        return a * xp.astype(mask, dtype)
+
+    # --- sums and choices --------------------------------------------------------------
+    def trapezoid(self, y, x=None, dx=1.0, axis=-1):
+        xp = self.xp
+        axis %= y.ndim
+        before = (slice(None),) * axis
+        if x is None:
+            d = dx
+        else:
+            x = x if isinstance(x, self.ndarray) else self.asarray(x)
+            d = x[1:] - x[:-1] if x.ndim == 1 else self.diff(x, axis=axis)
+            if x.ndim == 1:
+                d = xp.reshape(d, (-1,) + (1,) * (y.ndim - 1 - axis))
+        return xp.sum(d * (y[before + (slice(1, None), ...)] + y[before + (slice(None, -1), ...)])
+                      / 2.0, axis=axis)
+
+    trapz = trapezoid
+
+    def polyval(self, p, x):
+        x = x if isinstance(x, self.ndarray) else self.asarray(x)
+        y = self.xp.zeros_like(x)
+        for k in range(p.shape[0] if isinstance(p, self.ndarray) else len(p)):
+            y = y * x + p[k]
+        return y
+
+    def select(self, condlist, choicelist, default=0):
+        xp = self.xp
+        if len(condlist) != len(choicelist):
+            raise ValueError("list of cases must be same length as list of conditions")
+        conditions = [c if isinstance(c, self.ndarray) else xp.asarray(
+            np.asarray(c, dtype=bool).tolist(), dtype=xp.bool) for c in condlist]
+        choices = [c if isinstance(c, self.ndarray) else self.asarray(c) for c in choicelist]
+        dtype = self.result_type(*choices, default)
+        result = default if isinstance(default, self.ndarray) else xp.asarray(
+            default, dtype=dtype)
+        result = xp.astype(result, dtype) if result.dtype != dtype else result
+        for condition, choice in zip(reversed(conditions), reversed(choices)):
+            result = xp.where(condition, xp.astype(choice, dtype), result)
+        shape = np.broadcast_shapes(*(tuple(v.shape) for v in conditions + choices),
+                                    tuple(result.shape))
+        return xp.broadcast_to(result, shape)
+
+    def bincount(self, x, weights=None, minlength=0):
+        xp = self.xp
+        x = self._indices(x)
+        if x.ndim != 1:
+            raise ValueError("object too deep for desired array")
+        n = max(int(xp.max(x)) + 1 if x.shape[0] else 0, minlength)
+        hit = xp.reshape(x, (-1, 1)) == xp.reshape(xp.arange(n, dtype=x.dtype), (1, -1))
+        if weights is None:
+            return xp.sum(xp.astype(hit, xp.int64), axis=0)
+        weights = weights if isinstance(weights, self.ndarray) else self.asarray(weights)
+        weights = xp.astype(weights, xp.float64) if not xp.isdtype(
+            weights.dtype, "complex floating") else weights
+        return xp.sum(xp.where(hit, xp.reshape(weights, (-1, 1)), 0.0), axis=0)
+
+    def i0(self, x):
+        """The modified Bessel function I0 from its integral (1/2 pi) int exp(x cos t) dt by
+        the trapezoid rule, exact to rounding for the points taken (as runtime.bessel_i1)."""
+        xp = self.xp
+        x = x if isinstance(x, self.ndarray) else self.asarray(x)
+        x = x if xp.isdtype(x.dtype, "real floating") else xp.astype(x, xp.float64)
+        biggest = float(xp.max(xp.abs(x))) if math.prod(x.shape) else 0.0
+        n = 32 + int(math.sqrt(80.0 * biggest))
+        total = xp.zeros_like(x)
+        for k in range(n):
+            total = total + xp.exp(x * math.cos(k * (2.0 * math.pi / n)))
+        return total / n
+
+    # --- filters -----------------------------------------------------------------------
+    def convolve(self, a, v, mode="full"):
+        xp = self.xp
+        a, v = (x if isinstance(x, self.ndarray) else self.asarray(x) for x in (a, v))
+        if a.ndim != 1 or v.ndim != 1 or not a.shape[0] or not v.shape[0]:
+            raise ValueError("convolve takes two non-empty 1-D arrays")
+        if v.shape[0] > a.shape[0]:
+            a, v = v, a
+        n, m = a.shape[0], v.shape[0]
+        dtype = self.result_type(a, v)
+        a, v = xp.astype(a, dtype), xp.astype(v, dtype)
+        zeros = xp.zeros((m - 1,), dtype=dtype)
+        padded = xp.concat([zeros, a, zeros])
+        full = None
+        for i in range(m):
+            term = v[i] * padded[m - 1 - i:m - 1 - i + n + m - 1]
+            full = term if full is None else full + term
+        if mode == "full":
+            return full
+        if mode == "same":
+            return full[(m - 1) // 2:(m - 1) // 2 + n]
+        if mode == "valid":
+            return full[m - 1:n]
+        raise ValueError(f"mode must be 'full', 'same' or 'valid', not {mode!r}")
+
+    def correlate(self, a, v, mode="valid"):
+        a, v = (x if isinstance(x, self.ndarray) else self.asarray(x) for x in (a, v))
+        if self.xp.isdtype(self.result_type(a, v), "complex floating"):
+            raise self.missing("correlate of complex arrays")
+        if mode == "same" and v.shape[0] > a.shape[0]:
+            raise self.missing("correlate(a, v, 'same') with v longer than a")
+        reversed_v = self.xp.flip(v, axis=0)
+        return self.convolve(a, reversed_v, mode)
+
+    def gradient(self, f, *varargs, axis=None, edge_order=1):
+        """np.gradient with one number (or none) as the spacing of every axis."""
+        xp = self.xp
+        axes = tuple(range(f.ndim)) if axis is None else \
+            tuple(a % f.ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+        if len(varargs) > 1 and len(varargs) != len(axes) or any(
+                not isinstance(s, (int, float)) for s in varargs):
+            raise self.missing("gradient(f, ...) with coordinates as the spacing")
+        spacing = list(varargs) * len(axes) if len(varargs) == 1 else \
+            list(varargs) or [1.0] * len(axes)
+        if edge_order not in (1, 2):
+            raise ValueError("'edge_order' greater than 2 not supported")
+        f = f if xp.isdtype(f.dtype, ("real floating", "complex floating")) else \
+            xp.astype(f, xp.float64)
+        out = [self._gradient_along(f, ax, h, edge_order) for ax, h in zip(axes, spacing)]
+        return out[0] if len(out) == 1 else out
+
+    def _gradient_along(self, f, axis, h, edge_order):
+        xp = self.xp
+        n = f.shape[axis]
+        if n < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+
+        def at(start, stop=None):
+            index = slice(start, stop) if stop is not None or start is None else \
+                slice(start, start + 1 if start != -1 else None)
+            return f[(slice(None),) * axis + (index, ...)]
+        inner = (at(2, n) - at(0, n - 2)) / (2.0 * h)
+        if edge_order == 1:
+            first = (at(1) - at(0)) / h
+            last = (at(-1) - at(-2)) / h
+        else:
+            first = -1.5 / h * at(0) + 2.0 / h * at(1) + -0.5 / h * at(2)
+            last = 0.5 / h * at(-3) + -2.0 / h * at(-2) + 1.5 / h * at(-1)
+        return xp.concat([first, inner, last], axis=axis)
+
+    # --- scipy.special -----------------------------------------------------------------
+    @property
+    def special(self):
+        found = self.__dict__.get("_special")
+        if found is None:
+            found = self.__dict__["_special"] = Special(self)
+        return found
+
+
+class Special:
+    """scipy.special's elementary functions in the standard's operations (what SciPy
+    computes for real arguments: the value at x == 0 of x log y is 0, entropies are inf
+    outside their domain)."""
+
+    def __init__(self, names):
+        self.names = names
+        self.xp = names.xp
+
+    def __repr__(self):
+        return f"<scipy.special's names for {self.names.library}>"
+
+    def __getattr__(self, name):
+        from ..errors import SGCompilerError
+        raise SGCompilerError(
+            f"scipy.special.{name} (SciPy) has no counterpart in the array API standard, so "
+            f"it cannot run on {self.names.library} arrays; compute this gradient with NumPy "
+            "arrays (np.asarray(...) of the arguments)")
+
+    def _arrays(self, *values):
+        made = [v if isinstance(v, self.names.ndarray) else self.names.asarray(v)
+                for v in values]
+        dtype = self.names.result_type(*made)
+        if not self.xp.isdtype(dtype, "real floating"):
+            dtype = self.xp.float64
+        return [self.xp.astype(v, dtype) for v in made]
+
+    def xlogy(self, x, y):
+        x, y = self._arrays(x, y)
+        return self.xp.where(x == 0, self.xp.zeros_like(x), x * self.xp.log(y))
+
+    def xlog1py(self, x, y):
+        x, y = self._arrays(x, y)
+        return self.xp.where(x == 0, self.xp.zeros_like(x), x * self.xp.log1p(y))
+
+    def rel_entr(self, x, y):
+        xp = self.xp
+        x, y = self._arrays(x, y)
+        inside = (x > 0) & (y > 0)
+        safe = xp.where(inside, x / xp.where(inside, y, 1.0), 1.0)
+        return xp.where(inside, x * xp.log(safe),
+                        xp.where((x == 0) & (y >= 0), xp.zeros_like(x),
+                                 xp.full_like(x, math.inf)))
+
+    def kl_div(self, x, y):
+        xp = self.xp
+        x, y = self._arrays(x, y)
+        inside = (x > 0) & (y > 0)
+        safe = xp.where(inside, x / xp.where(inside, y, 1.0), 1.0)
+        return xp.where(inside, x * xp.log(safe) - x + y,
+                        xp.where((x == 0) & (y >= 0), y, xp.full_like(x, math.inf)))
+
+    def huber(self, delta, r):
+        xp = self.xp
+        delta, r = self._arrays(delta, r)
+        small = xp.abs(r) <= delta
+        return xp.where(delta < 0, xp.full_like(r, math.inf),
+                        xp.where(small, 0.5 * r * r, delta * (xp.abs(r) - 0.5 * delta)))
+
+    def pseudo_huber(self, delta, r):
+        xp = self.xp
+        delta, r = self._arrays(delta, r)
+        positive = delta > 0
+        d = xp.where(positive, delta, 1.0)
+        ratio = r / d
+        value = d * d * (xp.sqrt(1.0 + ratio * ratio) - 1.0)
+        return xp.where(delta < 0, xp.full_like(value, math.inf),
+                        xp.where(positive, value, xp.zeros_like(value)))
+
+    def softmax(self, x, axis=None):
+        xp = self.xp
+        axis = tuple(axis) if isinstance(axis, list) else axis
+        e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+        return e / xp.sum(e, axis=axis, keepdims=True)
+
+    def log_softmax(self, x, axis=None):
+        xp = self.xp
+        axis = tuple(axis) if isinstance(axis, list) else axis
+        shifted = x - xp.max(x, axis=axis, keepdims=True)
+        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
