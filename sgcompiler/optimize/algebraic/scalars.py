@@ -1,8 +1,11 @@
 """Move a number that scales a matrix product's adjoint to the product's (small) result
 (part of the optimize pass, top-level statements only, for code of any shape):
 
-    dz = unbroadcast(-1.0 / reduced_size(_mul) * (y - p), z)   ->   dz = unbroadcast(y - p, z)
-    dw = matmul_grad_right(dz, X, w)                  dw = -1.0 / reduced_size(_mul) * matmul_grad_right(dz, X, w)
+    dz = unbroadcast(-1.0 / reduced_size(_mul) * (y - p), z)
+    dw = matmul_grad_right(dz, X, w)
+->
+    dz = unbroadcast(y - p, z)
+    dw = -1.0 / reduced_size(_mul) * matmul_grad_right(dz, X, w)
 
 The mean's adjoint `-1/N` multiplies every one of the N rows of `y - p`; the gradient
 written by hand divides the 10 numbers of `X.T @ (p - y)` instead, so over dask it is one
@@ -14,7 +17,7 @@ are linear in the adjoint: `(c * e) @ x == c * (e @ x)`, and the number is a Pyt
 The scaled adjoint must be a temporary assigned once and read once, by a later top-level
 statement, as the adjoint argument of a matrix product's gradient (`matmul_grad_left`,
 `matmul_grad_right`, `@`); only pure assignments of other names may separate the two, and
-none of them may bind a name the number reads.
+the names the number reads are bound once (so it has the same value there).
 """
 from __future__ import annotations
 
@@ -49,6 +52,8 @@ def scale_products(tree: gast.FunctionDef, pure, helpers) -> None:
         if found is None or loads[found[0]] != 1 or binds[found[0]] != 1:
             continue
         name, unscaled, factor = found
+        if any(binds[n.id] > 1 for n in nodes(factor) if isinstance(n, gast.Name)):
+            continue        # (a name the number reads is bound again: in a loop, say)
         use = _use(body, i, name, factor, pure, products)
         if use is None:
             continue
