@@ -7,9 +7,10 @@ callee's own code, with one cache and one depth limit for all of it:
 
 Each summary runs the front end on the callee (frontend.read_front_end: one for all the
 summaries of a compilation, then handed to the compilation of the callee's piece) and one
-analysis on it (the analyses call back here for the callee's own callees). While a summary is being worked out, a recursive
-call sees a conservative answer; callees of callees are followed MAX_DEPTH deep at most,
-and a callee the front end cannot read gets the conservative answer too.
+analysis on it (the analyses call back here for the callee's own callees). While a
+summary is being worked out, a recursive call sees a conservative answer; callees of
+callees are followed MAX_DEPTH deep at most, and a callee the front end cannot read gets
+the conservative answer too.
 
 The analyses receive a `Callees` as an argument (`SUMMARIES` is the shared one); without
 it they assume the least (a result may be any argument, no argument is a dict, a result's
