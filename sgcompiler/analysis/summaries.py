@@ -5,10 +5,12 @@ callee's own code, with one cache and one depth limit for all of it:
     keyed_params(fn)        parameters used as dicts (so the caller's argument is a tree)
     call_result(fn, arrays) (shape, dtype) of the result for arguments of known shapes
 
-Each summary runs the front end on the callee and one analysis on it (the analyses call
-back here for the callee's own callees). While a summary is being worked out, a recursive
-call sees a conservative answer; callees of callees are followed MAX_DEPTH deep at most,
-and a callee the front end cannot read gets the conservative answer too.
+Each summary runs the front end on the callee (frontend.read_front_end: one for all the
+summaries of a compilation, then handed to the compilation of the callee's piece) and one
+analysis on it (the analyses call back here for the callee's own callees). While a
+summary is being worked out, a recursive call sees a conservative answer; callees of
+callees are followed MAX_DEPTH deep at most, and a callee the front end cannot read gets
+the conservative answer too.
 
 The analyses receive a `Callees` as an argument (`SUMMARIES` is the shared one); without
 it they assume the least (a result may be any argument, no argument is a dict, a result's
@@ -21,7 +23,7 @@ import gast
 
 from .. import rules
 from ..errors import SGCompilerError
-from ..frontend import front_end, parse_function
+from ..frontend import parse_function, read_front_end
 from ..frontend.depends import LOCK, Depends, recording
 from .activity import all_params, is_view
 from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, describe_stmt, \
@@ -160,7 +162,7 @@ def _elements(norm, facts):
 
 
 def _read(fn):
-    front = front_end(fn, checked=False)
+    front = read_front_end(fn)      # (kept for the compilation of fn's piece, if one follows)
     return front.norm, front.resolution, front.source
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-import gast
-
+from ..ir.ast_tree import to_ast
 from ..ir.builders import COMMENT
 
 _MARK = re.compile(r"^\s*# line (\d+): ")
@@ -25,7 +24,7 @@ def to_source(tree, header: str, origins=None) -> str:
     else that of the `# line N:` mark above it (for explain/, which reads code made to
     be read again as the user's lines, and backend/located.py, which names the line of a
     run-time refusal); a dict is filled now, an `Origins` when it is first read."""
-    node = gast.gast_to_ast(tree)
+    node = to_ast(tree)
     _prepare(node)
     # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
     # Python's tokenizer does not (unparse escapes them in strings, but not in docstrings)

@@ -21,6 +21,7 @@ from ..analysis.why import (CUT, OVERWRITTEN, UNREACHED, flat_spots, stop_cuts,
                             zero_gradient)
 from ..backend.loader import is_generated, user_line
 from ..frontend.resolve import STOP, local_names
+from ..ir.ast_tree import to_ast
 from ..pipeline import analyse
 
 
@@ -190,7 +191,7 @@ def _stop_expressions(src, resolution) -> dict:
             if stop:
                 found.setdefault(node.lineno, []).append(node)
     # a call inside another runs first
-    return {line: [ast.unparse(gast.gast_to_ast(n)) for n in sorted(nodes, key=_calls_in)]
+    return {line: [ast.unparse(to_ast(n)) for n in sorted(nodes, key=_calls_in)]
             for line, nodes in found.items()}
 
 

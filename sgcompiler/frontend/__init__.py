@@ -15,13 +15,20 @@
     lower.py      structured jumps (break, continue, return) in the normal form
     iteration.py  normal forms of `for` over sequences, enumerate, zip, comprehensions
 
-`front_end(fn)` runs them in that order; it is the only place that does.
+`front_end(fn)` runs them in that order; it is the only place that does. Within one
+compilation (`sharing()`), the front end an analysis of a callee made (`read_front_end`,
+analysis/summaries.py) is handed to the compilation of that callee's piece, which would
+otherwise make it again: a helper's front end is made once, not twice.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .. import rules
+from ..errors import SGCompilerError
 from .check import check
+from .depends import note, recording
 from .forms.checkpoint import checkpoint_loops
 from .forms.contexts import unwrap_contexts
 from .forms.factories import inline_factories
@@ -80,6 +87,15 @@ def front_end(fn, checked: bool = True, trace=None, checkpoint=None,
     Raises:
         SGCompilerError: for anything the front end cannot read or differentiate.
     """
+    if trace is None and checkpoint is None:
+        kept = _taken(fn, checked, marks)
+        if kept is not None:
+            return kept
+    return _front_end(fn, checked, trace, checkpoint, marks)
+
+
+def _front_end(fn, checked, trace, checkpoint, marks, refusals=None) -> FrontEnd:
+    """`refusals`: a list that gets check's refusal (if any) instead of it being raised."""
     trace = trace or (lambda stage, made: None)
     src = parse_function(fn)
     trace("parse", src)
@@ -90,6 +106,11 @@ def front_end(fn, checked: bool = True, trace=None, checkpoint=None,
     trace("checkpoint", src)
     if checked:
         check(src)
+    elif refusals is not None:
+        try:
+            check(src)
+        except SGCompilerError as exc:
+            refusals.append(exc)
     resolution = resolve(src)
     trace("resolve", resolution)
     norm = normalize(src, resolution)
@@ -97,4 +118,75 @@ def front_end(fn, checked: bool = True, trace=None, checkpoint=None,
     return FrontEnd(src, resolution, norm)
 
 
-__all__ = ["REWRITES", "SOURCE_STAGES", "FrontEnd", "front_end", "parse_function"]
+# (id of the function, rules version) -> _Kept, while a compilation is sharing
+_KEPT: dict = {}
+_SHARING = [0]
+
+
+@dataclass(frozen=True)
+class _Kept:
+    fn: object              # the function (the key holds its id only)
+    front: FrontEnd         # made with checked=False, marks=False, no checkpoint
+    refusal: object         # the SGCompilerError check(front.source) raised, or None
+    reads: tuple            # the recorded reads (kind, holder, key, value) it made
+
+
+@contextmanager
+def sharing():
+    """A compilation: the front ends `read_front_end` makes inside it are kept for it (and
+    forgotten when the outermost compilation ends)."""
+    _SHARING[0] += 1
+    try:
+        yield
+    finally:
+        _SHARING[0] -= 1
+        if not _SHARING[0]:
+            _KEPT.clear()
+
+
+def read_front_end(fn) -> FrontEnd:
+    """`front_end(fn, checked=False)`, for an analysis that only reads it (its statements,
+    names and namer stay as they are): inside `sharing()`, one kept for the compilation of
+    `fn` itself, which takes it (front_end), and for other analyses until then.
+
+    Raises:
+        SGCompilerError: for anything the front end cannot read.
+    """
+    if not _SHARING[0]:
+        return _front_end(fn, False, None, None, False)
+    key = (id(fn), rules.version())
+    kept = _KEPT.get(key)
+    if kept is not None and kept.fn is fn:
+        _replay(kept.reads)
+        return kept.front
+    refusals = []
+    with recording() as seen:
+        front = _front_end(fn, False, None, None, False, refusals)
+    _KEPT[key] = _Kept(fn, front, refusals[0] if refusals else None, tuple(seen.values()))
+    return front
+
+
+def _taken(fn, checked, marks):
+    """The front end kept for `fn` (read_front_end), handed over once: the caller may
+    rewrite it. None when there is none, or when it was made otherwise than asked (loops
+    marked for checkpointing, which are read plain there)."""
+    key = (id(fn), rules.version())
+    kept = _KEPT.get(key)
+    if kept is None or kept.fn is not fn or marks and kept.front.source.checkpointed:
+        return None
+    del _KEPT[key]
+    _replay(kept.reads)
+    if checked and kept.refusal is not None:
+        raise kept.refusal
+    return kept.front
+
+
+def _replay(reads):
+    """What making a kept front end read, read again by whoever uses it (the recordings
+    of its cached code)."""
+    for read in reads:
+        note(*read)
+
+
+__all__ = ["REWRITES", "SOURCE_STAGES", "FrontEnd", "front_end", "parse_function",
+           "read_front_end", "sharing"]

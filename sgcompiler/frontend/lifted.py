@@ -20,6 +20,8 @@ import weakref
 
 import gast
 
+from ..ir.ast_tree import to_ast
+
 _TREES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # function -> entry
 # key -> function object, held weakly: a function holds what it was made from (a bound
 # method's instance, a partial's values) in its cells, so holding it here would keep every
@@ -77,7 +79,7 @@ def _made_code(tree, names: tuple):
     # defaults are the original objects (set by the caller), not their source evaluated again
     runnable.args.defaults = []
     runnable.args.kw_defaults = [None] * len(runnable.args.kwonlyargs)
-    text = ast.unparse(gast.gast_to_ast(runnable))
+    text = ast.unparse(to_ast(runnable))
     text = (f"def _sg_lifted({', '.join(names)}):\n"
             + "".join(f"    {line}\n" for line in text.splitlines())
             + f"    return {tree.name}\n")

@@ -34,6 +34,7 @@ from .forms.objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import local_names  # noqa: F401 (later stages read it from here)
 from ..ir.blocks import walk
+from ..ir.ast_tree import to_ast
 
 PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
     "primitive", "stop", "nondiff", "method", "user", "iteration", "opaque")
@@ -77,7 +78,7 @@ def _root(func):
 
 
 def _text(node) -> str:
-    return ast.unparse(gast.gast_to_ast(node))
+    return ast.unparse(to_ast(node))
 
 
 def classify(obj, text: str, module: str | None = None) -> Callee | None:

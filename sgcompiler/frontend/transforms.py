@@ -19,6 +19,7 @@ import gast
 from ..errors import describe, errors_at
 from .depends import module_level
 from .source import FunctionSource
+from ..ir.ast_tree import to_ast
 from ..ir.blocks import walk
 
 
@@ -103,7 +104,7 @@ class _NotConstant(Exception):
 
 
 def _text(node) -> str:
-    return ast.unparse(gast.gast_to_ast(node))
+    return ast.unparse(to_ast(node))
 
 
 def _constant(fn, node, local):

@@ -57,7 +57,7 @@ from ..analysis.shapes import shapes
 from ..analysis.sizes import WEAK
 from ..analysis.summaries import SUMMARIES
 from ..analysis.unknown import header_note, unknown_shapes
-from ..frontend import front_end
+from ..frontend import front_end, sharing
 from ..frontend.complex_values import may_hold_complex
 from ..frontend.depends import LOCK, Depends, function_reads, note, recording
 from ..frontend.resolve import local_names
@@ -144,7 +144,7 @@ def _compile_cached(key, fn, wrt, scalars, trees, value, arrays, rereadable,
         if compiled is not None and compiled.depends.holds_for(fn):
             compiled.depends.replay(fn)
             return dataclasses.replace(compiled, pinned=compiled.depends.objects(fn))
-        with recording() as seen:
+        with recording() as seen, sharing():
             compiled = _compile(fn, wrt, scalars, trees, value, arrays, rereadable=rereadable,
                                 namespace=namespace, backend=backend, checkpoint=checkpoint)
         kept = _kept(_CACHE, key, compiled, seen, fn)
@@ -392,7 +392,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
                      types.CellType())
         mine[key] = made
         try:
-            with recording() as seen:
+            with recording() as seen, sharing():
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
                 _compile_piece(fn, active, made, arrays, trees, rereadable, namespace,

@@ -28,6 +28,7 @@ from ..analysis.activity import activity
 from ..analysis.shapes import shapes
 from ..analysis.sizes import WEAK
 from ..analysis.summaries import SUMMARIES
+from ..frontend import sharing
 from ..frontend.depends import LOCK, Depends, function_reads, note, recording
 from ..frontend.source import function_name
 from ..forward.batch import NotBatchable
@@ -62,7 +63,7 @@ def _compile_jvp_cached(key, fn, wrt, scalars, trees, arrays, batch,
         if compiled is not None and compiled.depends.holds_for(fn):
             compiled.depends.replay(fn)
             return dataclasses.replace(compiled, pinned=compiled.depends.objects(fn))
-        with recording() as seen:
+        with recording() as seen, sharing():
             try:
                 compiled = _compile_jvp(fn, wrt, scalars, trees, arrays, batch=batch,
                                         backend=backend)
@@ -156,7 +157,7 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
         made = JvpPiece(f"{name}_jvp", types.CellType(), {})
         mine[key] = made
         try:
-            with recording() as seen:
+            with recording() as seen, sharing():
                 for read in function_reads(fn):     # its code and defaults are bound in
                     note(*read)
                 compiled = _compile_jvp(fn, active, frozenset(numbers), trees, arrays,

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import ast
 
-import gast
-
 from ..backend.codegen import to_source
 from ..frontend import SOURCE_STAGES
+from ..ir.ast_tree import to_ast
 
 
 class _Trace:
@@ -34,7 +33,7 @@ def _tree_text(tree) -> str:
 
 
 def _body_text(body) -> str:
-    return "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in body) + "\n"
+    return "\n".join(ast.unparse(to_ast(s)) for s in body) + "\n"
 
 
 def _resolution_text(resolution) -> str:

@@ -29,6 +29,7 @@ from ...ir.builders import const, load, store
 from ...runtime import too_few_values
 from ..depends import module_level
 from ...ir.blocks import walk
+from ...ir.ast_tree import to_ast
 
 
 def fresh(base: str, taken: set) -> str:
@@ -71,7 +72,7 @@ class DictForms:
         helper = fresh("too_few_values", self.taken)
         self.introduced[helper] = too_few_values
         length = gast.Call(func=load("len"), args=[load(values)], keywords=[])
-        keys = ast.unparse(gast.gast_to_ast(arg.args[0]))
+        keys = ast.unparse(to_ast(arg.args[0]))
         refusal = gast.Call(func=load(helper), args=[
             length, const(count), const(f"dict(zip({keys}, {values}))")], keywords=[])
         test = gast.Compare(left=copy.deepcopy(length), ops=[gast.GtE()],
