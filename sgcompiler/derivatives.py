@@ -32,6 +32,7 @@ from .backend.jit import check_backend
 from .collected import CollectedGradient
 from .data_kinds import foreign
 from .forward.batch import NotBatchable, PerColumnWarning
+from .runtime.batched_rules import BatchMismatch
 from .frontend.depends import function_reads
 from .frontend.forms.checkpoint import check_policy
 from .frontend.forms.objects import as_function
@@ -430,7 +431,15 @@ def _batched_jacobian(f, args, position, title, stacklevel, shape=None, hessian_
     x = args[position]
     size = int(np.size(x))
     basis = np.eye(size, dtype=np.result_type(x, float)).reshape((size,) + np.shape(x))
-    out, out_dot = function(*args, **{tangent: basis})
+    try:
+        out, out_dot = function(*args, **{tangent: basis})
+    except BatchMismatch as exc:       # (a rule's batched form did not fit these values)
+        if hessian_of is not None:
+            hessian_of[1].clear()
+        warnings.warn(f"{title} runs its tangent code once per column ({size} times; the "
+                      f"same values, slower): {exc}", PerColumnWarning,
+                      stacklevel=stacklevel)
+        return None
     return _batched_columns(out, out_dot, size, np.shape(out) if shape is None else shape,
                             np.shape(x))
 
