@@ -266,6 +266,8 @@ class GradientFunction:
         # called inside a differentiated function, its caller may pass a parameter tree
         # where this code expects an array: pipeline.piece asks for the code for trees
         function.sgcompiler_for_trees = functools.partial(self._as_function_for, scalars)
+        # (extra) -> a check that this code is still right (hessian keeps its tangent code)
+        function.sgcompiler_checker = functools.partial(compiled.checker, primal)
         return function
 
     def _as_function_for(self, scalars, trees):

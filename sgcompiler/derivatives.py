@@ -32,6 +32,7 @@ from .backend.jit import check_backend
 from .collected import CollectedGradient
 from .data_kinds import foreign
 from .forward.batch import NotBatchable, PerColumnWarning
+from .runtime.batched_rules import BatchMismatch
 from .frontend.depends import function_reads
 from .frontend.forms.checkpoint import check_policy
 from .frontend.forms.objects import as_function
@@ -407,12 +408,65 @@ def _broadcast_column(column, shape):
     return column if np.shape(column) == shape else np.broadcast_to(column, shape)
 
 
-def _batched_jacobian(f, args, position, title, stacklevel, shape=None):
+def _batched_jacobian(f, args, position, title, stacklevel, shape=None, hessian_of=None):
     """Every column at once: one run of tangent code whose tangents hold all the unit
     directions along a leading axis (forward/batch.py); None where the code cannot be
     batched (the caller then runs one jvp per column), which a PerColumnWarning says once
     for the code, with why (`title`: what is computed; `shape`: the output's, for a
-    gradient whose code returns the number 0.0 where it is zero at compile time)."""
+    gradient whose code returns the number 0.0 where it is zero at compile time).
+    With `hessian_of` (name, cache): the Jacobian of f's generated gradient with respect
+    to `name`, the bound tangent code kept in `cache` by the kinds of the arguments, with
+    the checks that what both were compiled from still holds (hessian's repeated call
+    then costs the tangent code alone: no look-up of the gradient and its tangent)."""
+    key = _hessian_key(args, position) if hessian_of is not None else None
+    found = hessian_of[1].get(key) if key is not None else None
+    if found is None or not all(check() for check in found[2]):
+        found = _batched_code(f, args, position, title, stacklevel + 1, hessian_of)
+        if found is None:
+            return None
+        if key is not None:
+            hessian_of[1].clear()       # (the newest kinds only: one entry per hessian)
+            hessian_of[1][key] = found
+    function, tangent, _ = found
+    x = args[position]
+    size = int(np.size(x))
+    basis = np.eye(size, dtype=np.result_type(x, float)).reshape((size,) + np.shape(x))
+    try:
+        out, out_dot = function(*args, **{tangent: basis})
+    except BatchMismatch as exc:       # (a rule's batched form did not fit these values)
+        if hessian_of is not None:
+            hessian_of[1].clear()
+        warnings.warn(f"{title} runs its tangent code once per column ({size} times; the "
+                      f"same values, slower): {exc}", PerColumnWarning,
+                      stacklevel=stacklevel)
+        return None
+    return _batched_columns(out, out_dot, size, np.shape(out) if shape is None else shape,
+                            np.shape(x))
+
+
+def _hessian_key(args, position):
+    """The kinds of a hessian call whose tangent code may be kept (float arrays and
+    Python numbers alone, with the rules' version and complex mode), or None."""
+    key = [position, rules.version(), rules.complex_mode()]
+    for value in args:
+        if type(value) is np.ndarray:
+            key.append((value.shape, value.dtype))
+        elif type(value) in (float, int):
+            key.append(type(value))
+        else:
+            return None
+    return tuple(key) if type(args[position]) is np.ndarray else None
+
+
+def _batched_code(f, args, position, title, stacklevel, hessian_of):
+    """(the bound batched tangent function, its tangent parameter, the checks that it is
+    still right) for f, or for f's gradient with `hessian_of`; None (having warned, once)
+    where the code cannot be batched."""
+    checks = ()
+    if hessian_of is not None:
+        user = f
+        f = _gradient_function(f, hessian_of[0], args)
+        checks = (f.sgcompiler_checker(function_reads(user)),)
     x, params = args[position], _params(f)
     size = int(np.size(x))
     if size == 0:
@@ -427,11 +481,15 @@ def _batched_jacobian(f, args, position, title, stacklevel, shape=None):
                           f"once: {exc.located or exc}", PerColumnWarning,
                           stacklevel=stacklevel)
         return None
-    basis = np.eye(size, dtype=np.result_type(x, float)).reshape((size,) + np.shape(x))
-    out, out_dot = compiled.bind(f)(*args, **{compiled.tangent_params[params[position]]:
-                                              basis})
+    if hessian_of is not None:
+        checks += (compiled.depends.checker(f, function_reads(f)),)
+    return compiled.bind(f), compiled.tangent_params[params[position]], checks
+
+
+def _batched_columns(out, out_dot, size, shape, x_shape):
+    """The Jacobian of `shape` + x_shape from a batched run's out and out_dot (its
+    directions first), or None where out is not an array or a number."""
     dtype = np.result_type(out, float)
-    shape = np.shape(out) if shape is None else shape
     if foreign(out) or foreign(out_dot):        # from dask data: lazy, as out is
         out_dot = _lazy_output(out_dot, out, dtype, (size,) + shape)
     elif not isinstance(out, (np.ndarray, np.generic, float, int)) or isinstance(out, bool):
@@ -442,7 +500,7 @@ def _batched_jacobian(f, args, position, title, stacklevel, shape=None):
             out_dot = out_dot.reshape(out_dot.shape[:1] + (1,) * (len(shape) - np.ndim(out))
                                       + out_dot.shape[1:])
         out_dot = np.broadcast_to(out_dot, (size,) + shape)
-    return np.moveaxis(out_dot, 0, -1).reshape(shape + np.shape(x))
+    return np.moveaxis(out_dot, 0, -1).reshape(shape + x_shape)
 
 
 def _stacked(columns):
@@ -511,6 +569,7 @@ def hessian(f, wrt=0):
     if collects_arguments(f):   # def f(*ws): the Hessian of a copy for each call's arguments
         return CollectedGradient(f, wrt, hessian, "hessian")
     (name,) = wrt_names(f, (wrt,))
+    kept = {}       # the batched tangent code of the last kinds of arguments
 
     def hess(*args):
         position = _params(f).index(name)
@@ -518,11 +577,11 @@ def hessian(f, wrt=0):
         if is_tree(x):
             return _tree_hessian(f, name, args, position)
         _check_array(f, x)
-        gradient = _gradient_function(f, name, args)
-        batched = _batched_jacobian(gradient, args, position,
-                                    f"the hessian of {function_name(f)}", 4, np.shape(x))
+        batched = _batched_jacobian(f, args, position, f"the hessian of {function_name(f)}",
+                                    4, np.shape(x), (name, kept))
         if batched is not None:
             return batched
+        gradient = _gradient_function(f, name, args)
         columns = []
         function, names = None, None
         for e in _unit_directions(x):

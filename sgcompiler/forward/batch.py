@@ -32,8 +32,10 @@ import numpy
 from ..analysis.shapes import ARRAY, EITHER
 from ..errors import describe
 from ..ir.builders import const, load
-from ..reverse.inline import simplify
+from ..reverse.inline import clone, simplify, substituted
 from .. import runtime
+from ..rules.registry import batched_helper, is_batchable
+from ..runtime import batched_rules as runtime_batched
 from ..ir.blocks import walk
 
 _MATMUL = (numpy.matmul, operator.matmul, numpy.dot)     # (np.dot: of 1 or 2 axes only)
@@ -96,8 +98,35 @@ class BatchedRules:
         if rule.kind in ("linear", "multilinear"):
             return self.linear(stmt, op, target, rule, active)
         if rule.full_shape or rule.multiple_results:
-            raise NotBatchable(f"{rule.name} has an explicit tangent rule")
+            return self.explicit(op, target, rule, active)
         return self.elementwise(op, target, rule, active)
+
+    def explicit(self, op, target, rule, active):
+        """An explicit tangent rule declared batchable (rules/registry.batchable), or a
+        reduction's derived one (np.sum(t * D, axis)), with the helpers it calls that
+        have batched forms called as them; the result checked at run time to have the
+        batch axis (batch_checked: else the caller runs one jvp per column)."""
+        derived = rule.kind == "derived" and not rule.multiple_results
+        if not (derived or is_batchable(rule.primitive)):
+            raise NotBatchable(f"{rule.name} has an explicit tangent rule")
+        fwd, namespace = self.fwd, dict(rule.namespace)
+        extra = {id(numpy.sum): runtime_batched.batch_sum} if derived else {}
+        values = self.rules.values(rule, op, target)
+        for param, name in active:
+            tname = rule.tangent_of(param)
+            if tname is None:
+                raise NotBatchable(f"no tangent for {param}")
+            values[tname] = load(fwd.tname(name))
+        if rule.multiple_results:
+            outs = [_batched_calls(o, namespace, extra) for o in rule.outputs]
+            template = outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
+            total = substituted(template, values, namespace, fwd.linker)
+        else:
+            names = [t for _, t in rule.tangents]
+            total = _sum([substituted(_batched_calls(rule.outputs[names.index(
+                rule.tangent_of(p))], namespace, extra), values, namespace, fwd.linker)
+                for p, _ in active])
+        return fwd.helper_call("batch_checked", [total, load(target), const(fwd.batch)])
 
     def elementwise(self, op, target, rule, active):
         """t * D per operand, each t with the result's number of axes after the batch
@@ -522,3 +551,34 @@ def _sum(terms):
     for term in terms[1:]:
         total = gast.BinOp(left=total, op=gast.Add(), right=term)
     return total
+
+
+_MISSING = object()
+
+
+def _batched_calls(template, namespace, extra):
+    """A copy of a rule's output in which each call of a helper with a batched form
+    (`extra`: id -> form; the registry's) calls that form, added to `namespace`."""
+    template = clone(template)
+    for node in gast.walk(template):
+        if not isinstance(node, gast.Call):
+            continue
+        found = _resolved(node.func, namespace)
+        if found is _MISSING:
+            continue
+        form = extra.get(id(found)) or batched_helper(found)
+        if form is not None:
+            namespace[form.__name__] = form
+            node.func = load(form.__name__)
+    return template
+
+
+def _resolved(node, namespace):
+    """The object a rule's name or attribute chain (np.linalg.solve) refers to."""
+    if isinstance(node, gast.Name):
+        return namespace.get(node.id, _MISSING)
+    if isinstance(node, gast.Attribute):
+        base = _resolved(node.value, namespace)
+        return _MISSING if base is _MISSING else getattr(base, node.attr, _MISSING)
+    return _MISSING
+

@@ -38,6 +38,7 @@ from ..analysis.sizes import WEAK
 from ..reverse.inline import Linker
 from .batch import BatchedRules, NotBatchable
 from .rules import TangentRules
+from .scales import fold_scales
 from ..ir.blocks import walk
 
 LOOPS = (gast.For, gast.While)
@@ -89,6 +90,8 @@ def forward(norm, resolution, act: Activity, shapes: Shapes, wrt, pieces,
         args.defaults = list(args.defaults) + [const(None)] * len(extra)
     tree = gast.FunctionDef(name=name or jvp_function_name(norm.fn.name), args=args,
                             body=body, decorator_list=[], returns=None, type_comment=None)
+    if batch is not None:       # each link of an elementwise chain: batch passes
+        fold_scales(tree, frozenset(fwd.namer.tangents()), fwd.linker.name_for("np", numpy))
     return TangentCode(tree, fwd.linker, tangents)
 
 

@@ -345,6 +345,35 @@ def jvp(*primitives, multiple_results=False, name=None, elementwise=False, trees
     return register
 
 
+# explicit tangent rules whose code, with the helpers it calls swapped for their batched
+# forms, is right for tangents with a leading axis of directions (forward/batch.py)
+_BATCHABLE: dict = {}       # id(primitive) -> primitive
+_BATCHED_HELPERS: dict = {}     # id(helper) -> (helper, its batched form)
+
+
+def batchable(*primitives, helpers=()) -> None:
+    """Declare the explicit tangent rules of `primitives` right for batched tangents
+    (hessian's), once each helper of `helpers`, pairs (helper, batched form), is called
+    as its batched form: every call the rule makes with a tangent argument either
+    broadcasts over leading axes (matrix helpers written with `...`, `@`) or has a form
+    here that moves its axes past the batch's."""
+    for primitive in primitives:
+        primitive = _keep_bound(primitive)
+        _BATCHABLE[id(primitive)] = primitive
+    for helper, batched_form in helpers:
+        _BATCHED_HELPERS[id(helper)] = (helper, batched_form)
+
+
+def is_batchable(primitive) -> bool:
+    return _BATCHABLE.get(id(primitive)) is primitive
+
+
+def batched_helper(helper):
+    """The batched form declared for `helper` (batchable's helpers), or None."""
+    entry = _BATCHED_HELPERS.get(id(helper))
+    return entry[1] if entry is not None and entry[0] is helper else None
+
+
 def linear(*functions) -> None:
     """Declare built-in functions linear in their differentiable parameters (those their
     adjoint rule gives a gradient): the tangent is the function of the tangents."""

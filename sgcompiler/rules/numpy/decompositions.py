@@ -13,7 +13,7 @@ from ...runtime.numpy.decompositions import (eig_grad, eig_tangent_of, eigvals_g
                                       eigvals_tangent_of, lstsq_grad_a, lstsq_grad_b,
                                       lstsq_tangent_of, qr_grad, qr_tangent_of, svd_grad,
                                       svd_tangent_of)
-from ..registry import jvp, vjp
+from ..registry import batchable, jvp, vjp
 
 
 @vjp(np.linalg.svd, multiple_results=True, single_result_when=("compute_uv", False),
@@ -60,6 +60,9 @@ def eigvals(g, ans, a):
 @jvp(np.linalg.svd, multiple_results=True)
 def svd_tangent(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     return svd_tangent_of(t, ans, a, full_matrices, compute_uv, hermitian)
+
+
+batchable(np.linalg.svd)       # (svd_tangent_of is written for stacks of matrices)
 
 
 @jvp(np.linalg.qr, multiple_results=True)

@@ -18,7 +18,8 @@ from ...runtime.numpy.linalg import (cholesky_grad, cross_grad, diag_grad, diago
 from ...runtime.tangents import (cholesky_tangent_of, eigh_tangent_of, matrix_power_tangent_of,
                                 multi_dot_tangent_of, pinv_tangent_of, solve_tangent_a,
                                 svdvals_tangent_of)
-from ..registry import jvp, linear, multilinear, present, vjp
+from ...runtime.batched_rules import batch_solve, batch_solve_tangent_a
+from ..registry import batchable, jvp, linear, multilinear, present, vjp
 
 # --- products ---------------------------------------------------------------------------------
 
@@ -248,6 +249,13 @@ def eigh_tangent(t, ans, a, UPLO="L"):
 @jvp(np.linalg.eigvalsh)
 def eigvalsh_tangent(t, ans, a, UPLO="L"):
     return eigh_tangent_of(t, np.linalg.eigh(a, UPLO), UPLO)[0]
+
+
+# (inv, cholesky and eigh's tangents are written for stacks of matrices: a leading axis of
+# directions is one more; a solve's right-hand side gets its batched form)
+batchable(np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.inv,
+          np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh,
+          helpers=[(np.linalg.solve, batch_solve), (solve_tangent_a, batch_solve_tangent_a)])
 
 
 @jvp(np.linalg.matrix_power)

@@ -12,7 +12,8 @@ from ...runtime.numpy.reductions import (average_grad_a, average_grad_weights, a
 from ...runtime import reduced_size, unreduce
 from ...runtime.numpy.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
 from ...runtime.tangents import choose_tangent, cumprod_tangent_of, cumulative_prod_tangent_of
-from ..registry import jvp, linear, present, vjp
+from ...runtime.batched_rules import batch_choose_tangent
+from ..registry import batchable, jvp, linear, present, vjp
 
 
 @vjp(np.sum, reduction=True)
@@ -153,6 +154,10 @@ linear(np.sum, np.mean, np.cumsum, *present(np, "cumulative_sum"))
 @jvp(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 def max_tangent(t, ans, a, axis=None, out=None, keepdims=False):
     return choose_tangent(t, ans, a, axis, keepdims)
+
+
+batchable(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin,
+          helpers=[(choose_tangent, batch_choose_tangent)])
 
 
 @jvp(np.nancumsum)

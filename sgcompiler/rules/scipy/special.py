@@ -12,9 +12,10 @@ from scipy.special import (betaln, digamma, expit, gammaln, i0, i0e, i1, i1e, iv
                            jv, kv, kve, polygamma, xlog1py, xlogy, y0, y1, yn, yv, zeta)
 
 from ...runtime import unbroadcast
-from ...runtime.scipy.special import (logsumexp_grad_a, logsumexp_grad_b, logsumexp_tangent_a,
+from ...runtime.scipy.special import (batch_logsumexp_tangent_a, batch_logsumexp_tangent_b,
+                                     logsumexp_grad_a, logsumexp_grad_b, logsumexp_tangent_a,
                                      logsumexp_tangent_b)
-from ..registry import jvp, nondifferentiable, through_source, vjp
+from ..registry import batchable, jvp, nondifferentiable, through_source, vjp
 
 
 def special(*names, **options):
@@ -66,6 +67,11 @@ def logsumexp_tangent(a_dot, b_dot, ans, a, axis=None, b=None, keepdims=False,
                       return_sign=False):
     return (logsumexp_tangent_a(a_dot, ans, a, axis, b, keepdims, return_sign),
             logsumexp_tangent_b(b_dot, ans, a, axis, b, keepdims, return_sign))
+
+
+batchable(*[f for f in (getattr(scipy.special, "logsumexp", None),) if f is not None],
+          helpers=[(logsumexp_tangent_a, batch_logsumexp_tangent_a),
+                   (logsumexp_tangent_b, batch_logsumexp_tangent_b)])
 
 
 @special("softmax")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import RuntimeRefusal
+from ..batched_rules import _moved, _ranked
 from ..core import unbroadcast, unreduce
 
 
@@ -54,10 +55,37 @@ def logsumexp_tangent_b(b_dot, ans, a, axis=None, b=None, keepdims=False,
     return _weighted_sum(b_dot, ans, a, axis, keepdims, return_sign)
 
 
+def batch_logsumexp_tangent_a(a_dot, ans, a, axis=None, b=None, keepdims=False,
+                              return_sign=False):
+    """logsumexp_tangent_a(a_dot[k], ...) for each direction k of a batched a_dot."""
+    rank = max(np.ndim(a), np.ndim(b))
+    t = _ranked(a_dot, rank)
+    return _batch_weighted_sum(t if b is None else t * b, ans, a, axis, keepdims,
+                               return_sign, rank)
+
+
+def batch_logsumexp_tangent_b(b_dot, ans, a, axis=None, b=None, keepdims=False,
+                              return_sign=False):
+    """logsumexp_tangent_b(b_dot[k], ...) for each direction k of a batched b_dot."""
+    rank = max(np.ndim(a), np.ndim(b))
+    return _batch_weighted_sum(_ranked(b_dot, rank), ans, a, axis, keepdims, return_sign,
+                               rank)
+
+
+def _batch_weighted_sum(t, ans, a, axis, keepdims, return_sign, rank):
+    _refuse_sign(return_sign)
+    weights = np.exp(a - unreduce(ans, a, axis, keepdims))
+    return np.sum(weights * t, axis=_moved(axis, rank), keepdims=keepdims)
+
+
 def _weighted_sum(t, ans, a, axis, keepdims, return_sign):
+    _refuse_sign(return_sign)
+    weights = np.exp(a - unreduce(ans, a, axis, keepdims))
+    return np.sum(weights * t, axis=axis, keepdims=keepdims)
+
+
+def _refuse_sign(return_sign):
     if return_sign:
         raise RuntimeRefusal("the tangent of scipy.special.logsumexp(..., return_sign=True) "
                              "is not supported (hessian, hvp, jvp); take the value without "
                              "its sign, or use reverse mode")
-    weights = np.exp(a - unreduce(ans, a, axis, keepdims))
-    return np.sum(weights * t, axis=axis, keepdims=keepdims)

@@ -1,0 +1,76 @@
+"""Batched forms of the helpers that explicit tangent rules call (rules/registry.batchable,
+forward/batch.py): the tangent has a leading axis of directions, so an axis of the value
+is one further along in it, and a solve's right-hand side is a stack of them. Each gives,
+for every direction k, what its unbatched helper gives for t[k].
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RuntimeRefusal
+from .core import reduced_axes
+
+
+class BatchMismatch(RuntimeRefusal):
+    """A batched tangent without its leading axis of directions where one was expected:
+    the caller (hessian, jacobian) runs one jvp per column instead."""
+
+
+def _ranked(t, rank):
+    """t with ones after the batch axis up to `rank` axes after it."""
+    missing = rank - (np.ndim(t) - 1)
+    return np.reshape(t, np.shape(t)[:1] + (1,) * missing + np.shape(t)[1:]) \
+        if missing > 0 else t
+
+
+def _moved(axis, rank):
+    """A reduction's axes of a value of `rank` axes, in its batched tangent."""
+    return tuple(a + 1 for a in reduced_axes(axis, rank))
+
+
+def batch_sum(x, axis=None, keepdims=False):
+    """np.sum(x[k], axis, keepdims) for each direction k."""
+    x = np.asarray(x)
+    return np.sum(x, axis=_moved(axis, x.ndim - 1), keepdims=keepdims)
+
+
+def batch_choose_tangent(t, ans, a, axis=None, keepdims=False):
+    """choose_tangent(t[k], ans, a, axis, keepdims) for each k: the mean of the tangents
+    at the chosen elements of max/min."""
+    kept = ans if keepdims or axis is None else np.expand_dims(ans, axis)
+    chosen = a == kept
+    t = _ranked(t, np.ndim(a))
+    total = np.sum(np.where(chosen, t, 0.0), axis=_moved(axis, np.ndim(a)),
+                   keepdims=keepdims)
+    return total / np.sum(chosen, axis=axis, keepdims=keepdims)
+
+
+def batch_solve(a, t):
+    """np.linalg.solve(a, t[k]) for each k (NumPy 2's rule: a right-hand side of one axis
+    is a vector, else a stack of matrices)."""
+    if np.ndim(t) == 2:     # b a vector: each direction a column, a broadcast over them
+        shape = np.shape(t)[:1] + (1,) * (np.ndim(a) - 2) + np.shape(t)[1:] + (1,)
+        return np.linalg.solve(a, np.reshape(t, shape))[..., 0]
+    # (ones after the batch axis where a is a longer stack than b: they broadcast)
+    return np.linalg.solve(a, _ranked(t, max(np.ndim(a), np.ndim(t) - 1)))
+
+
+def batch_solve_tangent_a(t, ans, a, b):
+    """solve_tangent_a(t[k], ans, a, b) for each k: -solve(a, t[k] @ x)."""
+    if np.ndim(b) == 1:
+        return -np.linalg.solve(a, t @ ans[..., None])[..., 0]
+    return -np.linalg.solve(a, _ranked(t, max(np.ndim(a), np.ndim(ans))) @ ans)
+
+
+def batch_checked(t, ans, size):
+    """t, the batched tangent of `ans` (a tuple's: each item's) of `size` directions:
+    (size,) + ans.shape; a zero with ans's shape (a result with no tangent) as zeros of
+    that shape; anything else raises BatchMismatch (the caller runs one jvp per column)."""
+    if isinstance(ans, tuple) and isinstance(t, tuple) and len(t) == len(ans):
+        return type(t)(batch_checked(u, v, size) for u, v in zip(t, ans))
+    shape = (size,) + np.shape(ans)
+    if np.shape(t) == shape:
+        return t
+    if np.shape(t) in ((), np.shape(ans)) and not np.any(t):
+        return np.zeros(shape, dtype=np.result_type(t, ans, float))
+    raise BatchMismatch(f"a batched tangent of shape {np.shape(t)} where {shape} was expected")

@@ -1,0 +1,191 @@
+"""Batched Hessians through explicit tangent rules that are not elementwise (reductions
+max/min/std/var/norm/logsumexp, solve, det, slogdet, inv, cholesky, eigh, eigvalsh,
+svd): rules/registry.batchable and runtime/batched_rules.py. Each Hessian must run batched
+(no PerColumnWarning), agree with one jvp per column to 1e-9 and with central
+differences of the gradient, on several shapes, with broadcasting."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.special
+
+from sgcompiler import PerColumnWarning, derivatives, hessian, jacobian
+from gradcheck import fd_hessian
+
+R = np.random.default_rng(1414)
+
+
+def maxes(x, c):
+    return np.sum(np.max(x * c, axis=0) ** 2) + np.min(np.sin(x)) * np.amax(x ** 2)
+
+
+def maxes_last(x, c):
+    return np.sum(np.tanh(np.max(x * c, axis=-1, keepdims=True)) * x)
+
+
+def stds(x, c):
+    return np.std(x * c) + np.sum(np.var(np.sin(x), axis=0, ddof=1) ** 2)
+
+
+def stds_axis(x, c):
+    return np.sum(np.std(x * c, axis=-1, keepdims=True) * x) + np.nanvar(x)
+
+
+def norms(x, c):
+    return np.linalg.norm(x * c) ** 3 + np.sum(np.linalg.norm(np.tanh(x), axis=0))
+
+
+def products(x, c):
+    return np.sum(np.prod(1.0 + 0.3 * x * c, axis=0))
+
+
+def lse(x, c):
+    return np.sum(scipy.special.logsumexp(x * c, axis=0) ** 2) + \
+        scipy.special.logsumexp(np.sin(x))
+
+
+def lse_weighted(x, c):
+    return scipy.special.logsumexp(x, b=c ** 2 + 1.0) * np.sum(x ** 2)
+
+
+def solve_b(b, A):
+    return np.sum(np.linalg.solve(A, np.sin(b)) ** 2)
+
+
+def solve_a(A, b):
+    return np.sum(np.linalg.solve(A, b) ** 2)
+
+
+def dets(A, c):
+    return np.linalg.det(A * c) ** 2 + np.linalg.slogdet(A @ A.T + 3.0 * np.eye(len(A)))[1]
+
+
+def inverses(A, c):
+    return np.sum(np.linalg.inv(A + c) ** 2)
+
+
+def choleskys(A, c):
+    S = A @ A.T + len(A) * np.eye(len(A))
+    return np.sum(np.linalg.cholesky(S * (1.0 + c ** 2)) ** 3)
+
+
+def eighs(A, c):
+    S = A + A.T
+    w, v = np.linalg.eigh(S)
+    return np.sum(w ** 3 * c) + np.sum(v[:, 0] ** 2 * c) + np.sum(np.linalg.eigvalsh(S) ** 2)
+
+
+def svds(A, c):
+    u, s, vt = np.linalg.svd(A, full_matrices=False)
+    return np.sum(s ** 3) + np.sum((u[:, 0] * vt[0, 0]) ** 2) + \
+        np.sum(np.linalg.svd(A * c, compute_uv=False) ** 2)
+
+
+def _pair(*shape, c_shape=None):
+    return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
+
+
+def _well_posed(n, other):
+    return lambda: (R.normal(size=(n, n)) + n * np.eye(n), R.normal(size=other))
+
+
+CASES = [
+    (maxes, _pair(3, 4)), (maxes, _pair(4, 2, c_shape=(2,))),
+    (maxes_last, _pair(3, 4)), (maxes_last, _pair(2, 3, 2, c_shape=(3, 1))),
+    (stds, _pair(3, 4)), (stds, _pair(5, c_shape=(1,))),
+    (stds_axis, _pair(3, 4)), (stds_axis, _pair(2, 2, 3, c_shape=(3,))),
+    (norms, _pair(3, 4)), (norms, _pair(6, c_shape=())),
+    (lse, _pair(3, 4)), (lse, _pair(5, c_shape=(1,))),
+    (lse_weighted, _pair(4)), (lse_weighted, _pair(2, 3)),
+    (solve_b, lambda: (R.normal(size=4), R.normal(size=(4, 4)) + 4 * np.eye(4))),
+    (solve_b, lambda: (R.normal(size=(3, 2)), R.normal(size=(3, 3)) + 3 * np.eye(3))),
+    (solve_a, _well_posed(3, 3)), (solve_a, _well_posed(3, (3, 2))),
+    (dets, _pair(3, 3, c_shape=(3,))), (dets, _pair(2, 2)),
+    (inverses, _well_posed(3, (3,))), (inverses, _well_posed(2, (2, 2))),
+    (choleskys, _pair(3, 3)), (choleskys, _pair(2, 2, c_shape=(1,))),
+    (eighs, _pair(3, 3, c_shape=(3,))), (eighs, _pair(4, 4, c_shape=(4,))),
+    (svds, _pair(4, 3, c_shape=(3,))), (svds, _pair(2, 3, c_shape=(1,))),
+]
+
+
+def _per_column(monkeypatch, f, args):
+    with monkeypatch.context() as m:
+        m.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+        return hessian(f)(*args)
+
+
+@pytest.mark.parametrize("f, make", CASES, ids=[f"{f.__name__}{i}" for i, (f, _) in
+                                                 enumerate(CASES)])
+def test_batched_hessian_through_explicit_rules(monkeypatch, f, make):
+    args = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        H = hessian(f)(*args)
+    scale = max(1.0, float(np.max(np.abs(H))))
+    np.testing.assert_allclose(H, _per_column(monkeypatch, f, args), rtol=1e-9,
+                               atol=1e-9 * scale)
+    np.testing.assert_allclose(H, fd_hessian(f, *args), rtol=1e-4, atol=1e-5 * scale)
+
+
+def test_a_max_with_ties_agrees_with_one_jvp_per_column(monkeypatch):
+    x = np.array([[1.0, 2.0, 2.0], [0.5, 0.5, -1.0]])
+    c = np.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        H = hessian(maxes_last)(x, c)
+    np.testing.assert_allclose(H, _per_column(monkeypatch, maxes_last, (x, c)), rtol=1e-12)
+
+
+def stacked_solve(x, A):
+    return np.linalg.solve(A, np.tanh(x)) * 2.0
+
+
+def stacked_solve_a(A, x):
+    return np.linalg.solve(A * 1.5, x) * 2.0
+
+
+@pytest.mark.parametrize("f, x_shape, a_shape", [
+    (stacked_solve, (3,), (2, 3, 3)), (stacked_solve, (2, 3, 2), (2, 3, 3)),
+    (stacked_solve, (3, 2), (2, 3, 3)), (stacked_solve, (2, 3, 2), (3, 3)),
+    (stacked_solve, (4, 1, 3, 2), (2, 3, 3)),
+    (stacked_solve_a, (3,), (2, 3, 3)), (stacked_solve_a, (2, 3, 2), (2, 3, 3)),
+    (stacked_solve_a, (3, 2), (2, 3, 3)), (stacked_solve_a, (2, 3, 2), (3, 3)),
+    (stacked_solve_a, (4, 1, 3, 2), (2, 3, 3))])
+def test_batched_jacobian_of_a_stacked_solve(monkeypatch, f, x_shape, a_shape):
+    """a stack of matrices, or one; a right-hand side of one axis (a vector for each
+    matrix), a stack of matrices, one matrix broadcast to the stack, a longer stack;
+    the Jacobian with respect to the right-hand side and to the matrices."""
+    x = R.normal(size=x_shape)
+    A = R.normal(size=a_shape) + 3 * np.eye(3)
+    if f is stacked_solve_a:
+        x, A = A, x
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        J = jacobian(f, mode="fwd")(x, A)
+    eps = 1e-6
+    cols = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        e = e.reshape(x.shape)
+        cols.append((f(x + e, A) - f(x - e, A)) / (2 * eps))
+    np.testing.assert_allclose(J, np.stack(cols, axis=-1).reshape(J.shape), rtol=1e-6,
+                               atol=1e-8)
+    monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    np.testing.assert_allclose(J, jacobian(f, mode="fwd")(x, A), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_batch_checked_keeps_batched_tangents_and_refuses_others():
+    from sgcompiler.runtime.batched_rules import BatchMismatch, batch_checked
+    ans = np.zeros((2, 3))
+    t = R.normal(size=(4, 2, 3))
+    assert batch_checked(t, ans, 4) is t
+    np.testing.assert_array_equal(batch_checked(0.0 * ans, ans, 4), np.zeros((4, 2, 3)))
+    np.testing.assert_array_equal(batch_checked(0.0, ans, 4), np.zeros((4, 2, 3)))
+    both = batch_checked((t, 0.0), (ans, 1.0), 4)
+    assert both[0] is t and both[1].shape == (4,)
+    with pytest.raises(BatchMismatch):
+        batch_checked(R.normal(size=(2, 3)), ans, 4)     # a tangent without the batch axis
+    with pytest.raises(BatchMismatch):
+        batch_checked(R.normal(size=(4, 3)), ans, 4)
