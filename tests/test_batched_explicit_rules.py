@@ -109,6 +109,11 @@ def softmaxes(x, c):
         np.sum(scipy.special.log_softmax(np.sin(x)) * c)
 
 
+def reduce_along(x, c, axis=1, keep=False):
+    m = np.mean(np.sin(x) * c, axis=axis, keepdims=keep)
+    return np.sum(np.sum(x * m, axis=axis, keepdims=keep) ** 2)
+
+
 def _pair(*shape, c_shape=None):
     return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
 
@@ -159,6 +164,23 @@ def test_batched_hessian_through_explicit_rules(monkeypatch, f, make):
     np.testing.assert_allclose(H, _per_column(monkeypatch, f, args), rtol=1e-9,
                                atol=1e-9 * scale)
     np.testing.assert_allclose(H, fd_hessian(f, *args), rtol=1e-4, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("axis, keep, shape", [
+    (0, False, (3, 4)), (1, True, (3, 4)), (-1, True, (2, 3, 2)), (None, True, (2, 3)),
+    (None, False, (2, 3))])
+def test_batched_hessian_of_sums_along_an_axis_held_in_a_variable(monkeypatch, axis, keep,
+                                                                  shape):
+    x, c = R.normal(size=shape), R.normal(size=shape[-1:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        H = hessian(reduce_along)(x, c, axis, keep)
+    with monkeypatch.context() as m:
+        m.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+        np.testing.assert_allclose(H, hessian(reduce_along)(x, c, axis, keep), rtol=1e-9,
+                                   atol=1e-12)
+    np.testing.assert_allclose(H, fd_hessian(reduce_along, x, c, axis, keep), rtol=1e-4,
+                               atol=1e-6)
 
 
 def test_a_max_with_ties_agrees_with_one_jvp_per_column(monkeypatch):

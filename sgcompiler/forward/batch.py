@@ -229,10 +229,14 @@ class BatchedRules:
             raise NotBatchable("a sum with other arguments")
         axis = op.args.get("axis", const(None))
         axes = _literal(axis)
-        if axes is _NOT_LITERAL:
-            raise NotBatchable("an axis that is not a literal")
         name = "sum" if rule.primitive is numpy.sum else "mean"
         t = self.tangent_or_zero(op.args["a"])
+        if axes is _NOT_LITERAL:    # (the axes moved past the batch's at run time)
+            keywords = [gast.keyword(arg=k, value=copy.deepcopy(op.args[k]))
+                        for k in ("axis", "keepdims") if k in op.args]
+            call = self.fwd.helper_call(f"batch_{name}", [t])
+            call.keywords = keywords
+            return call
         if axes is None and self.known_rank(op.args["a"]) is None:
             # (a shape not known: every axis but the batch's is one axis of a reshape)
             kept = op.args.get("keepdims", const(False))

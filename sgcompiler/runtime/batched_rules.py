@@ -34,6 +34,12 @@ def batch_sum(x, axis=None, keepdims=False):
     return np.sum(x, axis=_moved(axis, x.ndim - 1), keepdims=keepdims)
 
 
+def batch_mean(x, axis=None, keepdims=False):
+    """np.mean(x[k], axis, keepdims) for each direction k."""
+    x = np.asarray(x)
+    return np.mean(x, axis=_moved(axis, x.ndim - 1), keepdims=keepdims)
+
+
 def batch_cumprod_tangent_of(t, a, axis=None):
     """cumprod_tangent_of(t[k], a, axis) for each k: d_j = d_{j-1} a_j + p_{j-1} t_j along
     the axis, for all directions at once."""
