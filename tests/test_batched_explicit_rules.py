@@ -1,6 +1,6 @@
 """Batched Hessians through explicit tangent rules that are not elementwise (reductions
-max/min/std/var/norm/logsumexp, solve, det, slogdet, inv, cholesky, eigh, eigvalsh,
-svd): rules/registry.batchable and runtime/batched_rules.py. Each Hessian must run batched
+max/min/std/var/ptp/median/norm/prod/cumprod/logsumexp/softmax, casts, solve, det,
+slogdet, inv, cholesky, eigh, eigvalsh, svd, qr): rules/registry.batchable and runtime/batched_rules.py. Each Hessian must run batched
 (no PerColumnWarning), agree with one jvp per column to 1e-9 and with central
 differences of the gradient, on several shapes, with broadcasting."""
 import warnings
@@ -29,6 +29,11 @@ def stds(x, c):
 
 def stds_axis(x, c):
     return np.sum(np.std(x * c, axis=-1, keepdims=True) * x) + np.nanvar(x)
+
+
+def spreads(x, c):
+    return np.sum(np.ptp(x * c, axis=0) ** 2) + np.median(np.sin(x)) ** 2 + \
+        np.nanstd(x * c) * np.sum(x)
 
 
 def norms(x, c):
@@ -81,6 +86,34 @@ def svds(A, c):
         np.sum(np.linalg.svd(A * c, compute_uv=False) ** 2)
 
 
+def products(x, c):
+    return np.sum(np.prod(1.0 + 0.3 * x * c, axis=0)) + np.sum(np.cumprod(x, axis=-1) * c)
+
+
+def cumulative(x, c):
+    return np.sum(np.cumprod(np.sin(x) + 1.5) * np.tanh(x).ravel()) + \
+        np.sum(np.nancumprod(x * c, axis=0) ** 2)
+
+
+def qrs(A, c):
+    q, r = np.linalg.qr(A * c)
+    return np.sum(q[:, 0] ** 3) + np.sum(r ** 2) + np.sum(np.linalg.qr(A, mode="r") ** 3)
+
+
+def casts(x, c):
+    return np.sum((x * c).astype(np.float64) ** 2 + x.astype(float) ** 3)
+
+
+def softmaxes(x, c):
+    return np.sum(scipy.special.softmax(x * c, axis=0) ** 2 * x) + \
+        np.sum(scipy.special.log_softmax(np.sin(x)) * c)
+
+
+def reduce_along(x, c, axis=1, keep=False):
+    m = np.mean(np.sin(x) * c, axis=axis, keepdims=keep)
+    return np.sum(np.sum(x * m, axis=axis, keepdims=keep) ** 2)
+
+
 def _pair(*shape, c_shape=None):
     return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
 
@@ -94,7 +127,13 @@ CASES = [
     (maxes_last, _pair(3, 4)), (maxes_last, _pair(2, 3, 2, c_shape=(3, 1))),
     (stds, _pair(3, 4)), (stds, _pair(5, c_shape=(1,))),
     (stds_axis, _pair(3, 4)), (stds_axis, _pair(2, 2, 3, c_shape=(3,))),
+    (spreads, _pair(3, 4)), (spreads, _pair(5, c_shape=(1,))),
     (norms, _pair(3, 4)), (norms, _pair(6, c_shape=())),
+    (products, _pair(3, 4)), (products, _pair(4, 2, c_shape=(2,))),
+    (cumulative, _pair(3, 4)), (cumulative, _pair(2, 3, c_shape=(3,))),
+    (qrs, _pair(4, 3, c_shape=(3,))), (qrs, _pair(3, 3, c_shape=(1,))),
+    (casts, _pair(3, 4)), (casts, _pair(5, c_shape=(1,))),
+    (softmaxes, _pair(3, 4)), (softmaxes, _pair(5, c_shape=(1,))),
     (lse, _pair(3, 4)), (lse, _pair(5, c_shape=(1,))),
     (lse_weighted, _pair(4)), (lse_weighted, _pair(2, 3)),
     (solve_b, lambda: (R.normal(size=4), R.normal(size=(4, 4)) + 4 * np.eye(4))),
@@ -125,6 +164,23 @@ def test_batched_hessian_through_explicit_rules(monkeypatch, f, make):
     np.testing.assert_allclose(H, _per_column(monkeypatch, f, args), rtol=1e-9,
                                atol=1e-9 * scale)
     np.testing.assert_allclose(H, fd_hessian(f, *args), rtol=1e-4, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("axis, keep, shape", [
+    (0, False, (3, 4)), (1, True, (3, 4)), (-1, True, (2, 3, 2)), (None, True, (2, 3)),
+    (None, False, (2, 3))])
+def test_batched_hessian_of_sums_along_an_axis_held_in_a_variable(monkeypatch, axis, keep,
+                                                                  shape):
+    x, c = R.normal(size=shape), R.normal(size=shape[-1:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        H = hessian(reduce_along)(x, c, axis, keep)
+    with monkeypatch.context() as m:
+        m.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+        np.testing.assert_allclose(H, hessian(reduce_along)(x, c, axis, keep), rtol=1e-9,
+                                   atol=1e-12)
+    np.testing.assert_allclose(H, fd_hessian(reduce_along, x, c, axis, keep), rtol=1e-4,
+                               atol=1e-6)
 
 
 def test_a_max_with_ties_agrees_with_one_jvp_per_column(monkeypatch):

@@ -35,7 +35,6 @@ from ..ir.builders import const, load
 from ..reverse.inline import clone, simplify, substituted
 from .. import runtime
 from ..rules.registry import batched_helper, is_batchable
-from ..runtime import batched_rules as runtime_batched
 from ..ir.blocks import walk
 
 _MATMUL = (numpy.matmul, operator.matmul, numpy.dot)     # (np.dot: of 1 or 2 axes only)
@@ -110,7 +109,7 @@ class BatchedRules:
         if not (derived or is_batchable(rule.primitive)):
             raise NotBatchable(f"{rule.name} has an explicit tangent rule")
         fwd, namespace = self.fwd, dict(rule.namespace)
-        extra = {id(numpy.sum): runtime_batched.batch_sum} if derived else {}
+        tangents = frozenset(t for _, t in rule.tangents)
         values = self.rules.values(rule, op, target)
         for param, name in active:
             tname = rule.tangent_of(param)
@@ -118,13 +117,13 @@ class BatchedRules:
                 raise NotBatchable(f"no tangent for {param}")
             values[tname] = load(fwd.tname(name))
         if rule.multiple_results:
-            outs = [_batched_calls(o, namespace, extra) for o in rule.outputs]
+            outs = [_batched_calls(o, namespace, tangents) for o in rule.outputs]
             template = outs[0] if len(outs) == 1 else gast.Tuple(elts=outs, ctx=gast.Load())
             total = substituted(template, values, namespace, fwd.linker)
         else:
             names = [t for _, t in rule.tangents]
             total = _sum([substituted(_batched_calls(rule.outputs[names.index(
-                rule.tangent_of(p))], namespace, extra), values, namespace, fwd.linker)
+                rule.tangent_of(p))], namespace, tangents), values, namespace, fwd.linker)
                 for p, _ in active])
         return fwd.helper_call("batch_checked", [total, load(target), const(fwd.batch)])
 
@@ -230,10 +229,14 @@ class BatchedRules:
             raise NotBatchable("a sum with other arguments")
         axis = op.args.get("axis", const(None))
         axes = _literal(axis)
-        if axes is _NOT_LITERAL:
-            raise NotBatchable("an axis that is not a literal")
         name = "sum" if rule.primitive is numpy.sum else "mean"
         t = self.tangent_or_zero(op.args["a"])
+        if axes is _NOT_LITERAL:    # (the axes moved past the batch's at run time)
+            keywords = [gast.keyword(arg=k, value=copy.deepcopy(op.args[k]))
+                        for k in ("axis", "keepdims") if k in op.args]
+            call = self.fwd.helper_call(f"batch_{name}", [t])
+            call.keywords = keywords
+            return call
         if axes is None and self.known_rank(op.args["a"]) is None:
             # (a shape not known: every axis but the batch's is one axis of a reshape)
             kept = op.args.get("keepdims", const(False))
@@ -556,17 +559,19 @@ def _sum(terms):
 _MISSING = object()
 
 
-def _batched_calls(template, namespace, extra):
-    """A copy of a rule's output in which each call of a helper with a batched form
-    (`extra`: id -> form; the registry's) calls that form, added to `namespace`."""
+def _batched_calls(template, namespace, tangents):
+    """A copy of a rule's output in which each call given a tangent (`tangents`: the
+    rule's names of them) of a helper with a batched form (registry.batchable) calls that
+    form, added to `namespace`."""
     template = clone(template)
     for node in gast.walk(template):
-        if not isinstance(node, gast.Call):
+        if not isinstance(node, gast.Call) or not any(
+                isinstance(n, gast.Name) and n.id in tangents
+                for part in node.args + [k.value for k in node.keywords]
+                for n in gast.walk(part)):
             continue
         found = _resolved(node.func, namespace)
-        if found is _MISSING:
-            continue
-        form = extra.get(id(found)) or batched_helper(found)
+        form = None if found is _MISSING else batched_helper(found)
         if form is not None:
             namespace[form.__name__] = form
             node.func = load(form.__name__)

@@ -36,7 +36,7 @@ from .numpy.shapes import (append_grad, astype, cast_grad, column_stack_grad, de
                      real_dtype, rollaxis_grad, select_default_grad, select_grad, select_grads,
                      sort_grad, sorted_like, split_like, take_along_axis_grad, take_grad, tile_grad,
                      transpose_grad, trapezoid_grad, unstack, vstack_grad)  # noqa: F401
-from .batched_rules import batch_checked  # noqa: F401
+from .batched_rules import batch_checked, batch_mean, batch_sum  # noqa: F401
 from .batched import (batch_added, batch_first, batch_item, batch_last, batch_set_item, batch_lifted, batch_map,
                       batch_matmul_grad_left, batch_matmul_grad_left_y, batch_matmul_grad_right,
                       batch_matmul_grad_right_x, batch_matmul_left,

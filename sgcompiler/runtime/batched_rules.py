@@ -34,6 +34,32 @@ def batch_sum(x, axis=None, keepdims=False):
     return np.sum(x, axis=_moved(axis, x.ndim - 1), keepdims=keepdims)
 
 
+def batch_mean(x, axis=None, keepdims=False):
+    """np.mean(x[k], axis, keepdims) for each direction k."""
+    x = np.asarray(x)
+    return np.mean(x, axis=_moved(axis, x.ndim - 1), keepdims=keepdims)
+
+
+def batch_cumprod_tangent_of(t, a, axis=None):
+    """cumprod_tangent_of(t[k], a, axis) for each k: d_j = d_{j-1} a_j + p_{j-1} t_j along
+    the axis, for all directions at once."""
+    a = np.asarray(a)
+    size = np.shape(t)[0]
+    t = np.broadcast_to(_ranked(t, a.ndim), (size,) + a.shape)
+    if axis is None:
+        a, t, axis = a.ravel(), np.reshape(t, (size, -1)), 0
+    axis = reduced_axes(axis, a.ndim)[0]
+    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis + 1, 0)
+    out = np.empty(t.shape, dtype=np.result_type(a, t, float))
+    d = np.zeros(t.shape[1:], dtype=out.dtype)
+    p = np.ones(a.shape[1:], dtype=out.dtype)
+    for k in range(a.shape[0]):
+        d = d * a[k] + p * t[k]
+        p = p * a[k]
+        out[k] = d
+    return np.moveaxis(out, 0, axis + 1)
+
+
 def batch_choose_tangent(t, ans, a, axis=None, keepdims=False):
     """choose_tangent(t[k], ans, a, axis, keepdims) for each k: the mean of the tangents
     at the chosen elements of max/min."""

@@ -62,7 +62,8 @@ def svd_tangent(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False)
     return svd_tangent_of(t, ans, a, full_matrices, compute_uv, hermitian)
 
 
-batchable(np.linalg.svd)       # (svd_tangent_of is written for stacks of matrices)
+# (svd_tangent_of and qr_tangent_of are written for stacks of matrices)
+batchable(np.linalg.svd, np.linalg.qr)
 
 
 @jvp(np.linalg.qr, multiple_results=True)

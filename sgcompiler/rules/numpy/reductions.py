@@ -12,7 +12,7 @@ from ...runtime.numpy.reductions import (average_grad_a, average_grad_weights, a
 from ...runtime import reduced_size, unreduce
 from ...runtime.numpy.linalg import matrix_norm_grad, norm_grad, vector_norm_grad
 from ...runtime.tangents import choose_tangent, cumprod_tangent_of, cumulative_prod_tangent_of
-from ...runtime.batched_rules import batch_choose_tangent
+from ...runtime.batched_rules import batch_choose_tangent, batch_cumprod_tangent_of, batch_sum
 from ..registry import batchable, jvp, linear, present, vjp
 
 
@@ -156,8 +156,11 @@ def max_tangent(t, ans, a, axis=None, out=None, keepdims=False):
     return choose_tangent(t, ans, a, axis, keepdims)
 
 
-batchable(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin,
-          helpers=[(choose_tangent, batch_choose_tangent)])
+# (np.sum of a tangent, in any batchable rule: the derived reductions' np.sum(t * D, axis),
+# softmax's; the cumulative product runs along its axis for every direction at once)
+batchable(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.cumprod, np.nancumprod,
+          helpers=[(choose_tangent, batch_choose_tangent), (np.sum, batch_sum),
+                   (cumprod_tangent_of, batch_cumprod_tangent_of)])
 
 
 @jvp(np.nancumsum)

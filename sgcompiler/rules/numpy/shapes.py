@@ -19,7 +19,7 @@ from ...runtime.numpy.shapes import (COPYING_PAD_MODES, append_grad, astype, cas
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
 from ...runtime.tangents import cast_tangent, zero_ends
-from ..registry import jvp, linear, present, vjp
+from ..registry import batchable, jvp, linear, present, vjp
 
 # --- shapes and axes --------------------------------------------------------------------------
 
@@ -344,6 +344,9 @@ def astype_method_tangent(t, ans, x, dtype, order="K", casting="unsafe", subok=T
 @jvp(*present(np, "astype"))
 def astype_function_tangent(t, ans, x, dtype, *, copy=True, device=None):
     return cast_tangent(t, dtype)
+
+
+batchable(astype, *present(np, "astype"))      # (a cast of any shape)
 
 
 @jvp(np.sort)

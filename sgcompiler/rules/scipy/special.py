@@ -69,7 +69,8 @@ def logsumexp_tangent(a_dot, b_dot, ans, a, axis=None, b=None, keepdims=False,
             logsumexp_tangent_b(b_dot, ans, a, axis, b, keepdims, return_sign))
 
 
-batchable(*[f for f in (getattr(scipy.special, "logsumexp", None),) if f is not None],
+batchable(*[getattr(scipy.special, n) for n in ("logsumexp", "softmax", "log_softmax")
+            if hasattr(scipy.special, n)],
           helpers=[(logsumexp_tangent_a, batch_logsumexp_tangent_a),
                    (logsumexp_tangent_b, batch_logsumexp_tangent_b)])
 
