@@ -26,8 +26,8 @@ def load(tmp_path, source):
     return module
 
 
-def _normalizations(call) -> int:
-    """How many times `call()` normalizes a function (once per front end made)."""
+def _calls(call, function, module) -> int:
+    """How many times `call()` calls `function` of the compiler's `module` (a file)."""
     profiler = cProfile.Profile()
     profiler.enable()
     try:
@@ -35,7 +35,7 @@ def _normalizations(call) -> int:
     finally:
         profiler.disable()
     return sum(stat[1] for (file, _, name), stat in pstats.Stats(profiler).stats.items()
-               if name == "normalize" and file.endswith("normalize.py"))
+               if name == function and file.endswith(module))
 
 
 HELPERS = ("def h0(y, c):\n    z = np.tanh(y * 1.5 + c)\n    return z * 0.5\n\n"
@@ -51,9 +51,27 @@ def test_each_helper_is_normalized_once(tmp_path, shape):
     rng = np.random.default_rng(0)
     x, c = rng.uniform(-1, 1, shape), rng.uniform(-1, 1, shape[-1:])     # broadcast
     made = {}
-    assert _normalizations(lambda: made.setdefault("g", grad(m.f)(x, c))) == 4   # f, h0-h2
+    assert _calls(lambda: made.setdefault("g", grad(m.f)(x, c)), "normalize",
+                  "normalize.py") == 4       # f, h0, h1, h2
     np.testing.assert_allclose(made["g"], numeric_grad(m.f, (x, c), 0), rtol=1e-6,
                                atol=1e-8)
+
+
+def test_each_function_is_parsed_once(tmp_path):
+    # (the front end, the summaries' search for dicts and factories' search for factories
+    # read the same parse)
+    m = load(tmp_path, HELPERS)
+    x, c = np.linspace(-1, 1, 4), np.linspace(0.5, 1, 4)
+    assert _calls(lambda: grad(m.f)(x, c), "parse_function", "source.py") == 4
+    assert _calls(lambda: grad(m.f)(x[:2], c[:2]), "parse_function", "source.py") == 4
+
+
+def test_a_factory_helper_is_still_read_as_its_def(tmp_path):
+    m = load(tmp_path, "def make(s):\n    def inner(y):\n        return np.tanh(y) * s\n"
+                       "    return inner\n\n"
+                       "def f(x):\n    g = make(3.0)\n    return np.sum(g(x) ** 2)\n")
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(grad(m.f)(x), numeric_grad(m.f, (x,), 0), rtol=1e-6)
 
 
 def test_a_helper_made_for_another_caller_follows_a_rebound_global(tmp_path):

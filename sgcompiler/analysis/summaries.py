@@ -23,14 +23,13 @@ import gast
 
 from .. import rules
 from ..errors import SGCompilerError
-from ..frontend import parse_function, read_front_end
+from ..frontend import read_front_end, source_uses
 from ..frontend.depends import LOCK, Depends, recording
 from .activity import all_params, is_view
 from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, describe_stmt, \
     target_of
 from .shapes import shapes
 from .sizes import WEAK, Elements
-from ..ir.blocks import walk
 
 MAX_DEPTH = 8           # callees of callees followed, at most
 
@@ -107,34 +106,29 @@ class Callees:
         return all_params(fn) & reached
 
     def _keyed(self, fn, _):
-        src = parse_function(fn)        # the source is enough: no need to normalize
+        # (the source as written, before the front end's rewrites)
+        src, uses = source_uses(fn)
         keyed = set()
-        for node in walk(src.tree):
-            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                    and isinstance(node.slice, gast.Constant) \
-                    and isinstance(node.slice.value, str):
-                keyed.add(node.value.id)
-            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                    and node.func.attr in ("items", "keys", "values") \
-                    and isinstance(node.func.value, gast.Name):
-                keyed.add(node.func.value.id)
-            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-                keyed |= self._keyed_arguments(src, node, fn)
+        for use in uses:
+            if use[0] == "keyed":
+                keyed.add(use[1])
+            else:
+                keyed |= self._keyed_arguments(src, use, fn)
         code = fn.__code__
         return frozenset(keyed & set(code.co_varnames[:code.co_argcount +
                                                       code.co_kwonlyargcount]))
 
     def _keyed_arguments(self, src, call, fn) -> set:
-        """The caller's names passed to a callee's keyed parameters."""
-        found, callee = src.lookup(call.func.id)
+        """The caller's names passed to a callee's keyed parameters (`call`: a dict_uses
+        call)."""
+        _, func, args, keywords = call
+        found, callee = src.lookup(func)
         if not found or not hasattr(callee, "__code__") or callee is fn:
             return set()
         inner = self.keyed_params(callee)
         names = callee.__code__.co_varnames[:callee.__code__.co_argcount]
-        out = {arg.id for name, arg in zip(names, call.args)
-               if name in inner and isinstance(arg, gast.Name)}
-        out |= {kw.value.id for kw in call.keywords
-                if kw.arg in inner and isinstance(kw.value, gast.Name)}
+        out = {arg for name, arg in zip(names, args) if name in inner and arg is not None}
+        out |= {value for kw, value in keywords if kw in inner and value is not None}
         return out
 
     def _result(self, fn, arrays):

@@ -40,7 +40,7 @@ from .forms.powers import squared_magnitudes
 from .namespaces import read_namespaces
 from .normalize import Normalized, normalize
 from .resolve import Resolution, resolve
-from .source import FunctionSource, parse_function
+from .source import PARSES, FunctionSource, parse_function, parse_to_rewrite, source_uses
 from .forms.statements import rewrite_statements
 from .forms.sugar import rewrite_expressions
 from .forms.varargs import specialise_varargs
@@ -97,7 +97,7 @@ def front_end(fn, checked: bool = True, trace=None, checkpoint=None,
 def _front_end(fn, checked, trace, checkpoint, marks, refusals=None) -> FrontEnd:
     """`refusals`: a list that gets check's refusal (if any) instead of it being raised."""
     trace = trace or (lambda stage, made: None)
-    src = parse_function(fn)
+    src = parse_to_rewrite(fn)
     trace("parse", src)
     for name, rewrite in REWRITES:
         src = rewrite(src)
@@ -120,7 +120,7 @@ def _front_end(fn, checked, trace, checkpoint, marks, refusals=None) -> FrontEnd
 
 # (id of the function, rules version) -> _Kept, while a compilation is sharing
 _KEPT: dict = {}
-_SHARING = [0]
+_SHARING = PARSES.sharing      # (one count for both)
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,7 @@ def sharing():
         _SHARING[0] -= 1
         if not _SHARING[0]:
             _KEPT.clear()
+            PARSES.clear()
 
 
 def read_front_end(fn) -> FrontEnd:
@@ -189,4 +190,4 @@ def _replay(reads):
 
 
 __all__ = ["REWRITES", "SOURCE_STAGES", "FrontEnd", "front_end", "parse_function",
-           "read_front_end", "sharing"]
+           "read_front_end", "sharing", "source_uses"]

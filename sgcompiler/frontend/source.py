@@ -128,6 +128,95 @@ def parse_function(fn) -> FunctionSource:
     return _source(fn, name, fn.__qualname__, filename, firstlineno, all_lines, tree)
 
 
+def dict_uses(tree) -> tuple:
+    """What the source as written says of names used as dicts (analysis/summaries.py's
+    keyed_params reads it), in the order `walk` meets it: ("keyed", name) for
+    `name['key']` and `name.items()` (`.keys()`, `.values()`), and ("call", name, args,
+    keywords) for a call of a plain name, with the name of each argument (None for another
+    expression) and (keyword, the name of its value or None) of each keyword. Plain data:
+    the front end's rewrites may change the tree afterwards."""
+    uses = []
+    for node in walk(tree):
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                and isinstance(node.slice, gast.Constant) \
+                and isinstance(node.slice.value, str):
+            uses.append(("keyed", node.value.id))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and node.func.attr in ("items", "keys", "values") \
+                and isinstance(node.func.value, gast.Name):
+            uses.append(("keyed", node.func.value.id))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            uses.append(("call", node.func.id,
+                         tuple(a.id if isinstance(a, gast.Name) else None for a in node.args),
+                         tuple((k.arg, k.value.id if isinstance(k.value, gast.Name) else None)
+                               for k in node.keywords)))
+    return tuple(uses)
+
+
+class _Parses:
+    """The parses of one compilation (frontend.sharing counts `sharing`): id of a function
+    -> [function, FunctionSource, its dict_uses, whether its tree is still as parsed]. A
+    tree as parsed is read by those that only read it, and handed once to the front end,
+    which rewrites it."""
+
+    def __init__(self):
+        self.sharing = [0]
+        self.made = {}
+
+    def clear(self):
+        self.made.clear()
+
+    def entry(self, fn):
+        found = self.made.get(id(fn))
+        return found if found is not None and found[0] is fn else None
+
+    def keep(self, fn, src, pristine):
+        """Keep this compilation's parse of fn (none outside one: nothing would clear it)."""
+        entry = [fn, src, dict_uses(src.tree), pristine]
+        if self.sharing[0]:
+            self.made[id(fn)] = entry
+        return entry
+
+
+PARSES = _Parses()
+
+
+def source_uses(fn) -> tuple:
+    """(parse_function(fn), dict_uses of its tree as parsed), from this compilation's parse
+    of fn when there is one.
+
+    Raises:
+        SGCompilerError: when the source cannot be read.
+    """
+    entry = PARSES.entry(fn) or PARSES.keep(fn, parse_function(fn), True)
+    return entry[1], entry[2]
+
+
+def parsed_tree(fn) -> gast.FunctionDef:
+    """parse_function(fn).tree, to read only: this compilation's parse while no one has
+    rewritten it yet."""
+    entry = PARSES.entry(fn)
+    if entry is not None and entry[3]:
+        return entry[1].tree
+    src = parse_function(fn)
+    if entry is None and PARSES.sharing[0]:
+        PARSES.keep(fn, src, True)
+    return src.tree
+
+
+def parse_to_rewrite(fn) -> FunctionSource:
+    """parse_function(fn), whose tree the caller may rewrite: this compilation's parse
+    (then no longer handed to readers), or a new one."""
+    entry = PARSES.entry(fn)
+    if entry is not None and entry[3]:
+        entry[3] = False
+        return entry[1]
+    src = parse_function(fn)
+    if entry is None and PARSES.sharing[0]:
+        PARSES.keep(fn, src, False)
+    return src
+
+
 def _parse_lambda(fn) -> FunctionSource:
     """A lambda, read as the def it is equivalent to (lambdas.py)."""
     tree = lambda_def(fn)

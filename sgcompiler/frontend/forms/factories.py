@@ -32,7 +32,7 @@ from ...ir.builders import load, store
 from ...runtime import stop_gradient
 from ..depends import function_reads, module_level, note
 from .objects import user_code
-from ..source import FunctionSource, parse_function
+from ..source import FunctionSource, parse_function, parsed_tree
 from ...ir.blocks import local_names, walk
 from .sugar import fresh
 
@@ -129,9 +129,10 @@ def _factory_of(obj):
     factory, else None."""
     if not (isinstance(obj, types.FunctionType) and user_code(obj) and not obj.__closure__):
         return None
-    tree = parse_function(obj).tree
-    inner = _made(tree)
-    return None if inner is None else (tree, inner, obj)
+    if _made(parsed_tree(obj)) is None:
+        return None
+    tree = parse_function(obj).tree        # (its own: the caller rewrites it)
+    return tree, _made(tree), obj
 
 
 def _made(tree):
