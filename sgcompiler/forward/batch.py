@@ -29,7 +29,7 @@ import types
 import gast
 import numpy
 
-from ..analysis.shapes import ARRAY, EITHER
+from ..analysis.shapes import ARRAY
 from ..errors import describe
 from ..ir.builders import const, load
 from ..reverse.inline import clone, simplify, substituted
@@ -348,13 +348,12 @@ class BatchedRules:
         it is: its items are batched). Where x may be either (a tape's item) or the index
         may move axes (array indexes beside others, or indexes of kinds not known), the
         batch axis goes last for the index: batch_first(batch_last(x_dot)[i]), or
-        batch_item(x_dot, x, i) when x may be a container."""
+        batch_item(x_dot, x, i) when x may be a container. A container whose rank is not
+        known goes through batch_item too: what the analysis takes for one may be an array
+        (a parameter its caller passes as a tree, p[0] of a helper's tuple), and there
+        x_dot[i] would pick a direction, not an element."""
         value, where = stmt.value.value, stmt.value.slice
-        shapes = self.fwd.shapes
-        kind = shapes.kind(value.id) if isinstance(value, gast.Name) else ARRAY
         known = self.known_rank(value) is not None
-        if not known and kind not in (ARRAY, EITHER):
-            return gast.Subscript(value=base, slice=copy.deepcopy(where), ctx=gast.Load())
         items = list(where.elts) if isinstance(where, gast.Tuple) else [where]
         if known and self.in_place(items):
             full = gast.Slice(lower=None, upper=None, step=None)

@@ -227,7 +227,11 @@ class _Forward:
             expr = const(0.0) if self.batched is None and _number(stmt.value) else \
                 self.zero(load(target))
         elif not _fresh(expr) and (target in self.written or _reads_written(expr, self)):
-            expr = self.np_call("copy", [expr])     # x_dot[i] = ... must not write into y_dot
+            # x_dot[i] = ... must not write into y_dot; a value that may be a container
+            # (a list's tangent is a list of the items' tangents) is copied as one: np.copy
+            # would stack its items, and a batched list's items into the batch axis
+            expr = self.np_call("copy", [expr]) if self.shapes.kind(target) == ARRAY else \
+                self.helper_call("copied", [expr])
         return [stmt, self.assign(self.tname(target), expr, stmt)]
 
     def tangent_of(self, stmt, op, target):
