@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import RuntimeRefusal
 from .core import reduced_axes
+from .tangents import cumprod_recurrence
 
 
 class BatchMismatch(RuntimeRefusal):
@@ -49,14 +50,7 @@ def batch_cumprod_tangent_of(t, a, axis=None):
     if axis is None:
         a, t, axis = a.ravel(), np.reshape(t, (size, -1)), 0
     axis = reduced_axes(axis, a.ndim)[0]
-    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis + 1, 0)
-    out = np.empty(t.shape, dtype=np.result_type(a, t, float))
-    d = np.zeros(t.shape[1:], dtype=out.dtype)
-    p = np.ones(a.shape[1:], dtype=out.dtype)
-    for k in range(a.shape[0]):
-        d = d * a[k] + p * t[k]
-        p = p * a[k]
-        out[k] = d
+    out = cumprod_recurrence(np.moveaxis(a, axis, 0), np.moveaxis(t, axis + 1, 0))
     return np.moveaxis(out, 0, axis + 1)
 
 

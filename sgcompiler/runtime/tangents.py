@@ -82,15 +82,21 @@ def cumprod_tangent_of(t, a, axis=None):
     t = np.broadcast_to(t, a.shape)
     if axis is None:
         a, t, axis = a.ravel(), t.ravel(), 0
-    a, t = np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)
-    out = np.empty(a.shape, dtype=np.result_type(a, t, float))
-    d = np.zeros(a.shape[1:], dtype=out.dtype)
+    return np.moveaxis(cumprod_recurrence(np.moveaxis(a, axis, 0), np.moveaxis(t, axis, 0)),
+                       0, axis)
+
+
+def cumprod_recurrence(a, t):
+    """d_k = d_{k-1} a_k + p_{k-1} t_k along axis 0, with p_k = a_0 ... a_k. t's items may
+    have more leading axes than a's (a batch of directions): they broadcast."""
+    out = np.empty(t.shape, dtype=np.result_type(a, t, float))
+    d = np.zeros(t.shape[1:], dtype=out.dtype)
     p = np.ones(a.shape[1:], dtype=out.dtype)
     for k in range(a.shape[0]):
         d = d * a[k] + p * t[k]
         p = p * a[k]
         out[k] = d
-    return np.moveaxis(out, 0, axis)
+    return out
 
 
 def _mT(x):
