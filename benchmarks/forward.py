@@ -4,6 +4,7 @@
     python benchmarks/forward.py --smoke    tiny sizes, correctness only (run by the tests;
                                             no JAX)
     python benchmarks/forward.py --no-jax   without the JAX columns
+    python benchmarks/forward.py --no-autograd   without the autograd column
 
 - jvp of the RNN (benchmarks/workloads/rnn.py) against the forward pass (target <= 2x);
 - the Hessian of a 100-parameter logistic regression (hessian(): forward over reverse, one
@@ -17,7 +18,10 @@ closed form, the hvp against finite differences of the gradient. When JAX is ins
 the same three are also timed with JAX (jax.jvp, jax.hessian, jvp of jax.grad; eager and
 under jax.jit, float64 on the CPU), checked against sgcompiler's results, in the same run:
 the JAX columns are the ratio of each to the same base (the forward pass, the hand-written
-Hessian, one gradient).
+Hessian, one gradient). When autograd is installed, its column is timed the same way:
+autograd.make_jvp (its forward mode), autograd.hessian and
+autograd.hessian_tensor_product (reverse over reverse), on the workload's own function
+with np bound to autograd.numpy; the last column is autograd's time over sgcompiler's.
 """
 from __future__ import annotations
 
@@ -54,6 +58,32 @@ def logistic_hessian_hand(w, X, y):
     return X.T @ (s[:, None] * X)
 
 
+def _autograd():
+    """(autograd, autograd.numpy, getval), or None when autograd is not installed."""
+    try:
+        import autograd
+        import autograd.numpy as anp
+        from autograd.tracer import getval
+    except ImportError:
+        return None
+    return autograd, anp, getval
+
+
+def _as_autograd(fn, ag):
+    """The workload function with np bound to autograd's (stop_gradient to getval)."""
+    return rebind(fn, np=ag[1], stop_gradient=ag[2])
+
+
+def _with_autograd(contenders, call, want, ag):
+    """Add 'autograd' (call()) to the contenders, after checking that it gives `want`."""
+    if ag is None:
+        return contenders
+    np.testing.assert_allclose(np.asarray(call(), dtype=float), want, rtol=1e-7, atol=1e-10,
+                               err_msg="autograd")
+    contenders["autograd"] = call
+    return contenders
+
+
 def _jax():
     """(jax, jax.numpy) set up for float64 on the CPU, or None when JAX is not installed."""
     try:
@@ -86,7 +116,7 @@ def _with_jax(contenders, fn, jargs, want, jx):
     return contenders
 
 
-def _rnn_case(sizes, rng, jx):
+def _rnn_case(sizes, rng, jx, ag):
     args = rnn_workload.make(sizes, rng)
     tangents = tuple(rng.normal(size=a.shape) for a in args[:3]) + (None, None, None)
     fn = rnn_workload.rnn
@@ -106,10 +136,15 @@ def _rnn_case(sizes, rng, jx):
             return jax.jvp(of_params, (W, U, b), (W_dot, U_dot, b_dot))[1]
         jargs = [jnp.asarray(a) for a in args] + [jnp.asarray(t) for t in tangents[:3]]
         contenders = _with_jax(contenders, jax_jvp, jargs, out_dot, jx)
+    if ag is not None:
+        afn, rest = _as_autograd(fn, ag), args[3:]
+        ag_jvp = ag[0].make_jvp(lambda params: afn(*params, *rest))
+        contenders = _with_autograd(contenders, lambda: ag_jvp(args[:3])(tangents[:3])[1],
+                                    out_dot, ag)
     return contenders
 
 
-def _logreg_case(shape, rng, jx):
+def _logreg_case(shape, rng, jx, ag):
     n, d = shape
     X = rng.normal(size=(n, d))
     y = (rng.random(n) > 0.5).astype(float)
@@ -123,10 +158,13 @@ def _logreg_case(shape, rng, jx):
         jax, jnp = jx
         contenders = _with_jax(contenders, jax.hessian(_as_jax(logistic, jax, jnp)),
                                [jnp.asarray(a) for a in (w, X, y)], H(w, X, y), jx)
+    if ag is not None:
+        ag_hessian = ag[0].hessian(_as_autograd(logistic, ag))
+        contenders = _with_autograd(contenders, lambda: ag_hessian(w, X, y), H(w, X, y), ag)
     return contenders
 
 
-def _mlp_case(sizes, rng, jx):
+def _mlp_case(sizes, rng, jx, ag):
     W1, b1, W2, b2, X, Y = mlp_workload.make(sizes, rng)
     rest = (b1, W2, b2, X, Y)
     v = rng.normal(size=W1.shape)
@@ -148,6 +186,10 @@ def _mlp_case(sizes, rng, jx):
         jargs = [jnp.asarray(a) for a in (W1, v) + rest]
         contenders = _with_jax(contenders, jax_hvp, jargs, hvp(mlp_workload.mlp, W1, v, *rest),
                                jx)
+    if ag is not None:       # (hessian_tensor_product takes the vector last)
+        ag_hvp = ag[0].hessian_tensor_product(_as_autograd(mlp_workload.mlp, ag))
+        contenders = _with_autograd(contenders, lambda: ag_hvp(W1, *rest, v),
+                                    hvp(mlp_workload.mlp, W1, v, *rest), ag)
     return contenders
 
 
@@ -156,29 +198,39 @@ def main(argv=None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--budget", type=float, default=3.0, help="seconds per workload")
     parser.add_argument("--no-jax", action="store_true", help="no JAX columns")
+    parser.add_argument("--no-autograd", action="store_true", help="no autograd column")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS threads (default 1: the ratios are of work, not of cores)")
     args = parser.parse_args(argv)
+    threads = timing.limit_threads(args.threads)
     sizes = SIZES["smoke" if args.smoke else "full"]
     rng = np.random.default_rng(0)
     jx = None if args.smoke or args.no_jax else _jax()     # (importing JAX takes seconds)
-    cases = [("jvp of the RNN / forward pass", _rnn_case(sizes["rnn"], rng, jx), 2.0),
+    ag = None if args.no_autograd else _autograd()        # (checked in --smoke too)
+    cases = [("jvp of the RNN / forward pass", _rnn_case(sizes["rnn"], rng, jx, ag), 2.0),
              ("Hessian of logistic regression / hand-written", _logreg_case(
-                 sizes["logreg"], rng, jx), 1.5),
-             ("hvp of the MLP loss / one gradient", _mlp_case(sizes["mlp"], rng, jx), 4.0)]
+                 sizes["logreg"], rng, jx, ag), 1.5),
+             ("hvp of the MLP loss / one gradient", _mlp_case(sizes["mlp"], rng, jx, ag), 4.0)]
     if args.smoke:
         print("forward-mode benchmarks: results checked")
         return 0
-    print("| workload | ratio | target | JAX eager | JAX jit | times |\n"
-          "|---|---|---|---|---|---|")
+    print("| workload | ratio | target | autograd | JAX eager | JAX jit | autograd / sgc "
+          "| times |\n|---|---|---|---|---|---|---|---|")
     for title, contenders, target in cases:
         samples = timing.interleaved(contenders, args.budget)
         base, ours = list(contenders)[:2]
         ratio = timing.paired_ratio(samples[ours], samples[base])
-        jax_cols = [f"{timing.paired_ratio(samples[n], samples[base]):.2f}x" if n in samples
-                    else "n/a" for n in ("JAX eager", "JAX jit")]
+        others = [f"{timing.paired_ratio(samples[n], samples[base]):.2f}x" if n in samples
+                  else "n/a" for n in ("autograd", "JAX eager", "JAX jit")]
+        others.append(f"{timing.paired_ratio(samples['autograd'], samples[ours]):.2f}x"
+                      if "autograd" in samples else "n/a")
         times = ", ".join(f"{n} {t * 1e3:.3g} ms" for n, t in timing.medians(samples).items())
-        print(f"| {title} | {ratio:.2f}x | <= {target}x | {' | '.join(jax_cols)} | {times} |")
+        print(f"| {title} | {ratio:.2f}x | <= {target}x | {' | '.join(others)} | {times} |")
     if jx is None:
         print("\n(no JAX columns: JAX is not installed, or --no-jax)")
+    if ag is None:
+        print("\n(no autograd column: autograd is not installed, or --no-autograd)")
+    print(f"\n({threads}; JAX's own threads are not limited)")
     return 0
 
 

@@ -11,9 +11,10 @@ Workloads:
 - **Jacobian of a 50-output function**: f(x) = tanh(A @ x) * (B @ x ** 2), x of 200,
   `jacobian(f)` in reverse mode (one generated backward call per output).
 
-Each is checked against autograd when it is installed (and, in --smoke, against finite
-differences), and timed side by side with the forward pass and autograd
-(benchmarks.timing.interleaved: ratios of medians measured in the same run).
+Each is checked against autograd and JAX when they are installed (and, in --smoke, against
+finite differences), and timed side by side with the forward pass, autograd and JAX
+(eager, and under jax.jit; float64 on the CPU) (benchmarks.timing.interleaved: ratios of
+medians measured in the same run). `--no-jax` leaves JAX out (importing it takes seconds).
 """
 from __future__ import annotations
 
@@ -60,6 +61,17 @@ def _autograd_penalised_loss():
     return loss
 
 
+def _jax_penalised_loss(jax, jnp):
+    def network_sum_jax(W1, w2, X):
+        return jnp.sum(jnp.tanh(X @ W1) @ w2)
+
+    def loss(W1, w2, X, y, lam):
+        u = jnp.tanh(X @ W1) @ w2
+        dX = jax.grad(network_sum_jax, argnums=2)(W1, w2, X)
+        return jnp.mean((u - y) ** 2) + lam * jnp.mean(jnp.sum(dX ** 2, axis=1))
+    return loss
+
+
 def penalty_data(n, d, h, rng):
     return (rng.normal(size=(d, h)) / np.sqrt(d), rng.normal(size=h) / np.sqrt(h),
             rng.normal(size=(n, d)), rng.normal(size=n), 0.1)
@@ -83,10 +95,32 @@ def _autograd_fifty(x, A, B):
     return anp.tanh(anp.dot(A, x)) * anp.dot(B, x ** 2)
 
 
+def _jax():
+    """(jax, jax.numpy) set up for float64 on the CPU, or None when JAX is not installed."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_platforms", "cpu")
+    return jax, jnp
+
+
+def _add_jax(calls, name, fn, args, jax):
+    """'JAX eager NAME' and 'JAX jit NAME': fn(*args) as it is and under jax.jit, results
+    blocked on (the arrays are arguments, so XLA cannot fold the work into a constant)."""
+    jitted = jax.jit(fn)
+    for label, call in ((f"JAX eager {name}", fn), (f"JAX jit {name}", jitted)):
+        calls[label] = (lambda c=call: jax.tree_util.tree_map(
+            np.asarray, jax.block_until_ready(c(*args))))
+
+
 # --- running -----------------------------------------------------------------------------
 
-def contenders(smoke: bool):
-    """(workload title, {contender: call}, {contender: result to compare}) for each."""
+def contenders(smoke: bool, jx=None):
+    """(workload title, {contender: call}, (sgcompiler's, the others to compare)) for each;
+    JAX's contenders when jx is (jax, jax.numpy)."""
     rng = np.random.default_rng(0)
     n, d, h = (8, 3, 4) if smoke else (2000, 20, 64)
     W1, w2, X, y, lam = penalty_data(n, d, h, rng)
@@ -96,29 +130,41 @@ def contenders(smoke: bool):
     if autograd is not None:
         ag_grad = autograd.grad(_autograd_penalised_loss(), (0, 1))
         penalty["autograd grad"] = lambda: ag_grad(W1, w2, X, y, lam)
+    if jx is not None:
+        jax, jnp = jx
+        jargs = [jnp.asarray(a) for a in (W1, w2, X, y)] + [lam]
+        _add_jax(penalty, "grad", jax.grad(_jax_penalised_loss(jax, jnp), argnums=(0, 1)),
+                 jargs, jax)
     x, A, B = jacobian_data(6 if smoke else 200, rng)
     sg_jac = jacobian(fifty)
     jac = {"forward pass": lambda: fifty(x, A, B), "sgcompiler jacobian": lambda: sg_jac(x, A, B)}
     if autograd is not None:
         ag_jac = autograd.jacobian(_autograd_fifty)
         jac["autograd jacobian"] = lambda: ag_jac(x, A, B)
+    if jx is not None:
+        jax, jnp = jx
+
+        def fifty_jax(x, A, B):
+            return jnp.tanh(A @ x) * (B @ x ** 2)
+        _add_jax(jac, "jacrev", jax.jacrev(fifty_jax), [jnp.asarray(a) for a in (x, A, B)],
+                 jax)
     return [(f"input-gradient penalty loss, grad wrt (W1, w2) ({n}x{d}, {h} hidden)",
-             penalty, ("sgcompiler grad", "autograd grad")),
+             penalty, ("sgcompiler grad", *[k for k in penalty if k.startswith(("autograd",
+                                                                              "JAX"))])),
             (f"Jacobian of a {A_ROWS}-output function of {x.size} inputs", jac,
-             ("sgcompiler jacobian", "autograd jacobian"))]
+             ("sgcompiler jacobian", *[k for k in jac if k.startswith(("autograd", "JAX"))]))]
 
 
-def check(calls, pair) -> str:
-    """'' when sgcompiler's result equals autograd's (when installed)."""
-    ours = calls[pair[0]]()
-    if pair[1] not in calls:
-        return ""
-    theirs = calls[pair[1]]()
-    ours, theirs = (ours if isinstance(ours, tuple) else (ours,)), \
-        (theirs if isinstance(theirs, tuple) else (theirs,))
-    for a, b in zip(ours, theirs):
-        if not np.allclose(a, b, rtol=1e-8, atol=1e-10):
-            return f"{pair[0]} differs from {pair[1]} by {np.max(np.abs(a - b)):.3g}"
+def check(calls, names) -> str:
+    """'' when sgcompiler's result (names[0]) equals each other system's (names[1:])."""
+    ours = calls[names[0]]()
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    for name in names[1:]:
+        theirs = calls[name]()
+        theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+        for a, b in zip(ours, theirs):
+            if not np.allclose(a, b, rtol=1e-8, atol=1e-10):
+                return f"{names[0]} differs from {name} by {np.max(np.abs(a - b)):.3g}"
     return ""
 
 
@@ -126,11 +172,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per workload")
+    parser.add_argument("--no-jax", action="store_true", help="no JAX contenders")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS threads (default 1: the ratios are of work, not of cores)")
     args = parser.parse_args(argv)
+    threads = timing.limit_threads(args.threads)
+    jx = None if args.smoke or args.no_jax else _jax()
     status = 0
     lines = ["| workload | contender | median time | x forward | x sgcompiler |",
              "| --- | --- | --- | --- | --- |"]
-    for title, calls, pair in contenders(args.smoke):
+    for title, calls, pair in contenders(args.smoke, jx):
         problem = check(calls, pair)
         if problem:
             print(f"WRONG: {title}: {problem}")
@@ -146,6 +197,9 @@ def main(argv=None) -> int:
         print("\n".join(lines))
         if autograd is None:
             print("\n(autograd is not installed: no comparison)")
+        if jx is None:
+            print("\n(no JAX contenders: JAX is not installed, or --no-jax)")
+        print(f"\n({threads}; JAX's own threads are not limited)")
     return status
 
 

@@ -23,6 +23,18 @@ VERY_SLOW_S = 2.0         # ... and those slower than this a single sample
 _clock = time.thread_time if os.environ.get("SGC_BENCH_CLOCK") == "cpu" else time.perf_counter
 
 
+def limit_threads(n: int) -> str:
+    """Limit the BLAS and OpenMP pools of this process to n threads (threadpoolctl, when
+    installed), so a contender's time is its own work and not a race for the cores; a
+    note for the report says what was done."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return "threads not limited (threadpoolctl is not installed)"
+    threadpool_limits(n)
+    return f"{n} BLAS thread{'s' if n > 1 else ''} (threadpoolctl)"
+
+
 def _seconds(fn) -> float:
     start = _clock()
     fn()

@@ -1,5 +1,6 @@
-"""benchmarks/higher_order.py in smoke mode: its workloads are right (against finite
-differences, and against autograd when it is installed)."""
+"""benchmarks/higher_order.py and benchmarks/forward.py in smoke mode: their workloads are
+right (against finite differences or closed forms, and against autograd when it is
+installed)."""
 import pathlib
 import sys
 
@@ -9,13 +10,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import higher_order  # noqa: E402
+from benchmarks import forward, higher_order  # noqa: E402
 from gradcheck import numeric_grad  # noqa: E402
 from sgcompiler import check_grads, jacobian  # noqa: E402
 
 
 def test_smoke_run_agrees_with_autograd():
     assert higher_order.main(["--smoke"]) == 0
+
+
+def test_forward_mode_smoke_run_checks_its_results():
+    # (the jvp against differences, the Hessian against X.T @ (s * X), the hvp against
+    # differences of the gradient, and autograd's answers against ours when installed)
+    assert forward.main(["--smoke"]) == 0
 
 
 def test_penalised_loss_against_finite_differences():
