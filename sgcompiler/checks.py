@@ -1,7 +1,8 @@
 """check_grads: sgcompiler's derivatives of a function, to any order, against finite
 differences in random directions (as autograd.test_util.check_grads does).
 
-Order 1 checks the gradient of s0(args) = <u, f(args)>, for a random cotangent u of f's
+Order 1 checks the gradient of f itself when f returns one float (grad(f) and jvp(f), as
+a user calls them), else of s0(args) = <u, f(args)>, for a random cotangent u of f's
 output. Order k checks the gradient of s(k-1)(args) = <grad s(k-2)(args), v>, for random
 directions v: a function that sgcompiler writes as Python text and compiles, so every
 order is the compiler applied to its own output:
@@ -13,6 +14,7 @@ order is the compiler applied to its own output:
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 
@@ -57,7 +59,10 @@ def check_grads(f, args, order: int = 2, modes=("fwd", "rev"), eps: float = 1e-6
     rng = np.random.default_rng(seed)
     jvp = getattr(api, "jvp", None)
     modes = [m for m in modes if m == "rev" or (m == "fwd" and jvp is not None)]
-    scalar = _contracted(primal, params, primal(*args), rng)
+    out = primal(*args)
+    # a function of one float value is checked as it is (grad(f) and jvp(f) themselves,
+    # as a user calls them); any other output is contracted with a random cotangent
+    scalar = primal if _is_float_number(out) else _contracted(primal, params, out, rng)
     for k in range(1, order + 1):
         for i in positions:
             for mode in modes:
@@ -93,6 +98,11 @@ def _error(scalar, args, i, mode, rng, eps, jvp, rtol, atol):
     return abs(analytic - numeric), atol + rtol * abs(numeric), analytic, numeric
 
 
+def _is_float_number(out) -> bool:
+    return isinstance(out, (float, np.floating)) or \
+        isinstance(out, np.ndarray) and out.shape == () and out.dtype.kind == "f"
+
+
 def _contracted(primal, params, out, rng):
     """s0(args) = <u, f(args)> for a random u shaped like each float leaf of the output."""
     namespace = {"np": np, "_f": primal, "__name__": __name__}
@@ -122,7 +132,8 @@ def _directional(scalar, params, positions, args, rng, k):
         for m, (path, leaf) in enumerate(leaves(args[i])):
             namespace[f"_v{n}_{m}"] = _random_like(rng, leaf)
             terms.append(f"np.sum(_g[{n}]{_path_text(path)} * _v{n}_{m})")
-    name = f"{scalar.__name__.rsplit('_d', 1)[0]}_d{k}"
+    base = scalar.__name__ if scalar.__name__.isidentifier() else "f"    # ("<lambda>")
+    name = f"{re.sub(r'_d[0-9]+$', '', base)}_d{k}"
     got = "_g = (_grad" if len(positions) == 1 else "_g = _grad"
     close = ",)" if len(positions) == 1 else ""
     text = (f"def {name}({', '.join(params)}):\n    {got}({', '.join(params)}){close}\n"

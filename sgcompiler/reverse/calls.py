@@ -24,6 +24,7 @@ import copy
 import gast
 import numpy as np
 
+from ..analysis.shapes import ARRAY
 from ..errors import SourceUnavailable, error_at
 from ..frontend.forms.checkpoint import is_segment
 from ..frontend.source import function_name
@@ -121,9 +122,18 @@ class CallSweeps:
         node.lineno = stmt.lineno
         body.append(node)
         self.handoff = None
+        # the backward of a helper whose adjoint in is a container (zeros_tree's parts are
+        # plain 0.0 until written) or may be a plain 0.0 gives a plain 0.0 for what only
+        # such a part reaches: an array's first adjoint may be one (a container's parts
+        # are read with item_adjoint, which takes a plain 0.0)
+        parts_may_be_zero = self.shapes.kind(target_of(stmt)) != ARRAY or \
+            target_of(stmt) in self.maybe_scalar
         for param, out in zip(active, outs):
             name = op.args[param].id
+            first = self.state.get(name) is None
             body.extend(self.accumulate(name, load(out), stmt))
+            if parts_may_be_zero and first and self.shapes.kind(name) == ARRAY:
+                self.maybe_scalar.add(name)
         return body
 
     def _segment_again(self, stmt, fwd, tape) -> list:
