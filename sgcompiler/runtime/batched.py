@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .batched_rules import BatchMismatch
 from .core import reduced_axes
 from .numpy.linalg import matmul_grad_left, matmul_grad_right
 
@@ -127,6 +128,11 @@ def batch_map(fn, positions, *args, **kwargs):
     """fn applied to each direction of the batched arguments at `positions` (fn is linear
     in them), the results stacked along a new leading axis."""
     size = _size(args[positions[0]])
+    if size is None:
+        # an empty list's tangent (sum of an empty comprehension) has no directions to
+        # count, and fn of it no batch axis: one jvp per column instead
+        raise BatchMismatch(f"{getattr(fn, '__name__', 'a function')} of an empty "
+                            "container's tangent")
     results = []
     for k in range(size):
         call = list(args)
@@ -137,11 +143,11 @@ def batch_map(fn, positions, *args, **kwargs):
 
 
 def _size(tangent):
-    """The number of directions of a batched tangent (of a list or a dict: its items')."""
-    if isinstance(tangent, dict):
-        return _size(next(iter(tangent.values())))
-    if isinstance(tangent, (list, tuple)):
-        return _size(tangent[0])
+    """The number of directions of a batched tangent (of a list or a dict: its items'),
+    None for an empty container."""
+    if isinstance(tangent, (list, tuple, dict)):
+        items = tangent.values() if isinstance(tangent, dict) else tangent
+        return next((n for n in map(_size, items) if n is not None), None)
     return len(tangent)
 
 
