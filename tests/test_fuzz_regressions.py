@@ -1753,3 +1753,32 @@ def test_hessian_through_a_sum_of_an_empty_comprehension(x):
         np.testing.assert_allclose(
             jacobian(sum_of_a_comprehension_that_may_be_empty, mode="fwd")(x), g(x),
             rtol=1e-10, atol=1e-12)
+
+
+# The wide-shape fuzzer, --extended, seeds 901000-901299: one wrong gradient (901092).
+# (t1 - t0) * (t1 - t0): the backward's two equal adjoints d_sub and d_sub2 were shared
+# (d_sub2 = d_sub) although `dt1_1 = d_sub; ...; dt1_1 += d_sub2` writes into d_sub's
+# array through dt1_1, so the second `dt0 -= d_sub` subtracted twice the value. A name
+# that may hold the array of a name written into is now written into too
+# (optimize/algebraic/aliasing.ArrayFacts).
+
+def square_of_a_difference_read_twice(x, w):
+    t0 = w.reshape((-1,))
+    t1 = np.dot(np.tanh(t0), t0)
+    t1 -= x
+    t2 = w / -(1.0 + (t1 - t0) * (t1 - t0))
+    return np.sum(t2) ** 2 + np.sum(t0 * t0)
+
+
+def difference_read_twice_in_a_sum(x, w):
+    d = x - w
+    e = (x - w) * (x - w) + np.sin(x - w)
+    return np.sum(e * d)
+
+
+@pytest.mark.parametrize("f", [square_of_a_difference_read_twice,
+                               difference_read_twice_in_a_sum])
+@pytest.mark.parametrize("shape", [(3,), (1,), (4,)], ids=str)
+def test_equal_adjoints_are_not_shared_through_an_alias_written_into(f, shape):
+    rng = np.random.default_rng(shape[0])
+    assert_grad_matches(f, [rng.normal(size=shape), rng.normal(size=shape)])

@@ -33,6 +33,27 @@ class ArrayFacts:
             self.in_place.update(written_into(node))
             if isinstance(node, gast.Call) and not self.reads_only(node):
                 self.in_place.update(passed(node))
+        self._through_aliases(tree)
+
+    def _through_aliases(self, tree):
+        """A write into `t` after `t = d` (or `t = unbroadcast(d, x)`, a view of d, ...)
+        is a write into d's array too: every name that may hold the array of a name
+        written into is written into (`dt = d_sub; dt += d_sub2` changes d_sub, so
+        d_sub2 = d_sub may not be shared)."""
+        held = {}       # name -> the names that may hold the same array
+        for node in nodes(tree):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], gast.Name):
+                target = node.targets[0].id
+                for name in self.escaping(node.value, False):
+                    held.setdefault(name, set()).add(target)
+                    held.setdefault(target, set()).add(name)
+        todo = [n for n in self.in_place if n in held]
+        while todo:
+            for name in held[todo.pop()]:
+                if name not in self.in_place:
+                    self.in_place.add(name)
+                    todo.append(name)
 
     def reads_only(self, call) -> bool:
         return reads_only(call, self.numpy_names, self.readers)
