@@ -36,20 +36,21 @@ def arithmetic(node) -> bool:
                for n in nodes(node))
 
 
-def nodes(node):
+def nodes(node) -> list:
     """Every node under `node` (itself included), in no particular order: gast.walk's
-    set of nodes, faster, for passes that only collect."""
-    todo = [node]
-    pop, push, extend, ast = todo.pop, todo.append, todo.extend, gast.AST
-    while todo:
-        node = pop()
-        yield node
+    set of nodes, faster, for passes that only collect (a list, made in one go: a
+    generator's resumption per node cost more than the walk itself)."""
+    found = [node]
+    push, ast = found.append, gast.AST
+    for node in found:          # (the list grows as it is read)
         for value in node.__dict__.values():
             if type(value) is list:
-                if value:
-                    extend([item for item in value if isinstance(item, ast)])
+                for item in value:
+                    if isinstance(item, ast):
+                        push(item)
             elif isinstance(value, ast):
                 push(value)
+    return found
 
 
 def walk(node):
