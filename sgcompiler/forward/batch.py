@@ -29,7 +29,7 @@ import types
 import gast
 import numpy
 
-from ..analysis.shapes import ARRAY
+from ..analysis.shapes import ARRAY, CONTAINER
 from ..errors import describe
 from ..ir.builders import const, load
 from ..reverse.inline import clone, simplify, substituted
@@ -49,6 +49,10 @@ _LEFT = {0: "batch_matmul_grad_left", 2: "batch_matmul_grad_left_y"}
 _RIGHT = {0: "batch_matmul_grad_right", 1: "batch_matmul_grad_right_x"}
 _MATMUL_GRADS = {runtime.matmul_grad_left: _LEFT, runtime.matmul_grad_right: _RIGHT,
                  runtime.dot_grad_left: _LEFT, runtime.dot_grad_right: _RIGHT}
+# linear functions whose batched forms below read the tangent as an array with the batch
+# axis first (a list's tangent is a list of batched items: they map over the directions)
+_ARRAY_READERS = frozenset(_MATMUL + _SUMS + _COPIES + tuple(_MATMUL_GRADS)
+                           + (numpy.ravel, numpy.transpose))
 
 
 class NotBatchable(Exception):
@@ -94,6 +98,18 @@ class BatchedRules:
             return None
 
     def tangent(self, stmt, op, target, rule, active):
+        lists = {self.fwd.tname(n) for _, n in active
+                 if self.fwd.shapes.kind(n) == CONTAINER}
+        if lists and not (rule.kind == "linear" and rule.primitive not in _ARRAY_READERS):
+            # a list's batched tangent is a list of batched items, not an array with the
+            # batch axis first (np.sum or np.prod of it took the items for directions):
+            # what reads it as an array reads batch_array(t), its items stacked after
+            # the batch axis (a function mapped over the directions takes the list)
+            return _reading_as_arrays(self._tangent(stmt, op, target, rule, active),
+                                      lists, self.fwd.linker)
+        return self._tangent(stmt, op, target, rule, active)
+
+    def _tangent(self, stmt, op, target, rule, active):
         if rule.kind in ("linear", "multilinear"):
             return self.linear(stmt, op, target, rule, active)
         if rule.full_shape or rule.multiple_results:
@@ -457,6 +473,25 @@ class BatchedRules:
             return self.fwd.helper_call("batch_zeros", [copy.deepcopy(atom),
                                                         const(self.fwd.batch)])
         return self.fwd.np_call("zeros", [const((self.fwd.batch,) + tuple(shape))])
+
+
+def _reading_as_arrays(expr, names, linker):
+    """`expr` with each load of a tangent in `names` read through batch_array."""
+    helper = linker.name_for("batch_array", runtime.batch_array)
+    for node in list(walk(expr)):
+        for field, value in gast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for k, item in enumerate(items):
+                if isinstance(item, gast.Name) and item.id in names and \
+                        isinstance(item.ctx, gast.Load):
+                    call = gast.Call(func=load(helper), args=[item], keywords=[])
+                    if isinstance(value, list):
+                        value[k] = call
+                    else:
+                        setattr(node, field, call)
+    if isinstance(expr, gast.Name) and expr.id in names:
+        return gast.Call(func=load(helper), args=[expr], keywords=[])
+    return expr
 
 
 def index_value(where, linker):

@@ -37,7 +37,7 @@ from .numpy.shapes import (append_grad, astype, cast_grad, column_stack_grad, de
                      sort_grad, sorted_like, split_like, take_along_axis_grad, take_grad, tile_grad,
                      transpose_grad, trapezoid_grad, unstack, vstack_grad)  # noqa: F401
 from .batched_rules import batch_checked, batch_mean, batch_sum  # noqa: F401
-from .batched import (batch_added, batch_first, batch_item, batch_last, batch_set_item, batch_lifted, batch_map,
+from .batched import (batch_added, batch_array, batch_first, batch_item, batch_last, batch_set_item, batch_lifted, batch_map,
                       batch_matmul_grad_left, batch_matmul_grad_left_y, batch_matmul_grad_right,
                       batch_matmul_grad_right_x, batch_matmul_left,
                       batch_matmul_right, batch_transposed, batch_unbroadcast,

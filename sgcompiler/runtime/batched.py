@@ -142,6 +142,20 @@ def batch_map(fn, positions, *args, **kwargs):
     return _stacked(results)
 
 
+def batch_array(t):
+    """A batched tangent read as an array, the batch axis first: a list's (or tuple's)
+    tangent, a list of batched items, has them stacked after the batch axis, as NumPy
+    stacks a list's items along a new first axis; an array as it is."""
+    if not isinstance(t, (list, tuple)):
+        return t
+    items = [batch_array(v) for v in t]
+    size = next((np.shape(v)[0] for v in items if np.ndim(v) > 0), None)
+    if size is None:
+        raise BatchMismatch("a list's tangent without directions")
+    shape = np.broadcast_shapes(*(np.shape(v)[1:] for v in items if np.ndim(v) > 0))
+    return np.stack([np.broadcast_to(v, (size,) + shape) for v in items], axis=1)
+
+
 def _size(tangent):
     """The number of directions of a batched tangent (of a list or a dict: its items'),
     None for an empty container."""

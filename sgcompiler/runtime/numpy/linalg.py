@@ -476,8 +476,15 @@ def _swap_last(a):
     return a.swapaxes(-1, -2) if hasattr(a, "swapaxes") else np.swapaxes(a, -1, -2)
 
 
+def _operand(a):
+    """An operand given as a list or tuple of numbers (np.dot([u, v], w) takes one), as
+    the array NumPy makes of it; any array as it is."""
+    return np.asarray(a) if isinstance(a, (list, tuple)) else a
+
+
 def matmul_grad_left(g, x, y):
     """d(x @ y)/dx applied to g, for any of NumPy's 1-D/2-D/stacked cases."""
+    x, y = _operand(x), _operand(y)
     if _ndim(y) == 1:
         if _ndim(x) == 1:
             return g * y
@@ -490,6 +497,7 @@ def matmul_grad_left(g, x, y):
 
 def matmul_grad_right(g, x, y):
     """d(x @ y)/dy applied to g, for any of NumPy's 1-D/2-D/stacked cases."""
+    x, y = _operand(x), _operand(y)
     if _ndim(x) == 1:
         if _ndim(y) == 1:
             return g * x
@@ -502,6 +510,7 @@ def matmul_grad_right(g, x, y):
 
 def dot_grad_left(g, x, y):
     """d(np.dot(x, y))/dx applied to g (np.dot's N-d rule: last axis of x, second-last of y)."""
+    x, y = _operand(x), _operand(y)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * y, x)
     if np.ndim(y) <= 2:
@@ -512,6 +521,7 @@ def dot_grad_left(g, x, y):
 
 def dot_grad_right(g, x, y):
     """d(np.dot(x, y))/dy applied to g."""
+    x, y = _operand(x), _operand(y)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * x, y)
     if np.ndim(y) <= 2:
