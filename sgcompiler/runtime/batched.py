@@ -125,8 +125,14 @@ def batch_matmul_grad_right_x(g, t, y, helper=matmul_grad_right):
 
 def batch_map(fn, positions, *args, **kwargs):
     """fn applied to each direction of the batched arguments at `positions` (fn is linear
-    in them), the results stacked along a new leading axis."""
-    size = _size(args[positions[0]])
+    in them), the results stacked along a new leading axis. Arguments with no array in
+    them (empty lists and dicts: a dict's tangent before its first item is written) hold
+    no direction: fn, linear in them, gives a zero of them, the same for every direction,
+    which is its batched result too."""
+    size = next((n for n in map(_size, (args[p] for p in positions)) if n is not None),
+                None)
+    if size is None:
+        return fn(*args, **kwargs)
     results = []
     for k in range(size):
         call = list(args)
@@ -137,12 +143,12 @@ def batch_map(fn, positions, *args, **kwargs):
 
 
 def _size(tangent):
-    """The number of directions of a batched tangent (of a list or a dict: its items')."""
-    if isinstance(tangent, dict):
-        return _size(next(iter(tangent.values())))
-    if isinstance(tangent, (list, tuple)):
-        return _size(tangent[0])
-    return len(tangent)
+    """The number of directions of a batched tangent (of a list or a dict: its items'),
+    None for a container with no array in it (a number in it is a zero of any shape)."""
+    if isinstance(tangent, (dict, list, tuple)):
+        items = tangent.values() if isinstance(tangent, dict) else tangent
+        return next((n for n in map(_size, items) if n is not None), None)
+    return len(tangent) if np.ndim(tangent) else None
 
 
 def _direction(tangent, k):
@@ -151,7 +157,7 @@ def _direction(tangent, k):
         return {key: _direction(v, k) for key, v in tangent.items()}
     if isinstance(tangent, (list, tuple)):
         return type(tangent)(_direction(v, k) for v in tangent)
-    return tangent[k]
+    return tangent[k] if np.ndim(tangent) else tangent
 
 
 def _stacked(results):
