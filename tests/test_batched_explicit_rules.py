@@ -1,8 +1,9 @@
 """Batched Hessians through explicit tangent rules that are not elementwise (reductions
 max/min/std/var/ptp/median/norm/prod/cumprod/logsumexp/softmax, casts, solve, det,
-slogdet, inv, cholesky, eigh, eigvalsh, svd, qr): rules/registry.batchable and runtime/batched_rules.py. Each Hessian must run batched
-(no PerColumnWarning), agree with one jvp per column to 1e-9 and with central
-differences of the gradient, on several shapes, with broadcasting."""
+slogdet, inv, cholesky, eigh, eigvalsh, svd, qr, pinv, lstsq): rules/registry.batchable
+and runtime/batched_rules.py. Each Hessian must run batched (no PerColumnWarning), agree
+with one jvp per column to 1e-9 and with central differences of the gradient, on several
+shapes, with broadcasting."""
 import warnings
 
 import numpy as np
@@ -114,6 +115,33 @@ def reduce_along(x, c, axis=1, keep=False):
     return np.sum(np.sum(x * m, axis=axis, keepdims=keep) ** 2)
 
 
+def pinvs(A, c):
+    return np.sum(np.linalg.pinv(A * c) ** 2) + np.sum(np.sin(np.linalg.pinv(A))) * np.sum(A)
+
+
+def pinv_hermitian(A, c):
+    S = (A @ A.T) * (1.0 + c ** 2) + len(A) * np.eye(len(A))   # (read: its lower triangle)
+    return np.sum(np.linalg.pinv(S, hermitian=True) ** 3)
+
+
+def lstsq_a(A, b):
+    x, res, rank, s = np.linalg.lstsq(A, b, rcond=None)
+    return np.sum(x ** 3) + np.sum(res) * 0.5 + np.sum(s ** 3) + rank
+
+
+def lstsq_b(b, A):
+    x, res, _, _ = np.linalg.lstsq(A, np.sin(b), rcond=None)
+    return np.sum(x ** 3) + np.sum(res ** 2)
+
+
+def lstsq_solution(A, b):
+    return np.sum(np.tanh(np.linalg.lstsq(A * 1.5, b, rcond=None)[0]))
+
+
+def products_whole(x, c):
+    return np.prod(np.cos(x) + c ** 2) + np.sum(np.prod(x * c, axis=-1, keepdims=True) * x)
+
+
 def _pair(*shape, c_shape=None):
     return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
 
@@ -144,6 +172,16 @@ CASES = [
     (choleskys, _pair(3, 3)), (choleskys, _pair(2, 2, c_shape=(1,))),
     (eighs, _pair(3, 3, c_shape=(3,))), (eighs, _pair(4, 4, c_shape=(4,))),
     (svds, _pair(4, 3, c_shape=(3,))), (svds, _pair(2, 3, c_shape=(1,))),
+    (pinvs, _pair(4, 3, c_shape=(3,))), (pinvs, _pair(2, 3, c_shape=(1,))),
+    (pinvs, _pair(2, 3, 2, c_shape=(2,))),
+    (pinv_hermitian, _pair(3, 2, c_shape=(3,))), (pinv_hermitian, _pair(2, 3, c_shape=(1,))),
+    (lstsq_a, _pair(5, 3, c_shape=(5,))), (lstsq_a, _pair(4, 2, c_shape=(4, 3))),
+    (lstsq_a, _pair(2, 3, c_shape=(2,))),
+    (lstsq_b, lambda: (R.normal(size=5), R.normal(size=(5, 3)))),
+    (lstsq_b, lambda: (R.normal(size=(4, 2)), R.normal(size=(4, 3)))),
+    (lstsq_solution, _pair(3, 3, c_shape=(3, 2))), (lstsq_solution, _pair(5, 2, c_shape=(5,))),
+    (products_whole, _pair(3, 4)), (products_whole, _pair(2, 3, c_shape=(3,))),
+    (products_whole, _pair(5, c_shape=(1,))),
 ]
 
 
@@ -245,3 +283,42 @@ def test_batch_checked_keeps_batched_tangents_and_refuses_others():
         batch_checked(R.normal(size=(2, 3)), ans, 4)     # a tangent without the batch axis
     with pytest.raises(BatchMismatch):
         batch_checked(R.normal(size=(4, 3)), ans, 4)
+
+
+def pinv_of(A, c):
+    return np.linalg.pinv(A * c) * 2.0
+
+
+def lstsq_of(A, b):
+    x, res, _, s = np.linalg.lstsq(A, b, rcond=None)
+    return np.concatenate([np.ravel(x), np.ravel(res), s])
+
+
+def lstsq_of_b(b, A):
+    return np.linalg.lstsq(A, np.tanh(b), rcond=None)[0]
+
+
+@pytest.mark.parametrize("f, x_shape, other_shape", [
+    (pinv_of, (4, 3), (3,)), (pinv_of, (2, 3, 2), (1,)), (pinv_of, (2, 3), (2, 3)),
+    (lstsq_of, (5, 3), (5,)), (lstsq_of, (4, 2), (4, 3)), (lstsq_of, (2, 3), (2, 2)),
+    (lstsq_of_b, (5,), (5, 3)), (lstsq_of_b, (3, 2), (3, 3))])
+def test_batched_jacobian_of_pinv_and_lstsq(monkeypatch, f, x_shape, other_shape):
+    """pinv of one matrix, of a stack, wide; lstsq of tall (with residuals), wide (none),
+    a right-hand side of one axis or two; the Jacobian with respect to the matrix and to
+    the right-hand side, batched, against central differences and one jvp per column."""
+    x, other = R.normal(size=x_shape), R.normal(size=other_shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        J = jacobian(f, mode="fwd")(x, other)
+    eps = 1e-6
+    cols = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        e = e.reshape(x.shape)
+        cols.append((f(x + e, other) - f(x - e, other)) / (2 * eps))
+    np.testing.assert_allclose(J, np.stack(cols, axis=-1).reshape(J.shape), rtol=1e-6,
+                               atol=1e-7)
+    monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    np.testing.assert_allclose(J, jacobian(f, mode="fwd")(x, other), rtol=1e-10,
+                               atol=1e-12)

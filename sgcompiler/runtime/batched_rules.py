@@ -82,6 +82,45 @@ def batch_solve_tangent_a(t, ans, a, b):
     return -np.linalg.solve(a, _ranked(t, max(np.ndim(a), np.ndim(ans))) @ ans)
 
 
+def batch_lstsq_tangent_of(a_dot, b_dot, ans, a, b):
+    """lstsq_tangent_of(a_dot[k], b_dot[k], ans, a, b) for each direction k (a tangent
+    not given: 0.0): the directions are a stack of matrices, which every product, the
+    sum over the rows of the residuals and the diagonal of U^T dA V broadcast over."""
+    x, res, _, s = ans
+    given = [t for t in (a_dot, b_dot) if np.ndim(t)]
+    size = np.shape(given[0])[0]
+    for t, v in ((a_dot, a), (b_dot, b)):
+        if np.ndim(t) and np.shape(t) != (size,) + np.shape(v):
+            raise BatchMismatch(f"a batched tangent of lstsq of shape {np.shape(t)} "
+                                f"where {(size,) + np.shape(v)} was expected")
+    p = np.linalg.pinv(a)
+    bm, xm = _column(b), _column(x)
+    dx = 0.0
+    changed = 0.0       # the change of b - a x at a fixed x, for the residuals
+    if np.ndim(b_dot):
+        b_dot = b_dot[..., None] if np.ndim(b) == 1 else b_dot
+        dx, changed = p @ b_dot, b_dot
+    if np.ndim(a_dot):
+        m, n = np.shape(a)
+        at = np.swapaxes(a_dot, -1, -2)
+        dp = -(p @ a_dot @ p) + p @ p.T @ at @ (np.eye(m) - a @ p) + \
+            (np.eye(n) - p @ a) @ at @ p.T @ p
+        dx = dx + dp @ bm
+        changed = changed - a_dot @ xm
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        ds = np.diagonal(u.T @ a_dot @ vt.T, axis1=-2, axis2=-1)
+    else:
+        ds = np.zeros((size,) + np.shape(s))
+    dres = 2.0 * np.sum((bm - a @ xm) * changed, axis=-2) if np.size(res) else \
+        np.zeros((size,) + np.shape(res))
+    return np.reshape(dx, (size,) + np.shape(x)), dres, np.zeros(size), ds
+
+
+def _column(b):
+    """A vector as a matrix of one column (lstsq's b and x)."""
+    return b[..., None] if np.ndim(b) == 1 else b
+
+
 def batch_checked(t, ans, size):
     """t, the batched tangent of `ans` (a tuple's: each item's) of `size` directions:
     (size,) + ans.shape; a zero with ans's shape (a result with no tangent) as zeros of

@@ -273,6 +273,10 @@ def pinv_tangent(t, ans, a, rcond=None, hermitian=False, *, rtol=None):
     return pinv_tangent_of(t, ans, a, hermitian)
 
 
+# (pinv_tangent_of is written for stacks of matrices: products, swapaxes, tril)
+batchable(np.linalg.pinv)
+
+
 @jvp(np.linalg.multi_dot)
 def multi_dot_tangent(t, ans, arrays, *, out=None):
     return multi_dot_tangent_of(t, arrays)
