@@ -8,11 +8,12 @@ session 8 made batched.
     PYTHONPATH=. python3 benchmarks/batched_hessians.py [--smoke] [--budget 20]
 
 `--census` times nothing: it takes the Hessian of every specimen (tests/specimens_*.py, the
-rows of the gradient tables) with respect to each of its float arguments and counts how
-each ran: batched, one jvp per column (and why: the PerColumnWarning's reason), a parameter
-tree (one jvp per column, always), refused or failed. `--rules` adds one row for each
-primitive of the rule table (tests/rule_cases.py: the Hessian of a sum of the sines of its
-results, with respect to its first float argument).
+rows of the gradient tables) with respect to each of its float arguments and parameter
+trees, and counts how each ran: batched, one jvp per column (and why: the
+PerColumnWarning's reason, or a parameter tree whose Hessian ran per column without one),
+refused or failed. `--rules` adds one row for each primitive of the rule table
+(tests/rule_cases.py: the Hessian of a sum of the sines of its results, with respect to
+its first float argument).
 """
 from __future__ import annotations
 
@@ -120,7 +121,11 @@ def census(rules=False):
     sys.path.insert(0, str(ROOT / "tests"))
     counts, reasons, rows = Counter(), Counter(), []
     found = list(_specimens()) + (list(_rule_rows()) if rules else [])
+    # (a tree's Hessian one jvp per column draws its unit trees: it may say nothing)
+    unit_trees, per_tree = derivatives.unit_trees, []
+    derivatives.unit_trees = lambda tree: per_tree.append(tree) or unit_trees(tree)
     for name, f, args, position in found:
+        per_tree.clear()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -133,12 +138,12 @@ def census(rules=False):
                 said = [str(c.message) for c in caught if issubclass(c.category,
                                                                      PerColumnWarning)]
                 kind, why = ("per column", said[0].split(": ", 1)[-1]) if said else \
-                    ("parameter tree", "") if type(args[position]) in (dict, list, tuple) \
-                    else ("batched", "")
+                    ("per column", "a parameter tree") if per_tree else ("batched", "")
         counts[kind] += 1
         if kind in ("per column", "refused", "failed"):
             reasons[_reason(why)] += 1
             rows.append((kind, name, position, why))
+    derivatives.unit_trees = unit_trees
     print(f"{len(found)} hessians: " + ", ".join(f"{k} {n}" for k, n in counts.most_common()))
     for kind, name, position, why in rows:
         print(f"  {kind}: {name} (argument {position}): {why[:160]}")
