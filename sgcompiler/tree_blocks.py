@@ -71,7 +71,8 @@ def unit_batch(tree):
 
 def batched_rows(t, like, size):
     """A batched tangent `t` of a tree of `like`'s structure (dict keys in any order, a
-    plain 0.0 for a part that is zero, a leaf's tangent of fewer axes broadcast to it) as
+    key it lacks or a plain 0.0 for a part that is zero, a leaf's tangent of fewer axes
+    broadcast to it) as
     a (size, elements) matrix: row k the flat tangent in direction k. BatchMismatch where
     a part does not fit its leaf."""
     rows = []
@@ -83,7 +84,7 @@ def batched_rows(t, like, size):
                     raise BatchMismatch(f"a batched tangent has {value!r} where the "
                                         "tree has a container")
                 break
-            value = value[key]
+            value = value.get(key, 0.0) if isinstance(value, dict) else value[key]
         value = np.asarray(value, dtype=np.result_type(leaf, float))
         shape = np.shape(leaf)
         if np.ndim(value) == 0:
@@ -113,9 +114,9 @@ def blocks(columns, tree, shape):
 
 
 def like_tree(tree, like):
-    """`tree` (a gradient or tangent of `like`'s structure: dict keys in any order, a plain
-    0.0 for a part that is zero) in `like`'s structure and order, each leaf of its leaf's
-    shape and a float dtype."""
+    """`tree` (a gradient or tangent of `like`'s structure: dict keys in any order, a key
+    it lacks or a plain 0.0 for a part that is zero) in `like`'s structure and order, each
+    leaf of its leaf's shape and a float dtype."""
     parts = []
     for path, leaf in leaves(like):
         value = tree
@@ -124,7 +125,7 @@ def like_tree(tree, like):
                 assert np.ndim(value) == 0 and value == 0, \
                     f"a tree's derivative has {value!r} where {like!r} has a container"
                 break
-            value = value[key]
+            value = value.get(key, 0.0) if isinstance(value, dict) else value[key]
         dtype = np.result_type(leaf, float)
         part = np.array(np.broadcast_to(np.asarray(value, dtype=dtype), np.shape(leaf)))
         parts.append(float(part) if isinstance(leaf, float) else part)

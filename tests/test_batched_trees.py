@@ -47,6 +47,17 @@ def tuple_of_float_and_array(t, x):
     return s ** 3 * np.sum(np.cos(v * x)) + np.prod(v + 2.0)
 
 
+def uses_w(q, h):
+    return np.tanh(q["W"] @ h)
+
+
+# (the tree fuzzer's seeds 35, 36, 38 as hessians: a helper given a subtree reads some of
+# its keys only, and its gradient's tangent is a dict without the others; hessian raised
+# KeyError on the parent, one jvp per column too: tree_blocks.like_tree)
+def partly_used(p, x):
+    return np.sum(uses_w(p["l1"], x) ** 2) + np.sum(p["c"] ** 3)
+
+
 def _mlp(m, n, k):
     return lambda: ({"W": R.normal(size=(m, n)), "b": R.normal(size=n),
                      "V": R.normal(size=(n, k))}, R.normal(size=(4, m)), R.normal(size=(4, k)))
@@ -65,6 +76,10 @@ CASES = [
     (broadcast_leaves, lambda: ({"W": R.normal(size=(2, 2, 3)), "b": R.normal(size=3)}, 0.5)),
     (tuple_of_float_and_array, lambda: ((0.8, R.normal(size=3)), R.normal(size=3))),
     (tuple_of_float_and_array, lambda: ((-1.1, R.normal(size=(2, 3))), R.normal(size=3))),
+    (partly_used, lambda: ({"l1": {"W": R.normal(size=(3, 3)), "b": R.normal(size=3)},
+                            "c": R.normal(size=2)}, R.normal(size=3))),
+    (partly_used, lambda: ({"c": R.normal(size=(2, 2)), "l1": {"s": 0.5, "W": R.normal(
+        size=(2, 4))}}, R.normal(size=(4, 3)))),
 ]
 
 
