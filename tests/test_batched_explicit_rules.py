@@ -1,9 +1,9 @@
 """Batched Hessians through explicit tangent rules that are not elementwise (reductions
 max/min/std/var/ptp/median/norm/prod/cumprod/logsumexp/softmax, casts, solve, det,
-slogdet, inv, cholesky, eigh, eigvalsh, svd, qr, pinv, lstsq): rules/registry.batchable
-and runtime/batched_rules.py. Each Hessian must run batched (no PerColumnWarning), agree
-with one jvp per column to 1e-9 and with central differences of the gradient, on several
-shapes, with broadcasting."""
+slogdet, inv, cholesky, eigh, eigvalsh, svd, qr, pinv, lstsq, einsum's gradient):
+rules/registry.batchable and runtime/batched_rules.py. Each Hessian must run batched (no
+PerColumnWarning), agree with one jvp per column to 1e-9 and with central differences of
+the gradient, on several shapes, with broadcasting."""
 import warnings
 
 import numpy as np
@@ -142,6 +142,21 @@ def products_whole(x, c):
     return np.prod(np.cos(x) + c ** 2) + np.sum(np.prod(x * c, axis=-1, keepdims=True) * x)
 
 
+def einsums(A, c):
+    return np.sum(np.einsum("ij,jk->ik", A, A.T * c[:, None]) ** 2) + \
+        np.einsum("ij,ij->", np.sin(A), A) ** 2 + np.sum(np.einsum("ij->j", A ** 3) * c)
+
+
+def einsum_traces(A, c):
+    return np.einsum("ii->", A @ A) ** 2 + np.sum(np.einsum("ii->i", A) ** 3 * c) + \
+        np.sum(np.einsum("i,j,ij->i", c, np.diag(A), np.tanh(A)) ** 2)
+
+
+def einsum_ellipsis(x, c):
+    return np.sum(np.einsum("...i,...i->...", x, x * c) ** 2) + \
+        np.sum(np.einsum("...ij,j", np.exp(x), c)) * np.sum(np.einsum("...i", x) ** 2)
+
+
 def _pair(*shape, c_shape=None):
     return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
 
@@ -182,6 +197,9 @@ CASES = [
     (lstsq_solution, _pair(3, 3, c_shape=(3, 2))), (lstsq_solution, _pair(5, 2, c_shape=(5,))),
     (products_whole, _pair(3, 4)), (products_whole, _pair(2, 3, c_shape=(3,))),
     (products_whole, _pair(5, c_shape=(1,))),
+    (einsums, _pair(3, 4, c_shape=(4,))), (einsums, _pair(2, 2, c_shape=(2,))),
+    (einsum_traces, _pair(3, 3, c_shape=(3,))), (einsum_traces, _pair(2, 2, c_shape=(2,))),
+    (einsum_ellipsis, _pair(2, 3, c_shape=(3,))), (einsum_ellipsis, _pair(2, 2, 3, c_shape=(3,))),
 ]
 
 
@@ -322,3 +340,28 @@ def test_batched_jacobian_of_pinv_and_lstsq(monkeypatch, f, x_shape, other_shape
     monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
     np.testing.assert_allclose(J, jacobian(f, mode="fwd")(x, other), rtol=1e-10,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 2)]), ("ij,ji->", [(3, 3), (3, 3)]), ("bii->", [(2, 3, 3)]),
+    ("ii->i", [(3, 3)]), ("...ij,...jk", [(2, 3, 4), (4, 2)]), ("i,i", [(3,), (3,)]),
+    ("ij,j,k->ik", [(2, 3), (3,), (4,)]), ("...i,...i->...", [(1, 3), (4, 3)])])
+def test_batched_einsum_gradients_are_the_gradients_of_each_direction(spec, shapes):
+    """batch_einsum_grad (g batched) and batch_einsum_grad_with (an operand batched), for
+    every operand and every other operand: an explicit output or none, traces and
+    diagonals, ellipses that broadcast, against einsum_grad of one direction at a time."""
+    from sgcompiler.runtime.batched_rules import batch_einsum_grad, batch_einsum_grad_with
+    from sgcompiler.runtime.numpy.linalg import einsum_grad
+    from sgcompiler.runtime.tangents import einsum_grad_with
+    ops = [R.normal(size=s) for s in shapes]
+    out, size = np.einsum(spec, *ops), 4
+    for i in range(len(ops)):
+        t = R.normal(size=(size,) + np.shape(out))
+        np.testing.assert_allclose(batch_einsum_grad(t, i, spec, *ops), np.stack(
+            [einsum_grad(t[d], i, spec, *ops) for d in range(size)]), rtol=1e-12)
+        g = R.normal(size=np.shape(out))
+        for k in range(len(ops)):
+            u = R.normal(size=(size,) + shapes[k])
+            np.testing.assert_allclose(batch_einsum_grad_with(g, i, k, u, spec, *ops), np.stack(
+                [einsum_grad_with(g, i, k, u[d], spec, *ops) for d in range(size)]),
+                rtol=1e-12, atol=1e-14)
