@@ -365,3 +365,46 @@ def test_batched_einsum_gradients_are_the_gradients_of_each_direction(spec, shap
             np.testing.assert_allclose(batch_einsum_grad_with(g, i, k, u, spec, *ops), np.stack(
                 [einsum_grad_with(g, i, k, u[d], spec, *ops) for d in range(size)]),
                 rtol=1e-12, atol=1e-14)
+
+
+def _einsum_function(spec, both):
+    """f(x, y) = np.einsum(spec, ...) with `spec` a literal of its source (the batched
+    form rewrites literal subscripts)."""
+    from sgcompiler.backend.loader import function_from_text
+    body = f"np.einsum({spec!r}, x, x * y, optimize=True)" if both else \
+        f"np.einsum({spec!r}, x, y) * 2.0"
+    return function_from_text(f"def f(x, y):\n    return {body}\n", "f", {"np": np},
+                              "batched einsum")
+
+
+@pytest.mark.parametrize("both, spec, shapes", [
+    (False, "ij,jk->ik", [(3, 4), (4, 2)]), (False, "ij,jk", [(2, 3), (3, 2)]),
+    (False, "i j, j", [(2, 3), (3,)]), (False, "...i,...i", [(2, 3), (3,)]),
+    (False, "bXy,yB->bB", [(2, 3, 2), (2, 4)]), (False, "zi,iz->", [(2, 3), (3, 2)]),
+    (False, "ii,j->ij", [(3, 3), (2,)]), (True, "...ij,...ij->...", [(2, 3), (1, 3)]),
+    (True, "ij,ij->ij", [(2, 3), (2, 3)])])
+def test_batched_jacobian_of_einsum_is_one_einsum(monkeypatch, both, spec, shapes):
+    """np.einsum's tangent along each operand, batched: the einsum with the directions one
+    more index ('zij,jk->zik'), for explicit and implicit outputs (upper-case letters sort
+    first), spaces, ellipses, a letter z already used, traces, optimize=, both operands."""
+    from sgcompiler.pipeline.forward_mode import compile_jvp
+    f = _einsum_function(spec, both)
+    x, y = (R.normal(size=s) for s in shapes)
+    code = compile_jvp(f, ("x",), frozenset(), frozenset(), (("x", x.shape, x.dtype),
+                                                               ("y", y.shape, y.dtype)),
+                       batch=x.size).source
+    assert "batch_map" not in code and code.count("np.einsum(") == 2 + both, code
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        J = jacobian(f, mode="fwd")(x, y)
+    eps = 1e-6
+    cols = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        e = e.reshape(x.shape)
+        cols.append((f(x + e, y) - f(x - e, y)) / (2 * eps))
+    np.testing.assert_allclose(J, np.stack(cols, axis=-1).reshape(J.shape), rtol=1e-6,
+                               atol=1e-8)
+    monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    np.testing.assert_allclose(J, jacobian(f, mode="fwd")(x, y), rtol=1e-10, atol=1e-12)
