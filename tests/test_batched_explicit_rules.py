@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.special
 
 from sgcompiler import PerColumnWarning, derivatives, hessian, jacobian
@@ -408,3 +409,32 @@ def test_batched_jacobian_of_einsum_is_one_einsum(monkeypatch, both, spec, shape
                                atol=1e-8)
     monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
     np.testing.assert_allclose(J, jacobian(f, mode="fwd")(x, y), rtol=1e-10, atol=1e-12)
+
+
+def scipy_solves(A, b):
+    S = A @ A.T + len(A) * np.eye(len(A))
+    x = scipy.linalg.solve(A, np.sin(b))
+    y = scipy.linalg.solve(S, b, assume_a="pos")
+    z = scipy.linalg.solve(A * 2.0, b, transposed=True)
+    w = scipy.linalg.solve(S, b * A[0, 0], assume_a="sym", lower=True)
+    return np.sum(x ** 3) + np.sum(y * b) + np.sum(z ** 2) + np.sum(w) + scipy.linalg.det(A) ** 2
+
+
+def _scipy_case(n, b_shape, first):
+    def make():
+        A, b = R.normal(size=(n, n)) + n * np.eye(n), R.normal(size=b_shape)
+        return (A, b) if first == "A" else (b, A)
+    return make
+
+
+def scipy_solves_b(b, A):
+    return scipy_solves(A, b)
+
+
+@pytest.mark.parametrize("f, make", [
+    (scipy_solves, _scipy_case(3, (3,), "A")), (scipy_solves, _scipy_case(3, (3, 2), "A")),
+    (scipy_solves_b, _scipy_case(4, (4,), "b")), (scipy_solves_b, _scipy_case(2, (2, 3), "b"))])
+def test_batched_hessian_through_scipy_solve_and_det(monkeypatch, f, make):
+    """scipy.linalg.solve (general, positive definite, transposed, symmetric reading its
+    lower triangle) and det: the directions more columns of one solve."""
+    test_batched_hessian_through_explicit_rules(monkeypatch, f, make)
