@@ -438,3 +438,30 @@ def test_batched_hessian_through_scipy_solve_and_det(monkeypatch, f, make):
     """scipy.linalg.solve (general, positive definite, transposed, symmetric reading its
     lower triangle) and det: the directions more columns of one solve."""
     test_batched_hessian_through_explicit_rules(monkeypatch, f, make)
+
+
+def matrix_norms(A, c):
+    return np.sum(np.linalg.matrix_norm(A * c) ** 3) + \
+        np.sum(np.linalg.matrix_norm(np.sin(A), keepdims=True) * A) + \
+        np.sum(np.linalg.matrix_norm(A, ord="nuc") ** 2)
+
+
+def singular_values(A, c):
+    return np.sum(np.linalg.svdvals(A * c) ** 3) + np.sum(np.tanh(np.linalg.svdvals(A)))
+
+
+def matrix_powers(A, c):
+    return np.sum(np.linalg.matrix_power(A * c, 3) ** 2) + \
+        np.sum(np.linalg.matrix_power(A, -2)) + np.sum(np.linalg.matrix_power(A, 0) * A)
+
+
+@pytest.mark.parametrize("f, make", [
+    (matrix_norms, _pair(3, 4, c_shape=(4,))), (matrix_norms, _pair(2, 3, 2, c_shape=(2,))),
+    (singular_values, _pair(4, 3, c_shape=(3,))), (singular_values, _pair(2, 2, 3, c_shape=(1,))),
+    (matrix_powers, _well_posed(3, (3,))), (matrix_powers, _well_posed(2, (2, 2)))])
+def test_batched_hessian_through_matrix_norms_svdvals_and_powers(monkeypatch, f, make):
+    """np.linalg.matrix_norm (Frobenius, nuclear, keepdims), svdvals and matrix_power
+    (positive, negative and zero powers), of one matrix and of stacks."""
+    if not hasattr(np.linalg, "matrix_norm"):
+        pytest.skip("NumPy 2's np.linalg.matrix_norm and svdvals")
+    test_batched_hessian_through_explicit_rules(monkeypatch, f, make)
