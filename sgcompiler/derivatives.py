@@ -40,8 +40,8 @@ from .frontend.forms.varargs import collected_copy, collects_arguments
 from .frontend.source import function_name
 from .pipeline.forward_mode import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
-from .tree_blocks import (flat, is_tree, leaves, like_tree, nested_blocks, tree_jacobian_fwd,
-                          tree_jacobian_rev, unit_trees)
+from .tree_blocks import (batched_rows, flat, is_tree, leaves, like_tree, nested_blocks,
+                          tree_jacobian_fwd, tree_jacobian_rev, unit_batch, unit_trees)
 
 
 def jvp(f, primals, tangents, backend: str = "numpy", checkpoint=None):
@@ -468,7 +468,8 @@ def _batched_code(f, args, position, title, stacklevel, hessian_of):
         f = _gradient_function(f, hessian_of[0], args)
         checks = (f.sgcompiler_checker(function_reads(user)),)
     x, params = args[position], _params(f)
-    size = int(np.size(x))
+    size = sum(int(np.size(leaf)) for _, leaf in leaves(x)) if is_tree(x) else \
+        int(np.size(x))
     if size == 0:
         return None
     scalars, trees, arrays = _kinds(params, args)
@@ -608,6 +609,9 @@ def _tree_hessian(f, name, args, position):
     generated gradient (a tree) per element of the leaves, read in x's order."""
     x = args[position]
     _check_tree(f.__name__, name, x)
+    batched = _batched_tree_hessian(f, name, args, position)
+    if batched is not None:
+        return batched
     gradient = _gradient_function(f, name, args)
     columns = []
     for e in unit_trees(x):
@@ -615,6 +619,30 @@ def _tree_hessian(f, name, args, position):
         tangents[position] = e
         columns.append(flat(like_tree(jvp(gradient, tuple(args), tuple(tangents))[1], x)))
     return nested_blocks(np.stack(columns, axis=-1), x)
+
+
+def _batched_tree_hessian(f, name, args, position):
+    """The Hessian of a tree from one run of the tangent code of f's gradient, its
+    tangent a tree whose leaves hold every unit direction of the whole tree along a
+    leading axis; None (having said why, once, with a PerColumnWarning) where that code
+    cannot be batched."""
+    x = args[position]
+    title = f"the hessian of {function_name(f)}"
+    basis, size = unit_batch(x)
+    if size == 0:
+        return None
+    found = _batched_code(f, args, position, title, 6, (name, {}))
+    if found is None:
+        return None
+    function, tangent, _ = found
+    try:
+        _, out_dot = function(*args, **{tangent: basis})
+        rows = batched_rows(out_dot, x, size)
+    except BatchMismatch as exc:    # (a rule's batched form did not fit these values)
+        warnings.warn(f"{title} runs its tangent code once per column ({size} times; the "
+                      f"same values, slower): {exc}", PerColumnWarning, stacklevel=5)
+        return None
+    return nested_blocks(rows.T, x)
 
 
 def hvp(f, x, v, *args, wrt=0):

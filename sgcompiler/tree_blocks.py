@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .runtime.batched_rules import BatchMismatch
+
 
 def is_tree(value) -> bool:
     return type(value) in (dict, list, tuple)
@@ -51,6 +53,55 @@ def unit_trees(tree):
             yield _rebuilt(tree, iter(values))
 
 
+def unit_batch(tree):
+    """Every unit direction of a tree at once: each leaf's tangent with a leading axis of
+    all the tree's elements, 1.0 at its own elements' directions (a batched tangent,
+    forward/batch.py), and their number."""
+    found = [leaf for _, leaf in leaves(tree)]
+    size = sum(int(np.size(leaf)) for leaf in found)
+    start, values = 0, []
+    for leaf in found:
+        n = int(np.size(leaf))
+        basis = np.zeros((size, n), dtype=np.result_type(leaf, float))
+        basis[start + np.arange(n), np.arange(n)] = 1.0
+        values.append(basis.reshape((size,) + np.shape(leaf)))
+        start += n
+    return _rebuilt(tree, iter(values)), size
+
+
+def batched_rows(t, like, size):
+    """A batched tangent `t` of a tree of `like`'s structure (dict keys in any order, a
+    key it lacks or a plain 0.0 for a part that is zero, a leaf's tangent of fewer axes
+    broadcast to it) as
+    a (size, elements) matrix: row k the flat tangent in direction k. BatchMismatch where
+    a part does not fit its leaf."""
+    rows = []
+    for path, leaf in leaves(like):
+        value = t
+        for key in path:
+            if not isinstance(value, (dict, list, tuple)):
+                if not (np.ndim(value) == 0 and value == 0):
+                    raise BatchMismatch(f"a batched tangent has {value!r} where the "
+                                        "tree has a container")
+                break
+            value = value.get(key, 0.0) if isinstance(value, dict) else value[key]
+        value = np.asarray(value, dtype=np.result_type(leaf, float))
+        shape = np.shape(leaf)
+        if np.ndim(value) == 0:
+            if value != 0:
+                raise BatchMismatch("a batched tangent without its axis of directions")
+            value = np.zeros((size,) + shape, dtype=value.dtype)
+        elif np.shape(value)[0] != size or np.ndim(value) - 1 > len(shape):
+            raise BatchMismatch(f"a batched tangent of shape {np.shape(value)} for a leaf "
+                                f"of shape {shape}, {size} directions")
+        else:
+            value = np.reshape(value, value.shape[:1] + (1,) * (len(shape) + 1 -
+                                                               value.ndim) + value.shape[1:])
+            value = np.broadcast_to(value, (size,) + shape)
+        rows.append(value.reshape(size, -1))
+    return np.concatenate(rows, axis=1) if rows else np.zeros((size, 0))
+
+
 def blocks(columns, tree, shape):
     """columns (shape + (number of elements,)) cut into one block per leaf of `tree`, of
     shape + the leaf's shape, in the tree's structure."""
@@ -63,9 +114,9 @@ def blocks(columns, tree, shape):
 
 
 def like_tree(tree, like):
-    """`tree` (a gradient or tangent of `like`'s structure: dict keys in any order, a plain
-    0.0 for a part that is zero) in `like`'s structure and order, each leaf of its leaf's
-    shape and a float dtype."""
+    """`tree` (a gradient or tangent of `like`'s structure: dict keys in any order, a key
+    it lacks or a plain 0.0 for a part that is zero) in `like`'s structure and order, each
+    leaf of its leaf's shape and a float dtype."""
     parts = []
     for path, leaf in leaves(like):
         value = tree
@@ -74,7 +125,7 @@ def like_tree(tree, like):
                 assert np.ndim(value) == 0 and value == 0, \
                     f"a tree's derivative has {value!r} where {like!r} has a container"
                 break
-            value = value[key]
+            value = value.get(key, 0.0) if isinstance(value, dict) else value[key]
         dtype = np.result_type(leaf, float)
         part = np.array(np.broadcast_to(np.asarray(value, dtype=dtype), np.shape(leaf)))
         parts.append(float(part) if isinstance(leaf, float) else part)

@@ -1,12 +1,14 @@
 """Batched Hessians through explicit tangent rules that are not elementwise (reductions
 max/min/std/var/ptp/median/norm/prod/cumprod/logsumexp/softmax, casts, solve, det,
-slogdet, inv, cholesky, eigh, eigvalsh, svd, qr): rules/registry.batchable and runtime/batched_rules.py. Each Hessian must run batched
-(no PerColumnWarning), agree with one jvp per column to 1e-9 and with central
-differences of the gradient, on several shapes, with broadcasting."""
+slogdet, inv, cholesky, eigh, eigvalsh, svd, qr, pinv, lstsq, einsum's gradient):
+rules/registry.batchable and runtime/batched_rules.py. Each Hessian must run batched (no
+PerColumnWarning), agree with one jvp per column to 1e-9 and with central differences of
+the gradient, on several shapes, with broadcasting."""
 import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.special
 
 from sgcompiler import PerColumnWarning, derivatives, hessian, jacobian
@@ -114,6 +116,48 @@ def reduce_along(x, c, axis=1, keep=False):
     return np.sum(np.sum(x * m, axis=axis, keepdims=keep) ** 2)
 
 
+def pinvs(A, c):
+    return np.sum(np.linalg.pinv(A * c) ** 2) + np.sum(np.sin(np.linalg.pinv(A))) * np.sum(A)
+
+
+def pinv_hermitian(A, c):
+    S = (A @ A.T) * (1.0 + c ** 2) + len(A) * np.eye(len(A))   # (read: its lower triangle)
+    return np.sum(np.linalg.pinv(S, hermitian=True) ** 3)
+
+
+def lstsq_a(A, b):
+    x, res, rank, s = np.linalg.lstsq(A, b, rcond=None)
+    return np.sum(x ** 3) + np.sum(res) * 0.5 + np.sum(s ** 3) + rank
+
+
+def lstsq_b(b, A):
+    x, res, _, _ = np.linalg.lstsq(A, np.sin(b), rcond=None)
+    return np.sum(x ** 3) + np.sum(res ** 2)
+
+
+def lstsq_solution(A, b):
+    return np.sum(np.tanh(np.linalg.lstsq(A * 1.5, b, rcond=None)[0]))
+
+
+def products_whole(x, c):
+    return np.prod(np.cos(x) + c ** 2) + np.sum(np.prod(x * c, axis=-1, keepdims=True) * x)
+
+
+def einsums(A, c):
+    return np.sum(np.einsum("ij,jk->ik", A, A.T * c[:, None]) ** 2) + \
+        np.einsum("ij,ij->", np.sin(A), A) ** 2 + np.sum(np.einsum("ij->j", A ** 3) * c)
+
+
+def einsum_traces(A, c):
+    return np.einsum("ii->", A @ A) ** 2 + np.sum(np.einsum("ii->i", A) ** 3 * c) + \
+        np.sum(np.einsum("i,j,ij->i", c, np.diag(A), np.tanh(A)) ** 2)
+
+
+def einsum_ellipsis(x, c):
+    return np.sum(np.einsum("...i,...i->...", x, x * c) ** 2) + \
+        np.sum(np.einsum("...ij,j", np.exp(x), c)) * np.sum(np.einsum("...i", x) ** 2)
+
+
 def _pair(*shape, c_shape=None):
     return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
 
@@ -144,6 +188,19 @@ CASES = [
     (choleskys, _pair(3, 3)), (choleskys, _pair(2, 2, c_shape=(1,))),
     (eighs, _pair(3, 3, c_shape=(3,))), (eighs, _pair(4, 4, c_shape=(4,))),
     (svds, _pair(4, 3, c_shape=(3,))), (svds, _pair(2, 3, c_shape=(1,))),
+    (pinvs, _pair(4, 3, c_shape=(3,))), (pinvs, _pair(2, 3, c_shape=(1,))),
+    (pinvs, _pair(2, 3, 2, c_shape=(2,))),
+    (pinv_hermitian, _pair(3, 2, c_shape=(3,))), (pinv_hermitian, _pair(2, 3, c_shape=(1,))),
+    (lstsq_a, _pair(5, 3, c_shape=(5,))), (lstsq_a, _pair(4, 2, c_shape=(4, 3))),
+    (lstsq_a, _pair(2, 3, c_shape=(2,))),
+    (lstsq_b, lambda: (R.normal(size=5), R.normal(size=(5, 3)))),
+    (lstsq_b, lambda: (R.normal(size=(4, 2)), R.normal(size=(4, 3)))),
+    (lstsq_solution, _pair(3, 3, c_shape=(3, 2))), (lstsq_solution, _pair(5, 2, c_shape=(5,))),
+    (products_whole, _pair(3, 4)), (products_whole, _pair(2, 3, c_shape=(3,))),
+    (products_whole, _pair(5, c_shape=(1,))),
+    (einsums, _pair(3, 4, c_shape=(4,))), (einsums, _pair(2, 2, c_shape=(2,))),
+    (einsum_traces, _pair(3, 3, c_shape=(3,))), (einsum_traces, _pair(2, 2, c_shape=(2,))),
+    (einsum_ellipsis, _pair(2, 3, c_shape=(3,))), (einsum_ellipsis, _pair(2, 2, 3, c_shape=(3,))),
 ]
 
 
@@ -245,3 +302,166 @@ def test_batch_checked_keeps_batched_tangents_and_refuses_others():
         batch_checked(R.normal(size=(2, 3)), ans, 4)     # a tangent without the batch axis
     with pytest.raises(BatchMismatch):
         batch_checked(R.normal(size=(4, 3)), ans, 4)
+
+
+def pinv_of(A, c):
+    return np.linalg.pinv(A * c) * 2.0
+
+
+def lstsq_of(A, b):
+    x, res, _, s = np.linalg.lstsq(A, b, rcond=None)
+    return np.concatenate([np.ravel(x), np.ravel(res), s])
+
+
+def lstsq_of_b(b, A):
+    return np.linalg.lstsq(A, np.tanh(b), rcond=None)[0]
+
+
+@pytest.mark.parametrize("f, x_shape, other_shape", [
+    (pinv_of, (4, 3), (3,)), (pinv_of, (2, 3, 2), (1,)), (pinv_of, (2, 3), (2, 3)),
+    (lstsq_of, (5, 3), (5,)), (lstsq_of, (4, 2), (4, 3)), (lstsq_of, (2, 3), (2, 2)),
+    (lstsq_of_b, (5,), (5, 3)), (lstsq_of_b, (3, 2), (3, 3))])
+def test_batched_jacobian_of_pinv_and_lstsq(monkeypatch, f, x_shape, other_shape):
+    """pinv of one matrix, of a stack, wide; lstsq of tall (with residuals), wide (none),
+    a right-hand side of one axis or two; the Jacobian with respect to the matrix and to
+    the right-hand side, batched, against central differences and one jvp per column."""
+    x, other = R.normal(size=x_shape), R.normal(size=other_shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        J = jacobian(f, mode="fwd")(x, other)
+    eps = 1e-6
+    cols = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        e = e.reshape(x.shape)
+        cols.append((f(x + e, other) - f(x - e, other)) / (2 * eps))
+    np.testing.assert_allclose(J, np.stack(cols, axis=-1).reshape(J.shape), rtol=1e-6,
+                               atol=1e-7)
+    monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    np.testing.assert_allclose(J, jacobian(f, mode="fwd")(x, other), rtol=1e-10,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 2)]), ("ij,ji->", [(3, 3), (3, 3)]), ("bii->", [(2, 3, 3)]),
+    ("ii->i", [(3, 3)]), ("...ij,...jk", [(2, 3, 4), (4, 2)]), ("i,i", [(3,), (3,)]),
+    ("ij,j,k->ik", [(2, 3), (3,), (4,)]), ("...i,...i->...", [(1, 3), (4, 3)])])
+def test_batched_einsum_gradients_are_the_gradients_of_each_direction(spec, shapes):
+    """batch_einsum_grad (g batched) and batch_einsum_grad_with (an operand batched), for
+    every operand and every other operand: an explicit output or none, traces and
+    diagonals, ellipses that broadcast, against einsum_grad of one direction at a time."""
+    from sgcompiler.runtime.batched_rules import batch_einsum_grad, batch_einsum_grad_with
+    from sgcompiler.runtime.numpy.linalg import einsum_grad
+    from sgcompiler.runtime.tangents import einsum_grad_with
+    ops = [R.normal(size=s) for s in shapes]
+    out, size = np.einsum(spec, *ops), 4
+    for i in range(len(ops)):
+        t = R.normal(size=(size,) + np.shape(out))
+        np.testing.assert_allclose(batch_einsum_grad(t, i, spec, *ops), np.stack(
+            [einsum_grad(t[d], i, spec, *ops) for d in range(size)]), rtol=1e-12)
+        g = R.normal(size=np.shape(out))
+        for k in range(len(ops)):
+            u = R.normal(size=(size,) + shapes[k])
+            np.testing.assert_allclose(batch_einsum_grad_with(g, i, k, u, spec, *ops), np.stack(
+                [einsum_grad_with(g, i, k, u[d], spec, *ops) for d in range(size)]),
+                rtol=1e-12, atol=1e-14)
+
+
+def _einsum_function(spec, both):
+    """f(x, y) = np.einsum(spec, ...) with `spec` a literal of its source (the batched
+    form rewrites literal subscripts)."""
+    from sgcompiler.backend.loader import function_from_text
+    body = f"np.einsum({spec!r}, x, x * y, optimize=True)" if both else \
+        f"np.einsum({spec!r}, x, y) * 2.0"
+    return function_from_text(f"def f(x, y):\n    return {body}\n", "f", {"np": np},
+                              "batched einsum")
+
+
+@pytest.mark.parametrize("both, spec, shapes", [
+    (False, "ij,jk->ik", [(3, 4), (4, 2)]), (False, "ij,jk", [(2, 3), (3, 2)]),
+    (False, "i j, j", [(2, 3), (3,)]), (False, "...i,...i", [(2, 3), (3,)]),
+    (False, "bXy,yB->bB", [(2, 3, 2), (2, 4)]), (False, "zi,iz->", [(2, 3), (3, 2)]),
+    (False, "ii,j->ij", [(3, 3), (2,)]), (True, "...ij,...ij->...", [(2, 3), (1, 3)]),
+    (True, "ij,ij->ij", [(2, 3), (2, 3)])])
+def test_batched_jacobian_of_einsum_is_one_einsum(monkeypatch, both, spec, shapes):
+    """np.einsum's tangent along each operand, batched: the einsum with the directions one
+    more index ('zij,jk->zik'), for explicit and implicit outputs (upper-case letters sort
+    first), spaces, ellipses, a letter z already used, traces, optimize=, both operands."""
+    from sgcompiler.pipeline.forward_mode import compile_jvp
+    f = _einsum_function(spec, both)
+    x, y = (R.normal(size=s) for s in shapes)
+    code = compile_jvp(f, ("x",), frozenset(), frozenset(), (("x", x.shape, x.dtype),
+                                                               ("y", y.shape, y.dtype)),
+                       batch=x.size).source
+    assert "batch_map" not in code and code.count("np.einsum(") == 2 + both, code
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerColumnWarning)
+        J = jacobian(f, mode="fwd")(x, y)
+    eps = 1e-6
+    cols = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        e = e.reshape(x.shape)
+        cols.append((f(x + e, y) - f(x - e, y)) / (2 * eps))
+    np.testing.assert_allclose(J, np.stack(cols, axis=-1).reshape(J.shape), rtol=1e-6,
+                               atol=1e-8)
+    monkeypatch.setattr(derivatives, "_batched_jacobian", lambda *a: None)
+    np.testing.assert_allclose(J, jacobian(f, mode="fwd")(x, y), rtol=1e-10, atol=1e-12)
+
+
+def scipy_solves(A, b):
+    S = A @ A.T + len(A) * np.eye(len(A))
+    x = scipy.linalg.solve(A, np.sin(b))
+    y = scipy.linalg.solve(S, b, assume_a="pos")
+    z = scipy.linalg.solve(A * 2.0, b, transposed=True)
+    w = scipy.linalg.solve(S, b * A[0, 0], assume_a="sym", lower=True)
+    return np.sum(x ** 3) + np.sum(y * b) + np.sum(z ** 2) + np.sum(w) + scipy.linalg.det(A) ** 2
+
+
+def _scipy_case(n, b_shape, first):
+    def make():
+        A, b = R.normal(size=(n, n)) + n * np.eye(n), R.normal(size=b_shape)
+        return (A, b) if first == "A" else (b, A)
+    return make
+
+
+def scipy_solves_b(b, A):
+    return scipy_solves(A, b)
+
+
+@pytest.mark.parametrize("f, make", [
+    (scipy_solves, _scipy_case(3, (3,), "A")), (scipy_solves, _scipy_case(3, (3, 2), "A")),
+    (scipy_solves_b, _scipy_case(4, (4,), "b")), (scipy_solves_b, _scipy_case(2, (2, 3), "b"))])
+def test_batched_hessian_through_scipy_solve_and_det(monkeypatch, f, make):
+    """scipy.linalg.solve (general, positive definite, transposed, symmetric reading its
+    lower triangle) and det: the directions more columns of one solve."""
+    test_batched_hessian_through_explicit_rules(monkeypatch, f, make)
+
+
+def matrix_norms(A, c):
+    return np.sum(np.linalg.matrix_norm(A * c) ** 3) + \
+        np.sum(np.linalg.matrix_norm(np.sin(A), keepdims=True) * A) + \
+        np.sum(np.linalg.matrix_norm(A, ord="nuc") ** 2)
+
+
+def singular_values(A, c):
+    return np.sum(np.linalg.svdvals(A * c) ** 3) + np.sum(np.tanh(np.linalg.svdvals(A)))
+
+
+def matrix_powers(A, c):
+    return np.sum(np.linalg.matrix_power(A * c, 3) ** 2) + \
+        np.sum(np.linalg.matrix_power(A, -2)) + np.sum(np.linalg.matrix_power(A, 0) * A)
+
+
+@pytest.mark.parametrize("f, make", [
+    (matrix_norms, _pair(3, 4, c_shape=(4,))), (matrix_norms, _pair(2, 3, 2, c_shape=(2,))),
+    (singular_values, _pair(4, 3, c_shape=(3,))), (singular_values, _pair(2, 2, 3, c_shape=(1,))),
+    (matrix_powers, _well_posed(3, (3,))), (matrix_powers, _well_posed(2, (2, 2)))])
+def test_batched_hessian_through_matrix_norms_svdvals_and_powers(monkeypatch, f, make):
+    """np.linalg.matrix_norm (Frobenius, nuclear, keepdims), svdvals and matrix_power
+    (positive, negative and zero powers), of one matrix and of stacks."""
+    if not hasattr(np.linalg, "matrix_norm"):
+        pytest.skip("NumPy 2's np.linalg.matrix_norm and svdvals")
+    test_batched_hessian_through_explicit_rules(monkeypatch, f, make)

@@ -38,6 +38,8 @@ from ..rules.registry import batched_helper, is_batchable
 from ..ir.blocks import walk
 
 _MATMUL = (numpy.matmul, operator.matmul, numpy.dot)     # (np.dot: of 1 or 2 axes only)
+_EINSUM_OPERANDS = tuple(f"x{k}" for k in range(8))
+_EINSUM_LETTERS = "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
 _COPIES = (numpy.copy,)       # a copy of the batched tangent is the batched copy
 _SUMS = (numpy.sum, numpy.mean)
 _FAST = {runtime.unbroadcast: "batch_unbroadcast", runtime.unreduce: "batch_unreduce",
@@ -197,9 +199,44 @@ class BatchedRules:
             return _sum([self.product_grad(stmt, helpers[rule.params.index(p)], op, rule, p)
                          if rule.params.index(p) in helpers else
                          self.mapped(stmt, op, rule, only=p) for p, _ in active])
+        if primitive is numpy.einsum:
+            terms = [self.einsum(op, p) for p, _ in active]
+            if all(t is not None for t in terms):
+                return _sum(terms)
         if rule.kind == "multilinear":
             return _sum([self.mapped(stmt, op, rule, only=p) for p, _ in active])
         return self.mapped(stmt, op, rule)
+
+    def einsum(self, op, param):
+        """np.einsum('ij,jk->ik', a, b) along a: np.einsum('zij,jk->zik', a_dot, b), the
+        directions one more index of that operand and of the output (an implicit output
+        written out: '...' first, then the indices used once, sorted); None for
+        subscripts that are not a literal string (index lists) or other arguments."""
+        spec = op.args.get("subscripts")
+        operands = [p for p in _EINSUM_OPERANDS if p in op.args]
+        if not (isinstance(spec, gast.Constant) and isinstance(spec.value, str)) or \
+                set(op.args) - {"subscripts", "optimize", *operands}:
+            return None
+        text = spec.value.replace(" ", "")
+        inputs, arrow, output = text.partition("->")
+        inputs = inputs.split(",")
+        if len(inputs) != len(operands) or param not in operands:
+            return None
+        if not arrow:
+            letters = "".join(inputs).replace("...", "")
+            output = ("..." if "..." in text else "") + "".join(
+                sorted(c for c in set(letters) if letters.count(c) == 1))
+        batch = next(c for c in _EINSUM_LETTERS if c not in text)
+        k = operands.index(param)
+        batched = ",".join(batch + s if i == k else s for i, s in enumerate(inputs)) + \
+            "->" + batch + output
+        args = [const(batched)] + [self.tangent_or_zero(op.args[p]) if p == param else
+                                   copy.deepcopy(op.args[p]) for p in operands]
+        call = self.fwd.np_call("einsum", args)
+        if "optimize" in op.args:
+            call.keywords = [gast.keyword(arg="optimize",
+                                          value=copy.deepcopy(op.args["optimize"]))]
+        return call
 
     def tangent_or_zero(self, node):
         return self.fwd.tangent(node) or self.fwd.zero(node)

@@ -49,10 +49,12 @@ from ..runtime import (append_grad, average_grad_a, average_grad_weights, averag
                        polyval_grad_x, select_default_grad, select_grad, select_grads,
                        trapezoid_grad,
                        unstack, vecdot_grad, vstack_grad)
+from ..runtime.batched_rules import batch_einsum_grad, batch_einsum_grad_with
 from ..runtime.numpy.linalg import einsum_grad
 from ..runtime.tangents import einsum_grad_with, einsum_with, zero_ends
 from ..runtime.numpy.linalg import fold, fold_lower, fold_upper
-from .registry import jvp, linear, multilinear, nondifferentiable, through_source, vjp
+from .registry import (batchable, jvp, linear, multilinear, nondifferentiable, through_source,
+                       vjp)
 
 # --- adjoint rules (reverse mode) ---------------------------------------------------------
 
@@ -411,3 +413,8 @@ def einsum_grad_tangent(g__dot, x0_dot, x1_dot, x2_dot, x3_dot, x4_dot, x5_dot, 
             einsum_grad_with(g_, i, 5, x5_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
             einsum_grad_with(g_, i, 6, x6_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7),
             einsum_grad_with(g_, i, 7, x7_dot, subscripts, x0, x1, x2, x3, x4, x5, x6, x7))
+
+
+# (batched: the directions one more index of the einsum, runtime/batched_rules.py)
+batchable(einsum_grad, helpers=[(einsum_grad, batch_einsum_grad),
+                                (einsum_grad_with, batch_einsum_grad_with)])

@@ -43,6 +43,8 @@ def _ranked(t, rank):
 def batch_unbroadcast(t, x):
     """unbroadcast(t[k], x) for each direction k: sum the batched tangent down to
     (batch,) + x.shape."""
+    if not isinstance(t, (list, tuple, dict)) and np.ndim(t) == 0:
+        return t        # (a number: a zero of no direction, of any shape: batch_map's)
     shape = np.shape(x)
     t = _ranked(_as_array(_array_tangent(t)), len(shape))
     extra = np.ndim(t) - 1 - len(shape)
@@ -126,13 +128,14 @@ def batch_matmul_grad_right_x(g, t, y, helper=matmul_grad_right):
 
 def batch_map(fn, positions, *args, **kwargs):
     """fn applied to each direction of the batched arguments at `positions` (fn is linear
-    in them), the results stacked along a new leading axis."""
-    size = _size(args[positions[0]])
+    in them), the results stacked along a new leading axis. Arguments with no array in
+    them (empty lists and dicts: a dict's tangent before its first item is written) hold
+    no direction: fn, linear in them, gives a zero of them, the same for every direction,
+    which is its batched result too."""
+    size = next((n for n in map(_size, (args[p] for p in positions)) if n is not None),
+                None)
     if size is None:
-        # an empty list's tangent (sum of an empty comprehension) has no directions to
-        # count, and fn of it no batch axis: one jvp per column instead
-        raise BatchMismatch(f"{getattr(fn, '__name__', 'a function')} of an empty "
-                            "container's tangent")
+        return fn(*args, **kwargs)
     results = []
     for k in range(size):
         call = list(args)
@@ -158,11 +161,11 @@ def batch_array(t):
 
 def _size(tangent):
     """The number of directions of a batched tangent (of a list or a dict: its items'),
-    None for an empty container."""
-    if isinstance(tangent, (list, tuple, dict)):
+    None for a container with no array in it (a number in it is a zero of any shape)."""
+    if isinstance(tangent, (dict, list, tuple)):
         items = tangent.values() if isinstance(tangent, dict) else tangent
         return next((n for n in map(_size, items) if n is not None), None)
-    return len(tangent)
+    return len(tangent) if np.ndim(tangent) else None
 
 
 def _direction(tangent, k):
@@ -171,7 +174,7 @@ def _direction(tangent, k):
         return {key: _direction(v, k) for key, v in tangent.items()}
     if isinstance(tangent, (list, tuple)):
         return type(tangent)(_direction(v, k) for v in tangent)
-    return tangent[k]
+    return tangent[k] if np.ndim(tangent) else tangent
 
 
 def _stacked(results):

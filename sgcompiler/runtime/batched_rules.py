@@ -5,10 +5,13 @@ for every direction k, what its unbatched helper gives for t[k].
 """
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
 from ..errors import RuntimeRefusal
-from .core import reduced_axes
+from .core import float_dtype, reduced_axes
+from .numpy.linalg import _einsum_parse, einsum_grad
 from .tangents import cumprod_recurrence
 
 
@@ -80,6 +83,107 @@ def batch_solve_tangent_a(t, ans, a, b):
     if np.ndim(b) == 1:
         return -np.linalg.solve(a, t @ ans[..., None])[..., 0]
     return -np.linalg.solve(a, _ranked(t, max(np.ndim(a), np.ndim(ans))) @ ans)
+
+
+def batch_lstsq_tangent_of(a_dot, b_dot, ans, a, b):
+    """lstsq_tangent_of(a_dot[k], b_dot[k], ans, a, b) for each direction k (a tangent
+    not given: 0.0): the directions are a stack of matrices, which every product, the
+    sum over the rows of the residuals and the diagonal of U^T dA V broadcast over."""
+    x, res, _, s = ans
+    given = [t for t in (a_dot, b_dot) if np.ndim(t)]
+    size = np.shape(given[0])[0]
+    for t, v in ((a_dot, a), (b_dot, b)):
+        if np.ndim(t) and np.shape(t) != (size,) + np.shape(v):
+            raise BatchMismatch(f"a batched tangent of lstsq of shape {np.shape(t)} "
+                                f"where {(size,) + np.shape(v)} was expected")
+    p = np.linalg.pinv(a)
+    bm, xm = _column(b), _column(x)
+    dx = 0.0
+    changed = 0.0       # the change of b - a x at a fixed x, for the residuals
+    if np.ndim(b_dot):
+        b_dot = b_dot[..., None] if np.ndim(b) == 1 else b_dot
+        dx, changed = p @ b_dot, b_dot
+    if np.ndim(a_dot):
+        m, n = np.shape(a)
+        at = np.swapaxes(a_dot, -1, -2)
+        dp = -(p @ a_dot @ p) + p @ p.T @ at @ (np.eye(m) - a @ p) + \
+            (np.eye(n) - p @ a) @ at @ p.T @ p
+        dx = dx + dp @ bm
+        changed = changed - a_dot @ xm
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        ds = np.diagonal(u.T @ a_dot @ vt.T, axis1=-2, axis2=-1)
+    else:
+        ds = np.zeros((size,) + np.shape(s))
+    dres = 2.0 * np.sum((bm - a @ xm) * changed, axis=-2) if np.size(res) else \
+        np.zeros((size,) + np.shape(res))
+    return np.reshape(dx, (size,) + np.shape(x)), dres, np.zeros(size), ds
+
+
+def _column(b):
+    """A vector as a matrix of one column (lstsq's b and x)."""
+    return b[..., None] if np.ndim(b) == 1 else b
+
+
+def batch_einsum_grad(t, i, subscripts, *operands):
+    """einsum_grad(t[k], i, subscripts, *operands) for each direction k: the gradient
+    for operand i of the einsum in which operand i and the output have one more index,
+    the directions' (operand i read for its shape only: broadcast along it)."""
+    inputs, output, operands, batch = _batch_einsum(subscripts, operands, t)
+    shape = tuple(_einsum_sizes(inputs, operands)[c] for c in output)
+    t = np.broadcast_to(_ranked(t, len(output)), (len(t),) + shape)
+    spec = _einsum_spec(inputs, output, {i}, batch, batch + output)
+    return einsum_grad(t, i, spec, *_lifted(operands, {i: None}, len(t)))
+
+
+def batch_einsum_grad_with(g, i, k, t, subscripts, *operands):
+    """einsum_grad_with(g, i, k, t[d], subscripts, *operands) for each direction d: the
+    gradient for operand i of the einsum in which operands i and k have one more index,
+    the directions' (operand k's tangent t in its place; zeros when k is i)."""
+    inputs, output, operands, batch = _batch_einsum(subscripts, operands, t)
+    if k >= len(operands):
+        return None
+    if k == i:
+        return np.zeros((len(t),) + np.shape(operands[k]), dtype=float_dtype(g, operands[k]))
+    t = np.broadcast_to(_ranked(t, np.ndim(operands[k])), (len(t),) + np.shape(operands[k]))
+    spec = _einsum_spec(inputs, output, {i, k}, batch, output)
+    return einsum_grad(g, i, spec, *_lifted(operands, {i: None, k: t}, len(t)))
+
+
+def _batch_einsum(subscripts, operands, t):
+    """(explicit index strings of the operands, of the output, the operands, a letter for
+    the directions that no operand uses); BatchMismatch for index lists or a tangent
+    without its axis of directions."""
+    if not isinstance(subscripts, str) or np.ndim(t) == 0:
+        raise BatchMismatch("a batched einsum gradient of index lists or without a batch "
+                            "axis")
+    operands = list(operands)
+    while operands and operands[-1] is None:
+        operands.pop()
+    inputs, output = _einsum_parse(subscripts, [np.ndim(x) for x in operands])
+    used = set("".join(inputs) + output)
+    batch = next(c for c in string.ascii_letters if c not in used)
+    return inputs, output, operands, batch
+
+
+def _einsum_sizes(inputs, operands):
+    sizes = {}
+    for letters, x in zip(inputs, operands):
+        for c, n in zip(letters, np.shape(x)):
+            sizes[c] = max(sizes.get(c, 1), n)
+    return sizes
+
+
+def _einsum_spec(inputs, output, batched, batch, out):
+    """The subscripts with `batch` in front of the operands in `batched`, -> `out`."""
+    return ",".join(batch + s if k in batched else s for k, s in enumerate(inputs)) + \
+        "->" + out
+
+
+def _lifted(operands, replaced, size):
+    """The operands with those in `replaced` given their batched stand-in (None: the
+    operand broadcast along a leading axis of `size`, for an operand read for its shape)."""
+    return [np.broadcast_to(x, (size,) + np.shape(x)) if replaced.get(k, x) is None else
+            replaced.get(k, x) for k, x in enumerate(operands)]
 
 
 def batch_checked(t, ans, size):

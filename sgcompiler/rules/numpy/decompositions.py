@@ -13,6 +13,7 @@ from ...runtime.numpy.decompositions import (eig_grad, eig_tangent_of, eigvals_g
                                       eigvals_tangent_of, lstsq_grad_a, lstsq_grad_b,
                                       lstsq_tangent_of, qr_grad, qr_tangent_of, svd_grad,
                                       svd_tangent_of)
+from ...runtime.batched_rules import batch_lstsq_tangent_of
 from ..registry import batchable, jvp, vjp
 
 
@@ -74,6 +75,11 @@ def qr_tangent(t, ans, a, mode="reduced"):
 @jvp(np.linalg.lstsq, multiple_results=True)
 def lstsq_tangent(a_dot, b_dot, ans, a, b, rcond=None):
     return lstsq_tangent_of(a_dot, b_dot, ans, a, b)
+
+
+# (a stack of directions: each product broadcasts over it, the transposes and the diagonal
+# are of the last two axes)
+batchable(np.linalg.lstsq, helpers=[(lstsq_tangent_of, batch_lstsq_tangent_of)])
 
 
 @jvp(np.linalg.eig, multiple_results=True)

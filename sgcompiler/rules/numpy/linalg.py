@@ -268,9 +268,18 @@ def svdvals_tangent(t, ans, x):
     return svdvals_tangent_of(t, x)
 
 
+# (matrix_power_tangent_of and svdvals_tangent_of are written for stacks of matrices, the
+# sum of svdvals' over the last axis kept last by np.sum's batched form)
+batchable(np.linalg.matrix_power, *present(np.linalg, "svdvals"))
+
+
 @jvp(np.linalg.pinv)
 def pinv_tangent(t, ans, a, rcond=None, hermitian=False, *, rtol=None):
     return pinv_tangent_of(t, ans, a, hermitian)
+
+
+# (pinv_tangent_of is written for stacks of matrices: products, swapaxes, tril)
+batchable(np.linalg.pinv)
 
 
 @jvp(np.linalg.multi_dot)

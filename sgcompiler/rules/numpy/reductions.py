@@ -194,6 +194,10 @@ def matrix_norm_tangent(t, ans, x, *, keepdims=False, ord="fro"):
                   axis=(-2, -1), keepdims=keepdims)
 
 
+# (the sum over the last two axes of the tangent: np.sum's batched form keeps them last)
+batchable(*present(np.linalg, "matrix_norm"))
+
+
 @jvp(*present(np, "cumulative_prod"))
 def cumulative_prod_tangent(t, ans, x, *, axis=None, dtype=None, out=None,
                             include_initial=False):

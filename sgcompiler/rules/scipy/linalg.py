@@ -9,7 +9,8 @@ import scipy.linalg
 
 from ...runtime import mT
 from ...runtime.numpy.linalg import cholesky_grad, eigvalsh_grad
-from ...runtime.scipy.linalg import (ASSUME_A, block_diag_grad, block_diag_place,
+from ...runtime.scipy.linalg import (ASSUME_A, batch_solve_tangent_matrix, batch_solve_tangent_rhs,
+                                    block_diag_grad, block_diag_place,
                                     cho_factor_grad,
                                     cho_solve_grad_b, cho_solve_grad_factor, expm_grad,
                                     expm_grad_second, expm_grad_tangent_a, inv_grad,
@@ -24,7 +25,7 @@ from ...runtime.scipy.linalg import (cho_factor_tangent, cho_solve_tangent_facto
                                     solve_banded_tangent_ab, solve_tangent_matrix,
                                     solve_tangent_rhs, solve_triangular_tangent_a,
                                     sqrtm_tangent)
-from ..registry import jvp, linear, through_source, vjp
+from ..registry import batchable, jvp, linear, through_source, vjp
 
 
 def linalg(name, **options):
@@ -228,6 +229,12 @@ def solve_jvp(a_dot, b_dot, ans, a, b, lower=False, overwrite_a=False, overwrite
               check_finite=True, assume_a=None, transposed=False):
     return (solve_tangent_matrix(a_dot, ans, a, b, lower, assume_a, transposed),
             solve_tangent_rhs(b_dot, a, lower, assume_a, transposed))
+
+
+# (batched: the directions more columns of one solve; det's np.linalg.solve of a stack)
+batchable(scipy.linalg.solve, scipy.linalg.det,
+          helpers=[(solve_tangent_matrix, batch_solve_tangent_matrix),
+                   (solve_tangent_rhs, batch_solve_tangent_rhs)])
 
 
 @jvp(scipy.linalg.solve_triangular)

@@ -351,6 +351,33 @@ def solve_tangent_rhs(b_dot, a, lower=False, assume_a=None, transposed=False):
     return _solve_as(a, b_dot, lower, assume_a, transposed)
 
 
+def batch_solve_tangent_matrix(a_dot, ans, a, b, lower=False, assume_a=None,
+                               transposed=False):
+    """solve_tangent_matrix(a_dot[k], ans, a, b, ...) for each direction k (the triangle,
+    the transpose and the product are of the last two axes: one solve of them all)."""
+    triangle = _triangle(assume_a, lower)
+    a_dot = (mT(a_dot) if transposed else a_dot) if triangle is None else \
+        _symmetric(a_dot, triangle)
+    return _batch_solve_as(a, -(a_dot @ ans), lower, assume_a, transposed)
+
+
+def batch_solve_tangent_rhs(b_dot, a, lower=False, assume_a=None, transposed=False):
+    """solve_tangent_rhs(b_dot[k], a, ...) for each direction k."""
+    return _batch_solve_as(a, b_dot, lower, assume_a, transposed)
+
+
+def _batch_solve_as(a, rhs, lower, assume_a, transposed):
+    """_solve_as(a, rhs[k], ...) for each k: one solve, the directions as more columns."""
+    if np.ndim(a) != 2 or np.ndim(rhs) not in (2, 3):
+        from ..batched_rules import BatchMismatch
+        raise BatchMismatch(f"a batched right-hand side of shape {np.shape(rhs)} for a "
+                            f"matrix of shape {np.shape(a)}")
+    columns = np.moveaxis(rhs, 0, -1)          # (n, B) or (n, k, B)
+    found = _solve_as(a, np.reshape(columns, (np.shape(a)[0], -1)), lower, assume_a,
+                      transposed)
+    return np.moveaxis(np.reshape(found, (np.shape(found)[0],) + columns.shape[1:]), -1, 0)
+
+
 def solve_triangular_tangent_a(a_dot, ans, a, trans=0, lower=False, unit_diagonal=False):
     """Tangent of x = scipy.linalg.solve_triangular(a, b) along a: -op(A)^-1 op(A') x, A'
     the triangle read (without its diagonal when that is taken as ones)."""
