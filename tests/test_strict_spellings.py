@@ -3,7 +3,9 @@
 rollaxis, append, delete, compress, extract, trapezoid, polyval, select, bincount,
 convolve, correlate, np.gradient (uniform spacing), np.i0, heaviside's gradient (a product with
 a comparison) and scipy.special's xlogy, xlog1py, rel_entr, kl_div, huber, pseudo_huber,
-softmax and log_softmax. Each gradient on strict arrays is the NumPy gradient, which is
+softmax and log_softmax, and scipy.stats's norm, logistic, laplace, cauchy, expon and
+lognorm (pdf, logpdf, cdf, logcdf, sf, logsf; the normal cdf from a series and a continued
+fraction of erfc). Each gradient on strict arrays is the NumPy gradient, which is
 checked here against finite differences too, on several shapes, with broadcasting; the
 spellings are checked against NumPy's and SciPy's own values. What stays outside the
 standard (partition, eigvals, pad's other modes) is refused, naming the function."""
@@ -263,3 +265,129 @@ def test_numpy_code_still_calls_numpy():
     g = grad(rotated)
     g(x, w)
     assert "np.rot90(" in g.source and "xp." not in g.source
+
+
+# --- scipy.stats: the location-scale families with elementary densities and tails --------
+stats = pytest.importorskip("scipy.stats", reason="SciPy is not installed")
+
+
+def normal_family(x, w):
+    s = 1.5 + w ** 2
+    return np.sum(stats.norm.logpdf(x, w, s) * w) + np.sum(stats.norm.pdf(x, w, s)) + \
+        np.sum(stats.norm.cdf(x, w, s) * w) + np.sum(stats.norm.logcdf(x, loc=w, scale=s)) + \
+        np.sum(stats.norm.sf(x * 3.0, w) ** 2) + np.sum(stats.norm.logsf(x, w, s) * w) + \
+        np.sum(stats.norm.logcdf(x * 9.0 - 6.0)) + np.sum(stats.norm.logsf(x * 9.0 + 6.0))
+
+
+def logistic_family(x, w):
+    s = 1.5 + w ** 2
+    return np.sum(stats.logistic.logpdf(x, w, s) * w) + np.sum(stats.logistic.pdf(x, w, s)) + \
+        np.sum(stats.logistic.cdf(x, w, s) * w) + np.sum(stats.logistic.logcdf(x, w, s)) + \
+        np.sum(stats.logistic.sf(x, loc=w) ** 2) + np.sum(stats.logistic.logsf(x, w, s) * w)
+
+
+def laplace_family(x, w):
+    s = 1.5 + w ** 2
+    return np.sum(stats.laplace.logpdf(x, w, s) * w) + np.sum(stats.laplace.pdf(x, w, s)) + \
+        np.sum(stats.laplace.cdf(x, w, s) * w) + np.sum(stats.laplace.logcdf(x, w, s)) + \
+        np.sum(stats.laplace.sf(x, w, s) ** 2) + np.sum(stats.laplace.logsf(x, scale=s) * w)
+
+
+def cauchy_family(x, w):
+    s = 1.5 + w ** 2
+    return np.sum(stats.cauchy.logpdf(x, w, s) * w) + np.sum(stats.cauchy.pdf(x, w, s)) + \
+        np.sum(stats.cauchy.cdf(x, w, s) * w) + np.sum(stats.cauchy.logcdf(x, w, s)) + \
+        np.sum(stats.cauchy.sf(x, w, s) ** 2) + np.sum(stats.cauchy.logsf(x * 4.0, w) * w)
+
+
+def expon_family(x, w):         # (x > 0.5, loc in (-0.2, 0.2): inside the support)
+    s = 1.5 + w ** 2
+    loc = 0.2 * np.tanh(w)
+    return np.sum(stats.expon.logpdf(x, loc, s) * w) + np.sum(stats.expon.pdf(x, loc, s)) + \
+        np.sum(stats.expon.cdf(x, loc, s) * w) + np.sum(stats.expon.logcdf(x, loc, s)) + \
+        np.sum(stats.expon.sf(x, scale=s) ** 2) + np.sum(stats.expon.logsf(x, loc, s) * w) + \
+        np.sum(stats.expon.logcdf(x * 30.0, loc))
+
+
+def lognorm_family(x, w):       # (x > 0.5, loc in (-0.2, 0.2))
+    s, scale = 0.5 + w ** 2, 1.5 + np.sin(w)
+    loc = 0.2 * np.tanh(w)
+    return np.sum(stats.lognorm.logpdf(x, s, loc, scale) * w) + \
+        np.sum(stats.lognorm.pdf(x, s, loc, scale)) + \
+        np.sum(stats.lognorm.cdf(x, s, loc, scale) * w) + \
+        np.sum(stats.lognorm.logcdf(x, s, loc=loc)) + \
+        np.sum(stats.lognorm.sf(x, s, loc, scale) ** 2) + \
+        np.sum(stats.lognorm.logsf(x, s, scale=scale) * w)
+
+
+FAMILY_CASES = [(f, shape, w_shape) for f in (normal_family, logistic_family, laplace_family,
+                                              cauchy_family, expon_family, lognorm_family)
+                for shape, w_shape in (((2, 3), (3,)), ((4,), (4,)), ((3, 1), (1, 2)))]
+
+
+@pytest.mark.parametrize("f, shape, w_shape", FAMILY_CASES,
+                         ids=[f"{c[0].__name__}-{c[1]}-{c[2]}" for c in FAMILY_CASES])
+def test_stats_gradient_on_strict_arrays_is_numpys_and_right(f, shape, w_shape):
+    rng = np.random.default_rng(len(shape) * 5 + sum(shape) + len(w_shape))
+    x, w = rng.normal(size=shape), rng.normal(size=w_shape)
+    if f in (expon_family, lognorm_family):
+        x = np.abs(x) + 0.5
+    if f is laplace_family:             # (no value at the kink x == loc)
+        x = np.where(np.abs(x - w) < 0.1, x + 0.3, x)
+    want = grad(f, wrt=(0, 1))(x, w)
+    for got, i in zip(want, (0, 1)):
+        np.testing.assert_allclose(got, numeric_grad(f, (x, w), i), rtol=1e-6, atol=1e-7)
+    got = grad(f, wrt=(0, 1))(xps.asarray(x), xps.asarray(w))
+    for g, e, value in zip(got, want, (x, w)):
+        assert type(g) is type(xps.asarray(x)) and g.dtype == xps.float64
+        assert tuple(g.shape) == value.shape
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-10, atol=1e-12)
+
+
+POINTS = np.concatenate([np.linspace(-40.0, 40.0, 161), [0.0, -0.0, 1e-300, 1.5, -1.5, 7.5,
+                                                         -7.5, np.nan, np.inf, -np.inf]])
+
+
+@pytest.mark.parametrize("family", ["norm", "logistic", "laplace", "cauchy", "expon",
+                                    "lognorm"])
+@pytest.mark.parametrize("method", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"])
+def test_stats_functions_are_scipys(family, method):
+    """Inside and outside the support, far in the tails, at NaN and infinities, and with
+    a scale that is not positive (NaN, as SciPy gives)."""
+    spelled = getattr(getattr(_names().stats, family), method)
+    shape = (0.7,) if family == "lognorm" else ()
+    for loc, scale in ((0.0, 1.0), (0.3, 2.0), (-1.0, 0.25), (0.0, -1.0), (0.0, 0.0)):
+        with np.errstate(all="ignore"):
+            want = getattr(getattr(stats, family), method)(POINTS, *shape, loc, scale)
+            got = np.asarray(spelled(xps.asarray(POINTS), *shape, loc=loc, scale=scale))
+        assert got.dtype == np.float64 and got.shape == want.shape
+        big = np.abs(want) > 1e-290     # (SciPy's normal tails round to 0 sooner)
+        np.testing.assert_allclose(got[big], want[big], rtol=1e-12)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(got[~big & ~np.isnan(want)] == np.inf,
+                                      want[~big & ~np.isnan(want)] == np.inf)
+        assert np.all(np.abs(got[~big & np.isfinite(want)]) < 1e-290)
+
+
+def test_stats_positional_loc_and_scale():
+    names = _names().stats
+    x = xps.asarray(A)
+    for method in ("logpdf", "cdf", "logsf"):
+        np.testing.assert_allclose(np.asarray(getattr(names.lognorm, method)(x, 0.5, -5.0, 2.0)),
+                                   getattr(stats.lognorm, method)(A, 0.5, -5.0, 2.0),
+                                   rtol=1e-13)
+        np.testing.assert_allclose(np.asarray(getattr(names.norm, method)(x, 1.0)),
+                                   getattr(stats.norm, method)(A, 1.0), rtol=1e-13)
+
+
+def t_density(x, w):
+    return np.sum(stats.t.logpdf(x, 3.0, w) * w)
+
+
+def test_other_distributions_are_refused_by_name():
+    x, w = np.array([0.3, -1.2, 0.8]), np.array([0.5, 0.1, -0.2])
+    grad(t_density)(x, w)
+    with pytest.raises(SGCompilerError, match=r"scipy\.stats\.t\.logpdf"):
+        grad(t_density)(xps.asarray(x), xps.asarray(w))
+    with pytest.raises(SGCompilerError, match=r"scipy\.stats\.gamma .*array_api_strict"):
+        _names().stats.gamma

@@ -241,7 +241,15 @@ class NumPyNames(MoreSpellings):
         return self.xp.squeeze(x, axis=axis)
 
     def where(self, condition, x, y):
+        if isinstance(x, (int, float, complex)) and isinstance(y, (int, float, complex)):
+            x = self.xp.asarray(x, dtype=self.result_type(x, y))  # (the standard takes one)
         return self.xp.where(condition, x, y)
+
+    def isneginf(self, x):
+        return self.xp.isinf(x) & (x < 0)
+
+    def isposinf(self, x):
+        return self.xp.isinf(x) & (x > 0)
 
     def dot(self, a, b):
         if self.ndim(a) == 0 or self.ndim(b) == 0:
@@ -631,9 +639,21 @@ def numpy_names(xp) -> NumPyNames:
     return _NAMES[id(xp)][1]
 
 
+def standard_helper(helper) -> bool:
+    """Whether a runtime helper may run bound to NumPyNames: any but those of
+    runtime/scipy/ (they compute with SciPy, which needs NumPy), except the ones their
+    module names in STANDARD (written with NumPy's functions alone)."""
+    module = sys.modules.get(getattr(helper, "__module__", None) or "")
+    package = __name__.rpartition(".")[0]
+    if module is None or not module.__name__.startswith(package + ".scipy"):
+        return True
+    return helper.__name__ in getattr(module, "STANDARD", ())
+
+
 def helpers_for(xp) -> dict:
     """{helper: the same helper with `np` bound to NumPyNames(xp)}, for every function of
-    the runtime modules generated code may call (SciPy's aside: they need NumPy)."""
+    the runtime modules generated code may call (SciPy's aside, standard_helper says
+    which: they need NumPy)."""
     if id(xp) not in _HELPERS:
         _HELPERS[id(xp)] = (xp, _rebound(numpy_names(xp)))
     return _HELPERS[id(xp)][1]
@@ -642,14 +662,14 @@ def helpers_for(xp) -> dict:
 def _rebound(names: NumPyNames) -> dict:
     package = __name__.rpartition(".")[0]
     modules = [m for n, m in sorted(sys.modules.items())
-               if n.startswith(package + ".") and n != __name__
-               and not n.startswith(package + ".scipy")]
+               if n.startswith(package + ".") and n != __name__]
     made, spaces = {}, []
     for module in modules:
         space = dict(vars(module), np=names)
         spaces.append(space)
         for value in vars(module).values():
-            if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+            if isinstance(value, types.FunctionType) and value.__module__ == module.__name__ \
+                    and standard_helper(value):
                 copy = types.FunctionType(value.__code__, space, value.__name__,
                                           value.__defaults__, value.__closure__)
                 copy.__kwdefaults__ = value.__kwdefaults__

@@ -2,8 +2,10 @@
 `runtime.namespace.NumPyNames` (a base class of it): shape functions (atleast_*d, fliplr,
 flipud, rot90, rollaxis, append, delete, compress, extract), sums and choices (trapezoid,
 polyval, select, bincount, flatnonzero), 1-D convolution and correlation, np.gradient of
-uniform spacing, and the scipy.special functions that are elementary (`xp.special.xlogy`:
-backend/namespace.py spells them so). Each computes what NumPy computes, in the same
+uniform spacing, the scipy.special functions that are elementary (`xp.special.xlogy`:
+backend/namespace.py spells them so), and the scipy.stats distributions whose functions are
+(`xp.stats.norm.logpdf`; the normal cdf through erfc, from a series and a continued
+fraction). Each computes what NumPy computes, in the same
 order of operations where NumPy's is elementwise; what the standard cannot express is
 refused by name (`self.missing`).
 """
@@ -284,12 +286,19 @@ class MoreSpellings:
             last = 0.5 / h * at(-3) + -2.0 / h * at(-2) + 1.5 / h * at(-1)
         return xp.concat([first, inner, last], axis=axis)
 
-    # --- scipy.special -----------------------------------------------------------------
+    # --- scipy.special and scipy.stats ---------------------------------------------------
     @property
     def special(self):
         found = self.__dict__.get("_special")
         if found is None:
             found = self.__dict__["_special"] = Special(self)
+        return found
+
+    @property
+    def stats(self):
+        found = self.__dict__.get("_stats")
+        if found is None:
+            found = self.__dict__["_stats"] = Stats(self)
         return found
 
 
@@ -373,3 +382,305 @@ class Special:
         axis = tuple(axis) if isinstance(axis, list) else axis
         shifted = x - xp.max(x, axis=axis, keepdims=True)
         return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+
+
+class Stats:
+    """scipy.stats distributions whose functions are elementary, in the standard's
+    operations (`xp.stats.norm.logpdf(x, loc, scale)`): what SciPy computes for real
+    arguments, NaN where scale (or a shape parameter) is not positive, the values outside
+    the support SciPy gives (pdf 0, logpdf -inf, cdf 0, sf 1)."""
+
+    def __init__(self, names):
+        self.names = names
+        for family in _FAMILIES:
+            setattr(self, family, _FAMILIES[family](names))
+
+    def __repr__(self):
+        return f"<scipy.stats's names for {self.names.library}>"
+
+    def __getattr__(self, name):
+        from ..errors import SGCompilerError
+        raise SGCompilerError(
+            f"scipy.stats.{name} (SciPy) has no counterpart in the array API standard, so it "
+            f"cannot run on {self.names.library} arrays; compute this gradient with NumPy "
+            "arrays (np.asarray(...) of the arguments)")
+
+
+class _Family:
+    """One location-scale family: its standard density's formulas in z = (x - loc) / scale
+    (`_logpdf(z)`, ..., each given z inside the support), wrapped as SciPy's functions of
+    x, the shape parameters, loc and scale. `lower` is the support's lower end in z
+    (-inf, or 0 where the support is [0, inf) or (0, inf))."""
+
+    lower = -math.inf
+    shapes = ()
+    methods = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
+
+    def __init__(self, names):
+        self.names = names
+        self.xp = names.xp
+
+    def __getattr__(self, name):
+        from ..errors import SGCompilerError
+        raise SGCompilerError(
+            f"scipy.stats.{self.name}.{name} (SciPy) has no counterpart in the array API "
+            f"standard, so it cannot run on {self.names.library} arrays; compute this "
+            "gradient with NumPy arrays (np.asarray(...) of the arguments)")
+
+    def _arguments(self, x, args, loc, scale):
+        """z inside the support (an inside point where it is not), the shape parameters,
+        scale, and where the arguments are valid, the point inside and NaN."""
+        xp = self.xp
+        shapes = list(args[:len(self.shapes)])
+        if len(args) > len(self.shapes):
+            loc, *rest = args[len(self.shapes):]
+            scale = rest[0] if rest else scale
+        values = Special._arrays(self, x, loc, scale, *shapes)
+        x, loc, scale, *shapes = xp.broadcast_arrays(*values)
+        valid = scale > 0
+        for s in shapes:
+            valid = valid & (s > 0)
+        scale = xp.where(valid, scale, 1.0)
+        shapes = [xp.where(valid, s, 1.0) for s in shapes]
+        z = (x - loc) / scale
+        nan = xp.isnan(z) | ~valid
+        return z, shapes, scale, valid & ~nan, nan
+
+    def _inside(self, z, closed):
+        """Whether z is in the support, and z moved inside where it is not."""
+        xp = self.xp
+        if self.lower == -math.inf:
+            return xp.ones_like(z, dtype=xp.bool), z
+        inside = z >= self.lower if closed else z > self.lower
+        return inside, xp.where(inside, z, 1.0)
+
+    def _value(self, method, x, args, loc, scale):
+        xp = self.xp
+        z, shapes, scale, ok, nan = self._arguments(x, args, loc, scale)
+        inside, zi = self._inside(xp.where(nan, 0.0, z), method in ("pdf", "logpdf"))
+        value = getattr(self, "_" + method)(zi, *shapes)
+        if method == "logpdf":
+            value = value - xp.log(scale)
+        elif method == "pdf":
+            value = value / scale
+        below = {"logpdf": -math.inf, "pdf": 0.0, "cdf": 0.0, "logcdf": -math.inf,
+                 "sf": 1.0, "logsf": 0.0}[method]
+        value = xp.where(inside, value, below)
+        return xp.where(nan, math.nan, value)
+
+    # SciPy's signatures: f(x, *shapes, loc=0, scale=1)
+    def logpdf(self, x, *args, loc=0.0, scale=1.0):
+        return self._value("logpdf", x, args, loc, scale)
+
+    def pdf(self, x, *args, loc=0.0, scale=1.0):
+        return self._value("pdf", x, args, loc, scale)
+
+    def cdf(self, x, *args, loc=0.0, scale=1.0):
+        return self._value("cdf", x, args, loc, scale)
+
+    def logcdf(self, x, *args, loc=0.0, scale=1.0):
+        return self._value("logcdf", x, args, loc, scale)
+
+    def sf(self, x, *args, loc=0.0, scale=1.0):
+        return self._value("sf", x, args, loc, scale)
+
+    def logsf(self, x, *args, loc=0.0, scale=1.0):
+        return self._value("logsf", x, args, loc, scale)
+
+    # the standard density's formulas; a family without closed-form tails leaves them out
+    def _pdf(self, z, *shapes):
+        return self.xp.exp(self._logpdf(z, *shapes))
+
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+# erfc(w) of w >= 0 without erf (which the standard lacks), to about 1e-15 relative: below
+# _SERIES_END, 1 - erf(w) from the series of positive terms
+#     erf(w) = 2/sqrt(pi) exp(-w^2) sum_k (2 w^2)^k w / (1 3 5 ... (2k+1)),
+# beyond it Laplace's continued fraction
+#     erfc(w) exp(w^2) sqrt(pi) = 1 / (w + (1/2) / (w + 1 / (w + (3/2) / (w + ...)))),
+# both in a fixed number of terms (what they need for 1e-15 there)
+_SERIES_END, _SERIES_TERMS, _FRACTION_TERMS = 1.5, 30, 100
+
+
+def _log_erfc(xp, w):
+    """(erfc(w), log erfc(w)) of an array w >= 0, the log without underflow."""
+    near = w < _SERIES_END
+    v = xp.where(near, w, 0.0)
+    term, total, twice = v, v, 2.0 * v * v
+    for k in range(1, _SERIES_TERMS):
+        term = term * twice / (2 * k + 1)
+        total = total + term
+    series = 1.0 - 2.0 / math.sqrt(math.pi) * xp.exp(-v * v) * total
+    u = xp.where(near, _SERIES_END, w)
+    fraction = u
+    for k in range(_FRACTION_TERMS, 0, -1):
+        fraction = u + (k / 2.0) / fraction
+    log_tail = -(u * u) - xp.log(math.sqrt(math.pi) * fraction)
+    return (xp.where(near, series, xp.exp(log_tail)),
+            xp.where(near, xp.log(xp.where(near, series, 1.0)), log_tail))
+
+
+def _ndtr(xp, z, log=False):
+    """The standard normal cdf of z (or its log), as erfc(-z / sqrt(2)) / 2."""
+    u = -z / math.sqrt(2.0)
+    tail, log_tail = _log_erfc(xp, xp.abs(u))
+    if not log:
+        return xp.where(u >= 0, 0.5 * tail, 1.0 - 0.5 * tail)
+    return xp.where(u >= 0, log_tail + math.log(0.5), xp.log1p(-0.5 * tail))
+
+
+class _Norm(_Family):
+    name = "norm"
+
+    def _logpdf(self, z):
+        return -(z * z) / 2.0 - _LOG_SQRT_2PI
+
+    def _pdf(self, z):
+        return self.xp.exp(-(z * z) / 2.0) / math.sqrt(2.0 * math.pi)
+
+    def _cdf(self, z):
+        return _ndtr(self.xp, z)
+
+    def _logcdf(self, z):
+        return _ndtr(self.xp, z, log=True)
+
+    def _sf(self, z):
+        return _ndtr(self.xp, -z)
+
+    def _logsf(self, z):
+        return _ndtr(self.xp, -z, log=True)
+
+
+class _Logistic(_Family):
+    name = "logistic"
+
+    def _logpdf(self, z):
+        y = -self.xp.abs(z)
+        return y - 2.0 * self.xp.log1p(self.xp.exp(y))
+
+    def _cdf(self, z):
+        e = self.xp.exp(-self.xp.abs(z))     # expit, without overflow on either side
+        return self.xp.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+    def _sf(self, z):
+        return self._cdf(-z)
+
+    def _logcdf(self, z):
+        return -self.xp.logaddexp(self.xp.zeros_like(z), -z)
+
+    def _logsf(self, z):
+        return self._logcdf(-z)
+
+
+class _Laplace(_Family):
+    name = "laplace"
+
+    def _logpdf(self, z):
+        return math.log(0.5) - self.xp.abs(z)
+
+    def _pdf(self, z):
+        return 0.5 * self.xp.exp(-self.xp.abs(z))
+
+    def _cdf(self, z):
+        half = 0.5 * self.xp.exp(-self.xp.abs(z))
+        return self.xp.where(z > 0, 1.0 - half, half)
+
+    def _sf(self, z):
+        return self._cdf(-z)
+
+    def _logcdf(self, z):
+        xp = self.xp
+        return xp.where(z > 0, xp.log1p(-0.5 * xp.exp(-xp.abs(z))), math.log(0.5) - xp.abs(z))
+
+    def _logsf(self, z):
+        return self._logcdf(-z)
+
+
+class _Cauchy(_Family):
+    name = "cauchy"
+
+    def _logpdf(self, z):
+        xp = self.xp
+        a = xp.abs(z)
+        big = a > 1.0       # log(1 + z^2) as 2 log|z| + log1p(1 / z^2), no overflow
+        safe = xp.where(big, a, 1.0)
+        return -math.log(math.pi) - xp.where(big, 2.0 * xp.log(safe) + xp.log1p(
+            1.0 / (safe * safe)), xp.log1p(z * z))
+
+    def _pdf(self, z):
+        return 1.0 / math.pi / (1.0 + z * z)
+
+    def _cdf(self, z):
+        return self.xp.atan2(self.xp.ones_like(z), -z) / math.pi
+
+    def _sf(self, z):
+        return self.xp.atan2(self.xp.ones_like(z), z) / math.pi
+
+    def _logcdf(self, z):
+        return self.xp.log(self._cdf(z))
+
+    def _logsf(self, z):
+        return self.xp.log(self._sf(z))
+
+
+class _Expon(_Family):
+    name = "expon"
+    lower = 0.0
+
+    def _logpdf(self, z):
+        return -z
+
+    def _pdf(self, z):
+        return self.xp.exp(-z)
+
+    def _cdf(self, z):
+        return -self.xp.expm1(-z)
+
+    def _logcdf(self, z):
+        xp = self.xp        # (log1p(-exp(-z)) where 1 - exp(-z) rounds to 1)
+        far = z > math.log(2.0)
+        return xp.where(far, xp.log1p(-xp.exp(-xp.where(far, z, 1.0))),
+                        xp.log(-xp.expm1(-xp.where(far, 0.5, z))))
+
+    def _sf(self, z):
+        return self.xp.exp(-z)
+
+    def _logsf(self, z):
+        return -z
+
+
+class _Lognorm(_Family):
+    name = "lognorm"
+    lower = 0.0
+    shapes = ("s",)
+
+    def _inside(self, z, closed):
+        inside = z > 0.0        # (the density is 0 at 0 too)
+        return inside, self.xp.where(inside, z, 1.0)
+
+    def _logpdf(self, z, s):
+        log_z = self.xp.log(z)
+        u = log_z / s
+        return -(u * u) / 2.0 - self.xp.log(s) - log_z - _LOG_SQRT_2PI
+
+    def _cdf(self, z, s):
+        return _ndtr(self.xp, self.xp.log(z) / s)
+
+    def _logcdf(self, z, s):
+        return _ndtr(self.xp, self.xp.log(z) / s, log=True)
+
+    def _sf(self, z, s):
+        return _ndtr(self.xp, -self.xp.log(z) / s)
+
+    def _logsf(self, z, s):
+        return _ndtr(self.xp, -self.xp.log(z) / s, log=True)
+
+
+_FAMILIES = {f.name: f for f in (_Norm, _Logistic, _Laplace, _Cauchy, _Expon, _Lognorm)}
+
+
+def spelled_stats(family: str, method: str) -> bool:
+    """Whether scipy.stats.`family`.`method` is spelled here."""
+    found = _FAMILIES.get(family)
+    return found is not None and method in found.methods
