@@ -5,7 +5,8 @@ convolve, correlate, np.gradient (uniform spacing), np.i0, heaviside's gradient 
 a comparison) and scipy.special's xlogy, xlog1py, rel_entr, kl_div, huber, pseudo_huber,
 softmax and log_softmax, and scipy.stats's norm, logistic, laplace, cauchy, expon and
 lognorm (pdf, logpdf, cdf, logcdf, sf, logsf; the normal cdf from a series and a continued
-fraction of erfc). Each gradient on strict arrays is the NumPy gradient, which is
+fraction of erfc), and scipy.linalg's inv, solve, solve_triangular, cholesky, eigvalsh,
+cho_factor, cho_solve and block_diag. Each gradient on strict arrays is the NumPy gradient, which is
 checked here against finite differences too, on several shapes, with broadcasting; the
 spellings are checked against NumPy's and SciPy's own values. What stays outside the
 standard (partition, eigvals, pad's other modes) is refused, naming the function."""
@@ -391,3 +392,112 @@ def test_other_distributions_are_refused_by_name():
         grad(t_density)(xps.asarray(x), xps.asarray(w))
     with pytest.raises(SGCompilerError, match=r"scipy\.stats\.gamma .*array_api_strict"):
         _names().stats.gamma
+
+
+# --- scipy.linalg: the functions the standard's linalg extension spells ------------------
+scipy_linalg = pytest.importorskip("scipy.linalg", reason="SciPy is not installed")
+INV_ASSUMES = "assume_a" in __import__("inspect").signature(scipy_linalg.inv).parameters
+
+
+def solved(a, b):
+    n = a.shape[0]
+    spd = a @ a.T + n * np.eye(n)
+    t = a + 3.0 * np.eye(n)
+    x = scipy_linalg.solve(t, b) + scipy_linalg.solve(t, b, transposed=True) + \
+        scipy_linalg.solve(spd, b, assume_a="pos", lower=True) + \
+        scipy_linalg.solve(t, b, assume_a="sym")
+    y = scipy_linalg.solve_triangular(t, b) + \
+        scipy_linalg.solve_triangular(t, b, lower=True, trans="T") + \
+        scipy_linalg.solve_triangular(t, b, trans=1, unit_diagonal=True)
+    return np.sum(x * b) + np.sum(y ** 2) + np.sum(scipy_linalg.inv(t) * a)
+
+
+def solved_symmetric(a, b):     # (inv's assume_a: SciPy 1.17)
+    spd = a @ a.T + a.shape[0] * np.eye(a.shape[0])
+    return np.sum(scipy_linalg.inv(spd, assume_a="pos", lower=True) * b) + \
+        np.sum(scipy_linalg.inv(a + spd, assume_a="sym") * b)
+
+
+def factored(a, b):
+    n = a.shape[0]
+    spd = a @ a.T + n * np.eye(n)
+    c = scipy_linalg.cho_factor(spd + a * 0.1)
+    c_lower = scipy_linalg.cho_factor(spd, lower=True)
+    return np.sum(scipy_linalg.cholesky(spd + 0.1 * a) * a) + \
+        np.sum(scipy_linalg.cholesky(spd, lower=True) ** 2) + \
+        np.sum(scipy_linalg.eigvalsh(spd + 0.1 * a) ** 2) + \
+        np.sum(scipy_linalg.eigvalsh(spd, lower=False) * np.linspace(0.0, 1.0, n)) + \
+        np.sum(scipy_linalg.cho_solve(c, b) * b) + np.sum(scipy_linalg.cho_solve(c_lower, b))
+
+
+def blocks(a, b):
+    out = scipy_linalg.block_diag(a, b, a[0, :])
+    return np.sum(out ** 2 * np.linspace(0.0, 1.0, out.shape[0])[:, None]) + \
+        np.sum(scipy_linalg.block_diag(b) * b)
+
+
+LINALG_CASES = [(solved, (3, 3), (3,)), (solved, (4, 4), (4, 2)),
+                (factored, (3, 3), (3,)), (factored, (4, 4), (4, 3)),
+                (blocks, (2, 2), (3,)), (blocks, (3, 3), (2, 1))]
+if INV_ASSUMES:
+    LINALG_CASES += [(solved_symmetric, (3, 3), (3, 3)), (solved_symmetric, (4, 4), (1, 4))]
+
+
+@pytest.mark.parametrize("f, shape, w_shape", LINALG_CASES,
+                         ids=[f"{c[0].__name__}-{c[1]}-{c[2]}" for c in LINALG_CASES])
+def test_scipy_linalg_gradient_on_strict_arrays_is_numpys_and_right(f, shape, w_shape):
+    rng = np.random.default_rng(len(shape) * 3 + sum(shape) + len(w_shape))
+    x, w = rng.normal(size=shape), rng.normal(size=w_shape)
+    want = grad(f, wrt=(0, 1))(x, w)
+    for got, i in zip(want, (0, 1)):
+        np.testing.assert_allclose(got, numeric_grad(f, (x, w), i), rtol=1e-6, atol=1e-7)
+    got = grad(f, wrt=(0, 1))(xps.asarray(x), xps.asarray(w))
+    for g, e, value in zip(got, want, (x, w)):
+        assert type(g) is type(xps.asarray(x)) and g.dtype == xps.float64
+        assert tuple(g.shape) == value.shape
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-10, atol=1e-12)
+
+
+M = np.array([[4.0, 1.0, -0.5], [0.3, 3.0, 0.2], [-0.7, 0.4, 5.0]])     # (not symmetric)
+B = np.array([[1.0, -2.0], [0.5, 0.25], [3.0, 1.0]])
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, a, b: s.inv(a), lambda s, a, b: s.solve(a, b),
+    lambda s, a, b: s.solve(a, b[:, 0]), lambda s, a, b: s.solve(a, b, transposed=True),
+    lambda s, a, b: s.solve(a, b, assume_a="sym"),
+    lambda s, a, b: s.solve(a, b[:, 1], assume_a="pos", lower=True),
+    lambda s, a, b: s.solve_triangular(a, b), lambda s, a, b: s.solve_triangular(a, b[:, 0], lower=True),
+    lambda s, a, b: s.solve_triangular(a, b, trans="T", unit_diagonal=True),
+    lambda s, a, b: s.solve_triangular(a, b, trans=2, lower=True),
+    lambda s, a, b: s.cholesky(a), lambda s, a, b: s.cholesky(a, lower=True),
+    lambda s, a, b: s.eigvalsh(a), lambda s, a, b: s.eigvalsh(a, lower=False),
+    lambda s, a, b: s.cho_factor(a)[0], lambda s, a, b: s.cho_factor(a, lower=True)[0],
+    lambda s, a, b: s.cho_solve(s.cho_factor(a), b),
+    lambda s, a, b: s.cho_solve(s.cho_factor(a, lower=True), b[:, 0]),
+    lambda s, a, b: s.block_diag(a, b, b[0, :], 2.0), lambda s, a, b: s.block_diag(b),
+], ids=["inv", "solve", "solve-vector", "solve-transposed", "solve-sym", "solve-pos-lower",
+        "solve_triangular", "solve_triangular-lower", "solve_triangular-T-unit",
+        "solve_triangular-C-lower", "cholesky", "cholesky-lower", "eigvalsh",
+        "eigvalsh-upper", "cho_factor", "cho_factor-lower", "cho_solve", "cho_solve-lower",
+        "block_diag", "block_diag-one"])
+def test_scipy_linalg_is_scipys(call):
+    """SciPy reads one triangle of the matrix for the symmetric and triangular functions:
+    M is not symmetric, so the spellings must read the same one."""
+    want = call(scipy_linalg, M, B)
+    got = call(_names().scipy_linalg, xps.asarray(M), xps.asarray(B))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-14)
+    assert np.asarray(got).shape == want.shape
+
+
+def lu_solved(a, w):
+    return np.sum(scipy_linalg.lu_solve(scipy_linalg.lu_factor(a), w) * w)
+
+
+def test_other_scipy_linalg_functions_are_refused_by_name():
+    a = np.eye(3) + 0.1
+    grad(lu_solved)(a, a)
+    with pytest.raises(SGCompilerError, match=r"lu_(factor|solve)\w* .*SciPy"):
+        grad(lu_solved)(xps.asarray(a), xps.asarray(a))
+    with pytest.raises(SGCompilerError, match=r"scipy\.linalg\.schur .*array_api_strict"):
+        _names().scipy_linalg.schur

@@ -21,7 +21,7 @@ from ..errors import SGCompilerError
 from .. import runtime
 from ..runtime import is_helper
 from ..runtime.namespace import XP, standard_helper
-from ..runtime.spellings import Special, spelled_stats
+from ..runtime.spellings import SciPyLinalg, Special, spelled_stats
 
 _NUMPY_MODULES = frozenset({"numpy", "numpy.linalg", "numpy.fft"})
 
@@ -49,7 +49,7 @@ def to_namespace(tree: gast.FunctionDef, lookup, linker, where: str) -> tuple:
         return lookup(name)
 
     _standard_spellings(tree, meaning, linker, xp)
-    _StatsMethods(meaning, xp, where).visit(tree)
+    _SciPyFunctions(meaning, xp, where).visit(tree)
     _StandardIndexing(xp).visit(tree)
     for node in gast.walk(tree):
         for field, child in gast.iter_fields(node):
@@ -264,10 +264,11 @@ def _rewritten(node, meaning, xp, where, linker):
     return node
 
 
-class _StatsMethods(gast.NodeTransformer):
-    """`scipy.stats.norm.logpdf` (or `norm.logpdf`, or a name of the method itself) of a
-    distribution runtime/spellings.py spells as `xp.stats.norm.logpdf`; the others are
-    refused by name (`scipy.stats.norm.cdf (SciPy)`), the other functions of SciPy's
+class _SciPyFunctions(gast.NodeTransformer):
+    """A SciPy function runtime/spellings.py spells, written as an attribute chain
+    (`scipy.stats.norm.logpdf`, `norm.logpdf`, `scipy.linalg.inv`) or a name of it, as
+    `xp.stats.norm.logpdf` and `xp.scipy.linalg.inv`; the other scipy.stats distributions
+    are refused by name (`scipy.stats.t.logpdf (SciPy)`), the other functions of SciPy's
     modules by `_rewritten`."""
 
     def __init__(self, meaning, xp, where):
@@ -284,9 +285,9 @@ class _StatsMethods(gast.NodeTransformer):
             found, value = self.meaning(root.id)
             for attr in reversed(chain):
                 value = getattr(value, attr, None) if found else None
-            spelled = _stats_method(value)
+            spelled = _spelled_scipy(value) if found else None
             if spelled:
-                return gast.copy_location(_attributes(self.xp, ["stats", *spelled]), node)
+                return gast.copy_location(_attributes(self.xp, spelled), node)
             if found and _stats_method(value, spelled=False):
                 self._refuse(f"scipy.stats.{value.__self__.name}.{value.__name__}")
         self.generic_visit(node)
@@ -295,9 +296,9 @@ class _StatsMethods(gast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id != self.xp:
             found, value = self.meaning(node.id)
-            spelled = _stats_method(value) if found else None
+            spelled = _spelled_scipy(value) if found else None
             if spelled:
-                return gast.copy_location(_attributes(self.xp, ["stats", *spelled]), node)
+                return gast.copy_location(_attributes(self.xp, spelled), node)
             family = getattr(getattr(value, "__self__", None), "name", None)
             if found and isinstance(family, str) and _stats_method(value, spelled=False):
                 self._refuse(f"scipy.stats.{family}.{value.__name__}")
@@ -307,6 +308,21 @@ class _StatsMethods(gast.NodeTransformer):
         raise SGCompilerError(
             f"{self.where}: {what} (SciPy) computes with NumPy arrays only, so this "
             "gradient cannot run on arrays of other array-API libraries; pass NumPy arrays")
+
+
+def _spelled_scipy(value):
+    """The chain of attributes of `xp` that spells `value`, a function of SciPy's that
+    runtime/spellings.py spells (['stats', 'norm', 'pdf'], ['scipy', 'linalg', 'inv']),
+    else None."""
+    method = _stats_method(value)
+    if method:
+        return ["stats", *method]
+    linalg = sys.modules.get("scipy.linalg")
+    name = getattr(value, "__name__", None)
+    if linalg is not None and name in SciPyLinalg.SPELLED and \
+            getattr(linalg, name, None) is value:
+        return ["scipy", "linalg", name]
+    return None
 
 
 def _stats_method(value, spelled=True):

@@ -666,6 +666,8 @@ def _rebound(names: NumPyNames) -> dict:
     made, spaces = {}, []
     for module in modules:
         space = dict(vars(module), np=names)
+        if module.__name__.startswith(package + ".scipy") and "scipy" in space:
+            space["scipy"] = names.scipy        # (scipy.linalg.solve: SciPyLinalg's)
         spaces.append(space)
         for value in vars(module).values():
             if isinstance(value, types.FunctionType) and value.__module__ == module.__name__ \

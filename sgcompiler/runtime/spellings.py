@@ -5,7 +5,9 @@ polyval, select, bincount, flatnonzero), 1-D convolution and correlation, np.gra
 uniform spacing, the scipy.special functions that are elementary (`xp.special.xlogy`:
 backend/namespace.py spells them so), and the scipy.stats distributions whose functions are
 (`xp.stats.norm.logpdf`; the normal cdf through erfc, from a series and a continued
-fraction). Each computes what NumPy computes, in the same
+fraction), and scipy.linalg's functions the standard's linalg extension spells
+(`xp.scipy.linalg.solve`; `SciPyNames` is what the helpers of runtime/scipy/ see as
+`scipy`). Each computes what NumPy computes, in the same
 order of operations where NumPy's is elementwise; what the standard cannot express is
 refused by name (`self.missing`).
 """
@@ -299,6 +301,22 @@ class MoreSpellings:
         found = self.__dict__.get("_stats")
         if found is None:
             found = self.__dict__["_stats"] = Stats(self)
+        return found
+
+    @property
+    def scipy_linalg(self):
+        found = self.__dict__.get("_scipy_linalg")
+        if found is None:
+            if not hasattr(self.xp, "linalg"):
+                raise self.missing("linalg")
+            found = self.__dict__["_scipy_linalg"] = SciPyLinalg(self)
+        return found
+
+    @property
+    def scipy(self):
+        found = self.__dict__.get("_scipy")
+        if found is None:
+            found = self.__dict__["_scipy"] = SciPyNames(self)
         return found
 
 
@@ -684,3 +702,160 @@ def spelled_stats(family: str, method: str) -> bool:
     """Whether scipy.stats.`family`.`method` is spelled here."""
     found = _FAMILIES.get(family)
     return found is not None and method in found.methods
+
+
+class SciPyNames:
+    """`scipy` for the helpers of runtime/scipy/ bound to NumPyNames (runtime/namespace.py
+    binds their `scipy` to this): its special, stats and linalg spelled here, its other
+    modules refused by name."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def __repr__(self):
+        return f"<SciPy's names for {self.names.library}>"
+
+    @property
+    def special(self):
+        return self.names.special
+
+    @property
+    def stats(self):
+        return self.names.stats
+
+    @property
+    def linalg(self):
+        return self.names.scipy_linalg
+
+    def __getattr__(self, name):
+        from ..errors import SGCompilerError
+        raise SGCompilerError(
+            f"scipy.{name} (SciPy) has no counterpart in the array API standard, so it "
+            f"cannot run on {self.names.library} arrays; compute this gradient with NumPy "
+            "arrays (np.asarray(...) of the arguments)")
+
+
+_GENERAL = (None, "gen", "general")
+_SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
+_TRANSPOSED = (1, 2, "T", "C")
+
+
+class SciPyLinalg:
+    """scipy.linalg's functions the standard's linalg extension spells (`xp.scipy.linalg.inv`:
+    backend/namespace.py spells them so): the triangle a function reads (solve and inv of
+    a symmetric matrix, cholesky, eigvalsh, solve_triangular) is the matrix it is given,
+    as in SciPy, and a triangular system is solved as the triangular matrix it is (for
+    real matrices). `SPELLED` names them."""
+
+    SPELLED = frozenset({"inv", "solve", "solve_triangular", "cholesky", "eigvalsh",
+                         "cho_factor", "cho_solve", "block_diag"})
+
+    def __init__(self, names):
+        self.names = names
+        self.xp = names.xp
+
+    def __repr__(self):
+        return f"<scipy.linalg's names for {self.names.library}>"
+
+    def __getattr__(self, name):
+        from ..errors import SGCompilerError
+        raise SGCompilerError(
+            f"scipy.linalg.{name} (SciPy) has no counterpart in the array API standard, so "
+            f"it cannot run on {self.names.library} arrays; compute this gradient with NumPy "
+            "arrays (np.asarray(...) of the arguments)")
+
+    def _real(self, *arrays):
+        for a in arrays:
+            if isinstance(a, self.names.ndarray) and \
+                    self.xp.isdtype(a.dtype, "complex floating"):
+                raise self.names.missing("scipy.linalg's functions of complex matrices")
+
+    def _matrix(self, a, assume_a, lower):
+        """The matrix scipy.linalg.solve and inv read: a, or for a symmetric assume_a the
+        symmetric matrix of the triangle `lower` names."""
+        if assume_a in _GENERAL:
+            return a
+        if assume_a in _SYMMETRIC:
+            return self.names.linalg._spanned(a, "L" if lower else "U")
+        raise self.names.missing(f"scipy.linalg.solve/inv(..., assume_a={assume_a!r})")
+
+    def inv(self, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+        self._real(a)
+        return self.xp.linalg.inv(self._matrix(a, assume_a, lower))
+
+    def solve(self, a, b, lower=False, overwrite_a=False, overwrite_b=False,
+              check_finite=True, assume_a=None, transposed=False):
+        self._real(a, b)
+        matrix = self._matrix(a, assume_a, lower)
+        if transposed:
+            matrix = self.names.swapaxes(matrix, -1, -2)
+        return self._solve(matrix, b)
+
+    def _solve(self, matrix, b):
+        xp = self.xp
+        if b.ndim == 1:         # (a vector: the standard's solve takes it so only in 2-D)
+            return xp.linalg.solve(matrix, xp.reshape(b, (-1, 1)))[..., 0]
+        return xp.linalg.solve(matrix, b)
+
+    def _triangular(self, a, lower, unit_diagonal):
+        xp = self.xp
+        part = xp.tril(a) if lower else xp.triu(a)
+        if unit_diagonal:
+            eye = xp.eye(a.shape[-1], dtype=a.dtype)
+            part = part - part * eye + eye
+        return part
+
+    def solve_triangular(self, a, b, trans=0, lower=False, unit_diagonal=False,
+                         overwrite_b=False, check_finite=True):
+        self._real(a, b)
+        part = self._triangular(a, lower, unit_diagonal)
+        if trans in _TRANSPOSED:
+            part = self.names.swapaxes(part, -1, -2)
+        elif trans not in (0, "N"):
+            raise ValueError(f"trans must be 0, 1, 2, 'N', 'T' or 'C', not {trans!r}")
+        return self._solve(part, b)
+
+    def cholesky(self, a, lower=False, overwrite_a=False, check_finite=True):
+        self._real(a)
+        low = self.xp.linalg.cholesky(self.names.linalg._spanned(a, "L" if lower else "U"))
+        return low if lower else self.names.swapaxes(low, -1, -2)
+
+    def eigvalsh(self, a, b=None, *, lower=True, **options):
+        if b is not None or options:
+            raise self.names.missing("scipy.linalg.eigvalsh(a, b) or its options")
+        self._real(a)
+        return self.names.linalg.eigvalsh(a, "L" if lower else "U")
+
+    def cho_factor(self, a, lower=False, overwrite_a=False, check_finite=True):
+        """(c, lower): the factor in the triangle `lower` names, a's other triangle kept
+        (as LAPACK leaves it)."""
+        xp = self.xp
+        factor = self.cholesky(a, lower=lower)
+        return (factor + xp.triu(a, k=1) if lower else factor + xp.tril(a, k=-1)), lower
+
+    def cho_solve(self, c_and_lower, b, overwrite_b=False, check_finite=True):
+        c, lower = c_and_lower
+        self._real(c, b)
+        factor = self.xp.tril(c) if lower else self.xp.triu(c)
+        other = self.names.swapaxes(factor, -1, -2)
+        first, second = (factor, other) if lower else (other, factor)   # A = F F^T, U^T U
+        return self._solve(second, self._solve(first, b))
+
+    def block_diag(self, *arrs):
+        xp = self.xp
+        if not arrs:
+            return xp.zeros((1, 0))
+        blocks = [self.names.atleast_2d(a if isinstance(a, self.names.ndarray)
+                                        else self.names.asarray(a)) for a in arrs]
+        if any(b.ndim > 2 for b in blocks):
+            raise ValueError("arguments in the following positions have dimension greater "
+                             "than 2")
+        dtype = xp.result_type(*blocks)
+        width = sum(b.shape[1] for b in blocks)
+        rows, before = [], 0
+        for b in blocks:
+            left = xp.zeros((b.shape[0], before), dtype=dtype)
+            right = xp.zeros((b.shape[0], width - before - b.shape[1]), dtype=dtype)
+            rows.append(xp.concat([left, xp.astype(b, dtype), right], axis=1))
+            before += b.shape[1]
+        return xp.concat(rows, axis=0)

@@ -14,6 +14,14 @@ from ..core import float_dtype, mT, unbroadcast, unreduce
 from ..numpy.linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
 from ..tangents import cholesky_tangent_of
 
+# the helpers below that run on arrays of other array-API libraries too (NumPy's functions
+# and the scipy.linalg functions runtime/spellings.SciPyLinalg spells: runtime/namespace.py
+# binds their np and scipy to the arguments' namespace)
+STANDARD = frozenset({"_triangle", "_symmetric", "inv_grad", "solve_grad_matrix",
+                      "solve_grad_rhs", "solve_triangular_grad_a", "solve_triangular_grad_b",
+                      "cho_factor_grad", "cho_solve_grad_factor", "cho_solve_grad_b",
+                      "block_diag_grad", "block_diag_place", "_block_of"})
+
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
 ASSUME_A = _GENERAL + _SYMMETRIC        # what the rules handle (others refused when compiled)
