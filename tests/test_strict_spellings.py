@@ -6,7 +6,8 @@ a comparison) and scipy.special's xlogy, xlog1py, rel_entr, kl_div, huber, pseud
 softmax and log_softmax, and scipy.stats's norm, logistic, laplace, cauchy, expon and
 lognorm (pdf, logpdf, cdf, logcdf, sf, logsf; the normal cdf from a series and a continued
 fraction of erfc), and scipy.linalg's inv, solve, solve_triangular, cholesky, eigvalsh,
-cho_factor, cho_solve and block_diag. Each gradient on strict arrays is the NumPy gradient, which is
+cho_factor, cho_solve and block_diag, np.real_if_close, and a rule's product with
+np.equal (bessel_i1's). Each gradient on strict arrays is the NumPy gradient, which is
 checked here against finite differences too, on several shapes, with broadcasting; the
 spellings are checked against NumPy's and SciPy's own values. What stays outside the
 standard (partition, eigvals, pad's other modes) is refused, naming the function."""
@@ -15,6 +16,7 @@ import pytest
 
 from gradcheck import numeric_grad
 from sgcompiler import SGCompilerError, grad
+from sgcompiler.runtime import bessel_i1
 
 xps = pytest.importorskip("array_api_strict", reason="array-api-strict is not installed")
 special = pytest.importorskip("scipy.special", reason="SciPy is not installed")
@@ -501,3 +503,45 @@ def test_other_scipy_linalg_functions_are_refused_by_name():
         grad(lu_solved)(xps.asarray(a), xps.asarray(a))
     with pytest.raises(SGCompilerError, match=r"scipy\.linalg\.schur .*array_api_strict"):
         _names().scipy_linalg.schur
+
+
+# --- a rule's product with np.equal (bessel_i1's, second order of np.i0), real_if_close ---
+def first_bessel(x, w):
+    return np.sum(bessel_i1(x) * w) + np.sum(bessel_i1(x * w) ** 2)
+
+
+def nearly_real(x, w):
+    return np.sum(np.real_if_close(x * w) * w) + np.sum(np.real_if_close(x, tol=1000) ** 2)
+
+
+@pytest.mark.parametrize("f, shape, w_shape", [
+    (first_bessel, (2, 3), (3,)), (first_bessel, (4,), (1,)), (first_bessel, (3,), (3,)),
+    (nearly_real, (2, 3), (2, 3)), (nearly_real, (4,), (1,))])
+def test_more_gradients_on_strict_arrays_are_numpys_and_right(f, shape, w_shape):
+    x, w = _values(f, shape, w_shape)
+    if f is first_bessel and shape == (3,):
+        x = np.array([0.0, -1.5, 3.0])      # (I1' at 0 is 1/2: the np.equal term)
+    _same_and_right(f, x, w)
+
+
+def _same_and_right(f, x, w):
+    want = grad(f, wrt=(0, 1))(x, w)
+    for got, i in zip(want, (0, 1)):
+        np.testing.assert_allclose(got, numeric_grad(f, (x, w), i), rtol=1e-6, atol=1e-7)
+    got = grad(f, wrt=(0, 1))(xps.asarray(x), xps.asarray(w))
+    for g, e, value in zip(got, want, (x, w)):
+        assert type(g) is type(xps.asarray(x)) and g.dtype == xps.float64
+        assert tuple(g.shape) == value.shape
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("values, tol", [
+    ([2.1 + 4e-14j, 5.2 + 3e-15j], 1000), ([2.1 + 4e-13j, 5.2 + 3e-15j], 1000),
+    ([1.0 + 0.0j, -2.0 + 1e-20j], 100), ([1.0 + 0.5j], 0.6), ([1.0 + 0.5j], 0.4),
+    ([1.5, -2.0], 100)])
+def test_real_if_close_is_numpys(values, tol):
+    a = np.array(values)
+    want = np.real_if_close(a, tol=tol)
+    got = np.asarray(_names().real_if_close(xps.asarray(a), tol=tol))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

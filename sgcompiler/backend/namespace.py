@@ -99,8 +99,9 @@ def _standard_spellings(tree, meaning, linker, xp):
 
 
 class _MaskProducts(gast.NodeTransformer):
-    """`g * (x == 0)` (a rule's product with a comparison: the standard multiplies numbers
-    only) as `xp.times_mask(g, x == 0)`, which casts the mask as NumPy promotes it."""
+    """`g * (x == 0)` and `g * np.equal(x, 0)` (a rule's product with a comparison: the
+    standard multiplies numbers only) as `xp.times_mask(g, x == 0)`, which casts the mask
+    as NumPy promotes it."""
 
     def __init__(self, xp):
         self.xp = xp
@@ -110,11 +111,22 @@ class _MaskProducts(gast.NodeTransformer):
         if not isinstance(node.op, gast.Mult):
             return node
         for mask, other in ((node.right, node.left), (node.left, node.right)):
-            if isinstance(mask, gast.Compare):
+            if isinstance(mask, gast.Compare) or _comparison_call(mask):
                 return gast.copy_location(gast.Call(
                     func=_attributes(self.xp, ["times_mask"]), args=[other, mask],
                     keywords=[]), node)
         return node
+
+
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"})
+
+
+def _comparison_call(node) -> bool:
+    """Whether `node` is a call `np.equal(x, 0)` of a comparison (a mask times_mask casts;
+    it multiplies as it is anything else times_mask is given)."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr in _COMPARISONS and len(node.args) == 2 and not node.keywords
 
 
 class _StandardIndexing(gast.NodeTransformer):

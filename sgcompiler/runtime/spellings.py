@@ -123,6 +123,17 @@ class MoreSpellings:
     def flatnonzero(self, a):
         return self._true_at(a)
 
+    def real_if_close(self, a, tol=100):
+        """a's real part where a is complex with imaginary parts within tol machine
+        epsilons of 0 (tol > 1) or within tol (tol <= 1), else a."""
+        xp = self.xp
+        a = a if isinstance(a, self.ndarray) else self.asarray(a)
+        if not xp.isdtype(a.dtype, "complex floating"):
+            return a
+        if tol > 1:
+            tol = tol * xp.finfo(xp.real(a).dtype).eps
+        return xp.real(a) if bool(xp.all(xp.abs(xp.imag(a)) < tol)) else a
+
     def ascontiguousarray(self, a, dtype=None):
         return self.asarray(a, dtype=dtype)
 
