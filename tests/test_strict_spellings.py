@@ -7,7 +7,9 @@ softmax and log_softmax, and scipy.stats's norm, logistic, laplace, cauchy, expo
 lognorm (pdf, logpdf, cdf, logcdf, sf, logsf; the normal cdf from a series and a continued
 fraction of erfc), and scipy.linalg's inv, solve, solve_triangular, cholesky, eigvalsh,
 cho_factor, cho_solve and block_diag, np.real_if_close, and a rule's product with
-np.equal (bessel_i1's). Each gradient on strict arrays is the NumPy gradient, which is
+np.equal (bessel_i1's), scipy.special's gammaln, gamma, digamma, psi, betaln, beta, zeta and
+polygamma (shifts, then Stirling's and Euler-Maclaurin's series), scipy.stats's t, chi2,
+gamma and beta (pdf, logpdf) and poisson. Each gradient on strict arrays is the NumPy gradient, which is
 checked here against finite differences too, on several shapes, with broadcasting; the
 spellings are checked against NumPy's and SciPy's own values. What stays outside the
 standard (partition, eigvals, pad's other modes) is refused, naming the function."""
@@ -383,17 +385,19 @@ def test_stats_positional_loc_and_scale():
                                    getattr(stats.norm, method)(A, 1.0), rtol=1e-13)
 
 
-def t_density(x, w):
-    return np.sum(stats.t.logpdf(x, 3.0, w) * w)
+def t_tail(x, w):
+    return np.sum(stats.t.cdf(x, 3.0, w) * w)
 
 
 def test_other_distributions_are_refused_by_name():
     x, w = np.array([0.3, -1.2, 0.8]), np.array([0.5, 0.1, -0.2])
-    grad(t_density)(x, w)
-    with pytest.raises(SGCompilerError, match=r"scipy\.stats\.t\.logpdf"):
-        grad(t_density)(xps.asarray(x), xps.asarray(w))
-    with pytest.raises(SGCompilerError, match=r"scipy\.stats\.gamma .*array_api_strict"):
-        _names().stats.gamma
+    grad(t_tail)(x, w)
+    with pytest.raises(SGCompilerError, match=r"scipy\.stats\.t\.cdf"):
+        grad(t_tail)(xps.asarray(x), xps.asarray(w))
+    with pytest.raises(SGCompilerError, match=r"scipy\.stats\.weibull_min .*array_api_strict"):
+        _names().stats.weibull_min
+    with pytest.raises(SGCompilerError, match=r"scipy\.stats\.t\.cdf .*array_api_strict"):
+        _names().stats.t.cdf
 
 
 # --- scipy.linalg: the functions the standard's linalg extension spells ------------------
@@ -545,3 +549,153 @@ def test_real_if_close_is_numpys(values, tol):
     got = np.asarray(_names().real_if_close(xps.asarray(a), tol=tol))
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+# --- the gamma function's family (scipy.special), and the distributions made of it -------
+def gammas(x, w):
+    p, q = x ** 2 + 0.5, w ** 2 + 0.3
+    return np.sum(special.gammaln(p) * w) + np.sum(special.gamma(q) * x) + \
+        np.sum(special.digamma(p) * q) + np.sum(special.psi(q) ** 2) + \
+        np.sum(special.betaln(p, q) * w) + np.sum(special.beta(q, p + 1.0)) + \
+        np.sum(special.polygamma(1, p) * w) + np.sum(special.polygamma(2, q)) + \
+        np.sum(special.zeta(2.5, p) * x) + np.sum(special.gammaln(x - 3.3) * w)
+
+
+def t_family(x, w):
+    df, s = 2.5 + w ** 2, 1.5 + np.sin(w)
+    return np.sum(stats.t.logpdf(x, df, w, s) * w) + np.sum(stats.t.pdf(x, df, scale=s)) + \
+        np.sum(stats.t.logpdf(x, 4.0) ** 2)
+
+
+def gamma_families(x, w):       # (x > 0.5, loc in (-0.2, 0.2))
+    a, s = 1.5 + w ** 2, 1.5 + np.sin(w)
+    loc = 0.2 * np.tanh(w)
+    return np.sum(stats.gamma.logpdf(x, a, loc, s) * w) + np.sum(stats.gamma.pdf(x, a)) + \
+        np.sum(stats.chi2.logpdf(x, a, loc, s) * w) + np.sum(stats.chi2.pdf(x, a, scale=s))
+
+
+def beta_family(x, w):          # (x in (0.2, 0.6))
+    a, b = 1.2 + w ** 2, 1.5 + np.cos(w) ** 2
+    return np.sum(stats.beta.logpdf(x, a, b) * w) + np.sum(stats.beta.pdf(x, a, b, 0.05)) + \
+        np.sum(stats.beta.logpdf(x, b, a, -0.1, 1.2) ** 2)
+
+
+COUNTS = np.array([0, 1, 2, 3, 5, 8])
+
+
+def poisson_family(x, w):       # (integer counts, as the arguments' library's array)
+    mu, k = x ** 2 + 0.5, np.asarray(COUNTS)
+    return np.sum(stats.poisson.logpmf(k, mu) * w) + np.sum(stats.poisson.pmf(k, mu)) + \
+        np.sum(stats.poisson.cdf(k, mu) * w) + np.sum(stats.poisson.logcdf(k, mu)) + \
+        np.sum(stats.poisson.sf(k, mu) * w) + np.sum(stats.poisson.logsf(k, mu)) + \
+        np.sum(stats.poisson.logsf(k, mu * 20.0, 1) * w)
+
+
+GAMMA_CASES = [(gammas, (2, 3), (3,)), (gammas, (4,), (4,)), (t_family, (2, 3), (3,)),
+               (t_family, (4,), (1,)), (gamma_families, (2, 3), (3,)),
+               (gamma_families, (3,), (3,)), (beta_family, (2, 3), (3,)),
+               (beta_family, (4,), (1,)), (poisson_family, (6,), (6,)),
+               (poisson_family, (2, 6), (6,))]
+
+
+@pytest.mark.parametrize("f, shape, w_shape", GAMMA_CASES,
+                         ids=[f"{c[0].__name__}-{c[1]}-{c[2]}" for c in GAMMA_CASES])
+def test_gamma_family_gradient_on_strict_arrays_is_numpys_and_right(f, shape, w_shape):
+    rng = np.random.default_rng(len(shape) * 11 + sum(shape) + len(w_shape))
+    x, w = rng.normal(size=shape), rng.normal(size=w_shape)
+    if f is gamma_families:
+        x = np.abs(x) + 0.5
+    if f is beta_family:
+        x = rng.uniform(0.2, 0.6, size=shape)
+    if f is gammas:                 # (gammaln of x - 3.3: away from the poles)
+        x = np.clip(x, -1.0, 1.0)
+    _same_and_right(f, x, w)
+
+
+GRID = np.concatenate([np.linspace(-20.25, 40.0, 1211), [1e-8, 0.5, 1.0, 2.0, 170.5, 1e4]])
+
+
+@pytest.mark.parametrize("name", ["gammaln", "gamma", "digamma", "psi"])
+def test_gamma_functions_are_scipys(name):
+    want = getattr(special, name)(GRID)
+    got = np.asarray(getattr(_names().special, name)(xps.asarray(GRID)))
+    near = np.abs(GRID - np.round(GRID)) < 0.01      # (next to a pole, as conditioned)
+    np.testing.assert_allclose(got[~near], want[~near], rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(got[near], want[near], rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["gammaln", "gamma", "digamma"])
+def test_gamma_functions_at_poles_and_infinities_are_scipys(name):
+    x = np.array([0.0, -0.0, -1.0, -4.0, np.inf, -np.inf, np.nan])
+    with np.errstate(all="ignore"):
+        want = getattr(special, name)(x)
+    got = np.asarray(getattr(_names().special, name)(xps.asarray(x)))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_beta_zeta_polygamma_are_scipys():
+    names = _names().special
+    a, b = np.abs(GRID[::7]) + 1e-3, np.abs(GRID[::-7]) + 0.2
+    np.testing.assert_allclose(np.asarray(names.betaln(xps.asarray(a), xps.asarray(b))),
+                               special.betaln(a, b), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(names.beta(xps.asarray(a / 9.0), 0.7)),
+                               special.beta(a / 9.0, 0.7), rtol=1e-12)
+    c = np.array([-0.5, -1.5, -2.5, 0.3])
+    np.testing.assert_allclose(np.asarray(names.beta(xps.asarray(c), 0.7)),
+                               special.beta(c, 0.7), rtol=1e-12)
+    for s in (1.5, 2.0, 3.0, 7.5):
+        np.testing.assert_allclose(np.asarray(names.zeta(s, xps.asarray(a))),
+                                   special.zeta(s, a), rtol=1e-13)
+    np.testing.assert_allclose(float(names.zeta(3.0)), special.zeta(3.0), rtol=1e-14)
+    for n in (0, 1, 2, 5):
+        np.testing.assert_allclose(np.asarray(names.polygamma(n, xps.asarray(a))),
+                                   special.polygamma(n, a), rtol=1e-12, atol=1e-13)
+    with pytest.raises(SGCompilerError, match=r"zeta.*q <= 0.*array_api_strict"):
+        names.zeta(2.0, xps.asarray(np.array([1.0, -0.5])))
+
+
+@pytest.mark.parametrize("family, shapes", [("t", (3.5,)), ("t", (0.7,)), ("chi2", (2.0,)),
+                                            ("chi2", (0.8,)), ("chi2", (5.5,)),
+                                            ("gamma", (1.0,)), ("gamma", (0.4,)),
+                                            ("gamma", (3.5,)), ("beta", (0.5, 2.5)),
+                                            ("beta", (1.0, 1.0)), ("beta", (3.0, 0.8))])
+@pytest.mark.parametrize("method", ["logpdf", "pdf"])
+def test_gamma_distributions_are_scipys(family, shapes, method):
+    spelled = getattr(getattr(_names().stats, family), method)
+    x = np.concatenate([np.linspace(-3.0, 12.0, 121), [0.0, 1.0, 1e-9, np.nan, np.inf]])
+    for loc, scale in ((0.0, 1.0), (0.3, 2.0), (-1.0, 0.25), (0.0, -1.0)):
+        with np.errstate(all="ignore"):
+            want = getattr(getattr(stats, family), method)(x, *shapes, loc, scale)
+            got = np.asarray(spelled(xps.asarray(x), *shapes, loc=loc, scale=scale))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    with np.errstate(all="ignore"):     # (a shape parameter that is not positive: NaN)
+        want = getattr(getattr(stats, family), method)(x, *(-s for s in shapes))
+        got = np.asarray(spelled(xps.asarray(x), *(-s for s in shapes)))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.3, 2.5, 17.0, 150.0])
+@pytest.mark.parametrize("method", ["pmf", "logpmf", "cdf", "logcdf", "sf", "logsf"])
+def test_poisson_is_scipys(mu, method):
+    """Against SciPy's values where they keep their digits: its logcdf is log(cdf) and its
+    logsf log(sf), which lose them where the cdf (the sf) is near 1; there the spelling is
+    compared with log1p(-sf) (log1p(-cdf)) of SciPy's sf (cdf), which keeps them."""
+    k = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 3.7, 5.0, 10.0, 30.0, 60.0, -np.inf, np.nan])
+    spelled = getattr(_names().stats.poisson, method)
+    for loc in (0, 2):
+        with np.errstate(all="ignore"):
+            want = getattr(stats.poisson, method)(k, mu, loc)
+            got = np.asarray(spelled(xps.asarray(k), mu, loc))
+        with np.errstate(all="ignore"):
+            cdf, sf = stats.poisson.cdf(k, mu, loc), stats.poisson.sf(k, mu, loc)
+        if method == "logcdf":
+            want = np.where(cdf > 0.5, np.log1p(-sf), want)
+        if method == "logsf":
+            want = np.where(sf > 0.5, np.log1p(-cdf), want)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    np.testing.assert_array_equal(np.isnan(np.asarray(spelled(xps.asarray(k), -1.0))), True)
+
+
+def test_poisson_sums_past_their_limit_are_refused():
+    with pytest.raises(SGCompilerError, match=r"poisson.*terms.*array_api_strict"):
+        _names().stats.poisson.cdf(xps.asarray(np.array([50000.0])), 3.0)

@@ -666,8 +666,8 @@ def _rebound(names: NumPyNames) -> dict:
     made, spaces = {}, []
     for module in modules:
         space = dict(vars(module), np=names)
-        if module.__name__.startswith(package + ".scipy") and "scipy" in space:
-            space["scipy"] = names.scipy        # (scipy.linalg.solve: SciPyLinalg's)
+        if module.__name__.startswith(package + ".scipy"):
+            _scipy_spelled(space, names)
         spaces.append(space)
         for value in vars(module).values():
             if isinstance(value, types.FunctionType) and value.__module__ == module.__name__ \
@@ -682,6 +682,18 @@ def _rebound(names: NumPyNames) -> dict:
             if isinstance(value, types.FunctionType) and value in made:
                 space[key] = made[value]
     return made
+
+
+def _scipy_spelled(space: dict, names: NumPyNames):
+    """In a helper module's namespace, `scipy` as SciPyNames (scipy.linalg.solve:
+    SciPyLinalg's) and the scipy.special functions Special spells (digamma) as its."""
+    special = sys.modules.get("scipy.special")
+    for key, value in list(space.items()):
+        if key == "scipy" and isinstance(value, types.ModuleType):
+            space[key] = names.scipy
+        elif special is not None and key in vars(Special) and not key.startswith("_") and \
+                getattr(special, key, None) is value:
+            space[key] = getattr(names.special, key)
 
 
 class _Namespace:

@@ -14,6 +14,7 @@ refused by name (`self.missing`).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -331,6 +332,96 @@ class MoreSpellings:
         return found
 
 
+# --- the gamma function's logarithm, digamma and Hurwitz's zeta, without lgamma (which the
+# standard lacks): the argument moved past _SHIFT by the recurrences (log Gamma(x + 1) =
+# log Gamma(x) + log x, psi(x + 1) = psi(x) + 1 / x, zeta(s, q) = q^-s + zeta(s, q + 1)),
+# then Stirling's series and Euler-Maclaurin's, with Bernoulli's numbers B2 ... B16; below
+# 1/2 the reflection formulas. About 1e-15 relative, 3e-14 absolute near the zeros of log
+# Gamma (at 1 and 2).
+_SHIFT = 16.0
+_BERNOULLI = (Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30),
+              Fraction(5, 66), Fraction(-691, 2730), Fraction(7, 6), Fraction(-3617, 510))
+
+
+def _shifted(xp, x, term):
+    """(z, the sum of term(x), term(x + 1), ... below _SHIFT): z = x moved past _SHIFT, for
+    x >= 1/2 (NaN and infinities as they are)."""
+    z, total = x, xp.zeros_like(x)
+    for _ in range(int(_SHIFT)):
+        low = z < _SHIFT
+        total = total + xp.where(low, term(xp.where(low, z, 1.0)), 0.0)
+        z = xp.where(low, z + 1.0, z)
+    return z, total
+
+
+def _sin_cos_pi(xp, x):
+    """sin(pi x) and cos(pi x), x reduced to [-1, 1] exactly first."""
+    r = x - 2.0 * xp.round(x / 2.0)
+    return xp.sin(math.pi * r), xp.cos(math.pi * r)
+
+
+def _log_gamma(xp, x):
+    """log |Gamma(x)| (SciPy's gammaln): inf at the poles 0, -1, -2, ..."""
+    reflect = x < 0.5
+    y = xp.where(reflect, 1.0 - x, x)
+    z, logs = _shifted(xp, y, xp.log)
+    safe = xp.where(xp.isinf(z) | xp.isnan(z), _SHIFT, z)
+    series = (safe - 0.5) * xp.log(safe) - safe + 0.5 * math.log(2.0 * math.pi)
+    power, square = 1.0 / safe, 1.0 / (safe * safe)
+    for k, b in enumerate(_BERNOULLI, start=1):
+        series = series + float(b / (2 * k * (2 * k - 1))) * power
+        power = power * square
+    value = xp.where(xp.isinf(z), z, xp.where(xp.isnan(z), z, series - logs))
+    sin, _ = _sin_cos_pi(xp, x)
+    pole = (x <= 0) & (x == xp.floor(x))
+    sin = xp.where(pole | ~reflect, 1.0, sin)
+    reflected = math.log(math.pi) - xp.log(xp.abs(sin)) - value
+    value = xp.where(reflect, reflected, value)
+    value = xp.where(pole, math.inf, value)
+    return xp.where(xp.isinf(x) & (x < 0), -math.inf, value)     # (SciPy's at -inf)
+
+
+def _digamma(xp, x):
+    """psi(x) = d log Gamma(x) / dx (SciPy's digamma): -inf at +0, inf at -0, NaN at the
+    negative integers."""
+    reflect = x < 0.5
+    y = xp.where(reflect, 1.0 - x, x)
+    z, inverses = _shifted(xp, y, lambda v: 1.0 / v)
+    safe = xp.where(xp.isinf(z) | xp.isnan(z), _SHIFT, z)
+    series = xp.log(safe) - 0.5 / safe
+    square = 1.0 / (safe * safe)
+    power = square
+    for k, b in enumerate(_BERNOULLI, start=1):
+        series = series - float(b / (2 * k)) * power
+        power = power * square
+    value = xp.where(xp.isinf(z) | xp.isnan(z), z, series - inverses)
+    sin, cos = _sin_cos_pi(xp, x)
+    pole = (x <= 0) & (x == xp.floor(x))
+    reflected = value - math.pi * cos / xp.where(pole | ~reflect, 1.0, sin)
+    value = xp.where(reflect, reflected, value)
+    zero = xp.where(xp.signbit(x), xp.full_like(x, math.inf), -math.inf)
+    return xp.where(x == 0, zero, xp.where(pole, math.nan, value))
+
+
+def _hurwitz_zeta(xp, s, q):
+    """zeta(s, q) = sum over k >= 0 of (q + k)^-s, for s > 1 and q > 0."""
+    z, head = _shifted(xp, q, lambda v: v ** (-s))
+    safe = xp.where(xp.isinf(z) | xp.isnan(z), _SHIFT, z)
+    tail = safe ** (1.0 - s) / (s - 1.0) + 0.5 * safe ** (-s)
+    term, factorial = s * safe ** (-s - 1.0), 2.0    # s (s+1) ... (s+2k-2) z^(1-s-2k), (2k)!
+    for k, b in enumerate(_BERNOULLI, start=1):
+        tail = tail + float(b) / factorial * term
+        term = term * (s + 2 * k - 1) * (s + 2 * k) / (safe * safe)
+        factorial *= (2 * k + 1) * (2 * k + 2)
+    return xp.where(xp.isinf(q), 0.0, xp.where(xp.isnan(z), z, head + tail))
+
+
+def _gamma_sign(xp, x):
+    """The sign of Gamma(x) away from its poles: negative on (-1, 0), (-3, -2), ..."""
+    odd = xp.remainder(xp.floor(x), 2.0) == 1.0
+    return xp.where((x < 0) & odd, xp.full_like(x, -1.0), 1.0)
+
+
 class Special:
     """scipy.special's elementary functions in the standard's operations (what SciPy
     computes for real arguments: the value at x == 0 of x log y is 0, entropies are inf
@@ -351,12 +442,16 @@ class Special:
             "arrays (np.asarray(...) of the arguments)")
 
     def _arrays(self, *values):
-        made = [v if isinstance(v, self.names.ndarray) else self.names.asarray(v)
-                for v in values]
-        dtype = self.names.result_type(*made)
-        if not self.xp.isdtype(dtype, "real floating"):
-            dtype = self.xp.float64
-        return [self.xp.astype(v, dtype) for v in made]
+        """The values as arrays of one real floating dtype: their floating arrays', with
+        float64 for integer or boolean arrays among them (as NumPy promotes them)."""
+        xp = self.xp
+        given = [v.dtype for v in values if isinstance(v, self.names.ndarray)]
+        floats = [t for t in given if xp.isdtype(t, "real floating")]
+        if len(floats) < len(given) or not floats:
+            floats.append(xp.float64)
+        dtype = xp.result_type(*floats)
+        return [xp.astype(v, dtype) if isinstance(v, self.names.ndarray) else
+                xp.asarray(v, dtype=dtype) for v in values]
 
     def xlogy(self, x, y):
         x, y = self._arrays(x, y)
@@ -400,6 +495,61 @@ class Special:
         return xp.where(delta < 0, xp.full_like(value, math.inf),
                         xp.where(positive, value, xp.zeros_like(value)))
 
+    def gammaln(self, x):
+        (x,) = self._arrays(x)
+        return _log_gamma(self.xp, x)
+
+    def gamma(self, x):
+        xp = self.xp
+        (x,) = self._arrays(x)
+        value = _gamma_sign(xp, x) * xp.exp(_log_gamma(xp, x))
+        pole = (x < 0) & (x == xp.floor(x))
+        zero = xp.where(xp.signbit(x), xp.full_like(x, -math.inf), math.inf)
+        return xp.where(x == 0, zero, xp.where(pole | (x == -math.inf), math.nan, value))
+
+    def digamma(self, x):
+        (x,) = self._arrays(x)
+        return _digamma(self.xp, x)
+
+    psi = digamma
+
+    def betaln(self, a, b):
+        a, b = self._arrays(a, b)
+        xp = self.xp
+        return _log_gamma(xp, a) + _log_gamma(xp, b) - _log_gamma(xp, a + b)
+
+    def beta(self, a, b):
+        xp = self.xp
+        a, b = self._arrays(a, b)
+        sign = _gamma_sign(xp, a) * _gamma_sign(xp, b) * _gamma_sign(xp, a + b)
+        return sign * xp.exp(self.betaln(a, b))
+
+    def zeta(self, x, q=None):
+        """Hurwitz's zeta of x > 1 at q > 0 (Riemann's with q=None); refused elsewhere."""
+        xp = self.xp
+        x, q = self._arrays(x, 1.0 if q is None else q)
+        if bool(xp.any(x <= 1.0)) or bool(xp.any(q <= 0.0)):
+            raise self.names.missing("scipy.special.zeta(x, q) at x <= 1 or q <= 0")
+        return _hurwitz_zeta(xp, x, q)
+
+    def polygamma(self, n, x):
+        """The n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1."""
+        xp = self.xp
+        orders = np.asarray(n.__array__() if isinstance(n, self.names.ndarray) else n)
+        if orders.dtype.kind not in "iuf" or np.any(orders != np.floor(orders)) or \
+                np.any(orders < 0):
+            raise ValueError("polygamma's order n must be a non-negative integer")
+        if not orders.ndim and int(orders) == 0:
+            return self.digamma(x)
+        if np.any(orders == 0):
+            raise self.names.missing("scipy.special.polygamma of orders 0 and more together")
+        (x,) = self._arrays(x)
+        order = xp.asarray(orders.astype(float).tolist(), dtype=x.dtype)
+        factorial = xp.asarray(np.vectorize(math.factorial)(orders.astype(int)).astype(
+            float).tolist(), dtype=x.dtype)
+        sign = xp.where(xp.remainder(order, 2.0) == 1.0, xp.ones_like(order), -1.0)
+        return sign * factorial * self.zeta(order + 1.0, x)
+
     def softmax(self, x, axis=None):
         xp = self.xp
         axis = tuple(axis) if isinstance(axis, list) else axis
@@ -442,12 +592,18 @@ class _Family:
     (-inf, or 0 where the support is [0, inf) or (0, inf))."""
 
     lower = -math.inf
+    upper = None
     shapes = ()
     methods = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
 
     def __init__(self, names):
         self.names = names
         self.xp = names.xp
+
+    def __getattribute__(self, name):
+        if name in _Family.methods and name not in type(self).methods:
+            return type(self).__getattr__(self, name)       # (a method it leaves out)
+        return object.__getattribute__(self, name)
 
     def __getattr__(self, name):
         from ..errors import SGCompilerError
@@ -481,7 +637,9 @@ class _Family:
         if self.lower == -math.inf:
             return xp.ones_like(z, dtype=xp.bool), z
         inside = z >= self.lower if closed else z > self.lower
-        return inside, xp.where(inside, z, 1.0)
+        if self.upper is not None:
+            inside = inside & (z <= self.upper if closed else z < self.upper)
+        return inside, xp.where(inside, z, 0.5 if self.upper is not None else 1.0)
 
     def _value(self, method, x, args, loc, scale):
         xp = self.xp
@@ -706,7 +864,155 @@ class _Lognorm(_Family):
         return _ndtr(self.xp, -self.xp.log(z) / s, log=True)
 
 
-_FAMILIES = {f.name: f for f in (_Norm, _Logistic, _Laplace, _Cauchy, _Expon, _Lognorm)}
+def _xlogy(xp, x, y):
+    """x log y, 0 where x is 0 (the densities' powers at the ends of the support)."""
+    return xp.where(x == 0, xp.zeros_like(y), x * xp.log(xp.where(x == 0, 1.0, y)))
+
+
+class _T(_Family):
+    name = "t"
+    shapes = ("df",)
+    methods = ("logpdf", "pdf")      # (its cdf is an incomplete beta function's)
+
+    def _logpdf(self, z, df):
+        xp = self.xp
+        return (_log_gamma(xp, (df + 1.0) / 2.0) - _log_gamma(xp, df / 2.0)
+                - 0.5 * xp.log(df * math.pi) - (df + 1.0) / 2.0 * xp.log1p(z * z / df))
+
+
+class _Chi2(_Family):
+    name = "chi2"
+    lower = 0.0
+    shapes = ("df",)
+    methods = ("logpdf", "pdf")      # (its cdf is an incomplete gamma function's)
+
+    def _logpdf(self, z, df):
+        xp = self.xp
+        return _xlogy(xp, df / 2.0 - 1.0, z) - z / 2.0 - _log_gamma(xp, df / 2.0) - \
+            df / 2.0 * math.log(2.0)
+
+
+class _Gamma(_Family):
+    name = "gamma"
+    lower = 0.0
+    shapes = ("a",)
+    methods = ("logpdf", "pdf")
+
+    def _logpdf(self, z, a):
+        return _xlogy(self.xp, a - 1.0, z) - z - _log_gamma(self.xp, a)
+
+
+class _Beta(_Family):
+    name = "beta"
+    lower, upper = 0.0, 1.0
+    shapes = ("a", "b")
+    methods = ("logpdf", "pdf")
+
+    def _logpdf(self, z, a, b):
+        xp = self.xp
+        log_beta = _log_gamma(xp, a) + _log_gamma(xp, b) - _log_gamma(xp, a + b)
+        return _xlogy(xp, a - 1.0, z) + _xlogy(xp, b - 1.0, 1.0 - z) - log_beta
+
+
+class _Poisson:
+    """scipy.stats.poisson's pmf, logpmf, cdf, logcdf, sf and logsf: the cdf the sum of the
+    pmf's terms up to floor(k), the sf 1 - cdf where the cdf is below 1/2, else the sum of
+    the terms above floor(k) (so the tail keeps its digits), up to where they are below
+    1e-30 of it (12 sqrt(mu) + 40 terms past max(k, mu)). A sum of more than _TERMS terms
+    is refused."""
+    name = "poisson"
+    methods = ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")
+    _TERMS = 20000
+
+    def __init__(self, names):
+        self.names = names
+        self.xp = names.xp
+
+    __getattr__ = _Family.__getattr__
+
+    def _arguments(self, k, mu, loc):
+        xp = self.xp
+        k, mu, loc = xp.broadcast_arrays(*Special._arrays(self, k, mu, loc))
+        nan = xp.isnan(k) | xp.isnan(mu) | ~(mu >= 0)
+        return k - loc, xp.where(nan, 1.0, mu), nan
+
+    def _log_terms(self, j, mu):
+        return _xlogy(self.xp, j, mu) - mu - _log_gamma(self.xp, j + 1.0)
+
+    def logpmf(self, k, mu, loc=0):
+        xp = self.xp
+        k, mu, nan = self._arguments(k, mu, loc)
+        inside = (k >= 0) & (k == xp.floor(k)) & ~xp.isinf(k)
+        value = xp.where(inside, self._log_terms(xp.where(inside, k, 0.0), mu), -math.inf)
+        at_inf = xp.where(mu < 1.0, -math.inf, xp.full_like(mu, math.nan))  # (SciPy's
+        value = xp.where(k == math.inf, at_inf, value)      # inf log(mu) - inf there)
+        return xp.where(nan, math.nan, value)
+
+    def pmf(self, k, mu, loc=0):
+        return self.xp.exp(self.logpmf(k, mu, loc))
+
+    def _sum(self, mu, first, last, start, stop):
+        """The sum of the pmf's terms j = first ... last of each element (first, last:
+        arrays), the loop from start to stop."""
+        xp = self.xp
+        if stop - start > self._TERMS:
+            raise self.names.missing(f"scipy.stats.poisson's cdf or sf summing more than "
+                                     f"{self._TERMS} terms")
+        total, log_mu = xp.zeros_like(mu), xp.log(mu)
+        for j in range(start, stop + 1):        # (log Gamma(j + 1) of a Python int: math's)
+            log_term = -mu if j == 0 else j * log_mu - mu - math.lgamma(j + 1.0)
+            total = total + xp.where((first <= j) & (j <= last), xp.exp(log_term), 0.0)
+        return total
+
+    def _below(self, k, mu):
+        """(P(K <= k), floor(k) with -1 for k below 0, infinite or NaN)."""
+        xp = self.xp
+        top = xp.floor(xp.where(xp.isfinite(k) & (k >= 0), k, -1.0))
+        most = int(float(xp.max(top))) if math.prod(top.shape) else -1
+        below = self._sum(mu, xp.zeros_like(top), top, 0, most)
+        return xp.where(xp.isinf(k) & (k > 0), 1.0, below), top
+
+    def _both(self, k, mu, loc):
+        """(P(K <= k), P(K > k), whether the first is the sum, the points that are NaN):
+        the smaller one summed, the other 1 minus it."""
+        xp = self.xp
+        k, mu, nan = self._arguments(k, mu, loc)
+        below, top = self._below(k, mu)
+        tail = (below >= 0.5) & ~nan & ~xp.isinf(k)
+        if bool(xp.any(tail)):
+            last = xp.floor(xp.maximum(top, mu) + 12.0 * xp.sqrt(mu) + 40.0)
+            start = int(float(xp.min(xp.where(tail, top, math.inf)))) + 1
+            stop = int(float(xp.max(xp.where(tail, last, -math.inf))))
+            above = self._sum(mu, top + 1.0, last, start, stop)
+        else:
+            above = below
+        return below, xp.where(tail, above, 1.0 - below), ~tail, nan
+
+    def cdf(self, k, mu, loc=0):
+        xp = self.xp
+        below, above, summed, nan = self._both(k, mu, loc)
+        return xp.where(nan, math.nan, xp.where(summed, below, 1.0 - above))
+
+    def logcdf(self, k, mu, loc=0):
+        xp = self.xp
+        below, above, summed, nan = self._both(k, mu, loc)
+        value = xp.where(summed, xp.log(below), xp.log1p(-above))
+        return xp.where(nan, math.nan, value)
+
+    def sf(self, k, mu, loc=0):
+        xp = self.xp
+        below, above, summed, nan = self._both(k, mu, loc)
+        return xp.where(nan, math.nan, above)
+
+    def logsf(self, k, mu, loc=0):
+        xp = self.xp
+        below, above, summed, nan = self._both(k, mu, loc)
+        value = xp.where(summed, xp.log1p(-below), xp.log(above))
+        return xp.where(nan, math.nan, value)
+
+
+_FAMILIES = {f.name: f for f in (_Norm, _Logistic, _Laplace, _Cauchy, _Expon, _Lognorm, _T,
+                                 _Chi2, _Gamma, _Beta, _Poisson)}
 
 
 def spelled_stats(family: str, method: str) -> bool:

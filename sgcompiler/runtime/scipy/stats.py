@@ -16,13 +16,17 @@ from scipy.special import digamma
 from scipy.stats import multivariate_normal, norm
 
 from ...errors import RuntimeRefusal
-from ..core import unbroadcast
+from ..core import float_dtype, unbroadcast
 
-# the helpers below written with NumPy's functions alone, which run on arrays of other
-# array-API libraries too (runtime/namespace.py binds them to the arguments' namespace)
+# the helpers below written with NumPy's functions and scipy.special's digamma alone, which
+# run on arrays of other array-API libraries too (runtime/namespace.py binds them, and
+# digamma, to the arguments' namespace)
 STANDARD = frozenset({"exp_ratio", "_within", "norm_score", "logistic_score",
                       "laplace_score", "cauchy_score", "expon_score", "lognorm_score",
-                      "lognorm_dlogpdf_ds", "lognorm_dcdf_ds"})
+                      "lognorm_dlogpdf_ds", "lognorm_dcdf_ds", "t_score", "chi2_score",
+                      "gamma_score", "beta_score", "t_dlogpdf_ddf", "chi2_dlogpdf_ddf",
+                      "gamma_dlogpdf_da", "beta_dlogpdf_da", "beta_dlogpdf_db",
+                      "poisson_dlogpmf_dmu"})
 _SQRT_2PI = math.sqrt(2.0 * math.pi)      # (the standard normal density's, as SciPy's)
 
 
@@ -132,7 +136,7 @@ def lognorm_dcdf_ds(z, s):
 
 def poisson_dlogpmf_dmu(k, mu, loc=0):
     """d/dmu of log pmf: k/mu - 1 on the support (integers k - loc >= 0), else 0."""
-    k = np.asarray(k) - loc
+    k = np.asarray(k, dtype=float_dtype(k)) - loc      # (integers as floats: as NumPy's k / mu)
     inside = (k >= 0) & (k == np.floor(k))
     return np.where(inside, k / mu - 1.0, 0.0)
 
