@@ -9,10 +9,11 @@ fraction of erfc), and scipy.linalg's inv, solve, solve_triangular, cholesky, ei
 cho_factor, cho_solve and block_diag, np.real_if_close, and a rule's product with
 np.equal (bessel_i1's), scipy.special's gammaln, gamma, digamma, psi, betaln, beta, zeta and
 polygamma (shifts, then Stirling's and Euler-Maclaurin's series), scipy.stats's t, chi2,
-gamma and beta (pdf, logpdf) and poisson. Each gradient on strict arrays is the NumPy gradient, which is
+gamma and beta (pdf, logpdf) and poisson, np.pad's edge, reflect, symmetric and wrap
+modes. Each gradient on strict arrays is the NumPy gradient, which is
 checked here against finite differences too, on several shapes, with broadcasting; the
 spellings are checked against NumPy's and SciPy's own values. What stays outside the
-standard (partition, eigvals, pad's other modes) is refused, naming the function."""
+standard (partition, eigvals, pad's modes that compute) is refused, naming the function."""
 import numpy as np
 import pytest
 
@@ -250,13 +251,7 @@ def partitioned(x, w):
     return np.sum(np.partition(x, 1) * w)
 
 
-def padded_at_edges(x, w):
-    return np.sum(np.pad(x, 1, mode="edge") * w)
-
-
-@pytest.mark.parametrize("f, w_shape, name", [
-    (partitioned, (3,), "partition"),
-    (padded_at_edges, (5,), "pad")])
+@pytest.mark.parametrize("f, w_shape, name", [(partitioned, (3,), "partition")])
 def test_what_the_standard_lacks_is_refused_by_name(f, w_shape, name):
     x = np.array([0.3, -1.2, 0.8])
     w = np.ones(w_shape)
@@ -699,3 +694,36 @@ def test_poisson_is_scipys(mu, method):
 def test_poisson_sums_past_their_limit_are_refused():
     with pytest.raises(SGCompilerError, match=r"poisson.*terms.*array_api_strict"):
         _names().stats.poisson.cdf(xps.asarray(np.array([50000.0])), 3.0)
+
+
+# --- np.pad's modes that copy elements ---------------------------------------------------
+def padded(x, w):
+    return np.sum(np.pad(x, 1, mode="edge") * w) + \
+        np.sum(np.pad(x, (2, 3), mode="reflect") ** 2) + \
+        np.sum(np.pad(x, ((0, 1),) + ((4, 2),) * (x.ndim - 1), mode="symmetric") ** 3) + \
+        np.sum(np.pad(x ** 2, 5, mode="wrap")) * np.mean(w)
+
+
+@pytest.mark.parametrize("shape, w_shape", [((3,), (5,)), ((2, 3), (4, 5)), ((3, 2), (1,))])
+def test_pad_gradient_on_strict_arrays_is_numpys_and_right(shape, w_shape):
+    rng = np.random.default_rng(sum(shape) + len(w_shape))
+    x, w = rng.normal(size=shape), rng.normal(size=w_shape)
+    if shape == (3, 2):         # (w broadcast against every padded x: one number)
+        w = w.reshape(())
+    _same_and_right(padded, x, w)
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect", "symmetric", "wrap", "constant"])
+@pytest.mark.parametrize("width", [1, (0, 2), ((2, 1), (3, 0)), 7, ((9, 4), (0, 5))])
+def test_pad_modes_are_numpys(mode, width):
+    a = A[:, :3] if mode != "constant" else A
+    want = np.pad(a, width, mode=mode)
+    got = np.asarray(_names().pad(xps.asarray(a), width, mode=mode))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_pad_modes_that_compute_are_refused_by_name():
+    for mode, options in (("maximum", {}), ("linear_ramp", {}), ("reflect",
+                                                                 {"reflect_type": "odd"})):
+        with pytest.raises(SGCompilerError, match=r"numpy\.pad.*array_api_strict"):
+            _names().pad(xps.asarray(A), 1, mode=mode, **options)

@@ -365,11 +365,20 @@ class NumPyNames(MoreSpellings):
         return xp.reshape(picked, tuple(a.shape[:axis]) + tuple(index.shape) +
                           tuple(a.shape[axis + 1:]))
 
-    def pad(self, array, pad_width, mode="constant", constant_values=0):
-        if mode != "constant" or np.ndim(constant_values) != 0:
-            raise self.missing(f"pad(..., mode={mode!r}) with these values")
+    def pad(self, array, pad_width, mode="constant", constant_values=0, **options):
+        """np.pad of a number as the constant, or of a mode that copies elements (edge,
+        reflect, symmetric, wrap: each axis taken at the positions np.pad gives its
+        element numbers, NumPy's semantics for any width)."""
         xp = self.xp
         widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (array.ndim, 2))
+        if mode in ("edge", "reflect", "symmetric", "wrap") and not options:
+            for axis, (before, after) in enumerate(widths.tolist()):
+                places = np.pad(np.arange(array.shape[axis]), (before, after), mode=mode)
+                array = xp.take(array, xp.asarray(places.tolist(), dtype=xp.int64),
+                                axis=axis)
+            return array
+        if mode != "constant" or np.ndim(constant_values) != 0 or options:
+            raise self.missing(f"pad(..., mode={mode!r}) with these values")
         for axis, (before, after) in enumerate(widths.tolist()):
             shape = list(array.shape)
             parts = []
