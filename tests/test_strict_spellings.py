@@ -10,7 +10,7 @@ cho_factor, cho_solve and block_diag, np.real_if_close, and a rule's product wit
 np.equal (bessel_i1's), scipy.special's gammaln, gamma, digamma, psi, betaln, beta, zeta and
 polygamma (shifts, then Stirling's and Euler-Maclaurin's series), scipy.stats's t, chi2,
 gamma and beta (pdf, logpdf) and poisson, np.pad's edge, reflect, symmetric and wrap
-modes. Each gradient on strict arrays is the NumPy gradient, which is
+modes, scipy.signal's convolve and correlate of any number of axes. Each gradient on strict arrays is the NumPy gradient, which is
 checked here against finite differences too, on several shapes, with broadcasting; the
 spellings are checked against NumPy's and SciPy's own values. What stays outside the
 standard (partition, eigvals, pad's modes that compute) is refused, naming the function."""
@@ -727,3 +727,47 @@ def test_pad_modes_that_compute_are_refused_by_name():
                                                                  {"reflect_type": "odd"})):
         with pytest.raises(SGCompilerError, match=r"numpy\.pad.*array_api_strict"):
             _names().pad(xps.asarray(A), 1, mode=mode, **options)
+
+
+# --- scipy.signal's convolve and correlate, of any number of axes -------------------------
+signal = pytest.importorskip("scipy.signal", reason="SciPy is not installed")
+
+
+def filtered(x, w):
+    return np.sum(signal.convolve(x, w) ** 2) + np.sum(signal.convolve(x, w, "same") * x) + \
+        np.sum(signal.correlate(x, w, "full") * 0.5) + \
+        np.sum(signal.correlate(w, x, mode="same") ** 2) + \
+        np.sum(signal.convolve(x, w, "valid") ** 3) + np.sum(signal.correlate(x, w, "valid"))
+
+
+@pytest.mark.parametrize("shape, w_shape", [((5,), (3,)), ((3,), (5,)), ((4, 5), (2, 3)),
+                                            ((2, 3), (4, 5)), ((3, 4, 2), (2, 2, 2))])
+def test_signal_gradient_on_strict_arrays_is_numpys_and_right(shape, w_shape):
+    rng = np.random.default_rng(sum(shape) * 3 + sum(w_shape))
+    _same_and_right(filtered, rng.normal(size=shape), rng.normal(size=w_shape))
+
+
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("sa, sb", [((5,), (3,)), ((3,), (5,)), ((4, 5), (2, 3)),
+                                    ((2, 3), (4, 5)), ((3, 4, 2), (2, 2, 2)), ((6,), (6,)),
+                                    ((4, 2), (2, 4)), ((), ())])
+def test_signal_functions_are_scipys(name, mode, sa, sb):
+    rng = np.random.default_rng(len(sa) + sum(sa) * 5 + sum(sb))
+    a, b = rng.normal(size=sa), rng.normal(size=sb)
+    spelled = getattr(_names().scipy.signal, name)
+    try:
+        want = getattr(signal, name)(a, b, mode)
+    except ValueError:          # ('valid' of operands neither of which is the larger)
+        with pytest.raises(ValueError):
+            spelled(xps.asarray(a), xps.asarray(b), mode)
+        return
+    got = np.asarray(spelled(xps.asarray(a), xps.asarray(b), mode))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_signal_of_complex_arrays_is_refused_by_name():
+    z = xps.asarray(np.array([1.0 + 1.0j, 2.0]))
+    with pytest.raises(SGCompilerError, match=r"scipy\.signal\.convolve.*array_api_strict"):
+        _names().scipy.signal.convolve(z, z)

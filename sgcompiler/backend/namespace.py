@@ -21,7 +21,7 @@ from ..errors import SGCompilerError
 from .. import runtime
 from ..runtime import is_helper
 from ..runtime.namespace import XP, standard_helper
-from ..runtime.spellings import SciPyLinalg, Special, spelled_stats
+from ..runtime.spellings import SciPyLinalg, SciPySignal, Special, spelled_stats
 
 _NUMPY_MODULES = frozenset({"numpy", "numpy.linalg", "numpy.fft"})
 
@@ -329,11 +329,11 @@ def _spelled_scipy(value):
     method = _stats_method(value)
     if method:
         return ["stats", *method]
-    linalg = sys.modules.get("scipy.linalg")
     name = getattr(value, "__name__", None)
-    if linalg is not None and name in SciPyLinalg.SPELLED and \
-            getattr(linalg, name, None) is value:
-        return ["scipy", "linalg", name]
+    for module, spelled in (("linalg", SciPyLinalg.SPELLED), ("signal", SciPySignal.SPELLED)):
+        found = sys.modules.get(f"scipy.{module}")
+        if found is not None and name in spelled and getattr(found, name, None) is value:
+            return ["scipy", module, name]
     return None
 
 

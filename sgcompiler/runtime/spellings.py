@@ -1044,6 +1044,13 @@ class SciPyNames:
     def linalg(self):
         return self.names.scipy_linalg
 
+    @property
+    def signal(self):
+        found = self.__dict__.get("_signal")
+        if found is None:
+            found = self.__dict__["_signal"] = SciPySignal(self.names)
+        return found
+
     def __getattr__(self, name):
         from ..errors import SGCompilerError
         raise SGCompilerError(
@@ -1074,12 +1081,14 @@ class SciPyLinalg:
     def __repr__(self):
         return f"<scipy.linalg's names for {self.names.library}>"
 
+    module = "linalg"
+
     def __getattr__(self, name):
         from ..errors import SGCompilerError
         raise SGCompilerError(
-            f"scipy.linalg.{name} (SciPy) has no counterpart in the array API standard, so "
-            f"it cannot run on {self.names.library} arrays; compute this gradient with NumPy "
-            "arrays (np.asarray(...) of the arguments)")
+            f"scipy.{self.module}.{name} (SciPy) has no counterpart in the array API "
+            f"standard, so it cannot run on {self.names.library} arrays; compute this "
+            "gradient with NumPy arrays (np.asarray(...) of the arguments)")
 
     def _real(self, *arrays):
         for a in arrays:
@@ -1176,3 +1185,75 @@ class SciPyLinalg:
             rows.append(xp.concat([left, xp.astype(b, dtype), right], axis=1))
             before += b.shape[1]
         return xp.concat(rows, axis=0)
+
+
+class SciPySignal:
+    """scipy.signal's convolve and correlate of real arrays of any number of axes
+    (`xp.scipy.signal.convolve`): the full result is the sum, over the smaller operand's
+    elements, of each times the other shifted (one product an element: meant for
+    kernels, not two large arrays); 'same' and 'valid' are its centred slices, as SciPy
+    takes them. `method` does not change the values beyond rounding."""
+
+    SPELLED = frozenset({"convolve", "correlate"})
+    module = "signal"
+
+    def __init__(self, names):
+        self.names = names
+        self.xp = names.xp
+
+    def __repr__(self):
+        return f"<scipy.signal's names for {self.names.library}>"
+
+    __getattr__ = SciPyLinalg.__getattr__
+
+    def _operands(self, in1, in2):
+        xp = self.xp
+        a, b = (v if isinstance(v, self.names.ndarray) else self.names.asarray(v)
+                for v in (in1, in2))
+        if xp.isdtype(a.dtype, "complex floating") or xp.isdtype(b.dtype, "complex floating"):
+            return SciPyLinalg.__getattr__(self, "convolve of complex arrays")
+        if a.ndim != b.ndim:
+            raise ValueError("in1 and in2 should have the same dimensionality")
+        dtype = self.names.result_type(a, b)
+        dtype = dtype if xp.isdtype(dtype, "real floating") else xp.float64
+        return xp.astype(a, dtype), xp.astype(b, dtype)
+
+    def _full(self, a, b):
+        xp = self.xp
+        if math.prod(b.shape) > math.prod(a.shape):
+            a, b = b, a                 # (the same sum: fewer, larger products)
+        full = tuple(m + n - 1 for m, n in zip(a.shape, b.shape))
+        padded = self.names.pad(a, [(n - 1, n - 1) for n in b.shape])
+        total = None
+        for at in np.ndindex(*b.shape):
+            part = padded[tuple(slice(n - 1 - i, n - 1 - i + f)
+                                for n, i, f in zip(b.shape, at, full))]
+            term = b[at] * part if at else b * part
+            total = term if total is None else total + term
+        return total
+
+    def _centred(self, full, shape):
+        return full[tuple(slice((f - n) // 2, (f - n) // 2 + n)
+                          for f, n in zip(full.shape, shape))]
+
+    def convolve(self, in1, in2, mode="full", method="auto"):
+        a, b = self._operands(in1, in2)
+        if mode not in ("full", "same", "valid"):
+            raise ValueError("acceptable mode flags are 'valid', 'same', or 'full'")
+        if not a.ndim:
+            return a * b
+        if mode == "valid":
+            if not (all(m >= n for m, n in zip(a.shape, b.shape)) or
+                    all(m <= n for m, n in zip(a.shape, b.shape))):
+                raise ValueError("For 'valid' mode, one must be at least as large as the "
+                                 "other in every dimension")
+        full = self._full(a, b)
+        if mode == "full":
+            return full
+        if mode == "same":
+            return self._centred(full, tuple(a.shape))
+        return self._centred(full, tuple(abs(m - n) + 1 for m, n in zip(a.shape, b.shape)))
+
+    def correlate(self, in1, in2, mode="full", method="auto"):
+        a, b = self._operands(in1, in2)
+        return self.convolve(a, self.xp.flip(b), mode=mode)
