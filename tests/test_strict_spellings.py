@@ -6,7 +6,8 @@ a comparison) and scipy.special's xlogy, xlog1py, rel_entr, kl_div, huber, pseud
 softmax and log_softmax, and scipy.stats's norm, logistic, laplace, cauchy, expon and
 lognorm (pdf, logpdf, cdf, logcdf, sf, logsf; the normal cdf from a series and a continued
 fraction of erfc), and scipy.linalg's inv, solve, solve_triangular, cholesky, eigvalsh,
-cho_factor, cho_solve and block_diag, np.real_if_close, and a rule's product with
+cho_factor, cho_solve, block_diag, expm, expm_frechet, sqrtm and solve_sylvester,
+np.real_if_close, and a rule's product with
 np.equal (bessel_i1's), scipy.special's gammaln, gamma, digamma, psi, betaln, beta, zeta and
 polygamma (shifts, then Stirling's and Euler-Maclaurin's series), scipy.stats's t, chi2,
 gamma and beta (pdf, logpdf) and poisson, np.pad's edge, reflect, symmetric and wrap
@@ -771,3 +772,51 @@ def test_signal_of_complex_arrays_is_refused_by_name():
     z = xps.asarray(np.array([1.0 + 1.0j, 2.0]))
     with pytest.raises(SGCompilerError, match=r"scipy\.signal\.convolve.*array_api_strict"):
         _names().scipy.signal.convolve(z, z)
+
+
+# --- expm (Pade), its Frechet derivative, sqrtm (Denman-Beavers), solve_sylvester ---------
+def matrix_functions(a, b):
+    n = a.shape[0]
+    spd = a @ a.T + n * np.eye(n)
+    return np.sum(scipy_linalg.expm(0.5 * a) * b) + np.sum(scipy_linalg.expm(a * 3.0) ** 2) * 1e-3 + \
+        np.sum(scipy_linalg.sqrtm(spd) * b) + \
+        np.sum(scipy_linalg.solve_sylvester(a + 3.0 * np.eye(n), b.T @ b + np.eye(n), a) * b)
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 3), (5, 5)])
+def test_matrix_functions_gradient_on_strict_arrays_is_numpys_and_right(shape):
+    rng = np.random.default_rng(sum(shape))
+    _same_and_right(matrix_functions, rng.normal(size=shape), rng.normal(size=shape))
+
+
+@pytest.mark.parametrize("n, size", [(1, 1.0), (3, 0.5), (4, 3.0), (5, 0.01), (3, 20.0)])
+def test_matrix_functions_are_scipys(n, size):
+    rng = np.random.default_rng(n * 7 + int(size))
+    a, e = rng.normal(size=(n, n)) * size, rng.normal(size=(n, n))
+    names = _names().scipy_linalg
+    want = scipy_linalg.expm(a)
+    np.testing.assert_allclose(np.asarray(names.expm(xps.asarray(a))), want,
+                               rtol=1e-12, atol=1e-12 * np.max(np.abs(want)))
+    got_e, got_f = names.expm_frechet(xps.asarray(a), xps.asarray(e))
+    want_e, want_f = scipy_linalg.expm_frechet(a, e)
+    np.testing.assert_allclose(np.asarray(got_e), want_e, rtol=1e-12,
+                               atol=1e-12 * np.max(np.abs(want_e)))
+    np.testing.assert_allclose(np.asarray(got_f), want_f, rtol=1e-11,
+                               atol=1e-12 * np.max(np.abs(want_f)))
+    spd = a @ a.T + np.eye(n)
+    np.testing.assert_allclose(np.asarray(names.sqrtm(xps.asarray(spd))), scipy_linalg.sqrtm(spd),
+                               rtol=1e-12, atol=1e-13)
+    b, q = rng.normal(size=(n + 1, n + 1)) + 3.0 * np.eye(n + 1), rng.normal(size=(n, n + 1))
+    np.testing.assert_allclose(
+        np.asarray(names.solve_sylvester(xps.asarray(a + 3.0 * np.eye(n)), xps.asarray(b),
+                                         xps.asarray(q))),
+        scipy_linalg.solve_sylvester(a + 3.0 * np.eye(n), b, q), rtol=1e-12, atol=1e-12)
+
+
+def test_matrix_functions_outside_what_they_spell_are_refused():
+    names = _names().scipy_linalg
+    with pytest.raises(SGCompilerError, match=r"sqrtm.*not real.*array_api_strict"):
+        names.sqrtm(xps.asarray(np.array([[-1.0, 0.0], [0.0, 2.0]])))
+    big = xps.asarray(np.eye(70))
+    with pytest.raises(SGCompilerError, match=r"solve_sylvester.*4096.*array_api_strict"):
+        names.solve_sylvester(big, big, big)

@@ -1059,12 +1059,103 @@ class SciPyNames:
             "arrays (np.asarray(...) of the arguments)")
 
 
+# --- expm by scaling and squaring of the [13/13] Pade approximant, sqrtm and Sylvester ----
+_PADE_DEGREE = 13
+_PADE = tuple(math.factorial(2 * _PADE_DEGREE - k) * math.factorial(_PADE_DEGREE) /
+              (math.factorial(2 * _PADE_DEGREE) * math.factorial(k) *
+               math.factorial(_PADE_DEGREE - k)) for k in range(_PADE_DEGREE + 1))
+_PADE_THETA = 5.371920351148152     # (the 1-norm up to which [13/13] is exact to rounding)
+
+
+def _expm(names, a):
+    """exp of square matrices (..., n, n): a scaled by 2^-s to a 1-norm below theta, the
+    [13/13] Pade approximant N(a) / N(-a) solved for, squared s times."""
+    xp = names.xp
+    n = a.shape[-1]
+    norm = float(xp.max(xp.sum(xp.abs(a), axis=-2))) if math.prod(a.shape) else 0.0
+    if not math.isfinite(norm):
+        raise ValueError("expm of a matrix with infinite or NaN entries")
+    s = max(0, math.ceil(math.log2(norm / _PADE_THETA))) if norm > _PADE_THETA else 0
+    a = a / (2.0 ** s)
+    eye = xp.eye(n, dtype=a.dtype)
+    even, odd, power = _PADE[0] * eye, _PADE[1] * a, eye
+    square = a @ a
+    for k in range(2, _PADE_DEGREE + 1, 2):
+        power = power @ square
+        even = even + _PADE[k] * power
+        if k + 1 <= _PADE_DEGREE:
+            odd = odd + _PADE[k + 1] * (power @ a)
+    result = xp.linalg.solve(even - odd, even + odd)
+    for _ in range(s):
+        result = result @ result
+    return result
+
+
+class _MoreSciPyLinalg:
+    """SciPyLinalg's expm, expm_frechet, solve_sylvester and sqrtm."""
+
+    def expm(self, A):
+        self._real(A)
+        return _expm(self.names, A)
+
+    def expm_frechet(self, A, E, method=None, compute_expm=True, check_finite=True):
+        """The Frechet derivative of expm at A in the direction E: the upper right block of
+        expm([[A, E], [0, A]]) (with expm(A) the upper left one)."""
+        xp = self.xp
+        self._real(A, E)
+        n = A.shape[-1]
+        dtype = self.names.result_type(A, E)
+        A, E = xp.astype(A, dtype), xp.astype(E, dtype)
+        block = xp.concat([xp.concat([A, E], axis=-1),
+                           xp.concat([xp.zeros_like(A), A], axis=-1)], axis=-2)
+        big = _expm(self.names, block)
+        if compute_expm:
+            return big[..., :n, :n], big[..., :n, n:]
+        return big[..., :n, n:]
+
+    def solve_sylvester(self, a, b, q):
+        """X with a X + X b = q, as one linear system in X's entries (row by row: a X is
+        kron(a, I) and X b is kron(I, b^T) of them)."""
+        xp = self.xp
+        self._real(a, b, q)
+        n, m = a.shape[-1], b.shape[-1]
+        if a.ndim != 2 or b.ndim != 2 or n * m > self._SYLVESTER_SIZE:
+            raise self.names.missing(
+                f"scipy.linalg.solve_sylvester of stacks or of more than "
+                f"{self._SYLVESTER_SIZE} unknowns")
+        dtype = self.names.result_type(a, b, q)
+        a, b, q = (xp.astype(v, dtype) for v in (a, b, q))
+        system = self.names.kron(a, xp.eye(m, dtype=dtype)) + \
+            self.names.kron(xp.eye(n, dtype=dtype), self.names.transpose(b))
+        return xp.reshape(xp.linalg.solve(system, xp.reshape(q, (-1, 1))), (n, m))
+
+    def sqrtm(self, A, disp=True, blocksize=64):
+        """The principal square root of A with no eigenvalues on the closed negative real
+        axis, by Denman and Beavers' iteration (Y -> sqrt(A), Z -> its inverse), refused
+        where it does not converge (a square root that is not real)."""
+        xp = self.xp
+        self._real(A)
+        if A.ndim != 2:
+            raise self.names.missing("scipy.linalg.sqrtm of stacks of matrices")
+        y, z = A, xp.eye(A.shape[-1], dtype=A.dtype)
+        scale = float(xp.max(xp.abs(A))) if math.prod(A.shape) else 0.0
+        for _ in range(100):
+            try:        # (a singular iterate: the library's own LinAlgError)
+                y, z = (y + xp.linalg.inv(z)) / 2.0, (z + xp.linalg.inv(y)) / 2.0
+            except Exception:
+                break
+            if float(xp.max(xp.abs(y @ y - A))) <= 1e-13 * max(scale, 1e-300):
+                return y
+        raise self.names.missing("scipy.linalg.sqrtm of a matrix whose square root is not "
+                                 "real (or does not converge)")
+
+
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
 _TRANSPOSED = (1, 2, "T", "C")
 
 
-class SciPyLinalg:
+class SciPyLinalg(_MoreSciPyLinalg):
     """scipy.linalg's functions the standard's linalg extension spells (`xp.scipy.linalg.inv`:
     backend/namespace.py spells them so): the triangle a function reads (solve and inv of
     a symmetric matrix, cholesky, eigvalsh, solve_triangular) is the matrix it is given,
@@ -1072,7 +1163,9 @@ class SciPyLinalg:
     real matrices). `SPELLED` names them."""
 
     SPELLED = frozenset({"inv", "solve", "solve_triangular", "cholesky", "eigvalsh",
-                         "cho_factor", "cho_solve", "block_diag"})
+                         "cho_factor", "cho_solve", "block_diag", "expm", "expm_frechet",
+                         "solve_sylvester", "sqrtm"})
+    _SYLVESTER_SIZE = 4096      # (unknowns of solve_sylvester's one linear system, at most)
 
     def __init__(self, names):
         self.names = names
