@@ -1312,7 +1312,6 @@ class SciPySignal:
         return xp.astype(a, dtype), xp.astype(b, dtype)
 
     def _full(self, a, b):
-        xp = self.xp
         if math.prod(b.shape) > math.prod(a.shape):
             a, b = b, a                 # (the same sum: fewer, larger products)
         full = tuple(m + n - 1 for m, n in zip(a.shape, b.shape))
