@@ -820,3 +820,24 @@ def test_matrix_functions_outside_what_they_spell_are_refused():
     big = xps.asarray(np.eye(70))
     with pytest.raises(SGCompilerError, match=r"solve_sylvester.*4096.*array_api_strict"):
         names.solve_sylvester(big, big, big)
+
+
+# --- helpers of runtime modules imported after the table of bound helpers was made --------
+from sgcompiler.runtime import namespace as _namespace            # noqa: E402
+from sgcompiler.runtime.scipy.linalg import expm_grad             # noqa: E402
+
+
+def through_expm_grad(a, g):
+    return np.sum(expm_grad(g, a) ** 2)
+
+
+def test_helpers_of_runtime_modules_imported_later_run_bound():
+    """The table of bound helpers made before a runtime module was imported (SciPy's,
+    when its rules load late) is made again for a helper it lacks: expm_grad runs on
+    the strict arrays, not through SciPy and NumPy."""
+    a = np.array([[0.3, 0.1], [-0.2, 0.4]])
+    want = grad(through_expm_grad)(a, np.ones((2, 2)))
+    _namespace._HELPERS[id(xps)] = (xps, {})      # (as made before runtime/scipy/ loaded)
+    got = grad(through_expm_grad)(xps.asarray(a), xps.asarray(np.ones((2, 2))))
+    assert type(got) is type(xps.asarray(a))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)

@@ -668,6 +668,25 @@ def helpers_for(xp) -> dict:
     return _HELPERS[id(xp)][1]
 
 
+def bound_helper(xp, helper):
+    """`helper` bound to NumPyNames(xp), the table made again for a helper of a runtime
+    module imported after it (runtime/scipy/'s, once SciPy's rules load); a function
+    that is not a helper as it is."""
+    found = helpers_for(xp).get(helper)
+    if found is None and _is_runtime_function(helper) and standard_helper(helper):
+        _HELPERS.pop(id(xp), None)
+        found = helpers_for(xp).get(helper)
+    return helper if found is None else found
+
+
+def _is_runtime_function(value) -> bool:
+    """Whether `value` is a function of a runtime module _rebound binds (this one aside)."""
+    package = __name__.rpartition(".")[0]
+    module = str(getattr(value, "__module__", ""))
+    return isinstance(value, types.FunctionType) and module.startswith(package + ".") and \
+        module != __name__
+
+
 def _rebound(names: NumPyNames) -> dict:
     package = __name__.rpartition(".")[0]
     modules = [m for n, m in sorted(sys.modules.items())
@@ -718,9 +737,8 @@ XP = _Namespace()
 def bound_extra(extra: dict, xp) -> dict:
     """The objects a gradient generated with `xp.` refers to (Compiled.extra), for
     arguments of the namespace `xp`: NumPyNames(xp) for XP, helpers bound to it."""
-    helpers = helpers_for(xp)
     names = numpy_names(xp)
-    return {k: names if v is XP else helpers.get(v, v) if isinstance(v, types.FunctionType)
+    return {k: names if v is XP else bound_helper(xp, v) if isinstance(v, types.FunctionType)
             else v for k, v in extra.items()}
 
 
@@ -788,7 +806,7 @@ CURRENT = _Current()
 
 def _current_helper(helper):
     def run(*args, **kwargs):
-        return helpers_for(_RUNNING.get())[helper](*args, **kwargs)
+        return bound_helper(_RUNNING.get(), helper)(*args, **kwargs)
     run.__name__ = run.__qualname__ = helper.__name__
     run.__module__ = helper.__module__
     return run
@@ -797,9 +815,8 @@ def _current_helper(helper):
 def current_extra(extra: dict) -> dict:
     """The objects a piece generated with `xp.` refers to: CURRENT for XP, and each
     runtime helper run bound to the running gradient's namespace."""
-    helpers = helpers_for(np)      # (which functions are helpers: any namespace's keys)
-    return {k: CURRENT if v is XP else _current_helper(v) if isinstance(
-        v, types.FunctionType) and v in helpers else v for k, v in extra.items()}
+    return {k: CURRENT if v is XP else _current_helper(v) if _is_runtime_function(v) and
+            standard_helper(v) else v for k, v in extra.items()}
 
 
 def failing_clearly(function, xp, fname: str):
