@@ -1,7 +1,7 @@
 """More NumPy and SciPy functions spelled with the array API standard
 (runtime/spellings.py), on array_api_strict arrays: atleast_1d/2d/3d, fliplr, flipud, rot90,
 rollaxis, append, delete, compress, extract, trapezoid, polyval, select, bincount,
-convolve, correlate, np.gradient (uniform spacing), np.i0, heaviside's gradient (a product with
+convolve, correlate, np.gradient (numbers or coordinates as spacings), np.i0, heaviside's gradient (a product with
 a comparison) and scipy.special's xlogy, xlog1py, rel_entr, kl_div, huber, pseudo_huber,
 softmax and log_softmax, and scipy.stats's norm, logistic, laplace, cauchy, expon and
 lognorm (pdf, logpdf, cdf, logcdf, sf, logsf; the normal cdf from a series and a continued
@@ -841,3 +841,34 @@ def test_helpers_of_runtime_modules_imported_later_run_bound():
     got = grad(through_expm_grad)(xps.asarray(a), xps.asarray(np.ones((2, 2))))
     assert type(got) is type(xps.asarray(a))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+# --- np.gradient at coordinates ------------------------------------------------------------
+def differentiated_at(x, w):
+    t = np.linspace(0.0, 1.0, x.shape[0]) ** 2 + np.linspace(0.0, 0.5, x.shape[0])
+    return np.sum(np.gradient(x, t, axis=0) * w) + \
+        np.sum(np.gradient(x, t, edge_order=2, axis=0) ** 2) + \
+        np.sum(np.gradient(x * w, np.linspace(0.0, 3.0, x.shape[0]), axis=0))
+
+
+@pytest.mark.parametrize("shape, w_shape", [((5,), (5,)), ((4, 3), (3,)), ((6, 2), (6, 2))])
+def test_gradient_at_coordinates_on_strict_arrays_is_numpys_and_right(shape, w_shape):
+    rng = np.random.default_rng(sum(shape) + 2 * len(w_shape))
+    _same_and_right(differentiated_at, rng.normal(size=shape), rng.normal(size=w_shape))
+
+
+COORDINATES = np.array([0.0, 0.3, 1.1, 1.2, 2.5])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, a, t: m.gradient(a[:, 0], t), lambda m, a, t: m.gradient(a[:, 0], t, edge_order=2),
+    lambda m, a, t: m.gradient(m.reshape(a, (5, 2)), t, axis=0),
+    lambda m, a, t: m.gradient(m.reshape(a, (2, 5)), 0.5, t)[1],
+    lambda m, a, t: m.gradient(m.reshape(a, (5, 2)), t, axis=0, edge_order=2),
+    lambda m, a, t: m.gradient(a[:, 0], t * 0.0 + m.linspace(0.0, 1.0, 5)),
+], ids=["1-d", "edge2", "axis", "per-axis", "axis-edge2", "uniform-coordinates"])
+def test_gradient_at_coordinates_is_numpys(call):
+    a = np.arange(10.0).reshape(5, 2) ** 2 / 7.0
+    want = call(np, a, COORDINATES)
+    got = call(_names(), xps.asarray(a), xps.asarray(COORDINATES))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-13)

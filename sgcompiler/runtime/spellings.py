@@ -2,8 +2,8 @@
 `runtime.namespace.NumPyNames` (a base class of it): shape functions (atleast_*d, fliplr,
 flipud, rot90, rollaxis, append, delete, compress, extract), sums and choices (trapezoid,
 polyval, select, bincount, flatnonzero), 1-D convolution and correlation, np.gradient of
-uniform spacing, the scipy.special functions that are elementary (`xp.special.xlogy`:
-backend/namespace.py spells them so), and the scipy.stats distributions whose functions are
+numbers or coordinates as spacings, the scipy.special functions that are elementary
+(`xp.special.xlogy`: backend/namespace.py spells them so), and the scipy.stats distributions whose functions are
 (`xp.stats.norm.logpdf`; the normal cdf through erfc, from a series and a continued
 fraction), and scipy.linalg's functions the standard's linalg extension spells
 (`xp.scipy.linalg.solve`; `SciPyNames` is what the helpers of runtime/scipy/ see as
@@ -264,21 +264,38 @@ class MoreSpellings:
         return self.convolve(a, reversed_v, mode)
 
     def gradient(self, f, *varargs, axis=None, edge_order=1):
-        """np.gradient with one number (or none) as the spacing of every axis."""
+        """np.gradient with numbers or 1-D coordinates as the spacings (one for every
+        axis, or one for each axis)."""
         xp = self.xp
         axes = tuple(range(f.ndim)) if axis is None else \
             tuple(a % f.ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-        if len(varargs) > 1 and len(varargs) != len(axes) or any(
-                not isinstance(s, (int, float)) for s in varargs):
-            raise self.missing("gradient(f, ...) with coordinates as the spacing")
+        if len(varargs) > 1 and len(varargs) != len(axes):
+            raise TypeError("invalid number of arguments")
         spacing = list(varargs) * len(axes) if len(varargs) == 1 else \
             list(varargs) or [1.0] * len(axes)
+        spacing = [self._spacing(h, f.shape[ax]) for h, ax in zip(spacing, axes)]
         if edge_order not in (1, 2):
             raise ValueError("'edge_order' greater than 2 not supported")
         f = f if xp.isdtype(f.dtype, ("real floating", "complex floating")) else \
             xp.astype(f, xp.float64)
         out = [self._gradient_along(f, ax, h, edge_order) for ax, h in zip(axes, spacing)]
         return out[0] if len(out) == 1 else out
+
+    def _spacing(self, h, n):
+        """A spacing as np.gradient reads it: a number, or coordinates, whose differences
+        it takes as one number when they are all equal."""
+        if isinstance(h, (int, float)) or (isinstance(h, self.ndarray) and h.ndim == 0):
+            return float(h)
+        xp = self.xp
+        x = h if isinstance(h, self.ndarray) else self.asarray(h)
+        if x.ndim != 1:
+            raise ValueError("distances must be either scalars or 1d")
+        if x.shape[0] != n:
+            raise ValueError("when 1d, distances must match the length of the "
+                             "corresponding dimension")
+        x = x if xp.isdtype(x.dtype, "real floating") else xp.astype(x, xp.float64)
+        dx = x[1:] - x[:-1]
+        return float(dx[0]) if bool(xp.all(dx == dx[0])) else dx
 
     def _gradient_along(self, f, axis, h, edge_order):
         xp = self.xp
@@ -291,6 +308,8 @@ class MoreSpellings:
             index = slice(start, stop) if stop is not None or start is None else \
                 slice(start, start + 1 if start != -1 else None)
             return f[(slice(None),) * axis + (index, ...)]
+        if not isinstance(h, float):
+            return self._nonuniform_along(f, axis, h, edge_order, at)
         inner = (at(2, n) - at(0, n - 2)) / (2.0 * h)
         if edge_order == 1:
             first = (at(1) - at(0)) / h
@@ -298,6 +317,32 @@ class MoreSpellings:
         else:
             first = -1.5 / h * at(0) + 2.0 / h * at(1) + -0.5 / h * at(2)
             last = 0.5 / h * at(-3) + -2.0 / h * at(-2) + 1.5 / h * at(-1)
+        return xp.concat([first, inner, last], axis=axis)
+
+    def _nonuniform_along(self, f, axis, dx, edge_order, at):
+        """np.gradient along `axis` at coordinates of differences dx: the second-order
+        differences of the three points around each inner one, and at the ends the
+        one-sided ones of edge_order."""
+        xp = self.xp
+        n = f.shape[axis]
+
+        def along(v):       # (coefficients along `axis`, broadcast over the others)
+            return xp.reshape(v, (-1,) + (1,) * (f.ndim - 1 - axis))
+        dx1, dx2 = dx[:-1], dx[1:]
+        a = along(-dx2 / (dx1 * (dx1 + dx2)))
+        b = along((dx2 - dx1) / (dx1 * dx2))
+        c = along(dx1 / (dx2 * (dx1 + dx2)))
+        inner = a * at(0, n - 2) + b * at(1, n - 1) + c * at(2, n)
+        if edge_order == 1:
+            first = (at(1) - at(0)) / dx[0]
+            last = (at(-1) - at(-2)) / dx[-1]
+        else:
+            d1, d2 = dx[0], dx[1]
+            first = -(2.0 * d1 + d2) / (d1 * (d1 + d2)) * at(0) + \
+                (d1 + d2) / (d1 * d2) * at(1) - d1 / (d2 * (d1 + d2)) * at(2)
+            d1, d2 = dx[-2], dx[-1]
+            last = d2 / (d1 * (d1 + d2)) * at(-3) - (d2 + d1) / (d1 * d2) * at(-2) + \
+                (2.0 * d2 + d1) / (d2 * (d1 + d2)) * at(-1)
         return xp.concat([first, inner, last], axis=axis)
 
     # --- scipy.special and scipy.stats ---------------------------------------------------
