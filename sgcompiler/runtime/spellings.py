@@ -2,14 +2,14 @@
 `runtime.namespace.NumPyNames` (a base class of it): shape functions (atleast_*d, fliplr,
 flipud, rot90, rollaxis, append, delete, compress, extract), sums and choices (trapezoid,
 polyval, select, bincount, flatnonzero), 1-D convolution and correlation, np.gradient of
-numbers or coordinates as spacings, the scipy.special functions that are elementary
-(`xp.special.xlogy`: backend/namespace.py spells them so), and the scipy.stats distributions whose functions are
-(`xp.stats.norm.logpdf`; the normal cdf through erfc, from a series and a continued
-fraction), and scipy.linalg's functions the standard's linalg extension spells
-(`xp.scipy.linalg.solve`; `SciPyNames` is what the helpers of runtime/scipy/ see as
-`scipy`). Each computes what NumPy computes, in the same
-order of operations where NumPy's is elementwise; what the standard cannot express is
-refused by name (`self.missing`).
+numbers or coordinates as spacings, the scipy.special functions that are elementary or
+series of them (`xp.special.xlogy`, `xp.special.gammaln`: backend/namespace.py spells
+them so), the scipy.stats distributions whose functions are (`xp.stats.norm.logpdf`; the
+normal cdf through erfc, from a series and a continued fraction), and scipy.linalg's and
+scipy.signal's functions the standard's operations spell (`xp.scipy.linalg.solve`;
+`SciPyNames` is what the helpers of runtime/scipy/ see as `scipy`). Each computes what
+NumPy computes, in the same order of operations where NumPy's is elementwise; what the
+standard cannot express is refused by name (`self.missing`).
 """
 from __future__ import annotations
 
