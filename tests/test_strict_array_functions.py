@@ -289,17 +289,19 @@ def test_numpy_code_keeps_its_assignment():
 
 
 def test_helper_of_the_scipy_rules_is_refused_by_name():
-    """expm_grad computes with scipy.linalg.expm_frechet: refused, naming it and SciPy,
-    rather than failing inside SciPy on a strict array."""
+    """solve_banded_grad_b computes with scipy.linalg.solve_banded, which the standard does
+    not spell: refused, naming it and SciPy, rather than failing inside SciPy on a strict
+    array. (expm_grad, refused so before, runs: tests/test_strict_spellings.py.)"""
     pytest.importorskip("scipy.linalg")
-    from sgcompiler.runtime.scipy.linalg import expm_grad
+    from sgcompiler.runtime.scipy.linalg import solve_banded_grad_b
 
-    def f(a, g):
-        return np.sum(expm_grad(g, a) ** 2)
-    a = np.eye(2) * 0.3
-    assert np.all(np.isfinite(grad(f)(a, np.ones((2, 2)))))
-    with pytest.raises(SGCompilerError, match=r"expm_grad.*SciPy.*array-API"):
-        grad(f)(xps.asarray(a), xps.asarray(np.ones((2, 2))))
+    def f(ab, g):
+        return np.sum(solve_banded_grad_b(g, (1, 1), ab, g) ** 2)
+    ab = np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]])
+    assert np.all(np.isfinite(grad(f)(ab, np.ones(3))))
+    with pytest.raises(SGCompilerError, match=r"solve_banded_grad_b.*SciPy.*array-API"):
+        grad(f)(xps.asarray(ab), xps.asarray(np.ones(3)))
+
 
 
 def test_index_outside_the_standards_forms_is_refused_clearly():

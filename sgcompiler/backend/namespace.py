@@ -20,8 +20,8 @@ import numpy as np
 from ..errors import SGCompilerError
 from .. import runtime
 from ..runtime import is_helper
-from ..runtime.namespace import XP
-from ..runtime.spellings import Special
+from ..runtime.namespace import XP, standard_helper
+from ..runtime.spellings import SciPyLinalg, SciPySignal, Special, spelled_stats
 
 _NUMPY_MODULES = frozenset({"numpy", "numpy.linalg", "numpy.fft"})
 
@@ -49,6 +49,7 @@ def to_namespace(tree: gast.FunctionDef, lookup, linker, where: str) -> tuple:
         return lookup(name)
 
     _standard_spellings(tree, meaning, linker, xp)
+    _SciPyFunctions(meaning, xp, where).visit(tree)
     _StandardIndexing(xp).visit(tree)
     for node in gast.walk(tree):
         for field, child in gast.iter_fields(node):
@@ -98,8 +99,9 @@ def _standard_spellings(tree, meaning, linker, xp):
 
 
 class _MaskProducts(gast.NodeTransformer):
-    """`g * (x == 0)` (a rule's product with a comparison: the standard multiplies numbers
-    only) as `xp.times_mask(g, x == 0)`, which casts the mask as NumPy promotes it."""
+    """`g * (x == 0)` and `g * np.equal(x, 0)` (a rule's product with a comparison: the
+    standard multiplies numbers only) as `xp.times_mask(g, x == 0)`, which casts the mask
+    as NumPy promotes it."""
 
     def __init__(self, xp):
         self.xp = xp
@@ -109,11 +111,22 @@ class _MaskProducts(gast.NodeTransformer):
         if not isinstance(node.op, gast.Mult):
             return node
         for mask, other in ((node.right, node.left), (node.left, node.right)):
-            if isinstance(mask, gast.Compare):
+            if isinstance(mask, gast.Compare) or _comparison_call(mask):
                 return gast.copy_location(gast.Call(
                     func=_attributes(self.xp, ["times_mask"]), args=[other, mask],
                     keywords=[]), node)
         return node
+
+
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"})
+
+
+def _comparison_call(node) -> bool:
+    """Whether `node` is a call `np.equal(x, 0)` of a comparison (a mask times_mask casts;
+    it multiplies as it is anything else times_mask is given)."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr in _COMPARISONS and len(node.args) == 2 and not node.keywords
 
 
 class _StandardIndexing(gast.NodeTransformer):
@@ -244,7 +257,8 @@ def _rewritten(node, meaning, xp, where, linker):
         prefix = module.split(".")[1:] if module in _NUMPY_MODULES else []
         return _attributes(xp, prefix + [name])
     scipy_helper = is_helper(value) and any(
-        part.startswith("scipy") for part in module.split(".")[1:])
+        part.startswith("scipy") for part in module.split(".")[1:]) and \
+        not standard_helper(value)
     if scipy_helper:        # (runtime/scipy/: computes with SciPy, which needs NumPy)
         raise SGCompilerError(
             f"{where}: {getattr(value, '__name__', node.id)} (a helper of sgcompiler's "
@@ -260,6 +274,81 @@ def _rewritten(node, meaning, xp, where, linker):
             f"{where}: {what} (SciPy) computes with NumPy arrays only, so this gradient "
             "cannot run on arrays of other array-API libraries; pass NumPy arrays")
     return node
+
+
+class _SciPyFunctions(gast.NodeTransformer):
+    """A SciPy function runtime/spellings.py spells, written as an attribute chain
+    (`scipy.stats.norm.logpdf`, `norm.logpdf`, `scipy.linalg.inv`) or a name of it, as
+    `xp.stats.norm.logpdf` and `xp.scipy.linalg.inv`; the other scipy.stats distributions
+    are refused by name (`scipy.stats.t.logpdf (SciPy)`), the other functions of SciPy's
+    modules by `_rewritten`."""
+
+    def __init__(self, meaning, xp, where):
+        self.meaning = meaning
+        self.xp = xp
+        self.where = where
+
+    def visit_Attribute(self, node):
+        chain, root = [], node
+        while isinstance(root, gast.Attribute):
+            chain.append(root.attr)
+            root = root.value
+        if isinstance(root, gast.Name) and isinstance(node.ctx, gast.Load):
+            found, value = self.meaning(root.id)
+            for attr in reversed(chain):
+                value = getattr(value, attr, None) if found else None
+            spelled = _spelled_scipy(value) if found else None
+            if spelled:
+                return gast.copy_location(_attributes(self.xp, spelled), node)
+            if found and _stats_method(value, spelled=False):
+                self._refuse(f"scipy.stats.{value.__self__.name}.{value.__name__}")
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id != self.xp:
+            found, value = self.meaning(node.id)
+            spelled = _spelled_scipy(value) if found else None
+            if spelled:
+                return gast.copy_location(_attributes(self.xp, spelled), node)
+            family = getattr(getattr(value, "__self__", None), "name", None)
+            if found and isinstance(family, str) and _stats_method(value, spelled=False):
+                self._refuse(f"scipy.stats.{family}.{value.__name__}")
+        return node
+
+    def _refuse(self, what):
+        raise SGCompilerError(
+            f"{self.where}: {what} (SciPy) computes with NumPy arrays only, so this "
+            "gradient cannot run on arrays of other array-API libraries; pass NumPy arrays")
+
+
+def _spelled_scipy(value):
+    """The chain of attributes of `xp` that spells `value`, a function of SciPy's that
+    runtime/spellings.py spells (['stats', 'norm', 'pdf'], ['scipy', 'linalg', 'inv']),
+    else None."""
+    method = _stats_method(value)
+    if method:
+        return ["stats", *method]
+    name = getattr(value, "__name__", None)
+    for module, spelled in (("linalg", SciPyLinalg.SPELLED), ("signal", SciPySignal.SPELLED)):
+        found = sys.modules.get(f"scipy.{module}")
+        if found is not None and name in spelled and getattr(found, name, None) is value:
+            return ["scipy", module, name]
+    return None
+
+
+def _stats_method(value, spelled=True):
+    """(family, method) when `value` is a method of a scipy.stats distribution that
+    runtime/spellings.py spells (or, with spelled=False, any), else None."""
+    stats = sys.modules.get("scipy.stats")
+    owner = getattr(value, "__self__", None)
+    method = getattr(value, "__name__", None)
+    family = getattr(owner, "name", None)
+    if stats is None or not isinstance(family, str) or not isinstance(method, str) or \
+            getattr(stats, family, None) is not owner or \
+            (spelled and not spelled_stats(family, method)):
+        return None
+    return family, method
 
 
 def _spelled_special(value) -> bool:

@@ -241,7 +241,15 @@ class NumPyNames(MoreSpellings):
         return self.xp.squeeze(x, axis=axis)
 
     def where(self, condition, x, y):
+        if isinstance(x, (int, float, complex)) and isinstance(y, (int, float, complex)):
+            x = self.xp.asarray(x, dtype=self.result_type(x, y))  # (the standard takes one)
         return self.xp.where(condition, x, y)
+
+    def isneginf(self, x):
+        return self.xp.isinf(x) & (x < 0)
+
+    def isposinf(self, x):
+        return self.xp.isinf(x) & (x > 0)
 
     def dot(self, a, b):
         if self.ndim(a) == 0 or self.ndim(b) == 0:
@@ -357,11 +365,20 @@ class NumPyNames(MoreSpellings):
         return xp.reshape(picked, tuple(a.shape[:axis]) + tuple(index.shape) +
                           tuple(a.shape[axis + 1:]))
 
-    def pad(self, array, pad_width, mode="constant", constant_values=0):
-        if mode != "constant" or np.ndim(constant_values) != 0:
-            raise self.missing(f"pad(..., mode={mode!r}) with these values")
+    def pad(self, array, pad_width, mode="constant", constant_values=0, **options):
+        """np.pad of a number as the constant, or of a mode that copies elements (edge,
+        reflect, symmetric, wrap: each axis taken at the positions np.pad gives its
+        element numbers, NumPy's semantics for any width)."""
         xp = self.xp
         widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (array.ndim, 2))
+        if mode in ("edge", "reflect", "symmetric", "wrap") and not options:
+            for axis, (before, after) in enumerate(widths.tolist()):
+                places = np.pad(np.arange(array.shape[axis]), (before, after), mode=mode)
+                array = xp.take(array, xp.asarray(places.tolist(), dtype=xp.int64),
+                                axis=axis)
+            return array
+        if mode != "constant" or np.ndim(constant_values) != 0 or options:
+            raise self.missing(f"pad(..., mode={mode!r}) with these values")
         for axis, (before, after) in enumerate(widths.tolist()):
             shape = list(array.shape)
             parts = []
@@ -631,25 +648,58 @@ def numpy_names(xp) -> NumPyNames:
     return _NAMES[id(xp)][1]
 
 
+def standard_helper(helper) -> bool:
+    """Whether a runtime helper may run bound to NumPyNames: any but those of
+    runtime/scipy/ (they compute with SciPy, which needs NumPy), except the ones their
+    module names in STANDARD (written with NumPy's functions alone)."""
+    module = sys.modules.get(getattr(helper, "__module__", None) or "")
+    package = __name__.rpartition(".")[0]
+    if module is None or not module.__name__.startswith(package + ".scipy"):
+        return True
+    return helper.__name__ in getattr(module, "STANDARD", ())
+
+
 def helpers_for(xp) -> dict:
     """{helper: the same helper with `np` bound to NumPyNames(xp)}, for every function of
-    the runtime modules generated code may call (SciPy's aside: they need NumPy)."""
+    the runtime modules generated code may call (SciPy's aside, standard_helper says
+    which: they need NumPy)."""
     if id(xp) not in _HELPERS:
         _HELPERS[id(xp)] = (xp, _rebound(numpy_names(xp)))
     return _HELPERS[id(xp)][1]
 
 
+def bound_helper(xp, helper):
+    """`helper` bound to NumPyNames(xp), the table made again for a helper of a runtime
+    module imported after it (runtime/scipy/'s, once SciPy's rules load); a function
+    that is not a helper as it is."""
+    found = helpers_for(xp).get(helper)
+    if found is None and _is_runtime_function(helper) and standard_helper(helper):
+        _HELPERS.pop(id(xp), None)
+        found = helpers_for(xp).get(helper)
+    return helper if found is None else found
+
+
+def _is_runtime_function(value) -> bool:
+    """Whether `value` is a function of a runtime module _rebound binds (this one aside)."""
+    package = __name__.rpartition(".")[0]
+    module = str(getattr(value, "__module__", ""))
+    return isinstance(value, types.FunctionType) and module.startswith(package + ".") and \
+        module != __name__
+
+
 def _rebound(names: NumPyNames) -> dict:
     package = __name__.rpartition(".")[0]
     modules = [m for n, m in sorted(sys.modules.items())
-               if n.startswith(package + ".") and n != __name__
-               and not n.startswith(package + ".scipy")]
+               if n.startswith(package + ".") and n != __name__]
     made, spaces = {}, []
     for module in modules:
         space = dict(vars(module), np=names)
+        if module.__name__.startswith(package + ".scipy"):
+            _scipy_spelled(space, names)
         spaces.append(space)
         for value in vars(module).values():
-            if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+            if isinstance(value, types.FunctionType) and value.__module__ == module.__name__ \
+                    and standard_helper(value):
                 copy = types.FunctionType(value.__code__, space, value.__name__,
                                           value.__defaults__, value.__closure__)
                 copy.__kwdefaults__ = value.__kwdefaults__
@@ -660,6 +710,18 @@ def _rebound(names: NumPyNames) -> dict:
             if isinstance(value, types.FunctionType) and value in made:
                 space[key] = made[value]
     return made
+
+
+def _scipy_spelled(space: dict, names: NumPyNames):
+    """In a helper module's namespace, `scipy` as SciPyNames (scipy.linalg.solve:
+    SciPyLinalg's) and the scipy.special functions Special spells (digamma) as its."""
+    special = sys.modules.get("scipy.special")
+    for key, value in list(space.items()):
+        if key == "scipy" and isinstance(value, types.ModuleType):
+            space[key] = names.scipy
+        elif special is not None and key in vars(Special) and not key.startswith("_") and \
+                getattr(special, key, None) is value:
+            space[key] = getattr(names.special, key)
 
 
 class _Namespace:
@@ -675,9 +737,8 @@ XP = _Namespace()
 def bound_extra(extra: dict, xp) -> dict:
     """The objects a gradient generated with `xp.` refers to (Compiled.extra), for
     arguments of the namespace `xp`: NumPyNames(xp) for XP, helpers bound to it."""
-    helpers = helpers_for(xp)
     names = numpy_names(xp)
-    return {k: names if v is XP else helpers.get(v, v) if isinstance(v, types.FunctionType)
+    return {k: names if v is XP else bound_helper(xp, v) if isinstance(v, types.FunctionType)
             else v for k, v in extra.items()}
 
 
@@ -745,7 +806,7 @@ CURRENT = _Current()
 
 def _current_helper(helper):
     def run(*args, **kwargs):
-        return helpers_for(_RUNNING.get())[helper](*args, **kwargs)
+        return bound_helper(_RUNNING.get(), helper)(*args, **kwargs)
     run.__name__ = run.__qualname__ = helper.__name__
     run.__module__ = helper.__module__
     return run
@@ -754,9 +815,8 @@ def _current_helper(helper):
 def current_extra(extra: dict) -> dict:
     """The objects a piece generated with `xp.` refers to: CURRENT for XP, and each
     runtime helper run bound to the running gradient's namespace."""
-    helpers = helpers_for(np)      # (which functions are helpers: any namespace's keys)
-    return {k: CURRENT if v is XP else _current_helper(v) if isinstance(
-        v, types.FunctionType) and v in helpers else v for k, v in extra.items()}
+    return {k: CURRENT if v is XP else _current_helper(v) if _is_runtime_function(v) and
+            standard_helper(v) else v for k, v in extra.items()}
 
 
 def failing_clearly(function, xp, fname: str):

@@ -100,8 +100,8 @@ def pad_grad(g, array, pad_width, mode="constant"):
                     mode=mode)
     inside = source >= 0
     g = np.broadcast_to(g, source.shape)
-    out = np.bincount(source[inside], weights=g[inside], minlength=array.size)
-    return out.reshape(array.shape).astype(float_dtype(g, array))
+    out = np.bincount(source[inside], weights=g[inside], minlength=np.size(array))
+    return np.astype(np.reshape(out, np.shape(array)), float_dtype(g, array))
 
 
 def _pad_widths(pad_width, ndim):

@@ -14,6 +14,16 @@ from ..core import float_dtype, mT, unbroadcast, unreduce
 from ..numpy.linalg import cholesky_grad, fold, solve_grad_a, solve_grad_b
 from ..tangents import cholesky_tangent_of
 
+# the helpers below that run on arrays of other array-API libraries too (NumPy's functions
+# and the scipy.linalg functions runtime/spellings.SciPyLinalg spells: runtime/namespace.py
+# binds their np and scipy to the arguments' namespace)
+STANDARD = frozenset({"_triangle", "_symmetric", "inv_grad", "solve_grad_matrix",
+                      "solve_grad_rhs", "solve_triangular_grad_a", "solve_triangular_grad_b",
+                      "cho_factor_grad", "cho_solve_grad_factor", "cho_solve_grad_b",
+                      "block_diag_grad", "block_diag_place", "_block_of", "expm_grad",
+                      "_frechet_block", "_blocks", "expm_grad_second", "expm_grad_tangent_a",
+                      "sqrtm_grad", "sylvester_adjoint"})
+
 _GENERAL = (None, "gen", "general")
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
 ASSUME_A = _GENERAL + _SYMMETRIC        # what the rules handle (others refused when compiled)
@@ -82,7 +92,7 @@ def solve_triangular_grad_b(g, a, trans=0, lower=False, unit_diagonal=False):
 def expm_grad(g, A):
     """Gradient of scipy.linalg.expm: the Frechet derivative of expm at A^T applied to g."""
     grad = scipy.linalg.expm_frechet(mT(A), g, compute_expm=False)
-    return grad.astype(float_dtype(g), copy=False)
+    return np.astype(grad, float_dtype(g), copy=False)
 
 
 def _frechet_block(a, e):
@@ -117,13 +127,13 @@ def expm_grad_tangent_a(A_dot, g_, A):
     direction = _blocks(mT(A_dot), zeros, zeros, mT(A_dot))
     # expm_frechet(M, E) is expm_grad(E, M^T): spelled so, third order reads it too
     block = expm_grad(direction, mT(_frechet_block(A, g_)))
-    return block[:n, n:].astype(float_dtype(A_dot, g_), copy=False)
+    return np.astype(block[:n, n:], float_dtype(A_dot, g_), copy=False)
 
 
 def sqrtm_grad(g, ans):
     """Gradient of S = scipy.linalg.sqrtm(A): X with S^T X + X S^T = g (dS S + S dS = dA)."""
     grad = scipy.linalg.solve_sylvester(mT(ans), mT(ans), g)
-    return grad.astype(float_dtype(g), copy=False)
+    return np.astype(grad, float_dtype(g), copy=False)
 
 
 # --- factorizations: cho_factor/cho_solve, lu_factor/lu_solve -------------------------------

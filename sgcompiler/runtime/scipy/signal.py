@@ -10,6 +10,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.signal
 
+# every helper here runs on arrays of other array-API libraries too (NumPy's functions and
+# scipy.signal's correlate, which runtime/spellings.SciPySignal spells)
+STANDARD = frozenset({"window", "full_pads", "_full", "convolve_grad", "correlate_grad_in1",
+                      "correlate_grad_in2"})
+
 
 def window(g, in1, in2):
     """The shape of the result g is the adjoint of: g's own, or the full result's for a

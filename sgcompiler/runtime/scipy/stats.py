@@ -9,12 +9,25 @@ the constant 0). Imported only when the SciPy rules are loaded.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import digamma
 from scipy.stats import multivariate_normal, norm
 
 from ...errors import RuntimeRefusal
-from ..core import unbroadcast
+from ..core import float_dtype, unbroadcast
+
+# the helpers below written with NumPy's functions and scipy.special's digamma alone, which
+# run on arrays of other array-API libraries too (runtime/namespace.py binds them, and
+# digamma, to the arguments' namespace)
+STANDARD = frozenset({"exp_ratio", "_within", "norm_score", "logistic_score",
+                      "laplace_score", "cauchy_score", "expon_score", "lognorm_score",
+                      "lognorm_dlogpdf_ds", "lognorm_dcdf_ds", "t_score", "chi2_score",
+                      "gamma_score", "beta_score", "t_dlogpdf_ddf", "chi2_dlogpdf_ddf",
+                      "gamma_dlogpdf_da", "beta_dlogpdf_da", "beta_dlogpdf_db",
+                      "poisson_dlogpmf_dmu"})
+_SQRT_2PI = math.sqrt(2.0 * math.pi)      # (the standard normal density's, as SciPy's)
 
 
 def exp_ratio(log_num, log_den):
@@ -115,7 +128,7 @@ def lognorm_dcdf_ds(z, s):
     """d/ds of the lognormal cdf, Phi(log(z) / s)."""
     inside, z = _within(z, 0.0, np.inf)
     u = np.log(z) / s
-    return np.where(inside, -norm.pdf(u) * u / s, 0.0)
+    return np.where(inside, -(np.exp(-u ** 2 / 2.0) / _SQRT_2PI) * u / s, 0.0)
 
 
 # --- scipy.stats.poisson, dirichlet, multivariate_normal ----------------------------------------
@@ -123,7 +136,7 @@ def lognorm_dcdf_ds(z, s):
 
 def poisson_dlogpmf_dmu(k, mu, loc=0):
     """d/dmu of log pmf: k/mu - 1 on the support (integers k - loc >= 0), else 0."""
-    k = np.asarray(k) - loc
+    k = np.asarray(k, dtype=float_dtype(k)) - loc      # (integers as floats: as NumPy's k / mu)
     inside = (k >= 0) & (k == np.floor(k))
     return np.where(inside, k / mu - 1.0, 0.0)
 
