@@ -369,20 +369,21 @@ def clipped(x, y):
 
 @pytest.mark.parametrize("n, k", [(128, 64), (64, 160), (300, 32)])
 def test_the_mask_of_max_multiplies_into_the_dying_adjoint(n, k):
-    """balanced_eq(x, ans, y) has the broadcast shape of its operands (code_shapes knows
-    it), so `g * balanced_eq(...)` writes into g when g dies there: one large temporary
-    fewer (mlp_relu's backward; arrays of 64 KB and more, where a new one page-faults)."""
+    """max's mask, `g * (x == ans)` once split-ties has taken balanced_eq apart, has the
+    broadcast shape of its operands (code_shapes knows it), so it writes into g when g
+    dies there: one large temporary fewer (mlp_relu's backward; arrays of 64 KB and
+    more, where a new one page-faults)."""
     rng = np.random.default_rng(n)
     W, b, X = rng.normal(size=(2, k)), rng.normal(size=k), rng.normal(size=(n, 2))
     # atol: central differences of a sum of n * k sines carry about 3e-8 of rounding at
     # eps=1e-6 (b[142] at n=64, k=160 differs by 2.9e-8 there, by 6e-10 at eps=1e-5)
     source = checked_source(relu_layer, (W, b, X), (0, 1), atol=1e-6)
-    assert "np.multiply(dh, balanced_eq(_add, h, 0), out=dh)" in source
+    assert "np.multiply(dh, _add == h, out=dh)" in source
     # broadcasting operands, and ties (x * 2 == y), which give half the gradient to each
     x, y = rng.normal(size=(n, 1)), rng.normal(size=k)
     y[0] = 2.0 * x[0, 0]
     source = checked_source(clipped, (x, y), (0, 1), atol=1e-6)     # (steps across kinks)
-    assert "balanced_eq(" in source
+    assert "balanced_eq(" not in source and source.count("] *= 0.5") == 2
     dx, dy = grad(clipped, wrt=(0, 1))(x, y)
     a = 2.0 * x[:, 0]
     weight = np.where(y[0] > a, 1.0, np.where(y[0] == a, 0.5, 0.0))

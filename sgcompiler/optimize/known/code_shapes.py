@@ -139,6 +139,9 @@ class CodeShapes:
             return ((), WEAK) if number else None
         if isinstance(node, gast.UnaryOp) and type(node.op) in (gast.USub, gast.UAdd):
             return self.shape_of(node.operand)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and \
+                any(isinstance(side, gast.Compare) for side in (node.left, node.right)):
+            return self._masked_shape(node)
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
             return broadcast([self.shape_of(node.left), self.shape_of(node.right)])
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
@@ -192,6 +195,26 @@ class CodeShapes:
                 return None
             return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
         return None
+
+    def _masked_shape(self, node):
+        """`g * (x == z)` (memory/ties.py): g's dtype (a bool takes the other operand's
+        type), the broadcast shape; one comparison of two operands, the other side not a
+        comparison."""
+        sides = []
+        for side in (node.left, node.right):
+            if isinstance(side, gast.Compare):
+                if len(side.ops) != 1 or not isinstance(side.ops[0], gast.Eq):
+                    return None
+                found = broadcast([self.shape_of(side.left),
+                                   self.shape_of(side.comparators[0])])
+                if found is None:
+                    return None
+                sides.append((found[0], WEAK))     # (no dtype of its own in the product)
+            else:
+                sides.append(self.shape_of(side))
+        if all(isinstance(side, gast.Compare) for side in (node.left, node.right)):
+            return None
+        return broadcast(sides)
 
     def _balanced_shape(self, args):
         """balanced_eq(x, z, y), max's and min's mask: the three broadcast, in x's float
