@@ -38,7 +38,11 @@ def both_min(x, y):               # the same shape, one side read again
     return np.sum(np.minimum(x, y) * x)
 
 
-LAYERS = [relu_left, relu_right, floor_min, fmax_relu]
+def saved_min(W, b, X):           # the ties of the minimum saved in the forward sweep
+    return np.sum(np.sin(np.minimum(X @ W, 1.0) + b))
+
+
+LAYERS = [relu_left, relu_right, floor_min, fmax_relu, saved_min]
 SHAPES = [(7, 3, 5), (40, 6, 20), (128, 2, 64)]     # (n, i, k): X (n, i), W (i, k)
 
 
@@ -86,11 +90,37 @@ def test_broadcast_and_both_sides_active(n, k):
 
 
 def test_relu_reads_like_the_hand_written_backward():
+    """The forward writes h into the dying pre-activation (its ties saved first), the
+    backward multiplies the mask into the dying adjoint: no large array is made for
+    the ReLU, as in the hand-written `np.maximum(a, 0.0, out=a)`, `dh *= h > 0`."""
     W, b, X = _layer_args(256, 16, 128, 0)
     g = grad(relu_left, wrt=(0, 1))
     g(W, b, X)
-    assert "d_add = np.multiply(dh, _add == h, out=dh)" in g.source
-    assert "d_add[_add == 0] *= 0.5" in g.source
+    lines = [line.strip() for line in g.source.splitlines()]
+    order = ["_ties = _add == 0", "h = np.maximum(0, _add, out=_add)",
+             "d_add = np.multiply(dh, (h > 0) | _ties, out=dh)", "d_add[_ties] *= 0.5"]
+    assert all(line in lines for line in order), g.source
+    assert [lines.index(line) for line in order] == sorted(lines.index(line) for line in order)
+
+
+def floor_min_saved(W, X):
+    h = np.minimum(X @ W, 1.0)
+    return np.sum(h * h * h)
+
+
+def relu_read_again(W, X):        # the pre-activation is read again: its ties are not saved
+    a = X @ W
+    return np.sum(np.maximum(a, 0.0) * a)
+
+
+@pytest.mark.parametrize("n, k", [(5, 3), (64, 40)])
+def test_the_ties_are_saved_only_where_the_operand_dies(n, k):
+    rng = np.random.default_rng(k)
+    W, X = rng.normal(size=(3, k)), rng.normal(size=(n, 3))
+    source = checked_source(floor_min_saved, (W, X), 0, atol=1e-6)
+    assert "(h < 1.0) | _ties" in source and "_ties = _matmul == 1.0" in source, source
+    source = checked_source(relu_read_again, (W, X), 0, atol=1e-6)
+    assert "_ties" not in source and "] *= 0.5" in source, source
 
 
 def _with_ties(n, i, k, seed, dtype=np.float64):
@@ -106,6 +136,7 @@ def test_ties_are_split_as_before_to_the_bit(f, dtype, without_split_ties):
     if f is floor_min:
         b = b - 0.5     # (ties of X @ W with -0.5: halves)
         X = X / 2
+    assert np.sum(X @ W + b == 0) > 50 and np.sum(X @ W == 1.0) > 20
     args = (W, b, X)
     want, before = without_split_ties(f, args, (0, 1))
     assert "balanced_eq(" in before
@@ -162,3 +193,17 @@ def test_numba_code_keeps_balanced_eq():
     assert "balanced_eq(" in g.source
     for a, w in zip(got, grad(relu_right, wrt=(0, 1))(W, b, X)):
         np.testing.assert_array_equal(a, w)
+
+
+def test_the_benchmark_hand_written_relu_agrees_at_ties():
+    """benchmarks/workloads/mlp_relu.py's hand-written gradient gives the ties half, as
+    grad does (the workload's contract: the same result as grad)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.workloads import mlp_relu
+    w = mlp_relu.WORKLOAD
+    args = tuple(np.round(2 * a) for a in w.make(w.sizes["smoke"], np.random.default_rng(0)))
+    assert np.sum(args[4] @ args[0] + args[1] == 0) > 3
+    for got, want in zip(grad(w.fn, wrt=w.wrt)(*args), w.hand(*args)):
+        np.testing.assert_array_equal(got, want)

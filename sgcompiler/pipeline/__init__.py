@@ -314,7 +314,8 @@ OPTIMIZATIONS = (
         tree, run["shapes"](), k.np_name, lambda name: name not in k.user_names), True),
     ("stack-tangent-products", lambda tree, k, run: k.hoist and stack_tangent_products(
         tree, run["shapes"](), k.np_name, k.facts), True),
-    ("split-ties", lambda tree, k, run: split_ties(tree.body, run["shapes"](), k.helpers),
+    ("split-ties", lambda tree, k, run: split_ties(tree.body, run["shapes"](), k.helpers,
+                                                       k.np_name),
      True),
     ("reuse-buffers", lambda tree, k, run: reuse_buffers(run["shapes"]), True),
     ("quiet-reciprocals", lambda tree, k, run: quiet_reciprocals(
