@@ -400,3 +400,33 @@ def test_the_mask_of_max_keeps_float32():
     want = grad(relu_layer, wrt=(0, 1))(W.astype(float), b.astype(float), X.astype(float))
     np.testing.assert_allclose(dW, want[0], rtol=1e-5)
     np.testing.assert_allclose(db, want[1], rtol=1e-5)
+
+
+def squared_distances(mu, X, w):
+    sq = np.sum((X[:, None, :] - mu[None, :, :]) ** 2, axis=2)
+    return np.sum(np.sin(sq) * w)
+
+
+def column_energy(x):
+    return np.sum(np.cos(np.sum(x ** 2, axis=0)))
+
+
+def last_axis_energy(x):
+    return np.sum(np.cos(np.sum(x ** 2, axis=-1)))
+
+
+@pytest.mark.parametrize("n, k, d", [(7, 3, 2), (40, 8, 4), (300, 5, 3)])
+def test_a_reduction_adjoint_is_read_with_new_axes(n, k, d):
+    """unreduce(dsq, _pow, 2), read by `dsq * 2 * _sub`, is read as `dsq[:, :, None]`:
+    the square (kept only for its shape) dies in the forward sweep, and the product
+    writes into the dying difference (gmm_lse)."""
+    rng = np.random.default_rng(n)
+    mu, X, w = rng.normal(size=(k, d)), rng.normal(size=(n, d)), rng.normal(size=k)
+    source = checked_source(squared_distances, (mu, X, w), 0, atol=1e-6)
+    assert "unreduce" not in source and "[:, :, None] * 2" in source, source
+    x = rng.normal(size=(n, d))
+    source = checked_source(column_energy, (x,), 0, atol=1e-6)   # (FD rounding of n terms)
+    assert "unreduce" not in source and "[None, :] * 2" in source, source
+    x = rng.normal(size=(k, n, d))
+    source = checked_source(last_axis_energy, (x,), 0, atol=1e-6)
+    assert "unreduce" not in source and "[:, :, None] * 2" in source, source

@@ -158,9 +158,30 @@ class CodeShapes:
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                 self.env.get(node.value.id) is _SHAPE and isinstance(node.slice, gast.Constant):
             return (), WEAK     # x.shape[k]: a Python int
+        if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Tuple):
+            return self._new_axes_shape(node)
         if isinstance(node, gast.Call):
             return self._call_shape(node)
         return None
+
+    def _new_axes_shape(self, node):
+        """`g[:, :, None]`: g's axes, each `:` one, each None a new one of length 1 (as
+        memory/broadcasts.py writes it)."""
+        found = self.shape_of(node.value)
+        if found is None:
+            return None
+        shape, axes = [], iter(found[0])
+        for item in node.slice.elts:
+            if isinstance(item, gast.Constant) and item.value is None:
+                shape.append(1)
+            elif isinstance(item, gast.Slice) and item.lower is None and \
+                    item.upper is None and item.step is None:
+                shape.append(next(axes, None))
+            else:
+                return None
+        if None in shape or next(axes, None) is not None:
+            return None
+        return tuple(shape), found[1]
 
     def _call_shape(self, node):
         helper = self.helpers.get(getattr(node.func, "id", None))
