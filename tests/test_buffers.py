@@ -369,20 +369,21 @@ def clipped(x, y):
 
 @pytest.mark.parametrize("n, k", [(128, 64), (64, 160), (300, 32)])
 def test_the_mask_of_max_multiplies_into_the_dying_adjoint(n, k):
-    """balanced_eq(x, ans, y) has the broadcast shape of its operands (code_shapes knows
-    it), so `g * balanced_eq(...)` writes into g when g dies there: one large temporary
-    fewer (mlp_relu's backward; arrays of 64 KB and more, where a new one page-faults)."""
+    """max's mask, `g * (x == ans)` once split-ties has taken balanced_eq apart, has the
+    broadcast shape of its operands (code_shapes knows it), so it writes into g when g
+    dies there: one large temporary fewer (mlp_relu's backward; arrays of 64 KB and
+    more, where a new one page-faults)."""
     rng = np.random.default_rng(n)
     W, b, X = rng.normal(size=(2, k)), rng.normal(size=k), rng.normal(size=(n, 2))
     # atol: central differences of a sum of n * k sines carry about 3e-8 of rounding at
     # eps=1e-6 (b[142] at n=64, k=160 differs by 2.9e-8 there, by 6e-10 at eps=1e-5)
     source = checked_source(relu_layer, (W, b, X), (0, 1), atol=1e-6)
-    assert "np.multiply(dh, balanced_eq(_add, h, 0), out=dh)" in source
+    assert "np.multiply(dh, (h > 0) | _ties, out=dh)" in source
     # broadcasting operands, and ties (x * 2 == y), which give half the gradient to each
     x, y = rng.normal(size=(n, 1)), rng.normal(size=k)
     y[0] = 2.0 * x[0, 0]
     source = checked_source(clipped, (x, y), (0, 1), atol=1e-6)     # (steps across kinks)
-    assert "balanced_eq(" in source
+    assert "balanced_eq(" not in source and source.count("] *= 0.5") == 2
     dx, dy = grad(clipped, wrt=(0, 1))(x, y)
     a = 2.0 * x[:, 0]
     weight = np.where(y[0] > a, 1.0, np.where(y[0] == a, 0.5, 0.0))
@@ -399,3 +400,33 @@ def test_the_mask_of_max_keeps_float32():
     want = grad(relu_layer, wrt=(0, 1))(W.astype(float), b.astype(float), X.astype(float))
     np.testing.assert_allclose(dW, want[0], rtol=1e-5)
     np.testing.assert_allclose(db, want[1], rtol=1e-5)
+
+
+def squared_distances(mu, X, w):
+    sq = np.sum((X[:, None, :] - mu[None, :, :]) ** 2, axis=2)
+    return np.sum(np.sin(sq) * w)
+
+
+def column_energy(x):
+    return np.sum(np.cos(np.sum(x ** 2, axis=0)))
+
+
+def last_axis_energy(x):
+    return np.sum(np.cos(np.sum(x ** 2, axis=-1)))
+
+
+@pytest.mark.parametrize("n, k, d", [(7, 3, 2), (40, 8, 4), (300, 5, 3)])
+def test_a_reduction_adjoint_is_read_with_new_axes(n, k, d):
+    """unreduce(dsq, _pow, 2), read by `dsq * 2 * _sub`, is read as `dsq[:, :, None]`:
+    the square (kept only for its shape) dies in the forward sweep, and the product
+    writes into the dying difference (gmm_lse)."""
+    rng = np.random.default_rng(n)
+    mu, X, w = rng.normal(size=(k, d)), rng.normal(size=(n, d)), rng.normal(size=k)
+    source = checked_source(squared_distances, (mu, X, w), 0, atol=1e-6)
+    assert "unreduce" not in source and "[:, :, None] * 2" in source, source
+    x = rng.normal(size=(n, d))
+    source = checked_source(column_energy, (x,), 0, atol=1e-6)   # (FD rounding of n terms)
+    assert "unreduce" not in source and "[None, :] * 2" in source, source
+    x = rng.normal(size=(k, n, d))
+    source = checked_source(last_axis_energy, (x,), 0, atol=1e-6)
+    assert "unreduce" not in source and "[:, :, None] * 2" in source, source

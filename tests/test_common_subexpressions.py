@@ -15,7 +15,7 @@ from sgcompiler.optimize.algebraic.algebra import fold_constants
 from sgcompiler.optimize.algebraic.common import share_subexpressions
 from sgcompiler.runtime import unbroadcast
 
-from gradcheck import assert_grad_matches
+from gradcheck import assert_grad_matches, checked_source
 from program_check import check_program
 from program_grammar import Choices, write_program
 
@@ -268,3 +268,20 @@ def test_a_contribution_added_to_itself():
     rng = np.random.default_rng(0)
     assert_grad_matches(square_through_a_slice, (rng.normal(size=(4, 4)) * 0.5,
                                                  rng.normal(size=4) * 0.5))
+
+
+def shifted_sines(x, a, b):
+    t = x + a - 3.0 * b
+    return np.sum(np.sin(t))
+
+
+@pytest.mark.parametrize("n, k", [(6, 4), (1, 5), (40, 3)])
+def test_an_adjoint_moves_up_to_be_shared(n, k):
+    """da = np.sum(dt, axis=0) is what db's statement sums inside it: da moves up and db
+    reads it (gmm_lse's dlog_pi and dlog_sigma), one reduction instead of two."""
+    rng = np.random.default_rng(n + k)
+    x, a, b = rng.normal(size=(n, k)), rng.normal(size=k), rng.normal(size=k)
+    source = checked_source(shifted_sines, (x, a, b), (1, 2))
+    code = [line for line in source.splitlines() if not line.strip().startswith("#")]
+    assert "db = -(da * 3.0)" in source, source
+    assert sum(line.count("np.sum(") for line in code) == 1, source

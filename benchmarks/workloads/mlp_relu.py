@@ -11,9 +11,12 @@ def mlp_relu(W1, b1, W2, b2, X, Y):
 
 
 def mlp_relu_hand(W1, b1, W2, b2, X, Y):
+    # (at a tie, a == 0, np.maximum's gradient is split in half, as grad's is: the same
+    # result at every point, not only where the ReLU has a derivative)
     n = X.shape[0]
     a = X @ W1
     a += b1
+    ties = a == 0.0
     h = np.maximum(a, 0.0, out=a)
     dout = h @ W2
     dout += b2
@@ -22,7 +25,8 @@ def mlp_relu_hand(W1, b1, W2, b2, X, Y):
     dW2 = h.T @ dout
     db2 = np.sum(dout, axis=0)
     dh = dout @ W2.T
-    dh *= h > 0
+    dh *= (h > 0) | ties
+    dh[ties] *= 0.5
     dW1 = X.T @ dh
     db1 = np.sum(dh, axis=0)
     return dW1, db1, dW2, db2

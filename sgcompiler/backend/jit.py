@@ -9,8 +9,9 @@ differs in three ways only, made here on the final tree (`for_numba`):
     _tape.append(x)              ->      _tape_x.append(x)         (backend/numba_tapes.py)
 
 and the pipeline leaves out the optimizations whose code numba cannot type (`NOT_FOR_NUMBA`:
-per-trip values gathered into one `np.array` for a single matrix product; numba loops
-need no such batching).
+per-trip values gathered into one `np.array` for a single matrix product, numba loops
+need no such batching; the ties of max's mask halved through a boolean mask of two
+axes, `d[x == 0] *= 0.5`, which numba's lowering rejects).
 
 Each generated function is compiled on its own: the gradient and the forward and backward
 of each helper it calls (pipeline.piece(backend="numba")), numba code calling the others
@@ -85,7 +86,7 @@ def _numbers_alone():
                 return a + b
             return numbers
         return None
-NOT_FOR_NUMBA = frozenset({"batch-outer-products", "free-after-last-use"})
+NOT_FOR_NUMBA = frozenset({"batch-outer-products", "free-after-last-use", "split-ties"})
 
 
 class JitFallbackWarning(UserWarning):

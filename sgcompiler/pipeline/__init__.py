@@ -80,6 +80,7 @@ from ..optimize.loops.nest import nest_single_uses
 from ..optimize.loops.stacking import stack_tangent_products
 from ..optimize.memory.broadcasts import drop_broadcasts
 from ..optimize.memory.buffers import reuse_buffers
+from ..optimize.memory.ties import split_ties
 from ..optimize.tidy.cleanup import (coalesce_copies, drop_dead, drop_lonely_comments,
                                      free_after_last_use, is_temporary, propagate_copies,
                                      pure_assign, pure_names, runtime_helpers, tidy,
@@ -313,6 +314,9 @@ OPTIMIZATIONS = (
         tree, run["shapes"](), k.np_name, lambda name: name not in k.user_names), True),
     ("stack-tangent-products", lambda tree, k, run: k.hoist and stack_tangent_products(
         tree, run["shapes"](), k.np_name, k.facts), True),
+    ("split-ties", lambda tree, k, run: split_ties(tree.body, run["shapes"](), k.helpers,
+                                                       k.np_name),
+     True),
     ("reuse-buffers", lambda tree, k, run: reuse_buffers(run["shapes"]), True),
     ("quiet-reciprocals", lambda tree, k, run: quiet_reciprocals(
         tree.body, run["reciprocals"], k.np_name), True),

@@ -10,8 +10,10 @@
 A rule's adjoint and the primal often spell the same product twice (`y * y` in the
 primal of `exp(-y * y)` and of `x * x + y * y`, the two operands of a square). Statement
 by statement, in one walk of each block, an expression the block computed before is
-replaced by the name that holds it (or, when a later temporary `t = E` computes what an
-earlier statement computes inside it, `t = E` moves up and that statement reads `t`).
+replaced by the name that holds it (or, when a later `t = E` computes what an earlier
+statement computes inside it, `t = E` moves up and that statement reads `t`: a temporary
+or an adjoint assigned once, `da = np.sum(dt, axis=0)` before `db = -(da * 3.0)`, never
+one of the user's names).
 
 Only pure expressions are shared (arithmetic, comparisons, subscripts, and calls of NumPy
 and runtime helpers: pipeline's `pure`, never random draws or `np.empty`), and only while
@@ -207,7 +209,8 @@ class _Sharing:
 
     def _assigned(self, table, stmt):
         """Share in `t = E`; (E's key,) when an earlier statement computes E inside it and
-        this temporary may move up to compute it there."""
+        `t` (a temporary or an adjoint, assigned once and not read before) may move up to
+        compute it there."""
         target = stmt.targets[0] if len(stmt.targets) == 1 else None
         key = self.key(table, stmt.value)
         if not isinstance(target, gast.Name) or key is None or \
@@ -224,7 +227,7 @@ class _Sharing:
             self.copies = True
             return None
         if held is None and key in table.inner and name not in self.user_names and \
-                name.startswith(("_", "d_")) and self.facts.writes[name] == 1 and \
+                self.facts.writes[name] == 1 and \
                 not self.reads_seen[name]:
             return (key,)
         self._replace_inner(table, stmt, "value", consumed=False)

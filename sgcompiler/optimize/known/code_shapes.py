@@ -32,6 +32,8 @@ _REDUCTIONS = frozenset("sum mean max min prod".split())
 # unbroadcast(..., that argument)
 _LIKE_ARGUMENT = {"logsumexp_grad_a": 2, "solve_grad_a": 2}
 _SHAPE = ("shape",)
+_BOOL = np.dtype(bool)      # a mask's (ties.py): no float dtype, so no arithmetic's
+_COMPARISONS = (gast.Eq, gast.Gt, gast.Lt)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,9 @@ class CodeShapes:
             result = self.shape_of(stmt.value) or self.facts.get(target)
             if isinstance(stmt.value, gast.Attribute) and stmt.value.attr == "shape":
                 result = _SHAPE
+            if isinstance(stmt.value, gast.Compare):    # `_ties = x == 0` (ties.py)
+                result = self._mask_shape(stmt.value)
+                result = result and (result[0], _BOOL)
             if result is None:
                 self.env.pop(target, None)
             else:
@@ -139,6 +144,9 @@ class CodeShapes:
             return ((), WEAK) if number else None
         if isinstance(node, gast.UnaryOp) and type(node.op) in (gast.USub, gast.UAdd):
             return self.shape_of(node.operand)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and \
+                any(self._mask_shape(side) for side in (node.left, node.right)):
+            return self._masked_shape(node)
         if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
             return broadcast([self.shape_of(node.left), self.shape_of(node.right)])
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
@@ -150,9 +158,30 @@ class CodeShapes:
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
                 self.env.get(node.value.id) is _SHAPE and isinstance(node.slice, gast.Constant):
             return (), WEAK     # x.shape[k]: a Python int
+        if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Tuple):
+            return self._new_axes_shape(node)
         if isinstance(node, gast.Call):
             return self._call_shape(node)
         return None
+
+    def _new_axes_shape(self, node):
+        """`g[:, :, None]`: g's axes, each `:` one, each None a new one of length 1 (as
+        memory/broadcasts.py writes it)."""
+        found = self.shape_of(node.value)
+        if found is None:
+            return None
+        shape, axes = [], iter(found[0])
+        for item in node.slice.elts:
+            if isinstance(item, gast.Constant) and item.value is None:
+                shape.append(1)
+            elif isinstance(item, gast.Slice) and item.lower is None and \
+                    item.upper is None and item.step is None:
+                shape.append(next(axes, None))
+            else:
+                return None
+        if None in shape or next(axes, None) is not None:
+            return None
+        return tuple(shape), found[1]
 
     def _call_shape(self, node):
         helper = self.helpers.get(getattr(node.func, "id", None))
@@ -191,6 +220,37 @@ class CodeShapes:
             if any(f is None or len(f[0]) != 1 for f in found):
                 return None
             return found[0][0] + found[1][0], broadcast([((), f[1]) for f in found])[1]
+        return None
+
+    def _masked_shape(self, node):
+        """`g * (x == z)`, `g * ((z > 0) | _ties)` (memory/ties.py): g's dtype (a bool
+        takes the other operand's type) and the broadcast shape, for g a float array and
+        the other side a mask (`_mask_shape`)."""
+        masks = [self._mask_shape(side) for side in (node.left, node.right)]
+        if all(masks) or not any(masks):
+            return None
+        g = node.right if masks[0] else node.left
+        mask = masks[0] or masks[1]
+        return broadcast([self.shape_of(g), (mask[0], WEAK)])  # (no dtype of its own)
+
+    def _mask_shape(self, node):
+        """(shape, bool) of a mask made of arrays of known shapes: one comparison of two
+        operands, a name assigned one, or `|` of masks; else None."""
+        if isinstance(node, gast.Compare):
+            if len(node.ops) != 1 or not isinstance(node.ops[0], _COMPARISONS):
+                return None
+            found = broadcast([self.shape_of(node.left), self.shape_of(node.comparators[0])])
+            return found and (found[0], _BOOL)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.BitOr):
+            left, right = self._mask_shape(node.left), self._mask_shape(node.right)
+            if left is None or right is None:
+                return None
+            found = broadcast([(left[0], WEAK), (right[0], WEAK)])
+            return found and (found[0], _BOOL)
+        if isinstance(node, gast.Name):
+            found = self.env.get(node.id)
+            return found if found is not None and found is not _SHAPE and \
+                found[1] is _BOOL else None
         return None
 
     def _balanced_shape(self, args):

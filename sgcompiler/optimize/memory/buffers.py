@@ -286,7 +286,8 @@ class _Buffers(CodeShapes):
         if isinstance(node, gast.Name):
             if not kept:
                 self.owned.discard(node.id)
-        elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+            # (a comparison's operands are read, not kept: `_ties = x == 0`, ties.py)
             for child in gast.iter_child_nodes(node):
                 self._escape_walk(child, True)
         elif isinstance(node, gast.Attribute) and node.attr == "shape":
