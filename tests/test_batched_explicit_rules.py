@@ -42,10 +42,6 @@ def norms(x, c):
     return np.linalg.norm(x * c) ** 3 + np.sum(np.linalg.norm(np.tanh(x), axis=0))
 
 
-def products(x, c):
-    return np.sum(np.prod(1.0 + 0.3 * x * c, axis=0))
-
-
 def lse(x, c):
     return np.sum(scipy.special.logsumexp(x * c, axis=0) ** 2) + \
         scipy.special.logsumexp(np.sin(x))
