@@ -1851,3 +1851,40 @@ def test_batch_map_of_tangents_with_no_direction_in_them():
     out = batch_map(lambda u, v: u[0] + u[1] + v, (0, 1), [0.0, t], t)    # (0.0: a zero)
     np.testing.assert_array_equal(out, 2 * t)
     np.testing.assert_array_equal(batch_map(old_item, (0,), {1: t}, 1), t)
+
+
+# Session 10, program_check --hessian with every extra, seeds 906000-906149 (140 ok, 8
+# refused as expected, 2 crashes):
+# - 906144: a container's 0.0 part (zeros_tree) has a batched zero of shape (batch,),
+#   a zero of any shape; batch_item of it as an array's tangent moved an axis it lacks.
+# - 906030: a helper's tangent for a list it got no tangent for is a plain 0.0, and the
+#   caller's tangent of the list's item indexed it (d_arg_dot[0]: 'float' object is not
+#   subscriptable); an item of a container's tangent is item_adjoint(t, i) now.
+
+def _join_after_sine(a, u):
+    return [np.sin(u)] + a
+
+
+def item_of_a_joined_list(x, y):
+    a = _join_after_sine([np.asarray([x[0], -0.7, 2.0])], y)[0]
+    return np.sum(a * x * x)
+
+
+def test_hessian_through_an_item_of_a_list_joined_in_a_helper():
+    from sgcompiler import hessian
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    np.testing.assert_allclose(hessian(item_of_a_joined_list)(x, y), 2 * np.diag(np.sin(y)),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [906030, 906144])
+def test_hessian_programs_of_session_10(seed):
+    import random
+    from program_check import check_program_hessian
+    from program_grammar import Choices, write_program
+    source, y_float = write_program(Choices(random.Random(seed).randrange), extended=True,
+                                    extras=("containers", "growing", "picks", "scopes",
+                                            "sigmoids"))
+    outcome = check_program_hessian(source, y_float)
+    assert outcome.status == "ok", f"{source}\n{outcome.detail}"

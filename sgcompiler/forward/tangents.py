@@ -246,6 +246,14 @@ class _Forward:
                 return None
             if self.batched is not None:
                 return self.batched.index(stmt, base)
+            container = stmt.value.value
+            if isinstance(container, gast.Name) and \
+                    self.shapes.kind(container.id) != ARRAY and \
+                    not any(isinstance(n, gast.Slice) for n in walk(stmt.value.slice)):
+                # a container's tangent may be a plain 0.0 (a helper's zero for a list
+                # it got no tangent for): its item is 0.0 then
+                return self.helper_call("item_adjoint", [base,
+                                                         copy.deepcopy(stmt.value.slice)])
             return gast.Subscript(value=base, slice=copy.deepcopy(stmt.value.slice),
                                   ctx=gast.Load())
         if op.kind == CONTAINER and isinstance(stmt.value, gast.Dict):

@@ -135,7 +135,13 @@ def batch_map(fn, positions, *args, **kwargs):
     size = next((n for n in map(_size, (args[p] for p in positions)) if n is not None),
                 None)
     if size is None:
-        return fn(*args, **kwargs)
+        out = fn(*args, **kwargs)
+        if _numbers_only(out):
+            return out
+        # an array made from the other arguments (item_adjoint's zeros of x's shape) has
+        # no batch axis: one jvp per column instead
+        raise BatchMismatch(f"{getattr(fn, '__name__', 'a function')} of a tangent with no "
+                            "direction in it")
     results = []
     for k in range(size):
         call = list(args)
@@ -157,6 +163,15 @@ def batch_array(t):
         raise BatchMismatch("a list's tangent without directions")
     shape = np.broadcast_shapes(*(np.shape(v)[1:] for v in items if np.ndim(v) > 0))
     return np.stack([np.broadcast_to(v, (size,) + shape) for v in items], axis=1)
+
+
+def _numbers_only(value) -> bool:
+    """Whether a value is a number, or a container of numbers alone (zeros of any shape)."""
+    if isinstance(value, dict):
+        return all(map(_numbers_only, value.values()))
+    if isinstance(value, (list, tuple)):
+        return all(map(_numbers_only, value))
+    return np.ndim(value) == 0
 
 
 def _size(tangent):
@@ -262,6 +277,9 @@ def batch_item(t, x, index):
     tangents are batched); of an array, every direction's x[index]."""
     if isinstance(x, (list, tuple, dict)):
         return t[index]
+    if np.ndim(t) < np.ndim(x) + 1:
+        # (a zero of any shape, batched: a container's 0.0 part, from zeros_tree)
+        t = np.broadcast_to(_ranked(t, np.ndim(x)), np.shape(t)[:1] + np.shape(x))
     return batch_first(batch_last(t)[last_index(index)])
 
 
