@@ -1888,3 +1888,23 @@ def test_hessian_programs_of_session_10(seed):
                                             "sigmoids"))
     outcome = check_program_hessian(source, y_float)
     assert outcome.status == "ok", f"{source}\n{outcome.detail}"
+
+
+# Session 10, benchmarks/batched_hessians.py --census: the Hessians of two real specimens
+# were refused, "no derivative rule for real_only" (the complex-mode guard that the
+# gradient of np.fft.fftshift, np.real_if_close and np.gradient's helpers calls). It has
+# rules now (linear in g; its operands, a tuple, only checked), so grad of grad reads it.
+
+@pytest.mark.parametrize("name, shape", [("reorders", (6,)), ("gradient_axes", (4, 5))])
+def test_second_order_through_the_real_only_guard(name, shape):
+    import specimens_numpy
+    from sgcompiler import check_grads, hessian
+    f = getattr(specimens_numpy, name)
+    x = np.random.default_rng(1).normal(size=shape)
+    check_grads(f, (x,), order=2, modes=("fwd", "rev"))
+    g, eps = grad(f), 1e-6
+    basis = np.eye(x.size).reshape((x.size,) + shape)
+    numeric = np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in basis], -1)
+    with pytest.warns(Warning):     # (per column: complex values in the FFT's helpers)
+        np.testing.assert_allclose(hessian(f)(x), numeric.reshape(shape + shape),
+                                   rtol=1e-5, atol=1e-5)

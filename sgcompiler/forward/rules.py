@@ -103,8 +103,8 @@ class TangentRules:
                                       if isinstance(n, gast.Name)))
         if not {target, *operands} & self.fwd.maybe_complex:
             return tangent
-        return self.fwd.helper_call("real_only", [tangent, const(rule.name)] +
-                                    [load(n) for n in operands])
+        return self.fwd.helper_call("real_only", [tangent, const(rule.name), gast.Tuple(
+            elts=[load(n) for n in operands], ctx=gast.Load())])
 
     def values(self, rule, op, target):
         values = {"ans": load(target)}

@@ -40,6 +40,7 @@ from .batch import BatchedRules, NotBatchable
 from .rules import TangentRules
 from .scales import fold_scales
 from ..ir.blocks import walk
+from ..ir.origins import is_generated
 
 LOOPS = (gast.For, gast.While)
 
@@ -247,11 +248,11 @@ class _Forward:
             if self.batched is not None:
                 return self.batched.index(stmt, base)
             container = stmt.value.value
-            if isinstance(container, gast.Name) and \
+            if isinstance(container, gast.Name) and is_generated(self.fn.filename) and \
                     self.shapes.kind(container.id) != ARRAY and \
                     not any(isinstance(n, gast.Slice) for n in walk(stmt.value.slice)):
-                # a container's tangent may be a plain 0.0 (a helper's zero for a list
-                # it got no tangent for): its item is 0.0 then
+                # in gradient code read again, a container's tangent may be a plain 0.0
+                # (a helper's zero for a list it got no tangent for): its item is 0.0 then
                 return self.helper_call("item_adjoint", [base,
                                                          copy.deepcopy(stmt.value.slice)])
             return gast.Subscript(value=base, slice=copy.deepcopy(stmt.value.slice),

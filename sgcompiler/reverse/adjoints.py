@@ -206,8 +206,8 @@ def complex_guard(rev, op, name, target, expr):
     operands = list(dict.fromkeys(n.id for a in op.args.values() for n in walk(a)
                                   if isinstance(n, gast.Name)))
     rev.reads.update(operands)
-    return rev.helper_call("real_only", [expr, const(op.rule.name)] +
-                           [load(n) for n in operands])
+    return rev.helper_call("real_only", [expr, const(op.rule.name), gast.Tuple(
+        elts=[load(n) for n in operands], ctx=gast.Load())])
 
 
 # helpers whose result is real whatever their arguments, and helpers that keep their first

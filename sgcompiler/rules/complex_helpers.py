@@ -17,7 +17,7 @@ import numpy as np
 
 from ..runtime.complex_numbers import (abs_squared, complex_sign, complex_sign_grad,
                                        complex_sign_reciprocal, complex_sign_reciprocal_slope,
-                                       complex_sign_tangent, real_like)
+                                       complex_sign_tangent, real_like, real_only)
 from ..runtime.numpy.fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad,
                            irfft_grad, irfftn_grad, rfft_grad, rfftn_grad)
 from ..runtime import (add_at, add_trees, as_float, copied, cumsum_grad, dot_grad_left,
@@ -57,6 +57,13 @@ def abs_squared_complex_tangent(t, ans, z):
 @vjp(real_like, name="real_like")
 def real_like_(g, ans, g_, x):
     return real_like(real_like(g, x), g_), 0.0
+
+
+# real_only(g_, name, operands) is g_ (the operands are only checked for complex values):
+# its adjoint is g, checked again; its tangent the tangent of g_ (linear, below)
+@vjp(real_only, name="real_only")
+def real_only_(g, ans, g_, name, operands=()):
+    return real_only(g, name, operands), 0.0, 0.0
 
 
 @vjp(complex_sign, name="complex_sign", elementwise=True)
@@ -119,7 +126,7 @@ def ihfft_grad_(g, ans, g_, a, n, axis, norm):
     return np.fft.ihfft(g, n, axis, norm), 0.0, 0.0
 
 
-_LINEAR = (real_like, fft_grad, fftn_grad, rfft_grad, irfft_grad, rfftn_grad, irfftn_grad,
+_LINEAR = (real_like, real_only, fft_grad, fftn_grad, rfft_grad, irfft_grad, rfftn_grad, irfftn_grad,
            hfft_grad, ihfft_grad)
 linear(*_LINEAR)
 complex_safe(*_LINEAR, complex_sign, complex_sign_reciprocal)

@@ -25,15 +25,26 @@ def real_like(g, x):
     return np.real(g) if np.iscomplexobj(g) else g
 
 
-def real_only(g, name, *operands):
-    """`g`, from a rule written for real operands: refused when one of them is complex."""
+def real_only(g, name, operands=()):
+    """`g`, from a rule written for real operands (a tuple of them): refused when one of
+    them is complex. Linear in g (rules/complex_helpers.py), so grad of grad reads it."""
     for x in operands:
-        if np.iscomplexobj(x):
+        if _any_complex(x):
             raise TypeError(f"{name} has no derivative rule for complex values; "
                             "differentiate it on real values (np.real, np.imag or np.abs "
                             "of the complex ones), or register a rule with "
                             "sgcompiler.adjoint")
     return g
+
+
+def _any_complex(x) -> bool:
+    """Whether x, or a leaf of x (a list, tuple or dict of arrays), is complex."""
+    if isinstance(x, dict):
+        return any(map(_any_complex, x.values()))
+    if isinstance(x, (list, tuple)):
+        return any(map(_any_complex, x))
+    return isinstance(x, (complex, np.complexfloating)) or \
+        np.issubdtype(getattr(x, "dtype", np.float64), np.complexfloating)
 
 
 def abs_squared(z):
