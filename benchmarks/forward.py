@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import timing  # noqa: E402
-from benchmarks.systems import rebind  # noqa: E402
+from benchmarks.systems import jax_cpu, rebind  # noqa: E402
 from benchmarks.workloads import mlp as mlp_workload, rnn as rnn_workload  # noqa: E402
 from sgcompiler import grad, hessian, hvp, jvp  # noqa: E402
 
@@ -82,18 +82,6 @@ def _with_autograd(contenders, call, want, ag):
                                err_msg="autograd")
     contenders["autograd"] = call
     return contenders
-
-
-def _jax():
-    """(jax, jax.numpy) set up for float64 on the CPU, or None when JAX is not installed."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_platforms", "cpu")
-    return jax, jnp
 
 
 def _as_jax(fn, jax, jnp):
@@ -205,7 +193,7 @@ def main(argv=None) -> int:
     threads = timing.limit_threads(args.threads)
     sizes = SIZES["smoke" if args.smoke else "full"]
     rng = np.random.default_rng(0)
-    jx = None if args.smoke or args.no_jax else _jax()     # (importing JAX takes seconds)
+    jx = None if args.smoke or args.no_jax else jax_cpu()     # (importing JAX takes seconds)
     ag = None if args.no_autograd else _autograd()        # (checked in --smoke too)
     cases = [("jvp of the RNN / forward pass", _rnn_case(sizes["rnn"], rng, jx, ag), 2.0),
              ("Hessian of logistic regression / hand-written", _logreg_case(

@@ -29,6 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import timing  # noqa: E402
+from benchmarks.systems import jax_cpu  # noqa: E402
 from sgcompiler import grad, jacobian  # noqa: E402
 
 try:
@@ -93,18 +94,6 @@ def jacobian_data(d, rng):
 
 def _autograd_fifty(x, A, B):
     return anp.tanh(anp.dot(A, x)) * anp.dot(B, x ** 2)
-
-
-def _jax():
-    """(jax, jax.numpy) set up for float64 on the CPU, or None when JAX is not installed."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_platforms", "cpu")
-    return jax, jnp
 
 
 def _add_jax(calls, name, fn, args, jax):
@@ -177,7 +166,7 @@ def main(argv=None) -> int:
                         help="BLAS threads (default 1: the ratios are of work, not of cores)")
     args = parser.parse_args(argv)
     threads = timing.limit_threads(args.threads)
-    jx = None if args.smoke or args.no_jax else _jax()
+    jx = None if args.smoke or args.no_jax else jax_cpu()
     status = 0
     lines = ["| workload | contender | median time | x forward | x sgcompiler |",
              "| --- | --- | --- | --- | --- |"]

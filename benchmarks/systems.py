@@ -88,11 +88,20 @@ def prepare_autograd(workload, args):
     return (lambda: g(*args)), lambda r: tuple(np.asarray(x) for x in as_tuple(r))
 
 
-def _jax():
-    import jax
+def jax_cpu():
+    """(jax, jax.numpy) set up for float64 on the CPU, or None when JAX is not installed."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_platforms", "cpu")
-    return jax
+    return jax, jnp
+
+
+def _jax():
+    return jax_cpu()[0]
 
 
 def _jax_setup(workload, args):
