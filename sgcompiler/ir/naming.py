@@ -18,6 +18,16 @@ _OP_NAMES = {
 }
 
 
+def unused_name(preferred: str, taken: set) -> str:
+    """`preferred`, or `preferred2`, `preferred3`, ... : the first not in `taken`, which
+    it joins."""
+    name, k = preferred, 2
+    while name in taken:
+        name, k = f"{preferred}{k}", k + 1
+    taken.add(name)
+    return name
+
+
 def op_name(op) -> str:
     return _OP_NAMES.get(type(op), type(op).__name__.lower())
 

@@ -32,6 +32,7 @@ import gast
 
 from ...ir.blocks import blocks, nodes
 from ...ir.builders import const, load, store
+from ...ir.naming import unused_name
 
 
 def batch_outer_products(tree: gast.FunctionDef, np_name: str):
@@ -78,7 +79,7 @@ def _batch(loop, np_name, taken, later):
         target, left, right, matrix = found
         values = value_at(left, position), value_at(right, position)
         for value in values:
-            lists.setdefault(value, (_fresh(f"_{value[0].lstrip('_')}s", taken), stmt))
+            lists.setdefault(value, (unused_name(f"_{value[0].lstrip('_')}s", taken), stmt))
         products.append((stmt, target) + values + (matrix,))
     if not products:
         return [], []
@@ -247,13 +248,6 @@ def _before_top_statements(tree, shapes, rewrite) -> None:
         shapes.track(stmt)
         i += 1
 
-
-def _fresh(preferred, taken):
-    name, k = preferred, 2
-    while name in taken:
-        name, k = f"{preferred}{k}", k + 1
-    taken.add(name)
-    return name
 
 
 def _append(rows, value):

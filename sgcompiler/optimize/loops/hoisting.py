@@ -30,7 +30,8 @@ import gast
 
 from ...ir.blocks import nodes
 from ...ir.builders import load, store
-from .batching import _aliases, _assigned, _before_top_statements, _fresh, _mutated
+from ...ir.naming import unused_name
+from .batching import _aliases, _assigned, _before_top_statements, _mutated
 
 
 def hoist_row_products(tree: gast.FunctionDef, shapes, np_name: str, movable) -> None:
@@ -141,7 +142,7 @@ class _Loop:
                 break
         if hoisted is None:
             return None
-        name = _fresh(f"{target}s", self.taken)
+        name = unused_name(f"{target}s", self.taken)
         stmt.value = gast.Subscript(value=load(name), slice=load(self.loop.target.id),
                                     ctx=gast.Load())
         self.rows[target] = (name, hoisted[1])

@@ -53,7 +53,8 @@ import numpy
 
 from ...ir.blocks import assignment, nodes
 from ...ir.builders import const, load, store
-from .batching import _aliases, _assigned, _before_top_statements, _fresh, _mutated
+from ...ir.naming import unused_name
+from .batching import _aliases, _assigned, _before_top_statements, _mutated
 
 # The most elements a matrix may have to be stacked: a product saved is a call saved,
 # which pays where the call costs more than its arithmetic (measured on an RNN step:
@@ -158,7 +159,7 @@ class _Loop:
         """The name of np.concatenate((W, V), axis=axis), made before the loop when new."""
         key = (W, V, axis)
         if key not in self.stacked:
-            self.stacked[key] = _fresh(f"_{W}_{V}" if not W.startswith("_") else
+            self.stacked[key] = unused_name(f"_{W}_{V}" if not W.startswith("_") else
                                        f"{W}_both", self.taken)
             pair = gast.Tuple(elts=[load(W), load(V)], ctx=gast.Load())
             side = [gast.keyword(arg="axis", value=const(axis))] if axis else []
@@ -177,7 +178,7 @@ class _Loop:
             return None
         (rows, cols), _ = self._matrix(W)
         stacked = load(self._stacking(W.id, V.id, 0 if matrix_first else 1, before))
-        both = _fresh(f"{a}_both", self.taken)
+        both = unused_name(f"{a}_both", self.taken)
         product = gast.BinOp(left=stacked, op=gast.MatMult(), right=load(h.id)) \
             if matrix_first else gast.BinOp(left=load(h.id), op=gast.MatMult(), right=stacked)
         size = rows if matrix_first else cols
@@ -238,7 +239,7 @@ class _Loop:
         stacked = load(self._stacking(X, X_dot, -1 if axis is None else axis, before))
         part = stacked if index is None else gast.Subscript(
             value=stacked, slice=copy.deepcopy(index), ctx=gast.Load())
-        both = _fresh(f"{s}_both", self.taken)
+        both = unused_name(f"{s}_both", self.taken)
         new = [_assign(both, gast.BinOp(left=load(pair.both), op=gast.Add(), right=part),
                        body[sums]),
                _assign(s, _half(both, pair.axis, None, pair.size), body[sums]),

@@ -36,6 +36,7 @@ import numpy as np
 
 from ...ir.blocks import nodes
 from ...ir.builders import load, store
+from ...ir.naming import unused_name
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -65,7 +66,7 @@ def split_ties(body, shapes, helpers, np_name) -> None:
                 if whole:           # d = g * balanced_eq(...): d's own ties after it
                     name, stmt.value = stmt.targets[0].id, chosen
                 else:               # a temporary before the statement that reads it
-                    name = _fresh("_masked", taken)
+                    name = unused_name("_masked", taken)
                     before.append(gast.Assign(targets=[store(name)], value=chosen,
                                               type_comment=None))
                     _replace(stmt, product, load(name))
@@ -115,7 +116,7 @@ def _ties_saved(body, made, np_name, taken) -> None:
                 x in changed or z in changed or len(later) != 2 * len(mine) or \
                 any(id(n) not in theirs for n in later):
             continue
-        ties = _fresh("_ties", taken)
+        ties = unused_name("_ties", taken)
         for chosen, tied, *_ in mine:
             mask = gast.BinOp(left=gast.Compare(left=load(z), ops=[op()],
                                                 comparators=[_copy(c)]),
@@ -249,10 +250,3 @@ def _replace(stmt, old, new) -> bool:
                 return True
     return False
 
-
-def _fresh(preferred, taken):
-    name, k = preferred, 2
-    while name in taken:
-        name, k = f"{preferred}{k}", k + 1
-    taken.add(name)
-    return name
