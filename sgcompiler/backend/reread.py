@@ -17,6 +17,8 @@ order code keeps to the language the front end accepts once these four things ar
     _tape.append(buf)         ->    _tape.append(copied(buf))  (buf is written into later:
     _buf_old = buf            ->    _buf_old = copied(buf)      the front end refuses a
     return (t, (buf, x))      ->    ... (copied(buf), x)        reference to it)
+    h_backward(dbuf, s)       ->    h_backward(copied(dbuf), s)
+    v = buf[i]                ->    v = copied(buf[i])          (a row of it: a view)
 
 (The last one matters most: a call for its effect carries no gradient, so the adjoint it
 adds would be lost the next time round.)
@@ -25,6 +27,8 @@ A tape is then a list that the primal sweep appends to and the adjoint sweep rea
 end, counting, which the front end differentiates like any list. The arithmetic is the same, statement for statement.
 """
 from __future__ import annotations
+
+import builtins
 
 import gast
 import numpy as np
@@ -107,6 +111,12 @@ def _copy_saved(tree, linker, written, counts, namer):
                 node.value.slice.id in counts:        # restored from a tape: x = t[t_n]
             node.value = gast.Call(func=load(linker.name_for("copied", runtime.copied)),
                                    args=[node.value], keywords=[])
+        elif isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
+                isinstance(node.value, gast.Subscript) and \
+                isinstance(node.value.value, gast.Name) and node.value.value.id in written:
+            # _buf_i = buf[i], a row of an array written into later: a copy of it
+            node.value = gast.Call(func=load(linker.name_for("copied", runtime.copied)),
+                                   args=[node.value], keywords=[])
         elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
                 isinstance(node.value.func, gast.Attribute) and \
                 node.value.func.attr == "append" and len(node.value.args) == 1 and \
@@ -115,6 +125,30 @@ def _copy_saved(tree, linker, written, counts, namer):
             node.value.args[0] = copy_of(node.value.args[0].id)
         elif isinstance(node, gast.Return) and node.value is not None:
             _copy_returned(node, written, copy_of)
+        elif isinstance(node, gast.Call):
+            _copy_passed(node, linker, written, copy_of)
+
+
+def _copy_passed(call, linker, written, copy_of):
+    """`h_backward(dbuf, saved)` -> `h_backward(copied(dbuf), saved)`: a function of the
+    user's (or its forward and backward pieces) may return what it is given, as an
+    identity does, and the front end refuses such a reference to an array the code
+    writes into (the adjoint sweep would put the written elements back through it).
+    NumPy's functions and sgcompiler's helpers, which the front end knows, are left as
+    they are."""
+    func = call.func
+    if not isinstance(func, gast.Name) or func.id in _BUILTINS:
+        return
+    target = linker.names.get(func.id)
+    if target is None or runtime.is_helper(target) or \
+            getattr(target, "__module__", "").split(".")[0] in ("numpy", "scipy", "math"):
+        return
+    for k, arg in enumerate(call.args):
+        if isinstance(arg, gast.Name) and arg.id in written:
+            call.args[k] = copy_of(arg.id)
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 def _copy_returned(ret, written, copy_of):
