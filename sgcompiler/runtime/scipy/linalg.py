@@ -347,12 +347,19 @@ def _solve_as(a, b, lower, assume_a, transposed):
     return scipy.linalg.solve(a, b, lower=lower, assume_a=assume_a)
 
 
+def _read_as_solved(a_dot, lower, assume_a, transposed):
+    """A's tangent as the solve reads A: transposed, or from the triangle read for a
+    symmetric one (of the last two axes: a stack of directions too)."""
+    triangle = _triangle(assume_a, lower)
+    if triangle is not None:
+        return _symmetric(a_dot, triangle)
+    return mT(a_dot) if transposed else a_dot
+
+
 def solve_tangent_matrix(a_dot, ans, a, b, lower=False, assume_a=None, transposed=False):
     """Tangent of x = scipy.linalg.solve(a, b) along a: -A^-1 A' x (transposed: A^-T A'^T x;
     A' from the triangle read, for symmetric a)."""
-    triangle = _triangle(assume_a, lower)
-    a_dot = (mT(a_dot) if transposed else a_dot) if triangle is None else \
-        _symmetric(a_dot, triangle)
+    a_dot = _read_as_solved(a_dot, lower, assume_a, transposed)
     return _solve_as(a, -(a_dot @ ans), lower, assume_a, transposed)
 
 
@@ -365,9 +372,7 @@ def batch_solve_tangent_matrix(a_dot, ans, a, b, lower=False, assume_a=None,
                                transposed=False):
     """solve_tangent_matrix(a_dot[k], ans, a, b, ...) for each direction k (the triangle,
     the transpose and the product are of the last two axes: one solve of them all)."""
-    triangle = _triangle(assume_a, lower)
-    a_dot = (mT(a_dot) if transposed else a_dot) if triangle is None else \
-        _symmetric(a_dot, triangle)
+    a_dot = _read_as_solved(a_dot, lower, assume_a, transposed)
     return _batch_solve_as(a, -(a_dot @ ans), lower, assume_a, transposed)
 
 
