@@ -5,7 +5,10 @@ A list's batched tangent is a list of batched items, not an array with the batch
 first: np.sum, np.mean, np.prod, np.max or np.linalg.norm of it took the items for the
 directions (a silently wrong Jacobian; with as many items as directions no shape error
 told), and np.dot of a list crashed the gradient (`g * x` of a list). Found by the
-forward-mode generator on the extended grammar, seed 904182 (session 10).
+forward-mode generator on the extended grammar, seed 904182 (session 10). Python's own
+operators and builtins keep a list's semantics (`[t] * 3` repeats it): reading their
+list's tangent as an array multiplied it instead (the first fix's own wrong Jacobian,
+found by the same generator, seeds 916027-916136: 5 wrong, 3 crashes).
 
 Each function is checked four ways: the gradient against finite differences, the
 forward-mode Jacobian against the gradient, the Hessian against differences of the
@@ -60,7 +63,26 @@ def array_of_a_comprehension(x):         # (mapped over the directions: right be
     return np.sum(np.array([v * v for v in x]) * x)
 
 
-FUNCTIONS = [sum_of_a_comprehension, mean_of_a_comprehension, prod_of_a_comprehension,
+def items_of_a_repeated_list(x):        # (`[t] * 3` repeats: no array is made of it)
+    r = [np.sin(x).mean()] * 3
+    return r[0] * r[-1] + r[1] * x[0]
+
+
+def repeated_in_a_helper(x):
+    r = _repeat([np.sin(x).mean(), x[1]], 2)
+    return r[0] * r[-1] + r[2] * x[0]
+
+
+def _repeat(a, n):
+    return a * n
+
+
+def python_sum_of_a_list(x):
+    return sum([v * x[1] for v in x]) * x[0]
+
+
+FUNCTIONS = [items_of_a_repeated_list, repeated_in_a_helper, python_sum_of_a_list,
+             sum_of_a_comprehension, mean_of_a_comprehension, prod_of_a_comprehension,
              max_of_a_comprehension, norm_of_a_comprehension, sum_of_a_nested_list,
              sum_along_an_axis_of_a_list, dot_of_a_list, dot_with_a_list_on_the_right,
              array_of_a_comprehension]

@@ -116,7 +116,8 @@ EXPECTED_REFUSAL = "this loop runs over a dict"
 
 
 @pytest.mark.parametrize("seed", [903012, 903018, 903024, 903047, 903000, 903001, 903002,
-                                  903003] + fuzz_session.program_seeds(4))
+                                  903003, 904182, 916056, 916088, 916124]
+                         + fuzz_session.program_seeds(4))
 def test_jvp_of_extended_random_program(seed):
     source, y_float = write_program(Choices(random.Random(seed).randrange), extended=True,
                                     extras=EXTRAS)

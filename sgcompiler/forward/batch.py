@@ -102,7 +102,8 @@ class BatchedRules:
     def tangent(self, stmt, op, target, rule, active):
         lists = {self.fwd.tname(n) for _, n in active
                  if self.fwd.shapes.kind(n) == CONTAINER}
-        if lists and not (rule.kind == "linear" and rule.primitive not in _ARRAY_READERS):
+        if lists and (rule.primitive in _ARRAY_READERS or _takes_arrays(rule) and
+                      rule.kind != "linear"):
             # a list's batched tangent is a list of batched items, not an array with the
             # batch axis first (np.sum or np.prod of it took the items for directions):
             # what reads it as an array reads batch_array(t), its items stacked after
@@ -510,6 +511,14 @@ class BatchedRules:
             return self.fwd.helper_call("batch_zeros", [copy.deepcopy(atom),
                                                         const(self.fwd.batch)])
         return self.fwd.np_call("zeros", [const((self.fwd.batch,) + tuple(shape))])
+
+
+def _takes_arrays(rule) -> bool:
+    """Whether a rule's function reads a list it is given as an array (NumPy's and
+    SciPy's do); Python's operators and builtins keep its list semantics (`[t] * 3`
+    repeats the list, `sum(ts)` adds its items), which a list's batched tangent, a list
+    of batched items, has too."""
+    return rule.name.split(".")[0] in ("np", "numpy", "scipy")
 
 
 def _reading_as_arrays(expr, names, linker):
