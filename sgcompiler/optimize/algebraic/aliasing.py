@@ -116,17 +116,17 @@ def top_values(stmt):
     return []
 
 
-def written_into(node):
-    """The names whose array `node` itself writes into."""
+def written_into(node) -> tuple:
+    """The names whose array `node` itself writes into (a tuple, not a generator: it is
+    asked of every node of the function, and most write into nothing)."""
     if isinstance(node, gast.AugAssign):
-        yield root(node.target)
-    elif isinstance(node, (gast.Subscript, gast.Attribute)) and \
-            isinstance(node.ctx, (gast.Store, gast.Del)):
-        yield root(node.value)
-    elif isinstance(node, gast.Call):
-        for k in node.keywords:
-            if k.arg == "out":
-                yield from (n.id for n in nodes(k.value) if isinstance(n, gast.Name))
+        return (root(node.target),)
+    if isinstance(node, (gast.Subscript, gast.Attribute)):
+        return (root(node.value),) if isinstance(node.ctx, (gast.Store, gast.Del)) else ()
+    if isinstance(node, gast.Call):
+        return tuple(n.id for k in node.keywords if k.arg == "out"
+                     for n in nodes(k.value) if isinstance(n, gast.Name))
+    return ()
 
 
 def root(node):
