@@ -331,7 +331,11 @@ class _Sharing:
                                  gast.expr_context)):
             raise _Impure
         parts = [type(node).__name__]
-        for field, value in gast.iter_fields(node):
+        for field in node._fields:          # (gast.iter_fields, without its generator)
+            try:
+                value = getattr(node, field)
+            except AttributeError:
+                continue
             if isinstance(value, list):
                 parts.append(tuple(self._key(table, v, names) for v in value))
             elif isinstance(value, gast.AST):
@@ -345,12 +349,26 @@ class _Sharing:
         func = call.func
         while isinstance(func, gast.Attribute):
             func = func.value
-        chain = gast.dump(call.func)
         name = getattr(func, "id", None)
-        if "'random'" in chain or any(k.arg == "out" for k in call.keywords) or \
+        if _mentions_random(call.func) or any(k.arg == "out" for k in call.keywords) or \
                 getattr(call.func, "attr", None) in _UNEQUAL or \
                 not (name in self.facts.pure or (name in _PLAIN and func is call.func)):
             raise _Impure
+
+
+def _mentions_random(func) -> bool:
+    """Whether gast.dump(func) spells 'random' (np.random.normal, random.gauss): for
+    `name` and `name.attr` without printing them."""
+    if _plain_name(func):
+        return func.id == "random"
+    if isinstance(func, gast.Attribute) and _plain_name(func.value):
+        return func.attr == "random" or func.value.id == "random"
+    return "'random'" in gast.dump(func)
+
+
+def _plain_name(node) -> bool:
+    return isinstance(node, gast.Name) and node.annotation is None and \
+        node.type_comment is None
 
 
 class _Impure(Exception):
