@@ -45,10 +45,15 @@ def broadcast(found):
         return None
     if any(f is _PENDING for f in found):
         return _PENDING
-    try:
-        shape = np.broadcast_shapes(*(s for s, _ in found))
-    except ValueError:
-        return None
+    first = found[0][0] if found else None
+    if type(first) is tuple and all(type(n) is int and n >= 0 for n in first) and \
+            all(s == first for s, _ in found):
+        shape = first       # (the common case, without NumPy's broadcast_shapes call)
+    else:
+        try:
+            shape = np.broadcast_shapes(*(s for s, _ in found))
+        except ValueError:
+            return None
     strong = [d for _, d in found if d is not WEAK]
     if not strong:
         return shape, (WEAK if shape == () else None)

@@ -38,7 +38,7 @@ from .source import FunctionSource
 from .iteration import IterationForms
 from .lower import lower
 from .resolve import Resolution, index_join, local_names
-from ..ir.blocks import walk
+from ..ir.blocks import nodes, walk
 
 RESULT = "result"
 
@@ -83,7 +83,7 @@ def normalize(fn: FunctionSource, resolution: Resolution) -> Normalized:
     body = lower([s for s in tree.body if not _is_docstring(s)], namer)
     normalizer = _Normalizer(fn, resolution, namer, _versioned_names(body, params))
     normalizer.single_return = sum(isinstance(n, gast.Return) for s in body
-                                   for n in walk(s)) == 1 and isinstance(body[-1],
+                                   for n in nodes(s)) == 1 and isinstance(body[-1],
                                                                               gast.Return)
     normalizer.current.update((p, p) for p in params if p in normalizer.versionable)
     out = normalizer.block(body)
@@ -102,7 +102,7 @@ def _versioned_names(body, params) -> set:
     for stmt in body:
         into = top if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)) \
             else nested
-        for node in walk(stmt):
+        for node in nodes(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 into.add(node.id)
     return top - nested
@@ -192,7 +192,7 @@ class _Normalizer(IterationForms):
             rhs = self.op(value, target.id)
             name = self.new_version(target.id)
             if not isinstance(rhs, gast.Name) and any(
-                    isinstance(n, gast.Name) and n.id == name for n in walk(rhs)):
+                    isinstance(n, gast.Name) and n.id == name for n in nodes(rhs)):
                 # `y = y * 2` in a branch or loop: keep the old and new value apart, so
                 # the adjoint can see both.
                 temp = self.namer.temp(self.hint(value, target.id))
@@ -203,9 +203,9 @@ class _Normalizer(IterationForms):
         if isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
                 # `a, b = b, a` must read both before writing either
-                stored = {n.id for n in walk(target) if isinstance(n, gast.Name)}
+                stored = {n.id for n in nodes(target) if isinstance(n, gast.Name)}
                 swap = any(isinstance(n, gast.Name) and n.id in stored
-                           for v in value.elts for n in walk(v))
+                           for v in value.elts for n in nodes(v))
                 parts = [self.atom(v, "value", fresh=swap) for v in value.elts]
             else:
                 whole = self.atom(value, "value")

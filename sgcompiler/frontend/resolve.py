@@ -33,7 +33,7 @@ from ..runtime import is_helper, stop_gradient
 from .forms.objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import local_names  # noqa: F401 (later stages read it from here)
-from ..ir.blocks import walk
+from ..ir.blocks import nodes, walk
 from ..ir.ast_tree import to_ast
 
 PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
@@ -208,7 +208,7 @@ def resolve(fn: FunctionSource) -> Resolution:
         SGCompilerError: listing every callee that is unknown or has no derivative rule.
     """
     local = local_names(fn.tree)
-    global_roots = frozenset(n.id for n in walk(fn.tree)
+    global_roots = frozenset(n.id for n in nodes(fn.tree)
                              if isinstance(n, gast.Name) and n.id not in local)
     callees, problems = {}, []
     # builtins that normalize uses to rewrite loops over sequences

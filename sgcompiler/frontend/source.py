@@ -20,7 +20,7 @@ from ..errors import SGCompilerError, SourceUnavailable
 from .depends import note_name
 from .lifted import lifted_source
 from .lambdas import is_lambda, lambda_def, lambda_name
-from ..ir.blocks import walk
+from ..ir.blocks import nodes, walk
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def parse_function(fn) -> FunctionSource:
     tree = module.body[0]
     if not isinstance(tree, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SGCompilerError(f"{name} ({filename}:{firstlineno}): expected a def")
-    for node in walk(tree):
+    for node in nodes(tree):       # (only positions change: the nodes stay)
         if hasattr(node, "lineno") and node.lineno is not None:
             node.lineno += firstlineno - 1
             if getattr(node, "end_lineno", None) is not None:

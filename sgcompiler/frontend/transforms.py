@@ -20,7 +20,7 @@ from ..errors import describe, errors_at
 from .depends import module_level
 from .source import FunctionSource
 from ..ir.ast_tree import to_ast
-from ..ir.blocks import walk
+from ..ir.blocks import nodes, walk
 
 
 def inline_transforms(fn: FunctionSource) -> FunctionSource:
@@ -30,7 +30,7 @@ def inline_transforms(fn: FunctionSource) -> FunctionSource:
     Raises:
         SGCompilerError: when a transformation's arguments are not known at compile time.
     """
-    local = {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)
+    local = {n.id for n in nodes(fn.tree) if isinstance(n, gast.Name)
              and isinstance(n.ctx, (gast.Store, gast.Param))}
     introduced, problems = {}, []
     for node in walk(fn.tree):

@@ -19,6 +19,10 @@ import ast
 import sys
 
 _MISSING = object()
+# the types of field values that are never converted (_value returns them as they are)
+_SCALARS = frozenset({int, str, type(None), float, bool, complex, bytes})
+# (class of a gast node, class of its ast node) -> the locations _located copies
+_COPIED: dict = {}
 
 
 def to_ast(node):
@@ -60,31 +64,34 @@ def _generic(target):
         fields = node.__dict__
         for field in node._fields:
             if field in fields:
-                setattr(new, field, _value(fields[field]))
+                value = fields[field]
+                # (_value, without its call for the numbers and strings most fields hold)
+                setattr(new, field, value if type(value) in _SCALARS else _value(value))
         for attribute in node._attributes:
-            found = _attribute(node, fields, attribute)
+            found = fields.get(attribute, _MISSING)
+            if found is _MISSING:
+                found = getattr(type(node), attribute, _MISSING)
             if found is not _MISSING:
                 setattr(new, attribute, found)
         return new
     return convert
 
 
-def _attribute(node, fields, attribute):
-    """getattr(node, attribute, _MISSING) without the exception a missing one costs."""
-    if attribute in fields:
-        return fields[attribute]
-    return getattr(type(node), attribute, _MISSING)
-
-
 def _located(new, node):
     """ast.copy_location(new, node), without the exceptions of missing locations."""
-    fields, wanted = node.__dict__, new._attributes
-    for attribute in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-        if attribute in node._attributes and attribute in wanted:
-            found = _attribute(node, fields, attribute)
-            # (the end_ ones are copied even when None, as copy_location does)
-            if found is not _MISSING and (found is not None or attribute.startswith("end_")):
-                setattr(new, attribute, found)
+    fields, cls = node.__dict__, type(node)
+    copied = _COPIED.get((cls, type(new)))
+    if copied is None:
+        copied = _COPIED[cls, type(new)] = tuple(
+            attribute for attribute in ("lineno", "col_offset", "end_lineno", "end_col_offset")
+            if attribute in node._attributes and attribute in new._attributes)
+    for attribute in copied:
+        found = fields.get(attribute, _MISSING)
+        if found is _MISSING:
+            found = getattr(cls, attribute, _MISSING)
+        # (the end_ ones are copied even when None, as copy_location does)
+        if found is not _MISSING and (found is not None or attribute.startswith("end_")):
+            setattr(new, attribute, found)
     return new
 
 

@@ -6,6 +6,8 @@ from collections import Counter, deque
 import gast
 
 COMPOUND = (gast.If, gast.For, gast.While)
+# the types of a node's fields that are never nodes (positions, names, constants' values)
+_SCALARS = frozenset({int, str, type(None), float, bool, complex, bytes})
 
 
 def blocks(tree: gast.FunctionDef):
@@ -41,12 +43,17 @@ def nodes(node) -> list:
     set of nodes, faster, for passes that only collect (a list, made in one go: a
     generator's resumption per node cost more than the walk itself)."""
     found = [node]
-    push, ast = found.append, gast.AST
+    push, ast, scalar = found.append, gast.AST, _SCALARS
     for node in found:          # (the list grows as it is read)
         for value in node.__dict__.values():
-            if type(value) is list:
+            # (most fields hold numbers and strings: a set lookup of the type turns
+            # them away sooner than isinstance)
+            kind = type(value)
+            if kind in scalar:
+                continue
+            if kind is list:
                 for item in value:
-                    if isinstance(item, ast):
+                    if type(item) not in scalar and isinstance(item, ast):
                         push(item)
             elif isinstance(value, ast):
                 push(value)

@@ -17,7 +17,7 @@ from .. import runtime
 from ..runtime import SHAPE_ARGUMENT
 from ..ir.builders import const, load, store
 from ..analysis.shapes import ARRAY
-from ..ir.blocks import walk
+from ..ir.blocks import nodes, walk
 
 
 class AdjointState:
@@ -44,7 +44,7 @@ class AdjointState:
         """Whether `expr` may evaluate to a plain 0.0 rather than an array shaped like var:
         it reads an adjoint that may be one, and nothing that gives it var's shape."""
         adjoints = self.namer.adjoints()
-        names = [n.id for n in walk(expr) if isinstance(n, gast.Name)]
+        names = [n.id for n in nodes(expr) if isinstance(n, gast.Name)]
         if not any(adjoints.get(n) in self.maybe_scalar for n in names):
             return False
         target = self.shapes.of(var)
@@ -56,7 +56,8 @@ class AdjointState:
         """Where only an array's shape is read (unbroadcast(g, t), unreduce(g, t),
         reduced_size(t)), read a variable of the same shape that is alive anyway, so that
         t itself can be freed, or not computed at all."""
-        for node in walk(expr):
+        # (nodes, not walk: an argument replaced is a name, whose node has no children)
+        for node in nodes(expr):
             if not isinstance(node, gast.Call):
                 continue
             helper = self.linker.names.get(getattr(node.func, "id", None))
@@ -96,7 +97,7 @@ class AdjointState:
         if current is None and self.may_be_plain_zero(expr, var):
             self.maybe_scalar.add(var)   # computed from an adjoint that may be a plain 0.0
         if not self.is_fresh(expr) and any(isinstance(n, gast.Name) and n.id in
-                                       self.written_in_place for n in walk(expr)):
+                                       self.written_in_place for n in nodes(expr)):
             # it may be (a view of) an array the adjoint sweep restores in place, or a
             # container whose items it writes
             expr = self.np_call("copy", [expr]) if self.shapes.kind(var) == ARRAY \
@@ -161,7 +162,7 @@ class AdjointState:
                                                self.final_adjoint(n.id) or
                                                self.linker.names.get(n.id) is
                                                runtime.reduced_size))
-                for n in walk(scalar) if isinstance(n, (gast.Name, gast.Constant)))
+                for n in nodes(scalar) if isinstance(n, (gast.Name, gast.Constant)))
 
     def is_number_expression(self, expr) -> bool:
         """A constant, or arithmetic of constants and reduced_size(t): a Python number."""

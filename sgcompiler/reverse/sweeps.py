@@ -39,7 +39,7 @@ from ..analysis.ops import (APPEND, CALL, RULE, SETITEM, is_append, is_setitem,
 from ..analysis.shapes import ARRAY, CONTAINER, Shapes
 from .context import SweepState, step_of
 from .state import AdjointState
-from ..ir.blocks import walk
+from ..ir.blocks import nodes, walk
 
 
 @dataclass(frozen=True)
@@ -429,7 +429,7 @@ class _Reverser(SweepState, AdjointState, LoopSweeps, CallSweeps):
         if g is not None and self.is_active(target):
             body = (self.call_adjoint(stmt, op, g) if op.kind == CALL
                     else contributions(self, stmt, op, target, g))
-            self.reads.update(n.id for s in body for n in walk(s)
+            self.reads.update(n.id for s in body for n in nodes(s)
                               if isinstance(n, gast.Name) and n.id in self.primal_names)
             if body:
                 out.extend(self.line_comment(stmt))

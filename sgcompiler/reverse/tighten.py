@@ -26,7 +26,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
-from ..ir.blocks import statement_lists, walk
+from ..ir.blocks import nodes, statement_lists, walk
 from ..analysis.memory import bound_before
 from ..analysis.ops import RULE, describe_op
 from ..frontend.resolve import STOP, local_names
@@ -47,7 +47,7 @@ def tighten(norm, resolution, act, shapes):
     Returns:
         the tightened Normalized.
     """
-    if not any(isinstance(n, LOOPS) for n in walk(gast.Module(body=list(norm.body),
+    if not any(isinstance(n, LOOPS) for n in nodes(gast.Module(body=list(norm.body),
                                                                     type_ignores=[]))):
         return norm         # nothing to tighten
     body = clone(list(norm.body))

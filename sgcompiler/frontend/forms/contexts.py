@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import describe, errors_at
 from ...runtime import checkpoint
 from ..source import FunctionSource
-from ...ir.blocks import walk
+from ...ir.blocks import nodes
 from .checkpoint import check_policy
 
 
@@ -43,7 +43,7 @@ _NEUTRAL = _neutral()
 
 def unwrap_contexts(fn: FunctionSource) -> FunctionSource:
     """`fn` with each `with` of value-neutral context managers replaced by its body."""
-    if not any(isinstance(n, gast.With) for n in walk(fn.tree)):
+    if not any(isinstance(n, gast.With) for n in nodes(fn.tree)):
         return fn
     unwrap = _Unwrap(fn)
     unwrap.visit(fn.tree)

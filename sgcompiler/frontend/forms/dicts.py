@@ -28,7 +28,7 @@ import gast
 from ...ir.builders import const, load, store
 from ...runtime import too_few_values
 from ..depends import module_level
-from ...ir.blocks import walk
+from ...ir.blocks import nodes
 from ...ir.ast_tree import to_ast
 
 
@@ -269,7 +269,7 @@ def displays(tree) -> dict:
     """Names bound once, by a top-level assignment, to a display whose elements are known:
     name -> its length (a list or tuple) or its list of keys (a dict with constant keys)."""
     stores = {}
-    for node in walk(tree):
+    for node in nodes(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             stores[node.id] = stores.get(node.id, 0) + 1
     found = {}
@@ -294,7 +294,7 @@ def _only_read(tree, name) -> bool:
     """Whether every use of `name` only reads it: `name[i]`, `*name`, `**name`,
     `len(name)`, `zip(..., name)`, `k in name`, `name.items()/keys()/values()`."""
     reads = set()
-    for node in walk(tree):
+    for node in nodes(tree):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
             reads.add(id(node.value))
         elif isinstance(node, gast.Starred):
@@ -314,7 +314,7 @@ def _only_read(tree, name) -> bool:
                 isinstance(node.func, gast.Attribute) and node.func.attr == "values" \
                 and not node.args:
             reads.add(id(node.func.value))
-    return all(id(n) in reads for n in walk(tree) if isinstance(n, gast.Name)
+    return all(id(n) in reads for n in nodes(tree) if isinstance(n, gast.Name)
                and n.id == name and isinstance(n.ctx, gast.Load))
 
 
@@ -331,14 +331,15 @@ def _substituted(expr, bindings):
 def dict_variables(tree) -> set:
     """Local variables that are only ever assigned dicts (displays, comprehensions)."""
     kinds = {}
-    for node in walk(tree):
+    everything = nodes(tree)
+    for node in everything:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             kinds.setdefault(node.id, set()).add("other")
-    for node in walk(tree):
+    for node in everything:
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
             kinds[node.targets[0].id].discard("other")
-    for node in walk(tree):
+    for node in everything:
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
             is_dict = isinstance(node.value, (gast.Dict, gast.DictComp))

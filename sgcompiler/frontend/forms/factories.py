@@ -33,17 +33,17 @@ from ...runtime import stop_gradient
 from ..depends import function_reads, module_level, note
 from .objects import user_code
 from ..source import FunctionSource, parse_function, parsed_tree
-from ...ir.blocks import local_names, walk
+from ...ir.blocks import local_names, nodes, walk
 from .sugar import fresh
 
 
 def inline_factories(fn: FunctionSource) -> FunctionSource:
     """`fn` with each `g = factory(...)` replaced by the definition the factory makes."""
     if not any(isinstance(n, gast.Return) and isinstance(n.value, gast.Name)
-               for n in walk(fn.tree)) and not _calls_module_factory(fn):
+               for n in nodes(fn.tree)) and not _calls_module_factory(fn):
         return fn
     local = local_names(fn.tree)
-    taken = local | {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)}
+    taken = local | {n.id for n in nodes(fn.tree) if isinstance(n, gast.Name)}
     stores = {}
     for node in walk(fn.tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):

@@ -20,7 +20,7 @@ import gast
 
 from ...ir.builders import load
 from ..source import FunctionSource
-from ...ir.blocks import walk
+from ...ir.blocks import nodes, walk
 
 _BLOCKS = ("body", "orelse", "finalbody")
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -30,7 +30,7 @@ _AGAIN = _COMPREHENSIONS + (gast.Lambda, gast.FunctionDef)
 def inline_generators(fn: FunctionSource) -> FunctionSource:
     """`fn` with each generator kept in a variable and consumed once moved to where it is
     consumed."""
-    if not any(isinstance(n, gast.GeneratorExp) for n in walk(fn.tree)):
+    if not any(isinstance(n, gast.GeneratorExp) for n in nodes(fn.tree)):
         return fn
     counts = {}
     for node in walk(fn.tree):

@@ -27,7 +27,7 @@ from ..depends import function_reads, module_level, note
 from ..lifted import lifted_function, remaining_defaults
 from .objects import user_code
 from ..source import FunctionSource, parse_function
-from ...ir.blocks import walk
+from ...ir.blocks import nodes, walk
 
 
 class _Refused(Exception):
@@ -41,7 +41,7 @@ def lift_nested(fn: FunctionSource) -> FunctionSource:
         SGCompilerError: for a nested function used in a way that cannot be differentiated.
     """
     if not any(isinstance(n, (gast.Lambda, gast.FunctionDef)) for s in fn.tree.body
-               for n in walk(s)) and not _passes_functions(fn):
+               for n in nodes(s)) and not _passes_functions(fn):
         return fn
     lifter = _Lifter(fn)
     try:
@@ -54,7 +54,7 @@ def lift_nested(fn: FunctionSource) -> FunctionSource:
 
 def _passes_functions(fn) -> bool:
     """Whether some call passes a module-level function to another function."""
-    local = {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)
+    local = {n.id for n in nodes(fn.tree) if isinstance(n, gast.Name)
              and isinstance(n.ctx, (gast.Store, gast.Param))}
     for node in walk(fn.tree):
         if isinstance(node, gast.Call):

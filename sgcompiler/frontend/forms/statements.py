@@ -27,13 +27,13 @@ import gast
 from ...ir.builders import const, load, store
 from ..source import FunctionSource
 from .sugar import fresh
-from ...ir.blocks import walk
+from ...ir.blocks import nodes, walk
 
 
 def rewrite_statements(fn: FunctionSource) -> FunctionSource:
     """`fn` with starred assignments and raising-only `try` blocks rewritten (another
     `try` is left for check to refuse, with `try_refusal`'s reason)."""
-    if not any(isinstance(n, (gast.Try, gast.Starred)) for n in walk(fn.tree)):
+    if not any(isinstance(n, (gast.Try, gast.Starred)) for n in nodes(fn.tree)):
         return fn
     _Statements(fn).visit(fn.tree)
     return replace(fn)
@@ -42,7 +42,7 @@ def rewrite_statements(fn: FunctionSource) -> FunctionSource:
 class _Statements(gast.NodeTransformer):
     def __init__(self, fn):
         self.fn = fn
-        self.taken = {n.id for n in walk(fn.tree) if isinstance(n, gast.Name)}
+        self.taken = {n.id for n in nodes(fn.tree) if isinstance(n, gast.Name)}
 
     def visit_Lambda(self, node):
         return node

@@ -32,7 +32,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from ...ir.blocks import local_names, walk
+from ...ir.blocks import local_names, nodes, walk
 from ...ir.builders import const, load, store
 from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
@@ -59,7 +59,7 @@ class _Sugar(DictForms, gast.NodeTransformer):
     def __init__(self, fn):
         self.fn = fn
         self.local = local_names(fn.tree)
-        self.taken = self.local | {n.id for n in walk(fn.tree)
+        self.taken = self.local | {n.id for n in nodes(fn.tree)
                                    if isinstance(n, gast.Name)}
         self.displays = displays(fn.tree)
         self.partials = self.local_partials()
@@ -76,11 +76,11 @@ class _Sugar(DictForms, gast.NodeTransformer):
         partial call (its bound arguments are constants or names that never change);
         also names bound once to a module-level function (`g = np.sin`), as a partial
         that binds nothing."""
-        stores = {}
-        for node in walk(self.fn.tree):
+        stores, everything = {}, nodes(self.fn.tree)
+        for node in everything:
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 stores[node.id] = stores.get(node.id, 0) + 1
-        calls = {id(n.func) for n in walk(self.fn.tree) if isinstance(n, gast.Call)}
+        calls = {id(n.func) for n in everything if isinstance(n, gast.Call)}
         params = {a.id for a in self.fn.tree.args.args + self.fn.tree.args.kwonlyargs}
         found = {}
         for stmt in self.fn.tree.body:
@@ -375,7 +375,7 @@ def _bindings(tree) -> dict:
     """name -> the values assigned to it (None for a parameter, a loop target, an
     unpacking or any other binding)."""
     found = {}
-    single = {id(n.targets[0]): n.value for n in walk(tree) if isinstance(
+    single = {id(n.targets[0]): n.value for n in nodes(tree) if isinstance(
         n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)}
     for node in walk(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):

@@ -302,7 +302,13 @@ def fold_constants(tree):
     computes the very same float when the code runs, so the literal changes nothing but
     an operation. Only + - * / of int and float literals, with a finite result no
     longer to write than the operation."""
-    _FoldConstants().visit(tree)
+    # (only an operation on two number literals folds, and a fold only makes another
+    # literal: without one there is nothing to do, and a transformer's walk costs more)
+    numbers = (int, float)
+    if any(isinstance(n, gast.BinOp) and isinstance(n.left, gast.Constant) and
+           isinstance(n.right, gast.Constant) and type(n.left.value) in numbers and
+           type(n.right.value) in numbers for n in nodes(tree)):
+        _FoldConstants().visit(tree)
 
 
 class _FoldConstants(gast.NodeTransformer):

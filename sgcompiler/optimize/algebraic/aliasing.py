@@ -26,22 +26,23 @@ class ArrayFacts:
         self.writes = Counter()     # name -> bindings (an augmented assignment counts)
         self.in_place = set()       # names written into (x += .., x[i] = .., out=x, or
         #                             passed to a call that may write into it)
-        for node in nodes(tree):
+        everything = nodes(tree)
+        for node in everything:
             if isinstance(node, gast.Name) and \
                     isinstance(node.ctx, (gast.Store, gast.Del)):
                 self.writes[node.id] += 1
             self.in_place.update(written_into(node))
             if isinstance(node, gast.Call) and not self.reads_only(node):
                 self.in_place.update(passed(node))
-        self._through_aliases(tree)
+        self._through_aliases(everything)
 
-    def _through_aliases(self, tree):
+    def _through_aliases(self, everything):
         """A write into `t` after `t = d` (or `t = unbroadcast(d, x)`, a view of d, ...)
         is a write into d's array too: every name that may hold the array of a name
         written into is written into (`dt = d_sub; dt += d_sub2` changes d_sub, so
         d_sub2 = d_sub may not be shared)."""
         held = {}       # name -> the names that may hold the same array
-        for node in nodes(tree):
+        for node in everything:     # (nodes(tree), the function's)
             if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                     isinstance(node.targets[0], gast.Name):
                 target = node.targets[0].id
@@ -116,17 +117,17 @@ def top_values(stmt):
     return []
 
 
-def written_into(node):
-    """The names whose array `node` itself writes into."""
+def written_into(node) -> tuple:
+    """The names whose array `node` itself writes into (a tuple, not a generator: it is
+    asked of every node of the function, and most write into nothing)."""
     if isinstance(node, gast.AugAssign):
-        yield root(node.target)
-    elif isinstance(node, (gast.Subscript, gast.Attribute)) and \
-            isinstance(node.ctx, (gast.Store, gast.Del)):
-        yield root(node.value)
-    elif isinstance(node, gast.Call):
-        for k in node.keywords:
-            if k.arg == "out":
-                yield from (n.id for n in nodes(k.value) if isinstance(n, gast.Name))
+        return (root(node.target),)
+    if isinstance(node, (gast.Subscript, gast.Attribute)):
+        return (root(node.value),) if isinstance(node.ctx, (gast.Store, gast.Del)) else ()
+    if isinstance(node, gast.Call):
+        return tuple(n.id for k in node.keywords if k.arg == "out"
+                     for n in nodes(k.value) if isinstance(n, gast.Name))
+    return ()
 
 
 def root(node):

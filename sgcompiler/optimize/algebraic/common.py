@@ -36,6 +36,7 @@ from ...ir.builders import COMMENT, load
 from .aliasing import CONSUMING, ArrayFacts, passed, root, top_values, written_into
 from ..tidy.cleanup import propagate_copies
 
+_OPERATIONS = CONSUMING + (gast.BoolOp,)
 _CANDIDATES = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Compare, gast.Subscript)
 _PLAIN = frozenset("len range min max abs float int".split())
 # runtime helpers that write into none of their arguments (others may: add_at)
@@ -159,6 +160,7 @@ class _Sharing:
                     before.setdefault(id(moved_before), []).append(stmt)
                 else:
                     out.append(stmt)
+                continue        # (_statement counted its reads)
             elif isinstance(stmt, gast.Delete):
                 out.append(stmt)
                 for name in (n.id for n in nodes(stmt) if isinstance(n, gast.Name)):
@@ -177,10 +179,11 @@ class _Sharing:
             self._count_reads(stmt)
         body[:] = _with_moved(out, before) if before else out
 
-    def _count_reads(self, stmt):
+    def _count_reads(self, stmt, found=None):
+        """`found`: nodes(stmt), when the caller has it."""
         if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Return, gast.Expr,
                              gast.expr)):
-            for node in nodes(stmt):
+            for node in nodes(stmt) if found is None else found:
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                     self.reads_seen[node.id] += 1
 
@@ -203,8 +206,11 @@ class _Sharing:
             else:
                 _set(parent, field, load(stmt.targets[0].id))
                 moved = _statement
-        self._forget_written(table, stmt)
-        self._remember(table, stmt, comments)
+        # (from here on `stmt` stays as it is: one list of its nodes serves the rest)
+        found = nodes(stmt)
+        self._forget_written(table, stmt, found)
+        self._remember(table, stmt, comments, found)
+        self._count_reads(stmt, found)
         return moved
 
     def _assigned(self, table, stmt):
@@ -247,8 +253,8 @@ class _Sharing:
                     continue
             todo.extend(_children(node, consumed, self.facts))
 
-    def _forget_written(self, table, stmt):
-        for node in nodes(stmt):
+    def _forget_written(self, table, stmt, found):
+        for node in found:
             if isinstance(node, gast.Call) and not self.facts.reads_only(node) and \
                     not all(table.written_into(name) for name in passed(node)):
                 table.__init__()        # (it may write into an array another name holds)
@@ -257,7 +263,7 @@ class _Sharing:
             table.kept.update(table.array[n] for value, consumed in top_values(stmt)
                               for n in self.facts.escaping(value, consumed)
                               if n in table.array)
-        for node in nodes(stmt):
+        for node in found:
             for name in written_into(node):
                 if name is None or not table.written_into(name):
                     table.__init__()
@@ -273,8 +279,8 @@ class _Sharing:
                 for name in (n.id for n in nodes(target) if isinstance(n, gast.Name)):
                     table.unbound(name)
 
-    def _remember(self, table, stmt, comments):
-        written = {n.id for n in nodes(stmt) if isinstance(n, gast.Name)
+    def _remember(self, table, stmt, comments, found):
+        written = {n.id for n in found if isinstance(n, gast.Name)
                    and isinstance(n.ctx, (gast.Store, gast.Del))}
         if isinstance(stmt, gast.AugAssign):
             written.add(root(stmt.target))
@@ -325,7 +331,11 @@ class _Sharing:
                                  gast.expr_context)):
             raise _Impure
         parts = [type(node).__name__]
-        for field, value in gast.iter_fields(node):
+        for field in node._fields:          # (gast.iter_fields, without its generator)
+            try:
+                value = getattr(node, field)
+            except AttributeError:
+                continue
             if isinstance(value, list):
                 parts.append(tuple(self._key(table, v, names) for v in value))
             elif isinstance(value, gast.AST):
@@ -339,12 +349,26 @@ class _Sharing:
         func = call.func
         while isinstance(func, gast.Attribute):
             func = func.value
-        chain = gast.dump(call.func)
         name = getattr(func, "id", None)
-        if "'random'" in chain or any(k.arg == "out" for k in call.keywords) or \
+        if _mentions_random(call.func) or any(k.arg == "out" for k in call.keywords) or \
                 getattr(call.func, "attr", None) in _UNEQUAL or \
                 not (name in self.facts.pure or (name in _PLAIN and func is call.func)):
             raise _Impure
+
+
+def _mentions_random(func) -> bool:
+    """Whether gast.dump(func) spells 'random' (np.random.normal, random.gauss): for
+    `name` and `name.attr` without printing them."""
+    if _plain_name(func):
+        return func.id == "random"
+    if isinstance(func, gast.Attribute) and _plain_name(func.value):
+        return func.attr == "random" or func.value.id == "random"
+    return "'random'" in gast.dump(func)
+
+
+def _plain_name(node) -> bool:
+    return isinstance(node, gast.Name) and node.annotation is None and \
+        node.type_comment is None
 
 
 class _Impure(Exception):
@@ -354,26 +378,34 @@ class _Impure(Exception):
 def _children(node, consumed, facts, only=None):
     """(parent, field, consumed) of `node`'s expression children."""
     found = []
-    for field, value in gast.iter_fields(node):
+    # (what the fields' values are to `node`, decided once: it is asked of every
+    # expression of every statement, some several times)
+    if isinstance(node, _OPERATIONS):
+        inner = {}
+    elif isinstance(node, gast.Call):
+        inner = {"func": True} if facts.fresh_call(node) else {"func": True, None: False}
+    elif isinstance(node, gast.Subscript):
+        inner = {"value": consumed}
+    elif isinstance(node, gast.AugAssign):
+        inner = {"value": True, None: False}
+    else:
+        inner = {None: False}
+    default = inner.get(None, True)
+    for field in node._fields:
         if only is not None and field != only:
             continue
-        if isinstance(node, CONSUMING + (gast.BoolOp,)):
-            inner = True
-        elif isinstance(node, gast.Call):
-            inner = field != "func" and facts.fresh_call(node) or field == "func"
-        elif isinstance(node, gast.Subscript):
-            inner = consumed if field == "value" else True
-        elif isinstance(node, gast.AugAssign):
-            inner = field == "value"
-        else:
-            inner = False
+        try:
+            value = getattr(node, field)
+        except AttributeError:
+            continue
         if isinstance(value, list):
-            found.extend(((value, k, inner) for k, v in enumerate(value)
+            inner_ = inner.get(field, default)
+            found.extend(((value, k, inner_) for k, v in enumerate(value)
                           if isinstance(v, gast.expr)))
-            found.extend((v, "value", inner) for v in value
+            found.extend((v, "value", inner_) for v in value
                          if isinstance(v, gast.keyword))
         elif isinstance(value, gast.expr) and field not in ("target", "targets"):
-            found.append((node, field, inner))
+            found.append((node, field, inner.get(field, default)))
     return found
 
 

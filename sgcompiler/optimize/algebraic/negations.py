@@ -24,11 +24,13 @@ def fold_negated_sums(tree: gast.FunctionDef, pure) -> None:
     """Rewrite `tree`'s top-level statements in place. `pure(stmt)`: the statement only
     binds its target to a value computed from others (cleanup.pure_assign)."""
     body = tree.body
-    loads = Counter(n.id for n in nodes(tree)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    loads = None        # (counted at the first negation: most functions have none)
     i = 0
     while i < len(body):
         name, negated = _negation(body[i])
+        if name is not None and loads is None:
+            loads = Counter(n.id for n in nodes(tree)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
         found = None if name is None else _addition(body, i, name, negated, pure, loads)
         if found is None:
             i += 1

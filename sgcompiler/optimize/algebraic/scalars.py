@@ -39,13 +39,14 @@ def scale_products(tree: gast.FunctionDef, pure, helpers) -> None:
     products = {n for n, f in named.items() if f in _PRODUCTS}
     linear = {n for n, f in named.items() if f in _LINEAR}
     numbers = {n for n, f in named.items() if f == "reduced_size"}
+    everything = nodes(tree)
     if not products and not any(isinstance(n, gast.BinOp) and isinstance(n.op, gast.MatMult)
-                                for n in nodes(tree)):
+                                for n in everything):
         return
     body = tree.body
-    loads = Counter(n.id for n in nodes(tree)
+    loads = Counter(n.id for n in everything
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
-    binds = Counter(n.id for n in nodes(tree)
+    binds = Counter(n.id for n in everything
                     if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load))
     for i, stmt in enumerate(body):
         found = _scaled(stmt, linear, numbers)

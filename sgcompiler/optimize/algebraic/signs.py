@@ -37,6 +37,8 @@ _LINEAR_HELPERS = ("unreduce", "unbroadcast")
 def sink_negations(body, shapes: CodeShapesMaker, np_name, helpers) -> None:
     """Rewrite the top-level statements `body` in place (`shapes`: the function's
     CodeShapesMaker; `helpers`: the runtime helpers linked into the code)."""
+    if all(_negation(stmt)[0] is None for stmt in body):
+        return      # no `t = -e` to sink (the three walks below would find nothing to do)
     linear = {n for n, f in helpers.items()
               if getattr(f, "__name__", "") in _LINEAR_HELPERS}
     readers = frozenset(n for n, f in helpers.items()

@@ -37,12 +37,14 @@ from ...ir.naming import unused_name
 
 def batch_outer_products(tree: gast.FunctionDef, np_name: str):
     """Rewrite every loop of `tree` in place."""
-    taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
+    taken = None        # (the names, found at the first loop: most functions have none)
     for block in blocks(tree):
         i = 0
         while i < len(block):
             loop = block[i]
             if isinstance(loop, gast.For):
+                if taken is None:
+                    taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
                 # (what runs after a loop at the top: in a loop, the next trip runs too)
                 later = block[i + 1:] if block is tree.body else None
                 before, after = _batch(loop, np_name, taken, later)

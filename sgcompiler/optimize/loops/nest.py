@@ -26,6 +26,8 @@ _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 def nest_single_uses(tree: gast.FunctionDef, temporary, small, pure) -> None:
     """Nest in place. `temporary(name)`: a generated name nobody needs to see;
     `small(name)`: it holds a number; `pure(stmt)`: `name = expression` without effects."""
+    if not _may_nest(tree):
+        return
     writes, reads = name_counts(tree)
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
     numbers = set()          # temporaries seen to be computed from numbers alone
@@ -47,6 +49,22 @@ def nest_single_uses(tree: gast.FunctionDef, temporary, small, pure) -> None:
                 continue
             i += 1
     _nest_shape_reads(tree, temporary, reads, writes, params, pure)
+
+
+def _may_nest(tree) -> bool:
+    """False where nest_single_uses certainly does nothing: every statement is in a block
+    (no loop, with, try or def) and none assigns a shape read."""
+    for block in blocks(tree):
+        for stmt in block:
+            if not isinstance(stmt, _SIMPLE) or \
+                    isinstance(stmt, gast.Assign) and _shape_read(stmt.value):
+                return True
+    return False
+
+
+# statements with no statements inside (and If, whose blocks `blocks` walks)
+_SIMPLE = (gast.If, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return,
+           gast.Delete, gast.Pass, gast.Break, gast.Continue, gast.Raise, gast.Assert)
 
 
 def _nest_shape_reads(tree, temporary, reads, writes, params, pure) -> None:

@@ -19,6 +19,7 @@ the generated code itself, top-level statements only:
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections import Counter
 
@@ -93,7 +94,7 @@ class _Buffers(CodeShapes):
             return None
         result = self.shape_of(value)
         if result is None or result[0] == () or not isinstance(result[1], np.dtype) or \
-                np.prod(result[0]) * result[1].itemsize < _LARGE or \
+                math.prod(result[0]) * result[1].itemsize < _LARGE or \
                 any(isinstance(n, gast.Name) and n.id == target for n in nodes(value)):
             return None     # (a small array: `t = c * x * 2` reads better, costs little)
         for k, operand in enumerate(operands):
@@ -196,7 +197,7 @@ class _Buffers(CodeShapes):
         result = self.shape_of(node)
         if result is None or result[0] == () or not isinstance(result[1], np.dtype):
             return None
-        if np.prod(result[0]) * result[1].itemsize < _LARGE and (not root or not all(
+        if math.prod(result[0]) * result[1].itemsize < _LARGE and (not root or not all(
                 isinstance(o, (gast.Name, gast.Constant)) for o in operands)):
             return None     # in a nested expression, only where it saves a large array
         for operand in operands:
@@ -208,7 +209,7 @@ class _Buffers(CodeShapes):
                 func = gast.Attribute(value=load(self.np), attr=ufunc, ctx=gast.Load())
                 return gast.Call(func=func, args=operands,
                                  keywords=[gast.keyword(arg="out", value=load(operand.id))])
-        if root and np.prod(result[0]) * result[1].itemsize >= _LARGE:
+        if root and math.prod(result[0]) * result[1].itemsize >= _LARGE:
             # no operand dies here: a large array of this shape that died earlier will do
             # (a new one would be faulted in page by page; small ones are cheap to make)
             for name in sorted(self.owned):

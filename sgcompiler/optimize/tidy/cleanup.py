@@ -35,7 +35,11 @@ from .block_index import BlockIndex
 
 def tidy(tree, helpers):
     """`dx + -d_t` is `dx - d_t`; a helper's default arguments are left out."""
-    _Tidy(helpers).visit(tree)
+    rewrite = _Tidy(helpers)
+    # (a rewrite makes no node another rewrite applies to that was not one before: where
+    # none applies to the tree as it is, the transformer's walk would change nothing)
+    if any(rewrite.applies(node) for node in nodes(tree)):
+        rewrite.visit(tree)
 
 
 def while_condition(tree):
@@ -406,6 +410,32 @@ def _mentions_random(func) -> bool:
 class _Tidy(gast.NodeTransformer):
     def __init__(self, helpers):
         self.helpers = helpers
+        self._parameters = {}   # id(helper) -> its parameters
+
+    def applies(self, node) -> bool:
+        """Whether one of the rewrites below applies to `node` as it is."""
+        if isinstance(node, gast.BinOp):
+            return isinstance(node.op, gast.Add) and (
+                isinstance(node.right, gast.UnaryOp) and isinstance(node.right.op, gast.USub)
+                or arithmetic(node.left) and _same_tree(node.left, node.right))
+        if isinstance(node, gast.AugAssign):
+            return isinstance(node.op, gast.Add) and isinstance(node.value, gast.UnaryOp) \
+                and isinstance(node.value.op, gast.USub)
+        if isinstance(node, gast.Call):
+            helper = self.helpers.get(getattr(node.func, "id", None))
+            if helper is None or node.keywords or not node.args:
+                return False
+            params = self.parameters(helper)
+            return len(node.args) <= len(params) and \
+                _default(params[len(node.args) - 1], node.args[-1])
+        return False
+
+    def parameters(self, helper) -> list:
+        found = self._parameters.get(id(helper))
+        if found is None:
+            found = self._parameters[id(helper)] = \
+                list(inspect.signature(helper).parameters.values())
+        return found
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -431,14 +461,18 @@ class _Tidy(gast.NodeTransformer):
         helper = self.helpers.get(getattr(node.func, "id", None))
         if helper is None or node.keywords:
             return node
-        params = list(inspect.signature(helper).parameters.values())
+        params = self.parameters(helper)
         while node.args and len(node.args) <= len(params):
-            param, arg = params[len(node.args) - 1], node.args[-1]
-            if param.default is inspect.Parameter.empty or not isinstance(arg, gast.Constant) \
-                    or arg.value != param.default or type(arg.value) is not type(param.default):
+            if not _default(params[len(node.args) - 1], node.args[-1]):
                 break
             node.args.pop()
         return node
+
+
+def _default(param, arg) -> bool:
+    """Whether argument `arg` is the literal of parameter `param`'s default."""
+    return not (param.default is inspect.Parameter.empty or not isinstance(arg, gast.Constant)
+                or arg.value != param.default or type(arg.value) is not type(param.default))
 
 
 def runtime_helpers(names: dict) -> dict:
