@@ -32,7 +32,7 @@ import numpy
 from ..analysis.shapes import ARRAY, CONTAINER
 from ..errors import describe
 from ..ir.builders import const, load
-from ..reverse.inline import clone, simplify, substituted
+from ..reverse.inline import clone, simplify, substituted, with_names
 from .. import runtime
 from ..rules.registry import batched_helper, is_batchable
 from ..ir.blocks import walk
@@ -524,20 +524,12 @@ def _takes_arrays(rule) -> bool:
 def _reading_as_arrays(expr, names, linker):
     """`expr` with each load of a tangent in `names` read through batch_array."""
     helper = linker.name_for("batch_array", runtime.batch_array)
-    for node in list(walk(expr)):
-        for field, value in gast.iter_fields(node):
-            items = value if isinstance(value, list) else [value]
-            for k, item in enumerate(items):
-                if isinstance(item, gast.Name) and item.id in names and \
-                        isinstance(item.ctx, gast.Load):
-                    call = gast.Call(func=load(helper), args=[item], keywords=[])
-                    if isinstance(value, list):
-                        value[k] = call
-                    else:
-                        setattr(node, field, call)
-    if isinstance(expr, gast.Name) and expr.id in names:
-        return gast.Call(func=load(helper), args=[expr], keywords=[])
-    return expr
+
+    def read(node):
+        if node.id in names and isinstance(node.ctx, gast.Load):
+            return gast.Call(func=load(helper), args=[node], keywords=[])
+        return node
+    return with_names(expr, read)
 
 
 def index_value(where, linker):

@@ -94,6 +94,11 @@ def clone(node):
     return _clone(node, None)
 
 
+def with_names(node, name):
+    """A deep copy of a gast tree with every Name node replaced by name(node)."""
+    return _clone(node, name)
+
+
 def _clone(node, name):
     """Deep copy of a gast tree; with `name`, every Name node is replaced by name(node)."""
     if isinstance(node, list):
