@@ -355,12 +355,15 @@ def check_program_second_order(source: str, y_float: bool, seeds=(0, 1)) -> Outc
 def check_program_hessian(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
     """hessian(f) with respect to x, batched (all columns in one run of the tangent code
     of the gradient, forward/batch.py) against one jvp of the gradient code per column,
-    which checks the batched pass wherever it applies; `settled` notes which path ran."""
+    which checks the batched pass wherever it applies, and both against central
+    differences of the first-order gradient code (which `check_program` checks against f),
+    run with its stopped values replayed; `settled` notes which path ran and how the
+    finite-difference reference was settled."""
     import warnings
 
     from sgcompiler import derivatives
     f = load(source, sgcompiler.stop_gradient, "hessian")
-    paths = []
+    paths, skips, checked = [], [], 0
     for seed in seeds:
         x, y = point(seed, y_float)
         saved = derivatives._batched_jacobian
@@ -371,10 +374,10 @@ def check_program_hessian(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
             derivatives._batched_jacobian = lambda *a: None
             columns = sgcompiler.hessian(f, wrt=0)(x, y)
         except sgcompiler.SGCompilerError as exc:
-            return Outcome("refused", str(exc), settled=paths)
+            return Outcome("refused", str(exc), skips, paths)
         except Exception:
             return Outcome("failed", "hessian raised:\n" + traceback.format_exc(limit=-6),
-                           settled=paths)
+                           skips, paths)
         finally:
             derivatives._batched_jacobian = saved
         batched = not any(issubclass(c.category, sgcompiler.PerColumnWarning)
@@ -385,7 +388,70 @@ def check_program_hessian(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
                 not np.allclose(H, columns, rtol=1e-9, atol=1e-9 * scale, equal_nan=True):
             return Outcome("failed", f"hessian at seed {seed}: batched {H!r}, one column at "
                            f"a time {columns!r}", settled=paths)
-    return Outcome("ok", "", settled=paths)
+        try:
+            reference, how = _hessian_reference(source, y_float, x, y)
+        except NotSmooth as exc:
+            skips.append(str(exc))
+            continue
+        except sgcompiler.SGCompilerError as exc:
+            return Outcome("refused", str(exc), skips, paths)
+        paths.append(how)
+        scale = max(1.0, float(np.max(np.abs(reference), initial=0.0)))
+        if not _close(H, reference, scale):
+            return Outcome("failed", f"hessian at x = {x.tolist()!r}, y = "
+                           f"{np.asarray(y).tolist()!r}: sgcompiler {H.tolist()} vs finite "
+                           f"differences of the gradient {reference.tolist()}", skips, paths)
+        checked += 1
+    return Outcome("ok" if checked else "skipped", "", skips, paths)
+
+
+def _hessian_reference(source: str, y_float: bool, x, y):
+    """Central differences in x of the first-order gradient code for x, with its stopped
+    values recorded at (x, y) and replayed at the moved points, settled as `check_point`
+    settles its reference (two steps, or extrapolation, or NotSmooth)."""
+    freezer = Freezer()
+    f = load(source, sgcompiler.stop_gradient, "hessian reference")
+    plain = sgcompiler.grad(f, wrt=0).as_function(
+        scalars=frozenset({"y"}) if y_float else frozenset())
+    replaying = types.FunctionType(plain.__code__, {**plain.__globals__,
+                                                    "stop_gradient": freezer},
+                                   plain.__name__, plain.__defaults__, plain.__closure__)
+
+    def gradient(at):
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            try:
+                g = replaying(_copy(at), _copy(y))
+            except FloatingPointError as exc:
+                raise NotSmooth("gradient fails near the point") from exc
+        freezer.finish()
+        g = np.array(g, dtype=float)
+        if g.shape != np.shape(x) or not np.all(np.isfinite(g)) or np.max(np.abs(g)) > HUGE:
+            raise NotSmooth("gradient is not finite, huge or of another shape")
+        return g
+
+    freezer.values.clear()
+    freezer.replaying = False
+    gradient(x)
+
+    def central(step):
+        columns = []
+        for k in range(x.size):
+            moved = []
+            for sign in (1.0, -1.0):
+                at = x.copy()
+                at[k] += sign * step
+                freezer.replay()
+                moved.append(gradient(at))
+            columns.append((moved[0] - moved[1]) / (2 * step))
+        return np.array(columns).T        # H[i, k] = d(grad_i)/dx_k
+
+    def agree(a, b):
+        return _close(a, b, max(1.0, float(np.max(np.abs(b), initial=0.0))))
+
+    reference, how = settled_reference(central, agree, agree)
+    if how == "unstable":
+        raise NotSmooth("gradient not smooth (its finite differences disagree between steps)")
+    return reference, how
 
 
 def main(argv=None):

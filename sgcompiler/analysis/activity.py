@@ -78,7 +78,7 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
     _refuse_in_place_calls(norm, resolution, varied)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_unsupported(fn, flows, varied, useful)
-    _refuse_aliased_writes(norm, flows, varied)
+    _refuse_aliased_writes(norm, flows, varied, callees)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
     facts = tuple(flow_of(stmt, op, resolution) for _, _, op, stmt in flows)
     return Activity(frozenset(varied), frozenset(useful), active, facts, tuple(wrt),
@@ -111,11 +111,13 @@ def is_view(op, stmt) -> bool:
     return op.kind == RULE and op.rule.name in _VIEWS
 
 
-def _refuse_aliased_writes(norm, flows, varied):
+def _refuse_aliased_writes(norm, flows, varied, callees=None):
     """x[i] = v is differentiated as a write into x alone; refuse when another variable
     may hold the same memory (an argument, a copy, a view), since its adjoint would
     miss the write. (Varied, not only active, writes: x itself may be unused after the
-    write and the view read, as in `t = stop_gradient(x.ravel()); x[0] = w`.)"""
+    write and the view read, as in `t = stop_gradient(x.ravel()); x[0] = w`.) A runtime
+    helper that returns none of its arguments (`dbuf = prod_grad(g, ans, buf)`, in
+    gradient code read again) returns a new array, which nothing else holds."""
     written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in varied}
     if not written:
         return
@@ -140,7 +142,8 @@ def _refuse_aliased_writes(norm, flows, varied):
                                          f"'{target}' changes the caller's array; copy it "
                                          f"first ({target} = {target}.copy())"))
             continue
-        if target in written and (op.kind in (COPY, STOPPED, CALL, INDEX, NO_RULE) or
+        if target in written and (op.kind in (COPY, STOPPED, INDEX, NO_RULE) or
+                                  op.kind == CALL and not _returns_new(op, callees) or
                                   is_view(op, stmt)):
             problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
                                      "but may share memory with another value here; make "
@@ -153,6 +156,13 @@ def _refuse_aliased_writes(norm, flows, varied):
                                      f"{shared[0]}.copy() here"))
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
+
+
+def _returns_new(op, callees) -> bool:
+    """Whether a call is to a runtime helper read through its source whose result is
+    none of its arguments, nor a view of one (callees' summary: a new array)."""
+    return callees is not None and runtime_helper_read(op.rule) and \
+        not callees.returned_params(op.rule)
 
 
 def _read_only_by_helper(op, name) -> bool:
