@@ -40,7 +40,7 @@ from .frontend.forms.varargs import collected_copy, collects_arguments
 from .frontend.source import function_name
 from .pipeline.forward_mode import compile_jvp
 from .reverse_api import jacobian_rev, plain_function
-from .tree_blocks import (batched_rows, flat, is_tree, leaves, like_tree, nested_blocks,
+from .tree_blocks import (batched_rows, blocks, flat, is_tree, leaves, like_tree, nested_blocks,
                           tree_jacobian_fwd, tree_jacobian_rev, unit_batch, unit_trees)
 
 
@@ -331,7 +331,7 @@ def jacobian(f, wrt=0, mode: str = "auto"):
             chosen = mode if mode != "auto" else ("fwd" if size <= _size(out) else "rev")
             if is_tree(x):
                 _check_tree(f.__name__, name, x)
-                found.append(tree_jacobian_fwd(jvp, f, args, params.index(name), out)
+                found.append(_tree_jacobian_fwd(f, args, params.index(name), out)
                              if chosen == "fwd" else tree_jacobian_rev(
                                  grad(_scalarised(f), wrt=params.index(name)), args,
                                  params.index(name), out))
@@ -400,6 +400,29 @@ def _jacobian_fwd(f, args, position, shape):
         columns.append(_broadcast_column(_like_output(out_dot, out), shape))
     stacked = _stacked(columns) if columns else np.zeros(shape + (0,))
     return stacked.reshape(shape + np.shape(x))
+
+
+def _tree_jacobian_fwd(f, args, position, out):
+    """The Jacobian of f's array output in the tree args[position], one block per leaf
+    (out.shape + leaf.shape): one run of the tangent code with every unit direction of
+    the tree's leaves at once, or (having said why, once, with a PerColumnWarning) one
+    jvp per element."""
+    x = args[position]
+    title = f"the jacobian of {function_name(f)}"
+    basis, size = unit_batch(x)
+    found = _batched_code(f, args, position, title, 5, None) if size else None
+    if found is not None:
+        function, tangent, _ = found
+        try:
+            out, out_dot = function(*args, **{tangent: basis})
+        except BatchMismatch as exc:    # (a rule's batched form did not fit these values)
+            warnings.warn(f"{title} runs its tangent code once per column ({size} times; "
+                          f"the same values, slower): {exc}", PerColumnWarning, stacklevel=4)
+        else:
+            columns = _batched_columns(out, out_dot, size, np.shape(out), (size,))
+            if columns is not None:
+                return blocks(columns, x, np.shape(out))
+    return tree_jacobian_fwd(jvp, f, args, position, out)
 
 
 def _broadcast_column(column, shape):

@@ -166,3 +166,88 @@ def test_a_tree_whose_code_cannot_be_batched_runs_per_column_and_says_why_once()
     assert caught[0].filename == __file__
     np.testing.assert_allclose(as_matrix(H, p), fd_tree_hessian(tree_through_polyval, p, (x,)),
                                rtol=1e-5, atol=1e-6)
+
+
+# --- jacobian(f, mode="fwd") of a parameter tree: batched the same way ---------------------
+# (derivatives._tree_jacobian_fwd; before session 11, one jvp per element of the leaves)
+
+def tree_layer(p, x):
+    return np.tanh(x @ p["W"] + p["b"])
+
+
+def listed_outputs(ws, x):
+    for w in ws:            # a loop over the list's leaves
+        x = np.sin(x * w) + w
+    return x * ws[0]
+
+
+def scaled_pair(t, x):
+    s, (a, b) = t
+    return s ** 2 * np.exp(a * x) - b * stop_gradient(x)
+
+
+JACOBIAN_CASES = [
+    (tree_layer, lambda: ({"W": R.normal(size=(3, 4)), "b": R.normal(size=4)},
+                          R.normal(size=(5, 3)))),
+    (tree_layer, lambda: ({"W": R.normal(size=(2, 1)), "b": R.normal(size=1)},
+                          R.normal(size=(3, 2)))),
+    (listed_outputs, lambda: ([R.normal(size=3), R.normal(size=3)], R.normal(size=3))),
+    (listed_outputs, lambda: ([R.normal(size=(2, 2)) for _ in range(3)], R.normal(size=2))),
+    (scaled_pair, lambda: ((0.7, (R.normal(size=3), R.normal(size=3))), R.normal(size=3))),
+    (scaled_pair, lambda: ((-1.2, (R.normal(size=(2, 3)), R.normal(size=3))), R.normal(size=3))),
+]
+
+
+def fd_tree_jacobian(f, x, others, eps=1e-6):
+    """Central differences of f along each element of the tree's leaves: (out.size, n)."""
+    columns = []
+    for path, leaf in leaves(x):
+        for k in range(int(np.size(leaf))):
+            up, down = (np.ravel(f(_moved(x, path, k, s * eps), *others)) for s in (1.0, -1.0))
+            columns.append((up - down) / (2 * eps))
+    return np.stack(columns, axis=-1)
+
+
+def jacobian_matrix(J, x, out_size):
+    return np.concatenate([np.reshape(_at(J, path), (out_size, np.size(leaf)))
+                           for path, leaf in leaves(x)], axis=1)
+
+
+@pytest.mark.parametrize("f, make", JACOBIAN_CASES,
+                         ids=[f"{f.__name__}{i}" for i, (f, _) in enumerate(JACOBIAN_CASES)])
+def test_forward_jacobian_of_a_parameter_tree_runs_batched(monkeypatch, f, make):
+    from sgcompiler import jacobian
+    x, *others = make()
+    out = f(x, *others)
+    with warnings.catch_warnings(), monkeypatch.context() as m:
+        warnings.simplefilter("error", PerColumnWarning)
+        m.setattr(derivatives, "tree_jacobian_fwd", _one_per_column)
+        J = jacobian(f, mode="fwd")(x, *others)
+    for path, leaf in leaves(x):        # the blocks: out.shape + leaf.shape
+        assert np.shape(_at(J, path)) == np.shape(out) + np.shape(leaf)
+    batched = jacobian_matrix(J, x, np.size(out))
+    with monkeypatch.context() as m:
+        m.setattr(derivatives, "_batched_code", lambda *a: None)
+        columns = jacobian_matrix(jacobian(f, mode="fwd")(x, *others), x, np.size(out))
+    reverse = jacobian_matrix(jacobian(f, mode="rev")(x, *others), x, np.size(out))
+    scale = max(1.0, float(np.max(np.abs(columns))))
+    np.testing.assert_allclose(batched, columns, rtol=1e-9, atol=1e-9 * scale)
+    np.testing.assert_allclose(batched, reverse, rtol=1e-9, atol=1e-9 * scale)
+    np.testing.assert_allclose(batched, fd_tree_jacobian(f, x, others), rtol=1e-5,
+                               atol=1e-6 * scale)
+
+
+def polyval_of_a_tree(p, x):
+    return np.polyval(p["c"] * p["c"], x) * np.sin(p["w"])
+
+
+def test_a_forward_tree_jacobian_that_cannot_be_batched_runs_per_column_and_says_why():
+    from sgcompiler import jacobian
+    p, x = {"c": R.normal(size=3), "w": R.normal(size=2)}, R.normal(size=2)
+    with pytest.warns(PerColumnWarning) as caught:
+        J = jacobian(polyval_of_a_tree, mode="fwd")(p, x)
+    assert len(caught) == 1 and "np.polyval" in str(caught[0].message)
+    assert caught[0].filename == __file__
+    np.testing.assert_allclose(jacobian_matrix(J, p, 2), fd_tree_jacobian(polyval_of_a_tree, p,
+                                                                            (x,)),
+                               rtol=1e-5, atol=1e-6)
