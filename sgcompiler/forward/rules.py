@@ -120,13 +120,16 @@ class TangentRules:
     def full_shape(self, target, op, expr) -> bool:
         """Whether the sum of an elementwise function's contributions provably has the
         result's shape: it reads the result, or every operand that may be an array (or
-        its tangent, which has the operand's shape)."""
+        its tangent, which has the operand's shape), or the tangent of an operand of the
+        result's shape (`_add_dot = _matmul_dot` for `_add = _matmul + b`, shapes known)."""
         shapes, fwd = self.fwd.shapes, self.fwd
         read = {n.id for n in walk(expr) if isinstance(n, gast.Name)}
         if shapes.is_scalar(target) or target in read:
             return True
         operands = {a.id for a in op.args.values() if isinstance(a, gast.Name)}
         tangent_of = {var: name for name, var in fwd.namer.tangents().items()}
+        if any(tangent_of.get(n) in read and shapes.same(n, target) for n in operands):
+            return True
         return all(n in read or tangent_of.get(n) in read or shapes.is_scalar(n)
                    for n in operands)
 
