@@ -140,9 +140,17 @@ def _dot(left, right):
     return None if shape is None or dtype is None else (shape, dtype[1])
 
 
-def _index(found, index, ints, values=None):
-    """The shape of a basic index of an array of known shape: ints (constants or loop
-    indexes), slices with bounds that are constants or known ints, None and Ellipsis."""
+def _int_array(found) -> bool:
+    """Whether (shape, dtype) is that of an array of ints (not a number, not bools)."""
+    return isinstance(found, tuple) and found[0] != () and isinstance(found[1], np.dtype) \
+        and found[1].kind in "iu"
+
+
+def _index(found, index, ints, values=None, atom=None):
+    """The shape of an index of an array of known shape: ints (constants or loop
+    indexes), slices with bounds that are constants or known ints, None, Ellipsis and
+    (given `atom`, a name's (shape, dtype)) arrays of ints of known shape, whose result's
+    shape does not depend on the ints they hold (x[np.arange(n), y])."""
     if found is None or found is _PENDING:
         return found
     shape, dtype = found
@@ -159,6 +167,9 @@ def _index(found, index, ints, values=None):
             key.append(slice(*bounds))
         elif isinstance(item, gast.Name) and item.id in ints:
             key.append(0)       # any in-range int gives the same shape
+        elif isinstance(item, gast.Name) and atom is not None and \
+                _int_array(atom(item)):
+            key.append(np.zeros(atom(item)[0], dtype=np.intp))     # (in range: 0)
         else:
             value = constant(item, NOT_CONSTANT)
             if value is Ellipsis or value is None or type(value) is int:

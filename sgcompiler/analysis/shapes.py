@@ -17,12 +17,14 @@ import ast
 from dataclasses import dataclass, field
 
 import operator
+from collections import Counter
 
 import gast
 import numpy
 
 from .activity import assignments
 from .broadcast_classes import Broadcasts
+from ..ir.blocks import nodes
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
                   describe_stmt, target_of)
 from .ops import CONTAINER as BUILD
@@ -45,6 +47,9 @@ class Shapes:
     # writes or rebinds (a call passes them on to the callee's code)
     leaves: dict = field(default_factory=dict)
     broadcasts: object = None   # broadcast_classes.Broadcasts: classes of broadcasts
+    # names that hold np.arange(...) (assigned once, read only as an index): ints that are
+    # all different, so an index with one of them picks no element twice
+    distinct: frozenset = frozenset()
 
     def kind(self, name) -> str:
         kind = self.kinds.get(name, ARRAY)
@@ -152,7 +157,42 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
     assigned = {target_of(stmt) for stmt, _ in statements}
     leaves = unwritten_leaves(arrays or {}, assigned)
-    return Shapes(classes, kinds, ints, concrete, leaves, broadcasts)
+    distinct = _distinct_ints(norm, statements, counts, resolution) if concrete else \
+        frozenset()
+    return Shapes(classes, kinds, ints, concrete, leaves, broadcasts, distinct)
+
+
+def _distinct_ints(norm, statements, counts, resolution) -> frozenset:
+    """Names assigned once, from np.arange(n) or np.arange(k, n) with k a constant >= 0
+    (ints that are all different and none negative: a negative one would pick the element
+    a positive one picks), and read only inside an index (`z[_arange, y]`): never
+    written, rebound, passed on or aliased."""
+    callee_of = _callee_finder(resolution)
+    found = {target_of(stmt) for stmt, op in statements
+             if op.kind == NONDIFFERENTIABLE and isinstance(stmt.value, gast.Call) and
+             callee_of(stmt.value) is numpy.arange and _counts_up(stmt.value) and
+             counts[target_of(stmt)] == 1 and target_of(stmt) not in norm.params}
+    if not found:
+        return frozenset()
+    # (counted, not matched by node: the normal form may share one Name node between
+    # statements)
+    reads, in_index = Counter(), Counter()
+    for node in (n for stmt in norm.body for n in nodes(stmt)):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            reads[node.id] += 1
+        elif isinstance(node, gast.Subscript):
+            parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+            in_index.update(p.id for p in parts if isinstance(p, gast.Name))
+    return frozenset(n for n in found if reads[n] == in_index[n])
+
+
+def _counts_up(call) -> bool:
+    """np.arange(n), or np.arange(k, n) with k an int constant >= 0."""
+    if call.keywords or not 1 <= len(call.args) <= 2:
+        return False
+    start = call.args[0] if len(call.args) == 2 else None
+    return start is None or isinstance(start, gast.Constant) and \
+        type(start.value) is int and start.value >= 0
 
 
 def _callee_finder(resolution):

@@ -218,7 +218,7 @@ def _evaluate(stmt, op, facts):
             i = constant(rhs.slice, NOT_CONSTANT)
             items = facts.items[rhs.value.id]
             return items[i] if type(i) is int and -len(items) <= i < len(items) else None
-        return _index(atom(rhs.value), rhs.slice, facts.ints, facts.values)
+        return _index(atom(rhs.value), rhs.slice, facts.ints, facts.values, atom)
     if op.kind == NONDIFFERENTIABLE and isinstance(rhs, gast.Compare) and \
             len(rhs.comparators) == 1:
         found = broadcast([atom(rhs.left), atom(rhs.comparators[0])])

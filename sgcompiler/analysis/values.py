@@ -124,8 +124,8 @@ def _item(container, index, values):
 
 
 def made_shape(stmt, op, atom, values, callee_of):
-    """(shape, dtype) of np.zeros/ones/empty(shape), np.full(shape, v) and the *_like
-    functions; None when `stmt` is none of them or the shape is not known. `atom(node)` is
+    """(shape, dtype) of np.zeros/ones/empty(shape), np.full(shape, v), the *_like
+    functions and np.arange of ints; None when `stmt` is none of them or the shape is not known. `atom(node)` is
     the (shape, dtype) of an atom (sizes.py's)."""
     rhs = stmt.value
     if not isinstance(rhs, gast.Call) or not rhs.args:
@@ -146,6 +146,11 @@ def made_shape(stmt, op, atom, values, callee_of):
         if callee is np.full:
             return shape, _dtype(keywords, None)
         return shape, _dtype(keywords, np.dtype(np.float64))
+    if callee is np.arange and not keywords and len(rhs.args) <= 3:
+        bounds = [atom_value(a, values) for a in rhs.args]     # (ints alone)
+        if not all(is_int(b) for b in bounds) or len(bounds) == 3 and bounds[2] == 0:
+            return None
+        return (len(range(*(int(b) for b in bounds))),), np.arange(1).dtype
     if callee in _LIKE or callee is np.full_like:
         if set(keywords) - {"dtype", "fill_value"} or len(rhs.args) > 2:
             return None

@@ -330,7 +330,8 @@ def index_adjoint(rev, stmt, g):
         return dict_entry(rev, var, current, index, g)
     out.extend(writable_adjoint(rev, var, stmt))
     rev.reads.add(var)
-    if kind == ARRAY and is_basic_index(index, rev.shapes.ints):
+    if kind == ARRAY and (is_basic_index(index, rev.shapes.ints) or
+                          distinct_picks(index, rev.shapes)):
         target = gast.Subscript(value=load(dvar), slice=copy.deepcopy(index), ctx=gast.Store())
         node = gast.AugAssign(target=target, op=gast.Add(), value=g)
     elif kind == ARRAY:
@@ -411,6 +412,27 @@ def is_basic_index(index, ints=frozenset()) -> bool:
                                                 or type(part.value) is int):
             continue
         return False
+    return True
+
+
+def distinct_picks(index, shapes) -> bool:
+    """An index of int arrays that picks each element at most once, since one of them
+    holds distinct ints (np.arange: shapes.distinct) and every array has its 1-d shape:
+    `z[_arange, y]` (the log-likelihood of labels y), whose adjoint is
+    `dz[_arange, y] += g`, not np.add.at."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    if not all(isinstance(p, gast.Name) for p in parts):
+        return False
+    shape = next((shapes.shape(p.id) for p in parts if p.id in shapes.distinct), None)
+    if shape is None or len(shape) != 1:
+        return False
+    for part in parts:
+        if part.id in shapes.ints:
+            continue
+        dtype = shapes.dtype(part.id)
+        if shapes.shape(part.id) != shape or not isinstance(dtype, np.dtype) or \
+                dtype.kind not in "iu":
+            return False
     return True
 
 

@@ -221,15 +221,36 @@ def fill_numbers(tree, helpers, np_name, facts):
     unbroadcast = {n for n, f in helpers.items() if getattr(f, "__name__", "") == "unbroadcast"}
     if not unbroadcast or not facts:
         return
-    calls, stored = [], Counter()
+    calls, stored, added = [], Counter(), []
     for node in nodes(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stored[node.id] += 1
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in unbroadcast:
             calls.append(node)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript) \
+                and isinstance(node.op, gast.Add):
+            added.append(node)
     for call in calls:
         _fill(call, np_name, facts, stored)
+    for stmt in added:
+        _add_number(stmt)
+
+
+def _add_number(stmt):
+    """`dz[i, y] += np.full((500,), -0.002)` as `dz[i, y] -= 0.002`: adding into part of
+    an array cannot change that part's shape, so a number broadcast to it adds the same."""
+    value = stmt.value
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and
+            value.func.attr == "full" and len(value.args) == 2 and not value.keywords):
+        return
+    number = value.args[1]
+    if isinstance(number, gast.UnaryOp) and isinstance(number.op, gast.USub):
+        stmt.op, number = gast.Sub(), number.operand
+    elif isinstance(number, gast.Constant) and type(number.value) is float and \
+            number.value < 0:
+        stmt.op, number = gast.Sub(), gast.Constant(value=-number.value, kind=None)
+    stmt.value = number
 
 
 def _fill(node, np_name, facts, stored):
