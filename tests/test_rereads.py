@@ -81,9 +81,8 @@ def written_later(a, xs):
     h = a
     for t in range(xs.shape[0]):
         h = np.sin(h * xs[t])
-    ys = xs
-    ys[0] = 5.0             # changes xs[0] after the loop read it (a copy: an element)
-    return np.sum(h)
+    xs[0] = 5.0             # changes xs[0] after the loop read it (a copy: an element)
+    return np.sum(h)        # (through an alias, ys = xs, it is refused since session 11)
 
 
 def test_an_element_of_an_array_written_later_keeps_the_tape():

@@ -28,10 +28,10 @@ import gast
 import numpy as np
 
 from ..errors import describe, errors_at
-from ..ir.blocks import statement_lists, walk
+from ..ir.blocks import nodes, statement_lists, walk
 from .facts import Flow, flow_of
 from .memory import IfEnd, exclusive, linear_paths, own_reads
-from ..frontend.resolve import METHOD, local_names
+from ..frontend.resolve import METHOD, USER, local_names
 from ..frontend.normalize import Normalized
 from ..rules.registry import runtime_helper_read
 from .ops import (APPEND, CALL, CONTAINER, COPY, INDEX, RULE, SETITEM, STOPPED, NO_RULE,
@@ -76,9 +76,10 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
                           useful_by, [k for k, (_, ins, _, _) in enumerate(flows) for _ in ins])
     active = frozenset(varied & useful)
     _refuse_in_place_calls(norm, resolution, varied)
+    _refuse_late_writes(norm, resolution, flows, varied, useful, callees)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_unsupported(fn, flows, varied, useful)
-    _refuse_aliased_writes(norm, flows, varied, callees)
+    _refuse_aliased_writes(norm, flows, varied, callees, useful)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
     facts = tuple(flow_of(stmt, op, resolution) for _, _, op, stmt in flows)
     return Activity(frozenset(varied), frozenset(useful), active, facts, tuple(wrt),
@@ -111,16 +112,38 @@ def is_view(op, stmt) -> bool:
     return op.kind == RULE and op.rule.name in _VIEWS
 
 
-def _refuse_aliased_writes(norm, flows, varied, callees=None):
+def _refuse_aliased_writes(norm, flows, varied, callees=None, useful=frozenset()):
     """x[i] = v is differentiated as a write into x alone; refuse when another variable
     may hold the same memory (an argument, a copy, a view), since its adjoint would
     miss the write. (Varied, not only active, writes: x itself may be unused after the
-    write and the view read, as in `t = stop_gradient(x.ravel()); x[0] = w`.) A runtime
-    helper that returns none of its arguments (`dbuf = prod_grad(g, ans, buf)`, in
-    gradient code read again) returns a new array, which nothing else holds."""
-    written = {t for t, _, op, _ in flows if op.kind == SETITEM and t in varied}
-    if not written:
+    write and the view read, as in `t = stop_gradient(x.ravel()); x[0] = w`. And writes
+    into constants that share memory with a `useful` value, one the result is computed
+    from, or with what such a value's statement reads (an index): in `a = np.sum(x * s); t = s; t[0] = 5.0`, the adjoint sweep reads s, for a's
+    adjoint, as t's write left it.) A runtime helper that returns none of its arguments
+    (`dbuf = prod_grad(g, ans, buf)`, in gradient code read again) returns a new array,
+    which nothing else holds."""
+    setitems = {t for t, _, op, _ in flows if op.kind == SETITEM}
+    written = setitems & varied
+    if not setitems:
         return
+    # (a constant matters where it is written after the statement: in program order, or
+    # in a loop whose next trip writes it after)
+    position, loops, writes = {}, set(), {}
+    for k, (stmt, in_loop) in enumerate(in_order(norm.body)):
+        position[id(stmt)] = k
+        if in_loop:
+            loops.add(id(stmt))
+    for t, _, op, stmt in flows:
+        if op.kind == SETITEM:
+            writes.setdefault(t, []).append(stmt)
+
+    def written_after(name, stmt) -> bool:
+        here = position.get(id(stmt), -1)
+        return any(position.get(id(w), here + 1) > here or
+                   id(w) in loops and id(stmt) in loops for w in writes.get(name, ()))
+    relevant = varied | useful
+    # (and what useful statements read besides their differentiable inputs: an index)
+    relevant |= {n for t, _, op, _ in flows if t in relevant for n in op.reads}
     reads = {}
     for _, _, op, _ in flows:
         for name in op.reads:
@@ -137,18 +160,24 @@ def _refuse_aliased_writes(norm, flows, varied, callees=None):
                 _single_use_temporary(target, norm, reads):
             continue
         if op.kind == SETITEM:
-            if target in norm.params:
+            if target in norm.params and written:
                 problems.append(describe(norm.fn, stmt, f"writing into the argument "
                                          f"'{target}' changes the caller's array; copy it "
                                          f"first ({target} = {target}.copy())"))
             continue
-        if target in written and (op.kind in (COPY, STOPPED, INDEX, NO_RULE) or
-                                  op.kind == CALL and not _returns_new(op, callees) or
-                                  is_view(op, stmt)):
+        # (a constant written into matters where what it shares memory with is used)
+        binds = target in written or target in setitems and (
+            target in relevant or any(n in relevant for n in op.reads)) and \
+            written_after(target, stmt)
+        if binds and (op.kind in (COPY, STOPPED, INDEX, NO_RULE) or
+                      op.kind == CALL and not _returns_new(op, callees) or
+                      is_view(op, stmt)):
             problems.append(describe(norm.fn, stmt, f"'{target}' is written in place later "
                                      "but may share memory with another value here; make "
                                      "it a copy (.copy()) before writing into it"))
-        shared = [n for n in op.reads if n in written and not _read_only_by_helper(op, n)]
+        shared = [n for n in op.reads if (n in written or n in setitems and (
+            n in relevant or target in relevant) and written_after(n, stmt)) and
+            not _read_only_by_helper(op, n)]
         if shared and op.kind in (COPY, STOPPED, CONTAINER, APPEND, CALL) or \
                 shared and is_view(op, stmt):
             problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
@@ -395,6 +424,9 @@ _IN_PLACE = tuple(getattr(np, n) for n in ("copyto", "put", "place", "putmask",
 _MUTATING_METHODS = {"pop", "extend", "insert", "remove", "reverse", "sort", "clear",
                      "update", "setdefault", "popitem", "fill", "put", "resize", "itemset",
                      "partition", "setfield", "__setitem__", "__iadd__"}
+MUTATING_METHODS = frozenset(_MUTATING_METHODS | {"append"})
+# the names of _IN_PLACE and of ufunc.at, as a callee's source spells them (np.copyto)
+IN_PLACE_NAMES = frozenset(f.__name__ for f in _IN_PLACE) | {"at"}
 
 
 def _writer(call, resolution, discarded):
@@ -439,6 +471,112 @@ def _refuse_in_place_calls(norm, resolution, varied) -> None:
                     "differentiated argument; sgcompiler follows only assignments, so "
                     "compute a new value instead (y = y + v, y[i] = v, y = np.sort(y), "
                     "L = L + [v])")))
+    if problems:
+        raise errors_at(list(dict.fromkeys(problems)))
+
+
+def written_by_call(call, resolution, discarded, callees=None) -> list:
+    """The caller's names a call changes in place: what it writes with out=, the receiver
+    of a method that changes it, a ufunc's output arguments, np.add.at's and np.copyto's
+    first argument, and arguments a user function writes into (callees'
+    written_params)."""
+    try:
+        callee = resolution.callee(call.func)
+    except KeyError:
+        return []
+    obj, found = callee.obj, []
+    for keyword in call.keywords:
+        if keyword.arg == "out":
+            found += _names(keyword.value)
+    if callee.kind == METHOD:
+        mutates = callee.name in _MUTATING_METHODS or (discarded and callee.name != "append")
+        if mutates and isinstance(call.func, gast.Attribute):
+            found += _names(call.func.value)
+    elif isinstance(obj, np.ufunc) and len(call.args) > obj.nin:
+        for arg in call.args[obj.nin:]:
+            found += _names(arg)
+    elif isinstance(getattr(obj, "__self__", None), np.ufunc) and \
+            getattr(obj, "__name__", "") == "at" or any(obj is f for f in _IN_PLACE):
+        found += _names(call.args[0]) if call.args else []
+    elif callee.kind == USER and callees is not None and hasattr(obj, "__code__"):
+        written = callees.written_params(obj)
+        if written:
+            code = obj.__code__
+            params = code.co_varnames[:code.co_argcount]
+            for name, arg in zip(params, call.args):
+                if name in written:
+                    found += _names(arg)
+            for keyword in call.keywords:
+                if keyword.arg in written:
+                    found += _names(keyword.value)
+    return found
+
+
+def _names(node) -> list:
+    """A name, or the names of a tuple of names."""
+    if isinstance(node, gast.Name):
+        return [node.id]
+    if isinstance(node, gast.Tuple):
+        return [e.id for e in node.elts if isinstance(e, gast.Name)]
+    return []
+
+
+def in_order(body, in_loop=False):
+    """(statement, whether it is inside a loop) for every statement, in program order
+    (a compound statement before the statements of its blocks)."""
+    for stmt in body:
+        yield stmt, in_loop
+        loop = in_loop or isinstance(stmt, (gast.For, gast.While))
+        for part in ("body", "orelse"):
+            inner = getattr(stmt, part, None)
+            if isinstance(inner, list):
+                yield from in_order(inner, loop)
+
+
+def _generated(fn) -> bool:
+    """Whether `fn` is sgcompiler's generated code (a piece of a gradient read again)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<sgcompiler ")
+
+
+def _refuse_late_writes(norm, resolution, flows, varied, useful, callees) -> None:
+    """Refuse a call that changes in place an array the gradient reads: a user function
+    that writes into a differentiated argument (`h(s)` with `def h(r): r[0] = 2.0`), or
+    any in-place change (`s.fill(v)`, `s.sort()`, out=s, h(s)) of a constant that the
+    result is computed from after it was read (or in a loop, where the next trip reads
+    it after): the adjoint sweep reads the constant as the change left it, where the
+    forward sweep read it before. The analysis follows assignments only."""
+    relevant = varied | useful
+    relevant |= {n for t, _, op, _ in flows if t in relevant for n in op.reads}
+    problems, read = [], set()
+    for stmt, in_loop in in_order(norm.body):
+        call = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
+        if isinstance(call, gast.Call) and not (isinstance(stmt, gast.Expr) and
+                                                is_append(stmt)):
+            callee = resolution.callee(call.func) if isinstance(
+                call.func, (gast.Name, gast.Attribute)) else None
+            user = callee is not None and callee.kind == USER
+            # (generated code's pieces write into the adjoints they are given, which
+            # their callers hand over: `dx, = h_backward(dhs, saved)`)
+            generated = user and _generated(callee.obj)
+            for name in [] if generated else written_by_call(
+                    call, resolution, isinstance(stmt, gast.Expr), callees):
+                own = f"'{name}'" if not name.startswith("_") else "a value"
+                if user and name in varied:
+                    problems.append(describe(norm.fn, stmt, (
+                        f"{callee.name} changes {own} in place, and it depends on the "
+                        "differentiated argument; sgcompiler follows only assignments, "
+                        "so make the function return a new array instead")))
+                elif name in relevant and name not in varied and (in_loop or name in read):
+                    problems.append(describe(norm.fn, stmt, (
+                        f"this changes {own} in place after the result was computed from "
+                        "it; the gradient would read it as changed, so compute a new "
+                        f"value instead, or copy it first ({name} = {name}.copy())")))
+        # (what the result is computed from reads: an in-place change reads its own)
+        if isinstance(stmt, gast.Assign) and any(
+                n.id in relevant for t in stmt.targets for n in nodes(t)
+                if isinstance(n, gast.Name)):
+            read.update(n.id for n in nodes(stmt.value) if isinstance(n, gast.Name))
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
 

@@ -25,7 +25,8 @@ from .. import rules
 from ..errors import SGCompilerError
 from ..frontend import read_front_end, source_uses
 from ..frontend.depends import LOCK, Depends, recording
-from .activity import all_params, is_view
+from ..ir.blocks import nodes
+from .activity import IN_PLACE_NAMES, MUTATING_METHODS, all_params, is_view
 from .ops import APPEND, CALL, CONTAINER, COPY, INDEX, STOPPED, assignments, describe_stmt, \
     target_of
 from .shapes import shapes
@@ -46,6 +47,13 @@ class Callees:
         """Parameters of `fn` whose array its result may be (or be a view of, or hold in
         a tuple): `s = u; for ...: s = ...; return s` may return u itself."""
         return self._summary("returned", fn, (), self._returned, all_params(fn))
+
+    def written_params(self, fn) -> frozenset:
+        """Parameters whose array `fn` may change in place (`r[0] = v`, `r.fill(v)`,
+        out=r, or passing r to a function that does) while it still holds the caller's
+        array: before `fn` binds the name to another value in the same block or an
+        enclosing one (a binding inside a branch may not run)."""
+        return self._summary("written", fn, (), self._written, frozenset())
 
     def keyed_params(self, fn) -> frozenset:
         """Parameters of `fn` that it uses as dicts: indexed with a string, iterated with
@@ -105,6 +113,55 @@ class Callees:
                 todo.extend(links.get(name, ()))
         return all_params(fn) & reached
 
+    def _written(self, fn, _):
+        # (read from the source as written: a procedure without a return, called for
+        # what it changes, is what this is for, and the front end refuses it)
+        tree = source_uses(fn)[0].tree      # (this compilation's parse, shared)
+        params = all_params(fn)
+        found = set()
+
+        def written(stmt) -> list:
+            """Names stmt changes in place (by its form alone)."""
+            targets = stmt.targets if isinstance(stmt, gast.Assign) else \
+                [stmt.target] if isinstance(stmt, gast.AugAssign) else []
+            out = [t.value.id for t in targets if isinstance(t, gast.Subscript) and
+                   isinstance(t.value, gast.Name)]
+            if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                out.append(stmt.target.id)      # (r += v changes the caller's array)
+            for call in (n for n in nodes(stmt) if isinstance(n, gast.Call)):
+                out += [k.value.id for k in call.keywords
+                        if k.arg == "out" and isinstance(k.value, gast.Name)]
+                func = call.func
+                if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                        and func.attr in MUTATING_METHODS:
+                    out.append(func.value.id)
+                if isinstance(func, gast.Attribute) and func.attr in IN_PLACE_NAMES and \
+                        call.args and isinstance(call.args[0], gast.Name):
+                    out.append(call.args[0].id)
+                found_callee, callee = _lookup(fn, func)
+                if found_callee and hasattr(callee, "__code__") and callee is not fn:
+                    inner = self.written_params(callee)
+                    names = callee.__code__.co_varnames[:callee.__code__.co_argcount]
+                    out += [a.id for n, a in zip(names, call.args)
+                            if n in inner and isinstance(a, gast.Name)]
+            return out
+
+        def visit(body, bound):
+            bound = set(bound)
+            for stmt in body:
+                found.update(n for n in written(stmt) if n in params and n not in bound)
+                for field in ("body", "orelse", "finalbody"):
+                    inner = getattr(stmt, field, None)
+                    if isinstance(inner, list):
+                        visit(inner, bound)
+                if isinstance(stmt, gast.Assign):
+                    bound.update(n.id for t in stmt.targets for n in
+                                 ([t] if isinstance(t, gast.Name) else
+                                  t.elts if isinstance(t, gast.Tuple) else [])
+                                 if isinstance(n, gast.Name))
+        visit(tree.body, set())
+        return frozenset(found)
+
     def _keyed(self, fn, _):
         # (the source as written, before the front end's rewrites)
         src, uses = source_uses(fn)
@@ -153,6 +210,26 @@ def _elements(norm, facts):
         else:
             return None
     return Elements(items)
+
+
+def _lookup(fn, func):
+    """(found, the object) a call's function names in fn's globals or closure: a plain
+    name or a module's attribute."""
+    names = dict(getattr(fn, "__globals__", {}))
+    closure = fn.__closure__ or ()
+    names.update({n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, closure)
+                  if _filled(c)})
+    if isinstance(func, gast.Name):
+        return func.id in names, names.get(func.id)
+    return False, None
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _read(fn):
