@@ -1987,3 +1987,60 @@ def test_program_check_hessian_compares_with_finite_differences(monkeypatch):
     monkeypatch.setattr(sgcompiler, "hessian", off_by_a_little)
     outcome = program_check.check_program_hessian(source, True)
     assert outcome.status == "failed" and "finite differences" in outcome.detail
+
+
+# Session 11, program_check --hessian 923015: second order refused our own first-order
+# code, "'dbuf' is written in place, and this keeps a reference to it [generated f_grad:
+# d_arg = split_like(dbuf, _arg)]": split_like gives views of the adjoint it splits (the
+# pieces of a concatenation), and dbuf was written into later. Code made to be read again
+# passes such a helper a copy (backend/reread._copy_passed), as it does a user's function.
+
+def concatenated_in_a_branch_after_a_write(x, y):
+    buf = np.cos(x).copy()
+    buf[-1] = x[2]
+    if np.sum(x) > 0.3:
+        a = x[0] * buf[1]
+    else:
+        buf = np.copy(np.concatenate([[y[-1]], (buf[2] / (1.0 + buf * buf))[1:]]))
+        a = x[-1]
+    return a + np.sum(buf * buf)
+
+
+@pytest.mark.parametrize("x", [np.array([0.3, -0.2, 0.1]), np.array([0.3, 0.2, 0.1]),
+                               np.array([-0.4, 0.1, 0.2, 0.3])])
+def test_hessian_through_split_pieces_of_an_adjoint_written_later(x):
+    from gradcheck import fd_hessian
+    from sgcompiler import hessian
+    y = np.linspace(0.1, 0.4, x.size)
+    f = concatenated_in_a_branch_after_a_write
+    np.testing.assert_allclose(hessian(f)(x, y), fd_hessian(f, x, y), rtol=1e-5, atol=1e-6)
+
+
+# Session 11, program_check --extended 924043: a loop inside a loop whose statements the
+# gradient does not need (`for j in range(2): c = stop_gradient(x)`) lost its whole body in
+# the primal sweep's copy, and the generated code did not compile ("expected an indented
+# block after 'for' statement"). It keeps a `pass` (reverse/loops.primal_loop).
+
+def loop_of_stopped_values_in_a_loop(x):
+    a = x[0]
+    for i in range(3):
+        for j in range(2):
+            c = stop_gradient(x)
+        a = a * np.sin(x[1]) + c[0] * 0.0
+    return a
+
+
+def loop_of_stopped_values_in_a_loop_alone(x):
+    a = x[0]
+    for i in range(3):
+        for j in range(2):
+            c = stop_gradient(x)
+        a = a * np.sin(x[1]) + j
+    return a
+
+
+@pytest.mark.parametrize("f", [loop_of_stopped_values_in_a_loop,
+                               loop_of_stopped_values_in_a_loop_alone])
+@pytest.mark.parametrize("x", [np.array([0.3, 0.5]), np.array([-0.7, 1.2, 0.4])])
+def test_a_loop_whose_statements_the_gradient_does_not_need(f, x):
+    assert_grad_matches(f, (x,))

@@ -18,6 +18,7 @@ order code keeps to the language the front end accepts once these four things ar
     _buf_old = buf            ->    _buf_old = copied(buf)      the front end refuses a
     return (t, (buf, x))      ->    ... (copied(buf), x)        reference to it)
     h_backward(dbuf, s)       ->    h_backward(copied(dbuf), s)
+    split_like(dbuf, a)       ->    split_like(copied(dbuf), a)   (pieces of what it is given)
     v = buf[i]                ->    v = copied(buf[i])          (a row of it: a view)
 
 (The last one matters most: a call for its effect carries no gradient, so the adjoint it
@@ -34,6 +35,8 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..analysis.summaries import SUMMARIES
+from ..rules.registry import runtime_helper_read
 from ..ir.blocks import blocks, nodes
 from ..ir.builders import load, store
 
@@ -140,8 +143,20 @@ def _copy_passed(call, linker, written, copy_of):
     if not isinstance(func, gast.Name) or func.id in _BUILTINS:
         return
     target = linker.names.get(func.id)
-    if target is None or runtime.is_helper(target) or \
+    if target is None or \
             getattr(target, "__module__", "").split(".")[0] in ("numpy", "scipy", "math"):
+        return
+    if runtime.is_helper(target):
+        # one read through its source that returns views of what it is given
+        # (`split_like(dbuf, _arg)`: pieces of dbuf): those arguments alone
+        if not runtime_helper_read(target):
+            return
+        kept = SUMMARIES.returned_params(target)
+        params = target.__code__.co_varnames[:target.__code__.co_argcount]
+        for k, arg in enumerate(call.args):
+            if k < len(params) and params[k] in kept and isinstance(arg, gast.Name) and \
+                    arg.id in written:
+                call.args[k] = copy_of(arg.id)
         return
     for k, arg in enumerate(call.args):
         if isinstance(arg, gast.Name) and arg.id in written:

@@ -52,7 +52,10 @@ class LoopSweeps:
         written = {target_of(s) for s in assignments(stmt.body)}
         if not self.has_reverse(stmt):
             loop = copy.copy(stmt)
-            loop.body = self.primal_block(stmt.body, defined | written, in_loop=True)
+            # (a loop whose statements the gradient does not need keeps its trips, for
+            # its variable's last value: `for j in range(2): c = stop_gradient(x)`)
+            loop.body = self.primal_block(stmt.body, defined | written, in_loop=True) or \
+                [gast.Pass()]
             defined |= written
             return [loop]
         trips, _ = self.loop_names(stmt)
