@@ -377,3 +377,26 @@ def test_a_repeated_jvp_of_a_plain_function_is_not_compiled_again(monkeypatch):
     again = jvp(straight, (x, w), tangents)
     np.testing.assert_allclose(again[1], first[1])
     np.testing.assert_allclose(again[1], fd_jvp(straight, (x, w), tangents), rtol=1e-6)
+
+
+def affine_relu(W, b, X):
+    h = np.maximum(0.0, X @ W + b)
+    z = h - stop_gradient(np.max(h, axis=1, keepdims=True))
+    return np.sum(np.exp(z) * X[:, :1])
+
+
+@pytest.mark.parametrize("shapes", [((4, 8), (8,), (10, 4)), ((3, 1), (1,), (2, 3))])
+def test_no_broadcast_of_a_tangent_that_has_the_results_shape(shapes):
+    """`X @ W + b` with shapes known: the sum's tangent is the product's, of its shape
+    already (session 11: it went through broadcast_like at run time)."""
+    W, b, X = (R.normal(size=s) for s in shapes)
+    W_dot, b_dot = R.normal(size=W.shape), R.normal(size=b.shape)
+    text = jvp_source(affine_relu, (W, b, X), (W_dot, None, None))
+    assert "broadcast_like" not in text, text
+    _, out_dot = jvp(affine_relu, (W, b, X), (W_dot, None, None))
+    np.testing.assert_allclose(out_dot, np.sum(grad(affine_relu)(W, b, X) * W_dot),
+                               rtol=1e-9)
+    # where b has a tangent too, its contribution is broadcast (b is smaller than the sum)
+    _, both = jvp(affine_relu, (W, b, X), (W_dot, b_dot, None))
+    np.testing.assert_allclose(both, out_dot + np.sum(grad(affine_relu, wrt=1)(W, b, X) *
+                                                      b_dot), rtol=1e-9)
