@@ -102,12 +102,14 @@ def check_backend(backend) -> str:
     return backend
 
 
-def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset()):
+def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset(),
+              numpy_name=None):
     """Rewrite the final tree in place into what numba compiles: no `del` statements,
-    ufunc outputs passed by position, a tape per saved name (backend/numba_tapes.py;
-    `refers_to(name)`: what a free name of the code refers to; `facts`: name ->
-    (shape, dtype) of the primal's values; `ints`: names that only hold ints). Returns
-    it."""
+    ufunc outputs passed by position, a tape per saved name, an array for a counted
+    loop's tape of numbers (backend/numba_tapes.py; `refers_to(name)`: what a free name
+    of the code refers to; `facts`: name -> (shape, dtype) of the primal's values;
+    `ints`: names that only hold ints; `numpy_name()`: a name for NumPy in the code,
+    linked in: without it tapes stay lists). Returns it."""
     for block in _blocks(tree.body):
         if block:       # (an empty `else` stays empty; an emptied block holds a `pass`)
             block[:] = [stmt for stmt in block if not isinstance(stmt, gast.Delete)] \
@@ -117,7 +119,7 @@ def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset()):
             node.args.append(node.keywords[0].value)
             node.keywords = []
     _outer_products(tree, refers_to)
-    return split_tapes(tree, refers_to, facts, ints)
+    return split_tapes(tree, refers_to, facts, ints, numpy_name)
 
 
 def _outer_products(tree, refers_to):
