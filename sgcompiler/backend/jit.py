@@ -6,7 +6,8 @@ differs in three ways only, made here on the final tree (`for_numba`):
 
     del _tape                            (gone: numba refuses `del`; it frees on return)
     np.multiply(d, 2, out=d)     ->      np.multiply(d, 2, d)      (numba's spelling)
-    _tape.append(x)              ->      _tape_x.append(x)         (backend/numba_tapes.py)
+    _tape.append(x)              ->      _tape_x.append(x)         (backend/numba_tapes.py;
+                                         _tape_x[_n_x] = x; _n_x += 1 in a counted loop)
 
 and the pipeline leaves out the optimizations whose code numba cannot type (`NOT_FOR_NUMBA`:
 per-trip values gathered into one `np.array` for a single matrix product, numba loops

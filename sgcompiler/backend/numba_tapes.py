@@ -28,6 +28,10 @@ the name is a float for certain (a call of a `math` function that returns one, o
 literal, or the shapes pass found a float64 number), 0 for a name that only ever holds
 Python ints (a range index). Other names keep `None` (an optional value to numba, slower
 but right).
+
+Then a tape of numbers that one counted loop alone pushes (`for ... in range(n)`, run once,
+never left early) becomes an array as long as the loop can push, with a count of what it
+holds (`_array_tapes`): no list to grow on each push nor to shrink on each pop.
 """
 from __future__ import annotations
 
