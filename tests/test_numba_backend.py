@@ -616,3 +616,36 @@ def test_the_fast_path_gives_floats_or_takes_the_full_path():
     path = fast(lambda a, b, n: (a + b, (np.array(a), b * n)), with_value=True)
     got = path((1.5, 2.0, 3))
     assert got == (3.5, (1.5, 6.0)) and type(got[1][0]) is float
+
+
+def into_items(a, x, n):
+    xs = np.zeros(4)
+    for i in range(n):
+        x = math.sin(x * a)
+        xs[i % 4] = xs[i % 4] + x
+    return np.sum(xs * xs)
+
+
+def test_numbas_own_error_while_compiling_falls_back_and_a_runtime_error_is_raised():
+    # numba 0.68 raised an IndexError out of its lowering (np.zeros_like of a float), which
+    # reached the caller instead of the NumPy code
+    pytest.importorskip("numba")
+    g = grad(into_items, wrt=(0, 1), backend="numba")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", JitFallbackWarning)
+        got = g(0.8, 0.4, 11)
+    assert len(said) <= 1
+    np.testing.assert_allclose(got, grad(into_items, wrt=(0, 1))(0.8, 0.4, 11), rtol=1e-12)
+    for i in (0, 1):
+        assert got[i] == pytest.approx(numeric_grad(into_items, (0.8, 0.4, 11), i), rel=1e-6)
+    # an error of the compiled code itself is the user's, not a reason to fall back
+    h = jit.jitted(_raises_when_positive, "h")
+    with pytest.raises(ValueError, match="positive"):
+        _silent(lambda: h(1.0))
+    assert not h.fallen_back and _silent(lambda: h(-1.0)) == -1.0
+
+
+def _raises_when_positive(x):
+    if x > 0:
+        raise ValueError("positive")
+    return x

@@ -271,6 +271,14 @@ class _Jitted:
                                   f"({_reason(exc)}), so it runs as NumPy code when NumPy "
                                   f"code calls it")
             return self.function(*args, **kwargs)
+        except Exception as exc:
+            # numba's own error while compiling (an IndexError in its lowering of
+            # np.zeros_like of a float, say), not one of the compiled code's: nothing
+            # of the call ran
+            if not _while_compiling(exc):
+                raise
+            return self._fall_back(f"numba failed to compile it ({type(exc).__name__}: "
+                                   f"{_reason(exc)})", args, kwargs)
 
     def _fall_back(self, why, args, kwargs):
         self.fallen_back = True
@@ -278,6 +286,19 @@ class _Jitted:
             self.warned = True
             _warn(self.title, why)
         return self.function(*args, **kwargs)
+
+
+def _while_compiling(exc) -> bool:
+    """Whether `exc` came out of numba's compilation for a call (its traceback passes
+    through the dispatcher's `_compile_for_args`), not out of the compiled code, which
+    the dispatcher calls after compiling."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "_compile_for_args" and "numba" in code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _checker(reads):
