@@ -649,3 +649,11 @@ def _raises_when_positive(x):
     if x > 0:
         raise ValueError("positive")
     return x
+
+
+def test_a_name_given_none_in_a_loop_keeps_its_list():
+    text = _arrays("def f(x, n):\n    _tape = []\n    for i in range(n):\n"
+                   "        _tape.append(x)\n        x = math.sin(x)\n        if x > 2.0:\n"
+                   "            x = None\n    for i in range(n):\n        x = _tape.pop()\n"
+                   "    return x\n")
+    assert "np.empty" not in text and "_tape_x.append(x)" in text

@@ -252,11 +252,11 @@ def _kinds(tree, facts, ints, floats):
     """name -> the dtype of an array that holds every value of the name as it is,
     "int64" (ints: Python ints alone) or "float64" (a float64 number by the shapes pass,
     a Python number, or a name every value of which is a float for certain), else None
-    (an array, or a name that starts as None: numba's optional). A Python number that is
+    (an array, or a name given None anywhere: numba's optional). A Python number that is
     an int is held as a float64 (numba unifies a name given ints and floats as float64
     anyway); a complex number does not go into a float64 array (numba refuses to
     compile that, and the NumPy code runs)."""
-    unset = {s.targets[0].id for s in tree.body if isinstance(s, gast.Assign) and
+    unset = {s.targets[0].id for s in nodes(tree) if isinstance(s, gast.Assign) and
              len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and
              _is_none(s.value)}
 
