@@ -3,6 +3,7 @@ gradient, the NumPy backend and (where installed) JAX jit, as ratios measured si
 
     python benchmarks/jit.py              all workloads
     python benchmarks/jit.py --only euler,recurrence
+    python benchmarks/jit.py --cpu-clock --budget 3      (CPU time: a crowded machine)
 
 Workloads: the benchmark's Euler loop (1000 steps) and `while` series, a scalar recurrence
 of 1e5 steps, the RNN (50 steps, hidden 32) and the elementwise function (1e6 elements:
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 import warnings
@@ -121,24 +123,30 @@ def _jax(maker, args):
     jax.config.update("jax_platforms", "cpu")
     g = maker(jax, jnp)
     jargs = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-    start = time.perf_counter()
+    start = _now()
     jax.block_until_ready(g(*jargs))
-    compile_s = time.perf_counter() - start
+    compile_s = _now() - start
     return (lambda: jax.block_until_ready(g(*jargs))), compile_s
+
+
+def _now():
+    """The benchmark's clock (--cpu-clock: the process's CPU time, all its threads: JAX
+    compiles and runs on threads of its own)."""
+    return timing._clock()
 
 
 def run_one(name, fn, wrt, hand, args, jax_maker, budget_s):
     numpy_grad, numba_grad = grad(fn, wrt=wrt), grad(fn, wrt=wrt, backend="numba")
     want = hand(*args)
-    start = time.perf_counter()
+    start = _now()
     got = numpy_grad(*args)
-    compile_s = time.perf_counter() - start         # sgcompiler's compilation
+    compile_s = _now() - start         # sgcompiler's compilation
     _check(f"{name} (numpy backend)", got, want, 1e-8)
     with warnings.catch_warnings(record=True) as fell_back:
         warnings.simplefilter("always", JitFallbackWarning)
-        start = time.perf_counter()
+        start = _now()
         got = numba_grad(*args)
-        first_s = time.perf_counter() - start
+        first_s = _now() - start
     _check(f"{name} (numba backend)", got, want, 1e-8)
     contenders = {"hand": lambda: hand(*args), "sg-numpy": lambda: numpy_grad(*args),
                   "sg-numba": lambda: numba_grad(*args)}
@@ -173,27 +181,47 @@ def table(rows) -> str:
 
 def _warm_up():
     """Pay once what the first compilation of a process pays (sgcompiler's rule tables,
-    SciPy's rules, numba's own start), so the columns are per function."""
+    SciPy's rules, numba's own start, and its first code on arrays: allocation, the
+    array expressions' machinery), so the columns are per function. Returns the
+    seconds of the two numba compilations (numbers, arrays)."""
     def tiny(x):
         return math.sin(x) * x
+
+    def tiny_array(a):
+        return np.sum(np.tanh(a) * a)
     grad(tiny)(0.5)
-    start = time.perf_counter()
-    grad(tiny, backend="numba")(0.5)
-    return time.perf_counter() - start
+    grad(tiny_array)(np.ones(2))
+    took = []
+    for f, x in ((tiny, 0.5), (tiny_array, np.ones(2))):
+        start = _now()
+        grad(f, backend="numba")(x)
+        took.append(_now() - start)
+    return took
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="")
     parser.add_argument("--budget", type=float, default=4.0, help="seconds per workload")
+    parser.add_argument("--cpu-clock", action="store_true",
+                        help="time with the CPU time of the process (all its threads: "
+                             "JAX runs on its own), first calls included, not the wall "
+                             "clock")
     opts = parser.parse_args(argv)
+    if opts.cpu_clock:
+        timing._clock = time.process_time
     chosen = workloads(np.random.default_rng(0))
     names = opts.only.split(",") if opts.only else list(chosen)
-    warm_s = _warm_up()
+    load = os.getloadavg()[0]
+    numbers_s, arrays_s = _warm_up()
     rows = [run_one(n, *chosen[n], opts.budget) for n in names]
     print(table(rows))
-    print(f"\n(before these, the first numba compilation of the process, of a one-line "
-          f"function, took {warm_s:.2f} s)")
+    clock = {time.process_time: "CPU time of the process",
+             time.thread_time: "CPU time of this thread (JAX's threads not counted)"}.get(
+        timing._clock, "wall clock")
+    print(f"\n({clock}; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after. "
+          f"Before these, the first numba compilations of the process, of one-line "
+          f"functions, took {numbers_s:.2f} s (numbers) and {arrays_s:.2f} s (arrays))")
 
 
 if __name__ == "__main__":

@@ -113,9 +113,14 @@ def _fast_call(found, kinds, entry, values, single, with_value, version):
         shaped = "    g = g if type(g) is float else number(g)\n    if g is MISS:\n" \
                  "        return MISS\n"
     else:
+        # (unrolled: a list comprehension and `MISS in g` cost 0.2 us of a 1 us path)
+        names = [f"g{i}" for i in range(n)]
         shaped = (f"    if type(g) is not tuple or len(g) != {n}:\n        return MISS\n"
-                  f"    g = tuple([v if type(v) is float else number(v) for v in g])\n"
-                  f"    if MISS in g:\n        return MISS\n")
+                  f"    {', '.join(names)} = g\n" +
+                  "".join(f"    if type({v}) is not float:\n        {v} = number({v})\n"
+                          f"        if {v} is MISS:\n            return MISS\n"
+                          for v in names) +
+                  f"    g = ({', '.join(names)})\n")
     grads = "(g,)" if n == 1 and not single else "g"
     text = (f"def fast(args):\n"
             f"    if len(args) != {len(kinds)} or {types_ or 'False'} or "

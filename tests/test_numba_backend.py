@@ -10,6 +10,7 @@ import pytest
 
 from gradcheck import numeric_grad
 from sgcompiler import JitFallbackWarning, grad, jvp, value_and_grad
+from sgcompiler.analysis.shape_algebra import WEAK
 from sgcompiler.backend import jit
 from sgcompiler.backend.codegen import to_source
 from sgcompiler.derivatives import _tangent_function
@@ -151,7 +152,10 @@ def test_ints_and_floats_saved_in_one_loop_compile(n, m):
     np.testing.assert_allclose(dxs, want_xs, rtol=1e-12)
     assert dw == pytest.approx(numeric_grad(rows, (w, xs, m), 0), rel=1e-6)
     np.testing.assert_allclose(dxs, numeric_grad(rows, (w, xs, m), 1), rtol=1e-6)
-    assert "_tape_i = []" in g.source and "_tape_s.append(s)" in g.source
+    # the row numbers, saved once a trip of a counted loop, are an array of ints; s,
+    # saved in the nested loop, a list
+    assert "_tape_i = np.empty(len(range(_item_0)), np.int64)" in g.source
+    assert "_tape_s.append(s)" in g.source
 
 
 def test_a_float_saved_before_it_is_first_bound_starts_as_a_float():
@@ -480,3 +484,176 @@ def test_outer_products_compile_as_numpy_defines_them():
         np.testing.assert_allclose(dh, want_h, rtol=1e-12)
         np.testing.assert_allclose(dW, numeric_grad(small_rnn, (W, h, 4), 0), rtol=1e-6)
         np.testing.assert_allclose(dh, numeric_grad(small_rnn, (W, h, 4), 1), rtol=1e-6)
+
+
+def swings(a, x, n):
+    # pushes in both branches of an `if`: at most one of them a trip
+    for _ in range(n):
+        if x > 0.5:
+            x = a * math.sin(x)
+        else:
+            x = math.cos(a * x) + x
+    return x * x
+
+
+def stops(a, x, n):
+    for _ in range(n):
+        if x > 0.8:
+            break
+        x = a * math.sin(x) + 0.3
+    return x * x
+
+
+def _against_numpy_and_differences(f, args, wrt):
+    g = grad(f, wrt=wrt, backend="numba")
+    got = _silent(lambda: g(*args))
+    want = grad(f, wrt=wrt)(*args)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    for k, i in enumerate(wrt):
+        assert got[k] == pytest.approx(numeric_grad(f, args, i), rel=1e-6, abs=1e-9)
+    return g.source
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 57])
+def test_a_counted_loops_tapes_of_numbers_are_arrays(steps):
+    # lists that grow by appending cost Euler's 1000 steps a quarter of their time
+    pytest.importorskip("numba")
+    source = _against_numpy_and_differences(pendulum, (1.5, 0.1, 0.7, 0.0, 0.01, steps),
+                                            (0, 1, 2, 3))
+    for line in ("_tape_theta = np.empty(len(range(steps)))", "_n_theta = 0",
+                 "_tape_theta[_n_theta] = theta", "_n_theta += 1", "_n_theta -= 1",
+                 "theta = _tape_theta[_n_theta]", "_sin = _tape_sin[_n_sin]"):
+        assert line in source
+    assert ".append(" not in source and ".pop()" not in source
+    # Python ints given where floats were: the NumPy code's numbers still
+    g = grad(pendulum, wrt=(0, 1), backend="numba")
+    got = _silent(lambda: g(2.0, 0.5, 1, 0, 0.01, 30))
+    np.testing.assert_allclose(got, grad(pendulum, wrt=(0, 1))(2.0, 0.5, 1, 0, 0.01, 30),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("args", [(0.9, 0.3, 7), (1.2, 0.7, 6), (0.9, 0.3, 0)])
+def test_a_tape_pushed_in_both_branches_holds_a_push_of_each(args):
+    pytest.importorskip("numba")
+    source = _against_numpy_and_differences(swings, args, (0, 1))
+    assert "_tape_x = np.empty(2 * len(range(n)))" in source
+    # a name that starts as None (numba's optional) stays a list
+    assert "_mul = None" in source and "_tape_mul.append(_mul)" in source
+
+
+@pytest.mark.parametrize("args", [(1.1, 0.2, 10), (1.1, 0.2, 2)])
+def test_a_loop_left_early_and_a_while_keep_their_lists(args):
+    # a `break` (range(10**9) left after ten trips must not allocate for 10**9) and a
+    # `while` (no trip count before the loop)
+    pytest.importorskip("numba")
+    source = _against_numpy_and_differences(stops, args, (0, 1))
+    assert "np.empty" not in source and "_tape_x.append(x)" in source
+    g = grad(exp_series, backend="numba")
+    assert _silent(lambda: g(2.0)) == pytest.approx(math.exp(2.0), rel=1e-12)
+    assert "np.empty" not in g.source and "_tape_term.append(term)" in g.source
+
+
+_BUILTINS = {"math": math, "range": range, "len": len, "np": np}
+
+
+def _arrays(text, refers_to=_BUILTINS.get):
+    # x is a Python number (the shapes pass's weak number)
+    tree = gast.parse(text).body[0]
+    return to_source(jit.for_numba(tree, refers_to, {"x": ((), WEAK)}, frozenset(),
+                                   lambda: "np"), "h")
+
+
+def test_only_tapes_a_counted_loop_alone_pushes_become_arrays():
+    def tree_of(head, body):
+        return (f"def f(x, n, m):\n    _tape = []\n{head}"
+                f"    for i in range(n):\n{body}"
+                f"    for i in range(n):\n        x = _tape.pop()\n    return x\n")
+    forms = {
+        "counted": ("", "        _tape.append(x)\n        x = math.sin(x)\n"),
+        "nested in a loop": ("", "        for j in range(m):\n            _tape.append(x)\n"
+                                 "            x = math.sin(x)\n"),
+        "pushed before it too": ("    _tape.append(x)\n    x = math.sin(x)\n"
+                                 "    x = _tape.pop()\n",
+                                 "        _tape.append(x)\n        x = math.sin(x)\n"),
+    }
+    texts = {k: _arrays(tree_of(*v)) for k, v in forms.items()}
+    assert "_tape_x = np.empty(len(range(n)))" in texts["counted"]
+    assert "_tape_x[_n_x] = x" in texts["counted"] and "x = _tape_x[_n_x]" in texts["counted"]
+    for form in ("nested in a loop", "pushed before it too"):
+        assert "np.empty" not in texts[form] and "_tape_x.append(x)" in texts[form], form
+    # a range of a call (read twice, it might differ), a `range` or `len` that is not the
+    # builtin, a loop inside another statement: lists
+    loop = "    for i in range({}):\n        _tape.append(x)\n        x = math.sin(x)\n"
+    pops = "    for i in range(n):\n        x = _tape.pop()\n    return x\n"
+    text = _arrays(f"def f(x, n):\n    _tape = []\n{loop.format('g(n)')}{pops}")
+    assert "np.empty" not in text
+    for shadowed in ("range", "len"):
+        text = _arrays(f"def f(x, n):\n    _tape = []\n{loop.format('n')}{pops}",
+                       refers_to={**_BUILTINS, shadowed: None}.get)
+        assert "np.empty" not in text, shadowed
+    inner = loop.format("n").replace("\n    ", "\n        ")
+    text = _arrays(f"def f(x, n):\n    _tape = []\n    if n:\n    {inner}{pops}")
+    assert "np.empty" not in text
+
+
+def test_the_fast_path_gives_floats_or_takes_the_full_path():
+    # (its gradients are read one by one now, not by a list comprehension: 0.2 us)
+    from sgcompiler import api, rules
+
+    class Code:
+        current = staticmethod(lambda: True)
+
+    def fast(entry, with_value=False):
+        found = (Code(), with_value, True, lambda: True)
+        return api._fast_call(found, (float, float, int), entry, (1.0, 2.0), False,
+                              with_value, rules.version())
+    path = fast(lambda a, b, n: (np.array(a * n), np.float64(b)))
+    got = path((1.5, 2.0, 2))
+    assert got == (3.0, 2.0) and all(type(v) is float for v in got)
+    assert path((1.5, 2.0, 2.0)) is api._MISS and path((1.5, 2.0)) is api._MISS
+    for wrong in ((np.array([1.0]), 2.0), (1.0, "x"), (1.0,), [1.0, 2.0]):
+        assert fast(lambda a, b, n, w=wrong: w)((1.5, 2.0, 2)) is api._MISS, wrong
+    path = fast(lambda a, b, n: (a + b, (np.array(a), b * n)), with_value=True)
+    got = path((1.5, 2.0, 3))
+    assert got == (3.5, (1.5, 6.0)) and type(got[1][0]) is float
+
+
+def into_items(a, x, n):
+    xs = np.zeros(4)
+    for i in range(n):
+        x = math.sin(x * a)
+        xs[i % 4] = xs[i % 4] + x
+    return np.sum(xs * xs)
+
+
+def test_numbas_own_error_while_compiling_falls_back_and_a_runtime_error_is_raised():
+    # numba 0.68 raised an IndexError out of its lowering (np.zeros_like of a float), which
+    # reached the caller instead of the NumPy code
+    pytest.importorskip("numba")
+    g = grad(into_items, wrt=(0, 1), backend="numba")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", JitFallbackWarning)
+        got = g(0.8, 0.4, 11)
+    assert len(said) <= 1
+    np.testing.assert_allclose(got, grad(into_items, wrt=(0, 1))(0.8, 0.4, 11), rtol=1e-12)
+    for i in (0, 1):
+        assert got[i] == pytest.approx(numeric_grad(into_items, (0.8, 0.4, 11), i), rel=1e-6)
+    # an error of the compiled code itself is the user's, not a reason to fall back
+    h = jit.jitted(_raises_when_positive, "h")
+    with pytest.raises(ValueError, match="positive"):
+        _silent(lambda: h(1.0))
+    assert not h.fallen_back and _silent(lambda: h(-1.0)) == -1.0
+
+
+def _raises_when_positive(x):
+    if x > 0:
+        raise ValueError("positive")
+    return x
+
+
+def test_a_name_given_none_in_a_loop_keeps_its_list():
+    text = _arrays("def f(x, n):\n    _tape = []\n    for i in range(n):\n"
+                   "        _tape.append(x)\n        x = math.sin(x)\n        if x > 2.0:\n"
+                   "            x = None\n    for i in range(n):\n        x = _tape.pop()\n"
+                   "    return x\n")
+    assert "np.empty" not in text and "_tape_x.append(x)" in text

@@ -235,3 +235,18 @@ def test_jvp_after_names_change_meaning(tmp_path):
                                    rtol=1e-6, atol=1e-8)
         if later:
             run_cell(tmp_path, m, later)
+
+
+def test_a_name_found_nowhere_is_checked_in_the_builtins_dict(monkeypatch):
+    # (the check read `not hasattr(builtins, name)`: an AttributeError, 1 us, on every call)
+    import builtins
+
+    from sgcompiler.frontend import depends
+    with depends.recording() as seen:
+        depends.note_name({}, {}, "_sgc_nowhere")
+    reads = depends.Depends(tuple(seen.values()))
+    check = reads.checker(lambda: None)
+    assert check() and reads.holds_for(lambda: None)
+    assert "hasattr" not in check.__code__.co_names
+    monkeypatch.setattr(builtins, "_sgc_nowhere", 1.0, raising=False)
+    assert not check() and not reads.holds_for(lambda: None)

@@ -6,7 +6,8 @@ differs in three ways only, made here on the final tree (`for_numba`):
 
     del _tape                            (gone: numba refuses `del`; it frees on return)
     np.multiply(d, 2, out=d)     ->      np.multiply(d, 2, d)      (numba's spelling)
-    _tape.append(x)              ->      _tape_x.append(x)         (backend/numba_tapes.py)
+    _tape.append(x)              ->      _tape_x.append(x)         (backend/numba_tapes.py;
+                                         _tape_x[_n_x] = x; _n_x += 1 in a counted loop)
 
 and the pipeline leaves out the optimizations whose code numba cannot type (`NOT_FOR_NUMBA`:
 per-trip values gathered into one `np.array` for a single matrix product, numba loops
@@ -102,12 +103,14 @@ def check_backend(backend) -> str:
     return backend
 
 
-def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset()):
+def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset(),
+              numpy_name=None):
     """Rewrite the final tree in place into what numba compiles: no `del` statements,
-    ufunc outputs passed by position, a tape per saved name (backend/numba_tapes.py;
-    `refers_to(name)`: what a free name of the code refers to; `facts`: name ->
-    (shape, dtype) of the primal's values; `ints`: names that only hold ints). Returns
-    it."""
+    ufunc outputs passed by position, a tape per saved name, an array for a counted
+    loop's tape of numbers (backend/numba_tapes.py; `refers_to(name)`: what a free name
+    of the code refers to; `facts`: name -> (shape, dtype) of the primal's values;
+    `ints`: names that only hold ints; `numpy_name()`: a name for NumPy in the code,
+    linked in: without it tapes stay lists). Returns it."""
     for block in _blocks(tree.body):
         if block:       # (an empty `else` stays empty; an emptied block holds a `pass`)
             block[:] = [stmt for stmt in block if not isinstance(stmt, gast.Delete)] \
@@ -117,7 +120,7 @@ def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset()):
             node.args.append(node.keywords[0].value)
             node.keywords = []
     _outer_products(tree, refers_to)
-    return split_tapes(tree, refers_to, facts, ints)
+    return split_tapes(tree, refers_to, facts, ints, numpy_name)
 
 
 def _outer_products(tree, refers_to):
@@ -268,6 +271,14 @@ class _Jitted:
                                   f"({_reason(exc)}), so it runs as NumPy code when NumPy "
                                   f"code calls it")
             return self.function(*args, **kwargs)
+        except Exception as exc:
+            # numba's own error while compiling (an IndexError in its lowering of
+            # np.zeros_like of a float, say), not one of the compiled code's: nothing
+            # of the call ran
+            if not _while_compiling(exc):
+                raise
+            return self._fall_back(f"numba failed to compile it ({type(exc).__name__}: "
+                                   f"{_reason(exc)})", args, kwargs)
 
     def _fall_back(self, why, args, kwargs):
         self.fallen_back = True
@@ -275,6 +286,19 @@ class _Jitted:
             self.warned = True
             _warn(self.title, why)
         return self.function(*args, **kwargs)
+
+
+def _while_compiling(exc) -> bool:
+    """Whether `exc` came out of numba's compilation for a call (its traceback passes
+    through the dispatcher's `_compile_for_args`), not out of the compiled code, which
+    the dispatcher calls after compiling."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "_compile_for_args" and "numba" in code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _checker(reads):

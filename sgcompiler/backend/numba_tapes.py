@@ -28,9 +28,14 @@ the name is a float for certain (a call of a `math` function that returns one, o
 literal, or the shapes pass found a float64 number), 0 for a name that only ever holds
 Python ints (a range index). Other names keep `None` (an optional value to numba, slower
 but right).
+
+Then a tape of numbers that one counted loop alone pushes (`for ... in range(n)`, run once,
+never left early) becomes an array as long as the loop can push, with a count of what it
+holds (`_array_tapes`): no list to grow on each push nor to shrink on each pop.
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import gast
@@ -48,16 +53,19 @@ FLOAT_MATH = frozenset({
     "copysign", "degrees", "radians", "ldexp"})
 
 
-def split_tapes(tree, refers_to, facts=None, ints=frozenset()):
+def split_tapes(tree, refers_to, facts=None, ints=frozenset(), numpy_name=None):
     """Rewrite `tree` (a generated function) in place as the docstring shows;
     `refers_to(name)` is what a free name of the code refers to, `facts` the shapes
     the shapes pass found (name -> (shape, dtype)), `ints` the names that only ever hold
-    Python ints (analysis/shapes.py)."""
+    Python ints (analysis/shapes.py); `numpy_name()`, where given, the name the code
+    can call NumPy by (the tapes of a counted loop become arrays: `_array_tapes`)."""
     for tape in _local_tapes(tree):
         _split(tree, tape)
     tapes = frozenset(_local_tapes(tree))
     _numbers_saved(tree, tapes, facts or {})
-    _typed_starts(tree, refers_to, tapes, facts or {}, ints)
+    floats = _typed_starts(tree, refers_to, tapes, facts or {}, ints)
+    if numpy_name is not None:
+        _array_tapes(tree, refers_to, tapes, _kinds(tree, facts or {}, ints, floats), numpy_name)
     return tree
 
 
@@ -195,8 +203,9 @@ def _new_list(name):
 
 def _typed_starts(tree, refers_to, tapes, facts, ints):
     """`v = None` at the top -> `v = 0` where v only ever holds ints, `v = 0.0` where
-    every other value of v is a float64 (a pop gives back a value pushed, which v had)."""
-    values = {}
+    every other value of v is a float64 (a pop gives back a value pushed, which v had).
+    Returns the names made 0.0."""
+    values, floats = {}, set()
     for node in nodes(tree):
         if isinstance(node, gast.Assign) and _pop_tape(node) in tapes:
             continue
@@ -218,6 +227,8 @@ def _typed_starts(tree, refers_to, tapes, facts, ints):
             elif facts.get(name) == ((), np.dtype(np.float64)) or \
                     others and all(_float(v, refers_to) for v in others):
                 stmt.value = const(0.0)
+                floats.add(name)
+    return floats
 
 
 def _bound(target):
@@ -235,3 +246,171 @@ def _float(value, refers_to) -> bool:
     return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
         isinstance(value.func.value, gast.Name) and value.func.attr in FLOAT_MATH and \
         refers_to(value.func.value.id) is math
+
+
+def _kinds(tree, facts, ints, floats):
+    """name -> the dtype of an array that holds every value of the name as it is,
+    "int64" (ints: Python ints alone) or "float64" (a float64 number by the shapes pass,
+    a Python number, or a name every value of which is a float for certain), else None
+    (an array, or a name given None anywhere: numba's optional). A Python number that is
+    an int is held as a float64 (numba unifies a name given ints and floats as float64
+    anyway); a complex number does not go into a float64 array (numba refuses to
+    compile that, and the NumPy code runs)."""
+    unset = {s.targets[0].id for s in nodes(tree) if isinstance(s, gast.Assign) and
+             len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and
+             _is_none(s.value)}
+
+    def kind(name):
+        if name in ints:
+            return "int64"
+        if name in floats or name not in unset and facts.get(name) in (
+                ((), np.dtype(np.float64)), ((), WEAK)):
+            return "float64"
+        return None
+    return kind
+
+
+def _array_tapes(tree, refers_to, tapes, kind, numpy_name):
+    """The tapes of numbers pushed only by one counted loop become arrays of as many
+    numbers as the loop can push, with a count of those pushed:
+
+        _tape_sin = []                          _tape_sin = np.empty(len(range(n)))
+        ...                                     _n_sin = 0
+        for _ in range(n):                      for _ in range(n):
+            _tape_sin.append(_sin)      ->          _tape_sin[_n_sin] = _sin
+            ...                                     _n_sin += 1
+        for _2 in range(_trips):                ...
+            _sin = _tape_sin.pop()              for _2 in range(_trips):
+                                                    _n_sin -= 1
+                                                    _sin = _tape_sin[_n_sin]
+
+    (a list that grows by appending cost Euler's 1000 steps a quarter of their time).
+    Only where the array cannot be too short, nor much too long: the loop is a statement
+    of the function's own block (it runs once), over `range(...)` of arguments that
+    reading twice cannot change (names, constants, their attributes and items), with no
+    `break` or `return` (it runs every trip of the range: a `range(10**9)` left early
+    would allocate for all of them), and every push of the tape is in its body outside
+    any loop nested in it (each runs at most once a trip: an `if` pushes fewer); the
+    array holds pushes * trips numbers. Every value pushed
+    is a name all of whose values are float64 numbers (or all Python ints: an int64
+    array). Any other tape stays a list."""
+    pushed = {}         # tape -> its push statements, anywhere
+    for body in statement_lists(tree.body):
+        for stmt in body:
+            if _push_tape(stmt) in tapes:
+                pushed.setdefault(_push_tape(stmt), []).append(stmt)
+    taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)} | \
+        {a.id for a in tree.args.args}
+    counters = {}       # tape -> its count's name
+    at = 0
+    while at < len(tree.body):
+        loop = tree.body[at]
+        at += 1
+        if not (isinstance(loop, gast.For) and _counted(loop.iter, refers_to)) or \
+                _leaves(loop.body):
+            continue
+        inside = {}
+        for stmt in _once_a_trip(loop.body):
+            if _push_tape(stmt) in tapes:
+                inside.setdefault(_push_tape(stmt), []).append(stmt)
+        made = []
+        for tape, stmts in inside.items():
+            kinds = {kind(s.value.args[0].id) if isinstance(s.value.args[0], gast.Name)
+                     else None for s in stmts}
+            if len(stmts) != len(pushed[tape]) or len(kinds) != 1 or None in kinds:
+                continue
+            count = _fresh("_n_" + tape[len("_tape_"):] if tape.startswith("_tape_")
+                           else f"_n{tape}", taken)
+            counters[tape] = count
+            size = gast.Call(func=load("len"), args=[copy.deepcopy(loop.iter)], keywords=[])
+            if len(stmts) > 1:
+                size = gast.BinOp(left=const(len(stmts)), op=gast.Mult(), right=size)
+            args = [size] + ([] if kinds == {"float64"} else [gast.Attribute(
+                value=load(numpy_name()), attr=kinds.pop(), ctx=gast.Load())])
+            made += [gast.Assign(targets=[store(tape)], value=gast.Call(
+                func=gast.Attribute(value=load(numpy_name()), attr="empty", ctx=gast.Load()),
+                args=args, keywords=[]), type_comment=None),
+                gast.Assign(targets=[store(count)], value=const(0), type_comment=None)]
+        tree.body[at - 1:at - 1] = made
+        at += len(made)
+    if not counters:
+        return
+    tree.body[:] = [s for s in tree.body if not (_empty_list(s) and
+                                                  s.targets[0].id in counters)]
+    for body in statement_lists(tree.body):
+        out = []
+        for stmt in body:
+            tape = _push_tape(stmt) or _pop_tape(stmt)
+            if tape not in counters:
+                out.append(stmt)
+                continue
+            count = counters[tape]
+            slot = gast.Subscript(value=load(tape), slice=load(count), ctx=gast.Load())
+            if _push_tape(stmt):
+                slot.ctx = gast.Store()
+                out += [gast.Assign(targets=[slot], value=stmt.value.args[0],
+                                    type_comment=None),
+                        gast.AugAssign(target=store(count), op=gast.Add(), value=const(1))]
+            else:
+                out += [gast.AugAssign(target=store(count), op=gast.Sub(), value=const(1)),
+                        gast.Assign(targets=stmt.targets, value=slot, type_comment=None)]
+        body[:] = out
+
+
+def _leaves(body) -> bool:
+    """Whether a `break` or `return` in a loop's `body` can end it early (a `break` of a
+    loop nested in it ends that one)."""
+    for stmt in body:
+        if isinstance(stmt, (gast.Break, gast.Return)):
+            return True
+        if isinstance(stmt, (gast.For, gast.While)):
+            if any(isinstance(n, gast.Return) for n in nodes(stmt)):
+                return True
+        elif isinstance(stmt, (gast.If, gast.With, gast.Try)):
+            blocks = [stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+            blocks += [h.body for h in getattr(stmt, "handlers", [])]
+            if any(_leaves(b) for b in blocks):
+                return True
+    return False
+
+
+def _once_a_trip(body):
+    """The statements of a loop's body that run at most once a trip: those of its
+    block and of the `if` statements in it, not those of loops nested in it."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, gast.If):
+            yield from _once_a_trip(stmt.body)
+            yield from _once_a_trip(stmt.orelse)
+
+
+def _counted(iterable, refers_to) -> bool:
+    """Whether `iterable` is `range(...)` of arguments read again unchanged before the
+    loop (names, int constants, attributes and items of these)."""
+    return isinstance(iterable, gast.Call) and isinstance(iterable.func, gast.Name) and \
+        refers_to(iterable.func.id) is range and refers_to("len") is len and \
+        1 <= len(iterable.args) <= 3 and \
+        not iterable.keywords and all(_plain(a) for a in iterable.args)
+
+
+def _plain(node) -> bool:
+    if isinstance(node, gast.Name):
+        return True
+    if isinstance(node, gast.Constant):
+        return type(node.value) is int
+    if isinstance(node, gast.Attribute):
+        return _plain(node.value)
+    if isinstance(node, gast.Subscript):
+        return _plain(node.value) and _plain(node.slice)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return _plain(node.operand)
+    return False
+
+
+def _fresh(base, taken) -> str:
+    chosen, n = base, 1
+    while chosen in taken:
+        n += 1
+        chosen = f"{base}_{n}"
+    taken.add(chosen)
+    return chosen

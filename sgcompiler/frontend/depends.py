@@ -245,6 +245,11 @@ class Depends:
             return lambda: False
         tests, env = [], {}
         for i, (kind, holder, key, value) in enumerate(reads):
+            if kind == ATTR and holder is builtins and value is MISSING:
+                # a name not in builtins (a global the code does not define either): in
+                # the dict a lookup of the name reads, not `hasattr`, whose
+                # AttributeError took 1 us, half a fast call's path through grad
+                kind, holder = ITEM, builtins.__dict__
             env[f"h{i}"], env[f"v{i}"] = holder, value
             tests.append(_test(kind, f"h{i}", key, f"v{i}", value))
         body = " and ".join(tests) or "True"

@@ -199,7 +199,8 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     known = _specialisation(gradient.linker, src, shape_facts, norm, specialised, facts)
     optimize(gradient.tree, known, trace, skip=NOT_FOR_NUMBA if backend == "numba" else ())
     if backend == "numba":
-        for_numba(gradient.tree, _refers_to(src, gradient.linker), known.facts, shape_facts.ints)
+        for_numba(gradient.tree, _refers_to(src, gradient.linker), known.facts, shape_facts.ints,
+                  lambda: gradient.linker.name_for("np", numpy))
         trace("numba", gradient.tree)
     if rereadable:
         for_rereading(gradient.tree, norm.namer, gradient.linker)
@@ -492,7 +493,8 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
              skip=skip)
     if numba:
         for tree in (trees.forward, trees.backward):
-            for_numba(tree, _refers_to(src, trees.linker), facts, shape_facts.ints)
+            for_numba(tree, _refers_to(src, trees.linker), facts, shape_facts.ints,
+                      lambda: trees.linker.name_for("np", numpy))
     if kept is not None:
         kept["forward"] = trees.forward
     if rereadable:
