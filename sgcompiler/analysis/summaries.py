@@ -3,6 +3,8 @@ callee's own code, with one cache and one depth limit for all of it:
 
     returned_params(fn)     parameters whose array the result may be (or view, or hold)
     keyed_params(fn)        parameters used as dicts (so the caller's argument is a tree)
+    written_params(fn)      parameters whose array fn changes in place (from the source
+                            as written: a procedure without a return too)
     call_result(fn, arrays) (shape, dtype) of the result for arguments of known shapes
 
 Each summary runs the front end on the callee (frontend.read_front_end: one for all the
