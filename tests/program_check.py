@@ -263,11 +263,13 @@ def check_program(source: str, y_float: bool, seeds=(0, 1)) -> Outcome:
 
 
 def _star_refusal(source, exc) -> bool:
-    """A program that calls helper_star, refused for its *args, or helper_dict_loop,
-    refused for its loop over a dict (the right refusals)."""
-    from program_grammar import DICT_LOOP_REFUSAL, STAR_REFUSAL
+    """A program that calls helper_star, refused for its *args, helper_dict_loop,
+    refused for its loop over a dict, or that changes a constant in place after its use
+    (the "constants" extra's LATE lines), refused for it (the right refusals)."""
+    from program_grammar import DICT_LOOP_REFUSAL, LATE, LATE_WRITE_REFUSALS, STAR_REFUSAL
     return "helper_star(" in source and STAR_REFUSAL in str(exc) or \
-        "helper_dict_loop(" in source and DICT_LOOP_REFUSAL in str(exc)
+        "helper_dict_loop(" in source and DICT_LOOP_REFUSAL in str(exc) or \
+        LATE in source and any(r in str(exc) for r in LATE_WRITE_REFUSALS)
 
 
 def check_factory_program(source: str, y_float: bool) -> Outcome:

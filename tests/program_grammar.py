@@ -142,12 +142,24 @@ def helper_slice(a, u):
 helper_closure = make_helper(np.sin, 1.5)
 helper_lambda = lambda u: u * np.tanh(u)     # noqa: E731  (a lambda, on purpose)
 
+def helper_clobber(r):
+    """Writes into its argument (a procedure: no return)."""
+    r[0] = 2.0
+
+
+# what refuses an in-place change of a constant after its use (the "constants" extra),
+# which marks the line with LATE
+LATE = "# late: refused"
+LATE_WRITE_REFUSALS = ("in place after the result was computed from it",
+                       "is written in place later but may share memory")
+
 HELPERS = {f.__name__: f for f in (helper_tanh, helper_loop, helper_pair, helper_rec,
                                    helper_branch, helper_scale, helper_star, helper_soft,
                                    helper_keys, helper_items, helper_dict_loop, helper_each,
                                    helper_join, helper_join_tuple, helper_repeat,
                                    helper_slice, helper_two)}
-HELPERS.update(helper_closure=helper_closure, helper_lambda=helper_lambda)
+HELPERS.update(helper_closure=helper_closure, helper_lambda=helper_lambda,
+               helper_clobber=helper_clobber)
 
 # what the factory programs' names refer to, changed between calls of one gradient:
 # `make(act, k)` builds f (act and k are closure cells, k also a default of `inner`), and
@@ -240,6 +252,11 @@ EXTRAS = {
                "in a loop (s = y; for v in [...]: s = np.sin(s) * 0.5 + v)",
     "picks": "an array taken out of a helper's tuple and read with an index that picks "
              "one element twice (p = helper_two(u, v); np.sum(p[0][[0, 0]] * p[1][[0, 0]]))",
+    "constants": "a constant array the result is computed from, changed in place: "
+                 "before its first use (s.fill, s.sort, out=s, a helper writing into it) "
+                 "or after it by a write into itself (followed: must be right), or after "
+                 "it through an alias, a method or a helper (refused as expected), and "
+                 "labels picked as z[np.arange(n), k]",
     "sigmoids": "the sigmoid 1 / (1 + np.exp(-z)) and the cross-entropy y log p + (1 - y) "
                 "log(1 - p) of it (reverse/shortcuts.py), at the top level or in a loop, "
                 "with labels that are values or y, rebound after the sum or before it",
@@ -257,7 +274,7 @@ class _Writer:
         self.extras = [{"deep": self.deep_assign, "odd_comments": self.odd_comment,
                         "scopes": self.scopes, "containers": self.containers,
                         "growing": self.growing, "picks": self.picks,
-                        "sigmoids": self.sigmoids}[e]
+                        "sigmoids": self.sigmoids, "constants": self.constants}[e]
                        for e in sorted(extras)]
         self.env = {"x": Var(ARRAY), "y": Var(y_kind)}
         self.ints = []          # loop counters in scope (all < N)
@@ -844,6 +861,32 @@ class _Writer:
         self.emit(f"{pair} = helper_two({u}, {v})")
         self.emit(f"{target} = np.sum({pair}[{first}][{index}] * {pair}[1][{index}])")
         self.env[target] = Var(SCALAR, False, True)
+
+    def constants(self, d):
+        """A constant array s that the result is computed from, changed in place before
+        its first use or by a write into itself after it (which the analysis follows), or
+        after its use through an alias, a method or a helper (LATE_WRITE_REFUSALS); then
+        a pick of labels by np.arange, whose adjoint adds each pick once."""
+        n = len(self.lines)
+        s, u = f"cs{n}", self.value(ARRAY, d, True)
+        self.emit(f"{s} = np.array([{self.c.pick(['1.5', '-0.5'])}, 2.0, 0.25])")
+        before = self.c.pick(["", f"{s}.fill(0.75)", f"{s}.sort()",
+                              f"np.multiply({s}, 2.0, out={s})", f"helper_clobber({s})"])
+        if before:
+            self.emit(before)
+        self.emit(f"use{n} = np.sum({u} * {s})")
+        after = self.c.pick(["", f"{s}[1] = 3.0", f"{s}[0] += 1.0",
+                             f"al{n} = {s}  {LATE}|al{n}[0] = 5.0",
+                             f"{s}.fill(0.5)  {LATE}", f"helper_clobber({s})  {LATE}"])
+        for line in after.split("|") if after else ():
+            self.emit(line)
+        self.emit(f"use{n} = use{n} + np.sum({u} * {s})")
+        rows = f"rows{n}"
+        self.emit(f"{rows} = np.arange({N})")
+        self.emit(f"lab{n} = np.array([{', '.join(self.c.pick(['0', '1', '2']) for _ in range(N))}])")
+        z = f"np.outer({u}, {s})"
+        self.emit(f"use{n} = use{n} + np.sum(np.sin({z})[{rows}, lab{n}])")
+        self.env[f"use{n}"] = Var(SCALAR, False, True)
 
     def sigmoids(self, d):
         """A sigmoid and its cross-entropy (the shortcuts' patterns), once or in a loop

@@ -93,6 +93,31 @@ def referenced_then_written(x):
     return a + np.sum(x * t)
 
 
+def view_rebound_then_written(x):
+    s = np.array([3.0, 2.0, 1.0])
+    a = np.sum(x * s)
+    s = s.reshape(3)            # (the same memory)
+    s.fill(7.0)
+    return a + np.sum(x * s)
+
+
+def rebound_each_trip(x):
+    total = 0.0
+    for k in range(3):
+        s = np.array([1.0, 2.0, 3.0])
+        _clobber(s)             # a new array each trip, changed before it is read
+        total = total + np.sum(x * s) * (k + 1)
+    return total
+
+
+def new_array_then_written(x):
+    s = np.array([3.0, 2.0, 1.0])
+    a = np.sum(x * s)
+    s = s * 2.0                 # a new array: what a read is of the old one
+    s.fill(7.0)
+    return a + np.sum(x * s)
+
+
 def loop_writes(x):
     s = np.array([1.0, 2.0, 3.0])
     total = 0.0
@@ -120,6 +145,7 @@ REFUSED = [(helper_writes, "this changes 's' in place after"),
            (referenced_then_written, "'s' is written in place, and this keeps a "
                                      "reference to it"),
            (loop_writes, "this changes 's' in place after"),
+           (view_rebound_then_written, "this changes 's' in place after"),
            (helper_writes_varied, "_clobber changes 's' in place, and it depends on the "
                                   "differentiated argument")]
 
@@ -178,7 +204,8 @@ def direct_write(x):
 
 
 @pytest.mark.parametrize("f", [written_first, copied_first, scratch_written_after,
-                               calls_a_copying_helper, direct_write])
+                               calls_a_copying_helper, direct_write, rebound_each_trip,
+                               new_array_then_written])
 @pytest.mark.parametrize("shape", [(3,), (2, 3)])
 def test_changes_the_analysis_follows_are_allowed_and_right(f, shape):
     assert_grad_matches(f, (R.normal(size=shape),))

@@ -129,7 +129,7 @@ def _refuse_aliased_writes(norm, flows, varied, callees=None, useful=frozenset()
     # (a constant matters where it is written after the statement: in program order, or
     # in a loop whose next trip writes it after)
     position, loops, writes = {}, set(), {}
-    for k, (stmt, in_loop) in enumerate(in_order(norm.body)):
+    for k, (stmt, in_loop, _) in enumerate(in_order(norm.body)):
         position[id(stmt)] = k
         if in_loop:
             loops.add(id(stmt))
@@ -521,16 +521,17 @@ def _names(node) -> list:
     return []
 
 
-def in_order(body, in_loop=False):
-    """(statement, whether it is inside a loop) for every statement, in program order
-    (a compound statement before the statements of its blocks)."""
+def in_order(body, in_loop=False, loop=None):
+    """(statement, whether it is inside a loop, the innermost loop around it) for every
+    statement, in program order (a compound statement before the statements of its
+    blocks)."""
     for stmt in body:
-        yield stmt, in_loop
-        loop = in_loop or isinstance(stmt, (gast.For, gast.While))
+        yield stmt, in_loop, loop
+        inside = stmt if isinstance(stmt, (gast.For, gast.While)) else loop
         for part in ("body", "orelse"):
             inner = getattr(stmt, part, None)
             if isinstance(inner, list):
-                yield from in_order(inner, loop)
+                yield from in_order(inner, inside is not None, inside)
 
 
 def _generated(fn) -> bool:
@@ -548,8 +549,9 @@ def _refuse_late_writes(norm, resolution, flows, varied, useful, callees) -> Non
     forward sweep read it before. The analysis follows assignments only."""
     relevant = varied | useful
     relevant |= {n for t, _, op, _ in flows if t in relevant for n in op.reads}
-    problems, read = [], set()
-    for stmt, in_loop in in_order(norm.body):
+    problems, read, bound_in = [], set(), {}
+    ops = {id(stmt): op for _, _, op, stmt in flows}
+    for stmt, in_loop, loop in in_order(norm.body):
         call = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
         if isinstance(call, gast.Call) and not (isinstance(stmt, gast.Expr) and
                                                 is_append(stmt)):
@@ -561,22 +563,36 @@ def _refuse_late_writes(norm, resolution, flows, varied, useful, callees) -> Non
             generated = user and _generated(callee.obj)
             for name in [] if generated else written_by_call(
                     call, resolution, isinstance(stmt, gast.Expr), callees):
-                own = f"'{name}'" if not name.startswith("_") else "a value"
+                shown = norm.namer.user_name(name)
+                own = f"'{shown}'" if not shown.startswith("_") else "a value"
                 if user and name in varied:
                     problems.append(describe(norm.fn, stmt, (
                         f"{callee.name} changes {own} in place, and it depends on the "
                         "differentiated argument; sgcompiler follows only assignments, "
                         "so make the function return a new array instead")))
-                elif name in relevant and name not in varied and (in_loop or name in read):
+                elif name in relevant and name not in varied and (
+                        name in read or in_loop and bound_in.get(name) is not loop):
+                    # (in a loop, a name bound again earlier in the same trip holds a
+                    # new array: a change to it before it is read is followed)
                     problems.append(describe(norm.fn, stmt, (
                         f"this changes {own} in place after the result was computed from "
                         "it; the gradient would read it as changed, so compute a new "
-                        f"value instead, or copy it first ({name} = {name}.copy())")))
+                        f"value instead, or copy it first ({shown} = {shown}.copy())")))
         # (what the result is computed from reads: an in-place change reads its own)
         if isinstance(stmt, gast.Assign) and any(
                 n.id in relevant for t in stmt.targets for n in nodes(t)
                 if isinstance(n, gast.Name)):
             read.update(n.id for n in nodes(stmt.value) if isinstance(n, gast.Name))
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            name, op = stmt.targets[0].id, ops.get(id(stmt))
+            if op is not None and (op.kind in (COPY, STOPPED, INDEX, CALL, NO_RULE) or
+                                   is_view(op, stmt)):
+                # (what may share memory with what was read has been read)
+                if any(n in read for n in op.reads):
+                    read.add(name)
+            else:                           # a new array: reads of the old one are done
+                read.discard(name)
+                bound_in[name] = loop
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
 
