@@ -205,12 +205,17 @@ class GradientFunction:
         call, for arguments that are arrays."""
         if self._aux_source is not None:
             return self._aux_source
+        return self._last_compiled().source
+
+    def _last_compiled(self):
+        """The `Compiled` of the last call's code (what `.source` shows; the line profiler,
+        benchmarks/profile_lines.py, times it)."""
         last = self._last
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
                                 last.arrays, rereadable=last.lazy,
                                 namespace=last.namespace, backend=self.backend,
-                                checkpoint=self.checkpoint).source
+                                checkpoint=self.checkpoint)
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
