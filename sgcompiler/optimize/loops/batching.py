@@ -35,15 +35,10 @@ from ...ir.builders import const, load, store
 from ...ir.naming import unused_name
 
 
-def batch_outer_products(tree: gast.FunctionDef, np_name: str, shapes=None):
-    """Rewrite every loop of `tree` in place. `shapes` (a fresh shape oracle, optional)
-    follows the top level: where it knows an accumulator of a loop there to be a matrix,
-    its stacked product is written as one matrix product of reshaped stacks (see
-    `_stacked_product`)."""
+def batch_outer_products(tree: gast.FunctionDef, np_name: str):
+    """Rewrite every loop of `tree` in place."""
     taken = None        # (the names, found at the first loop: most functions have none)
-    known = _Accumulators(shapes) if shapes is not None else None
     for block in blocks(tree):
-        top = block is tree.body
         i = 0
         while i < len(block):
             loop = block[i]
@@ -51,52 +46,15 @@ def batch_outer_products(tree: gast.FunctionDef, np_name: str, shapes=None):
                 if taken is None:
                     taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
                 # (what runs after a loop at the top: in a loop, the next trip runs too)
-                later = block[i + 1:] if top else None
-                before, after = _batch(loop, np_name, taken, later, known if top else None)
+                later = block[i + 1:] if block is tree.body else None
+                before, after = _batch(loop, np_name, taken, later)
                 block[i:i + 1] = before + [loop] + after
-                if top and known is not None:
-                    for stmt in before + [loop]:
-                        known.track(stmt)
-                    i += len(before) + 1
-                    continue        # (the statements after it are tracked as they come)
                 i += len(before) + len(after)
-            elif top and known is not None:
-                known.track(loop)
             i += 1
 
 
-class _Accumulators:
-    """The shapes of the top level's accumulators `dW = np.zeros_like(W)` (the reverse
-    pass's for a loop's adjoints), as a shape oracle following the top level knows W's
-    there; `dW += ...` keeps dW's shape, any other assignment forgets it."""
-
-    def __init__(self, shapes):
-        self.shapes, self.known = shapes, {}
-
-    def track(self, stmt):
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-                isinstance(stmt.targets[0], gast.Name):
-            value, target = stmt.value, stmt.targets[0].id
-            like = isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
-                and value.func.attr == "zeros_like" and len(value.args) == 1 and \
-                not value.keywords and isinstance(value.args[0], gast.Name)
-            found = self.shapes.shape_of(value.args[0]) if like else None
-            self.known.pop(target, None)
-            if found is not None:
-                self.known[target] = found
-        elif not (isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name)):
-            for node in nodes(stmt):
-                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                    self.known.pop(node.id, None)
-        self.shapes.track(stmt)
-
-    def shape(self, name):
-        return self.known.get(name)
-
-
-def _batch(loop, np_name, taken, later, shapes=None):
-    """(statements before the loop, statements after it), the loop body rewritten;
-    `shapes`, a shape oracle that has followed the statements before the loop, or None."""
+def _batch(loop, np_name, taken, later):
+    """(statements before the loop, statements after it), the loop body rewritten."""
     body = loop.body
     # (a body without an accumulation to batch is not walked: loops nested d deep walked
     # their statements d times)
@@ -170,8 +128,7 @@ def _batch(loop, np_name, taken, later, shapes=None):
         for _, target, value, axis in sums]
     updates += [gast.AugAssign(target=store(target), op=gast.Add(),
                                value=_stacked_product(np_name, lists[left][0],
-                                                      lists[right][0], matrix,
-                                                      _matrix_shape(shapes, target)))
+                                                      lists[right][0], matrix))
                 for _, target, left, right, matrix in products]
     return before, [gast.If(test=load(first), body=stacked + updates, orelse=[])]
 
@@ -191,36 +148,12 @@ def _assigned(stmt) -> set:
             and isinstance(n.ctx, gast.Store)}
 
 
-def _matrix_shape(shapes, target):
-    """(k, m) where the oracle knows the accumulator `target` before the loop to be a
-    k x m matrix, else None."""
-    found = shapes.shape(target) if shapes is not None else None
-    if found is None or len(found[0]) != 2 or \
-            not all(type(n) is int and n > 0 for n in found[0]):
-        return None
-    return found[0]
-
-
-def _stacked_product(np_name, lefts, rights, matrix, shape=None):
+def _stacked_product(np_name, lefts, rights, matrix):
     """The sum over the steps of np.outer(a, b) (`lefts.T @ rights`) or of a.T @ b (for
-    a and b of at most 2 axes: the sum over the steps and the rows of a).
-
-    With `shape`, the accumulator's (k, m): each step's a.T @ b is k x m (the rules write
-    `dW += a.T @ b` only for a product of dW's own shape: reverse/inline.py), so a is
-    n x k and b is n x m at every step, and the sum over the steps and the rows is
-    `lefts.reshape(-1, k).T @ rights.reshape(-1, m)`: one BLAS call on the stacks as they
-    are (np.tensordot's transpose of `lefts` copied it first)."""
+    a and b of at most 2 axes: the sum over the steps and the rows of a)."""
     if not matrix:
         return gast.BinOp(left=gast.Attribute(value=load(lefts), attr="T", ctx=gast.Load()),
                           op=gast.MatMult(), right=load(rights))
-    if shape is not None:
-        def rows(name, n):
-            return gast.Call(func=gast.Attribute(value=load(name), attr="reshape",
-                                                 ctx=gast.Load()),
-                             args=[const(-1), const(n)], keywords=[])
-        return gast.BinOp(left=gast.Attribute(value=rows(lefts, shape[0]), attr="T",
-                                              ctx=gast.Load()),
-                          op=gast.MatMult(), right=rows(rights, shape[1]))
     axes = gast.Tuple(elts=[const(0), const(1)], ctx=gast.Load())
     return gast.Call(func=gast.Attribute(value=load(np_name), attr="tensordot",
                                          ctx=gast.Load()),
