@@ -27,7 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.systems import parameters  # noqa: E402
 from benchmarks.workloads import all_workloads  # noqa: E402
 
 SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -81,19 +80,30 @@ def instrumented(source: str, namespace: dict):
 
 
 def generated(workload, args):
-    """Source and namespace of sgcompiler's gradient of the workload, specialised for `args`
-    as the API specialises it (Python numbers are known scalars, arrays have their shapes
-    and dtypes)."""
-    from sgcompiler.pipeline import compile_gradient
-    names = parameters(workload.fn)
-    scalars = frozenset(p for p, a in zip(names, args) if type(a) is float or type(a) is int)
-    arrays = tuple((p, a.shape, a.dtype) for p, a in zip(names, args)
-                   if type(a) is np.ndarray)
-    compiled = compile_gradient(workload.fn, tuple(workload.wrt), scalars, value=False,
-                                arrays=arrays)
+    """Source and namespace of the gradient `grad(workload.fn)` runs for `args`: the code the
+    public API compiles on its first call with these arguments (specialised for their
+    shapes and dtypes, with parameter trees and the arrays in them), and the gradient
+    function itself (to time the call through the API's wrapper)."""
+    from sgcompiler import grad
+    gradient = grad(workload.fn, wrt=workload.wrt)
+    gradient(*args)
+    compiled = gradient._last_compiled()
     namespace = dict(workload.fn.__globals__)
     namespace.update(compiled.extra)
-    return compiled.source, namespace
+    return compiled.source, namespace, gradient, compiled.bind(gradient.primal)
+
+
+def wrapper_cost(gradient, direct, args, reps=200):
+    """Median seconds of a call through the API (`gradient(*args)`) and of the generated
+    function called directly, alternating: the difference is the wrapper's cost (its
+    checks of the arguments, and the parameter trees it takes apart and builds)."""
+    through, bare = [], []
+    for k in range(reps):
+        for fn, out in ((gradient, through), (direct, bare))[::1 if k % 2 else -1]:
+            start = time.perf_counter()
+            fn(*args)
+            out.append(time.perf_counter() - start)
+    return statistics.median(through), statistics.median(bare)
 
 
 def profile(workload, hand=False, reps=20, size="full"):
@@ -102,7 +112,7 @@ def profile(workload, hand=False, reps=20, size="full"):
     if hand:
         source, namespace = inspect.getsource(workload.hand), workload.hand.__globals__
     else:
-        source, namespace = generated(workload, args)
+        source, namespace = generated(workload, args)[:2]
     fn, lines, acc = instrumented(source, namespace)
     fn(*args)
     per_line = [[] for _ in lines]
@@ -121,9 +131,13 @@ def main(argv=None):
     parser.add_argument("workload")
     parser.add_argument("--hand", action="store_true", help="profile the hand-written gradient")
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS threads (1, as paired.py and run.py time them)")
     parser.add_argument("--min-share", type=float, default=0.0,
                         help="hide lines below this share of the total (e.g. 0.01)")
     opts = parser.parse_args(argv)
+    from benchmarks.timing import limit_threads
+    print(limit_threads(opts.threads))
     workload = next(w for w in all_workloads() if w.name == opts.workload)
     rows, total = profile(workload, opts.hand, opts.reps)
     print(f"{'hand-written' if opts.hand else 'sgcompiler'} gradient of {workload.name}: "
@@ -132,6 +146,13 @@ def main(argv=None):
     for text, m, share in rows:
         if share >= opts.min_share:
             print(f"| {m * 1e3:.3f} | {share:5.1%} | `{text}` |")
+    if not opts.hand:
+        args = workload.make(workload.sizes["full"], np.random.default_rng(0))
+        _, _, gradient, direct = generated(workload, args)
+        through, bare = wrapper_cost(gradient, direct, args)
+        print(f"\nper call, not instrumented: {through * 1e3:.3f} ms through grad's wrapper, "
+              f"{bare * 1e3:.3f} ms calling the generated function directly (the wrapper: "
+              f"{(through - bare) * 1e6:.1f} µs)")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ import numpy as np
 from . import rules
 from .backend.located import located
 from .arguments import (_SCALAR_TYPES, _TREES, _all_leaves, _check_scalar, _check_tree,
-                        _complex_kinds, _like_tree, _plain_float, _refuse_subclasses,
-                        _tree_arrays, _tree_kind, _unaliased, wrt_names)
+                        _complex_kinds, _decided_by_kind, _like_tree, _plain_float,
+                        _refuse_subclasses, _tree_arrays, _tree_kind, _unaliased, wrt_names)
 from .backend.jit import check_backend
 from .frontend.forms.checkpoint import check_policy
 from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
@@ -190,6 +190,9 @@ class GradientFunction:
         self._single = not self._tuple and len(self.wrt) == 1
         self._last_position = max(self._positions)
         self._compiled = {}      # argument types -> (function, returns value, plain, check)
+        # argument types of `_compiled` whose parameter trees passed _check_tree, where the
+        # types (dicts, lists and tuples of NumPy arrays and floats) decide that it passes
+        self._trees_checked = set()
         # backend="numba", Python numbers alone: the last call's kinds' fast path, and by
         # kinds the (numba entry, fast path) made so far (None where none); see _fast_call
         self._fast, self._fasts = None, {}
@@ -210,12 +213,17 @@ class GradientFunction:
         call, for arguments that are arrays."""
         if self._aux_source is not None:
             return self._aux_source
+        return self._last_compiled().source
+
+    def _last_compiled(self):
+        """The `Compiled` of the last call's code (what `.source` shows; the line profiler,
+        benchmarks/profile_lines.py, times it)."""
         last = self._last
         return compile_gradient(self._primal_for(last.scalars, last.trees), self.wrt,
                                 last.scalars, last.trees, self.with_value,
                                 last.arrays, rereadable=last.lazy,
                                 namespace=last.namespace, backend=self.backend,
-                                checkpoint=self.checkpoint).source
+                                checkpoint=self.checkpoint)
 
     def explain(self, format: str = "text"):
         """Why the gradient is what it is: what each stop_gradient cut, which arguments
@@ -333,12 +341,15 @@ class GradientFunction:
         values = self._wrt_values(args, kwargs)
         if kwargs:
             _refuse_subclasses(self.primal.__name__, kwargs.items())
-        if found is None or not found[2]:
-            plain = True
+        if found is not None and not found[2] and kinds in self._trees_checked:
+            pass    # parameter trees whose kinds (the key) decide their checks: passed
+        elif found is None or not found[2]:
+            plain, decided = True, not kwargs
             for name, value in zip(self.wrt, values):
                 if not _plain_float(value):
                     _check_tree(self.primal.__name__, name, value, foreign=self._inner is None)
                     plain = False
+                    decided = decided and _decided_by_kind(value)
             found = found or self._valid(self._compiled.get(kinds))
             if found is None:
                 found = self._specialise(args, kinds, plain, has_foreign((args, kwargs)),
@@ -346,6 +357,8 @@ class GradientFunction:
                 if not found[1] and self._has_trees(args) and \
                         not hasattr(found[0], "__wrapped__"):   # (xp code: see below)
                     self._primal_runs(kinds, args, kwargs)
+            if not plain and decided and self._compiled.get(kinds) is found:
+                self._trees_checked.add(kinds)
         primal = None
         try:
             out = self._run(found, values, args, kwargs)

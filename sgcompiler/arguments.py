@@ -140,6 +140,20 @@ def _plain_float(value) -> bool:
     return t is float or (t is np.ndarray and value.dtype.kind == "f")
 
 
+def _decided_by_kind(tree) -> bool:
+    """Whether `_tree_kind(tree)` decides what `_check_tree` says of it: dicts, lists and
+    tuples themselves (not subclasses, records) down to NumPy arrays and floats, whose
+    types and dtypes the kind holds."""
+    t = type(tree)
+    if t is np.ndarray or t is float:
+        return True
+    if t is dict:
+        return all(_decided_by_kind(v) for v in tree.values())
+    if t is list or t is tuple:
+        return all(_decided_by_kind(v) for v in tree)
+    return False
+
+
 def _check_tree(fname, name, value, foreign=False):
     """Check a wrt argument, which may be a (nested) dict, list or tuple of arrays (of
     array-API libraries other than NumPy too, with `foreign`: grad takes them)."""
@@ -286,22 +300,32 @@ def _unaliased(grads, args, kwargs):
     updating one in place cannot change another (generated code may pass arrays on)."""
     taken = []
     _taken_leaves((args, kwargs), taken)
+    # (the ids of what is taken, and what is not a NumPy array owning its memory: views,
+    # arrays of other libraries; `taken` keeps them all alive, so their ids stay theirs)
+    ids = {id(other) for other in taken}
+    views = [other for other in taken if type(other) is not np.ndarray or
+             other.base is not None]
 
     def fresh(leaf):
-        if is_foreign(leaf):        # (the standard cannot tell views apart)
-            if any(leaf is other for other in taken):
-                leaf = namespace_of([leaf]).asarray(leaf, copy=True)
-        elif type(leaf) is np.ndarray and leaf.base is None:
+        if type(leaf) is np.ndarray and leaf.base is None:
             # an array that owns its memory overlaps only itself and views of it
-            if any(other is leaf or (type(other) is not np.ndarray or other.base is not None)
-                   and np.may_share_memory(leaf, other) for other in taken):
+            if id(leaf) in ids or views and any(np.may_share_memory(leaf, other)
+                                                for other in views):
                 leaf = leaf.copy()
+        elif is_foreign(leaf):        # (the standard cannot tell views apart)
+            if id(leaf) in ids:
+                leaf = namespace_of([leaf]).asarray(leaf, copy=True)
         elif any(np.may_share_memory(leaf, other) for other in taken):
             leaf = leaf.copy()
         taken.append(leaf)
+        ids.add(id(leaf))
+        if type(leaf) is not np.ndarray or leaf.base is not None:
+            views.append(leaf)
         return leaf
 
     def walk(tree):
+        if type(tree) is np.ndarray:
+            return fresh(tree)
         if is_record(tree):
             return rebuild(tree, {k: walk(v) for k, v in record_items(tree)})
         if isinstance(tree, dict):

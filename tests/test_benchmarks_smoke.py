@@ -76,3 +76,20 @@ def test_count_ops_counts_operations_and_tape_apart():
     assert (ops, tape) == (6, 1)
     trees = [count_ops.hand_tree(w) for w in all_workloads()]
     assert all(count_ops.operations(t)[0] > 0 for t in trees)
+
+
+def test_line_profiler_times_the_code_grad_runs():
+    """benchmarks/profile_lines.py profiles the code `grad` runs for the workload's
+    arguments: specialised for their shapes, parameter trees included (dict_mlp's dict of
+    arrays), and its line times add up to a call of that code."""
+    from benchmarks import profile_lines
+    w = next(w for w in WORKLOADS if w.name == "dict_mlp")
+    args = smoke_args(w)
+    source = profile_lines.generated(w, args)[0]
+    g = grad(w.fn, wrt=w.wrt)
+    g(*args)
+    assert source == g.source
+    assert "shapes not known" not in source and "params['W1'] (3, 4)" in source
+    assert "unbroadcast" not in source
+    rows, total = profile_lines.profile(w, reps=2, size="smoke")
+    assert total > 0 and [text for text, _, _ in rows][-1].startswith("return {")

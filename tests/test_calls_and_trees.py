@@ -114,3 +114,45 @@ def test_method_as_the_differentiated_function():
     x = np.array([0.3, 0.2])
     g = grad(S.Model.loss, wrt="x")(model, x)
     np.testing.assert_allclose(g, 3.0 * model.w * (1 - np.tanh(model.w * x) ** 2))
+
+
+def _tree_loss(params, x):
+    return np.sum(params["w"] * x) + np.sum(params["b"] ** 2) + params["s"] * np.sum(x)
+
+
+def test_tree_checks_once_per_kind_and_results_stay_unaliased(monkeypatch):
+    """A parameter tree of dicts of NumPy arrays and floats is checked on the first call
+    of its kind (structure, shapes, dtypes) only: the kind decides the check. Other kinds
+    are checked again (an int array is refused), and results never share memory with the
+    arguments (a leaf passed as another argument too) or with each other."""
+    import sgcompiler.api as api
+    calls = []
+    real = api._check_tree
+    monkeypatch.setattr(api, "_check_tree", lambda *a, **k: (calls.append(a), real(*a, **k)))
+    g = grad(_tree_loss)
+    x = np.arange(3.0)
+    params = {"w": np.ones(3), "b": np.full(3, 2.0), "s": 0.5}
+    first = g(params, x)
+    assert len(calls) == 1
+    second = g({"w": np.ones(3), "b": np.full(3, 3.0), "s": 1.5}, x)
+    assert len(calls) == 1          # the same kind: not checked again
+    np.testing.assert_allclose(first["w"], x)
+    np.testing.assert_allclose(second["b"], np.full(3, 6.0))
+    assert second["s"] == pytest.approx(3.0)
+    with pytest.raises(TypeError, match="dtype int"):
+        g({"w": np.ones(3, dtype=int), "b": np.full(3, 2.0), "s": 0.5}, x)
+    # the gradient of w is x: a new array, not the argument (nor another result)
+    shared = g({"w": x, "b": x, "s": 0.5}, x)
+    assert not np.may_share_memory(shared["w"], x)
+    assert not np.may_share_memory(shared["w"], shared["b"])
+    again = g({"w": x, "b": x, "s": 0.5}, x)
+    assert not np.may_share_memory(again["w"], x)
+    np.testing.assert_allclose(again["w"], x)
+    np.testing.assert_allclose(again["b"], 2 * x)
+    # a subclass of dict is not decided by its kind: checked on every call
+    class Params(dict):
+        pass
+    count = len(calls)
+    g(Params(params), x)
+    g(Params(params), x)
+    assert len(calls) == count + 2
