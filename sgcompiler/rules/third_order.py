@@ -10,6 +10,12 @@ Each is linear in every operand it reads (an operand it replaces is not read; th
 takes the gradient for is read for its shape), so its adjoint for an operand is the
 gradient of the same einsum with one more operand replaced, and its tangent the einsum
 with that operand's tangent put in.
+
+Generated code does not call these helpers where the positions are numbers (as the rules
+of np.einsum and einsum_grad write them): reverse/inline.py puts the operand in its place,
+np.einsum('ij,jk->ik', a, t) and einsum_grad(g, 0, 'ij,jk->ik', a, t), whose rules give the
+same again, so every order closes. The rules here are for a call with positions known only
+at run time (the helper called as a function of its own), one order further.
 """
 from ..runtime.numpy.linalg import einsum_grad
 from ..runtime.tangents import (einsum_grad_with, einsum_grad_with_both, einsum_with,

@@ -285,10 +285,10 @@ def length(items) -> int:
 def index_part(g, index, like):
     """g[index], shaped like `like` (summed where `like` was broadcast into it): the
     adjoint of add_at's value. A number g is the adjoint no value has reached yet (0.0,
-    as adjoints start): its part is 0.0 too."""
+    as adjoints start): its part is 0.0 too (zeros of an array `like`: see fitted)."""
     if not isinstance(g, (list, dict, tuple)) and np.ndim(g) == 0:
         if g == 0:
-            return 0.0
+            return _zeros_for(like)
         raise RuntimeRefusal("the adjoint of an index add is a number other than zero; "
                              "please report this program")
     part = g[index]
@@ -301,10 +301,21 @@ def fitted(g, like):
     """An adjoint list `g` padded with zeros (0.0) to the length of the list `like` it is
     the adjoint of: add_trees adds lists up to the shorter one's length (a slice's adjoint
     `da[1:] = add_trees(da[1:], db)` drops the entries of elements appended to b later),
-    so like's elements past g's end got no gradient (issue 13: grad of grad lost theirs)."""
+    so like's elements past g's end got no gradient (issue 13: grad of grad lost theirs).
+    A plain 0.0 (an item of an adjoint list that no value reached) of an array `like` is
+    zeros of its shape: the rules it goes to (np.einsum's) may read its axes."""
     if isinstance(g, list) and isinstance(like, (list, tuple)) and len(g) < len(like):
         return g + [0.0] * (len(like) - len(g))
+    if type(g) is float and g == 0.0:
+        return _zeros_for(like)
     return g
+
+
+def _zeros_for(like):
+    """The adjoint no value has reached of `like`: zeros of an array's shape, else 0.0."""
+    if isinstance(like, np.ndarray) and like.ndim:
+        return np.zeros(like.shape, dtype=float_dtype(like))
+    return 0.0
 
 
 def written_part(g, index):
