@@ -303,9 +303,14 @@ def fitted(g, like):
     `da[1:] = add_trees(da[1:], db)` drops the entries of elements appended to b later),
     so like's elements past g's end got no gradient (issue 13: grad of grad lost theirs).
     A plain 0.0 (an item of an adjoint list that no value reached) of an array `like` is
-    zeros of its shape: the rules it goes to (np.einsum's) may read its axes."""
+    zeros of its shape: the rules it goes to (np.einsum's) may read its axes. A list
+    longer than `like` is cut to its length: that is the transpose of the padding, so
+    fitted's adjoint is fitted again (grad of grad of grad: rules/runtime.py)."""
     if isinstance(g, list) and isinstance(like, (list, tuple)) and len(g) < len(like):
         return g + [0.0] * (len(like) - len(g))
+    if isinstance(g, (list, tuple)) and isinstance(like, (list, tuple)) and \
+            len(g) > len(like):
+        return list(g[:len(like)])
     if type(g) is float and g == 0.0:
         return _zeros_for(like)
     return g
@@ -382,7 +387,12 @@ def add_trees(a, b):
         return a
     if isinstance(a, dict) != isinstance(b, dict) and (
             isinstance(a, (dict, list, tuple)) or isinstance(b, (dict, list, tuple))):
-        # a NamedTuple read both as p[0] and as p.w: its adjoint has two spellings
+        # a NamedTuple read both as p[0] and as p.w: its adjoint has two spellings; a
+        # zero of one (zeros_tree of the record, by position) is the other as it is
+        if _zero_tree(a):
+            return b
+        if _zero_tree(b):
+            return a
         raise SGCompilerError("a parameter tree is read both by position (p[0], unpacking) "
                               "and by field name (p.w), which sgcompiler cannot add up; "
                               "read it one way in the differentiated code")
@@ -391,6 +401,15 @@ def add_trees(a, b):
     if isinstance(a, (list, tuple)):
         return [add_trees(x, y) for x, y in zip(a, b)]
     return a + b
+
+
+def _zero_tree(t) -> bool:
+    """Whether every leaf of an adjoint tree is zero."""
+    if isinstance(t, dict):
+        return all(_zero_tree(v) for v in t.values())
+    if isinstance(t, (list, tuple)):
+        return all(_zero_tree(v) for v in t)
+    return _is_zero(t) or isinstance(t, np.ndarray) and not np.any(t)
 
 
 def field(obj, name):
@@ -562,7 +581,8 @@ def item_of(t, items, chosen):
 # position (analysis/shapes.py; item_adjoint's item is like its x)
 TREE_HELPERS = ((zeros_tree, 0), (add_trees, 0), (add_at, 0), (item_adjoint, 2),
                 (scatter_item, 1), (unbroadcast_each, 1), (picked, 1), (old_item_back, 1),
-                (sequence_adjoint, 0), (sequence_parts, 0))
+                (sequence_adjoint, 0), (sequence_parts, 0), (tree_with, 0), (fitted, 1),
+                (index_part, 2))
 
 # runtime helper -> the position of the argument it reads only the shape of
 SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}

@@ -76,6 +76,12 @@ def zero_ends(t, prepend, append, axis):
             np._NoValue if append is None else zero(append))
 
 
+def diff_padded(t, n=1, axis=-1, prepend=None, append=None):
+    """np.diff(t, n, axis, prepend, append) with zeros where values were prepended and
+    appended: the tangent of np.diff, and the transpose of diff_grad (rules/runtime.py)."""
+    return np.diff(t, n, axis, *zero_ends(t, prepend, append, axis))
+
+
 def cumprod_tangent_of(t, a, axis=None):
     """Tangent of np.cumprod(a, axis), exact with zeros: d_k = d_{k-1} a_k + p_{k-1} t_k."""
     a = np.asarray(a)

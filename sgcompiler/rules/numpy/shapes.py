@@ -18,7 +18,7 @@ from ...runtime.numpy.shapes import (COPYING_PAD_MODES, append_grad, astype, cas
                               split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
-from ...runtime.tangents import cast_tangent, zero_ends
+from ...runtime.tangents import cast_tangent, diff_padded
 from ..registry import batchable, jvp, linear, present, vjp
 
 # --- shapes and axes --------------------------------------------------------------------------
@@ -332,7 +332,7 @@ def pad_tangent(t, ans, array, pad_width, mode="constant", *, constant_values=0)
 
 @jvp(np.diff)
 def diff_tangent(t, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return np.diff(t, n, axis, *zero_ends(t, prepend, append, axis))
+    return diff_padded(t, n, axis, prepend, append)
 
 
 @jvp(astype, name="x.astype()")
