@@ -158,6 +158,20 @@ def _pair(*shape, c_shape=None):
     return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
 
 
+def differences(x, c):
+    return np.sum(np.sin(np.diff(x * c, axis=0)) ** 2) + np.sum(np.diff(np.cos(x), n=2) ** 3)
+
+
+def differences_ends(x, c):
+    return np.sum(np.diff(np.sin(x) * c, axis=-1, prepend=0.5, append=np.ones(x.shape[:-1] +
+                                                                       (2,))) ** 3)
+
+
+def differences_first_axis(x, c):
+    return np.sum(np.tanh(np.diff(x ** 2, axis=0, prepend=np.zeros((1,) + x.shape[1:]),
+                                  append=1.0) * c))
+
+
 def _well_posed(n, other):
     return lambda: (R.normal(size=(n, n)) + n * np.eye(n), R.normal(size=other))
 
@@ -197,6 +211,10 @@ CASES = [
     (einsums, _pair(3, 4, c_shape=(4,))), (einsums, _pair(2, 2, c_shape=(2,))),
     (einsum_traces, _pair(3, 3, c_shape=(3,))), (einsum_traces, _pair(2, 2, c_shape=(2,))),
     (einsum_ellipsis, _pair(2, 3, c_shape=(3,))), (einsum_ellipsis, _pair(2, 2, 3, c_shape=(3,))),
+    (differences, _pair(4, 3)), (differences, _pair(3, 2, 4, c_shape=(4,))),
+    (differences_ends, _pair(2, 3)), (differences_ends, _pair(5, c_shape=(1,))),
+    (differences_first_axis, _pair(3, 2, c_shape=(2,))),
+    (differences_first_axis, _pair(4, 2, 2, c_shape=(2, 1))),
 ]
 
 

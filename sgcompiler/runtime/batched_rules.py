@@ -44,6 +44,23 @@ def batch_mean(x, axis=None, keepdims=False):
     return np.mean(x, axis=_moved(axis, x.ndim - 1), keepdims=keepdims)
 
 
+def batch_diff_padded(t, n=1, axis=-1, prepend=None, append=None):
+    """diff_padded(t[k], n, axis, prepend, append) for each direction k: np.diff along the
+    axis one further along, with zero ends that have the batch axis too (a number's zero
+    NumPy expands itself)."""
+    size = np.shape(t)[0]
+
+    def zero(v):
+        if v is None:
+            return np._NoValue
+        v = np.asarray(v, dtype=np.result_type(t))
+        return np.zeros((size,) + v.shape if v.ndim else (), dtype=v.dtype)
+    moved = axis if axis < 0 else axis + 1
+    if prepend is None and append is None:
+        return np.diff(t, n, moved)
+    return np.diff(t, n, moved, zero(prepend), zero(append))
+
+
 def batch_cumprod_tangent_of(t, a, axis=None):
     """cumprod_tangent_of(t[k], a, axis) for each k: d_j = d_{j-1} a_j + p_{j-1} t_j along
     the axis, for all directions at once."""

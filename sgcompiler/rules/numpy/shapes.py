@@ -18,6 +18,7 @@ from ...runtime.numpy.shapes import (COPYING_PAD_MODES, append_grad, astype, cas
                               split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
+from ...runtime.batched_rules import batch_diff_padded
 from ...runtime.tangents import cast_tangent, diff_padded
 from ..registry import batchable, jvp, linear, present, vjp
 
@@ -333,6 +334,9 @@ def pad_tangent(t, ans, array, pad_width, mode="constant", *, constant_values=0)
 @jvp(np.diff)
 def diff_tangent(t, ans, a, n=1, axis=-1, prepend=None, append=None):
     return diff_padded(t, n, axis, prepend, append)
+
+
+batchable(np.diff, helpers=[(diff_padded, batch_diff_padded)])
 
 
 @jvp(astype, name="x.astype()")
