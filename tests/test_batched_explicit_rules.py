@@ -172,6 +172,25 @@ def differences_first_axis(x, c):
                                   append=1.0) * c))
 
 
+def pads(x, c):
+    return np.sum(np.sin(np.pad(x * c, 1)) * np.pad(x, (1, 1), mode="edge")) + \
+        np.sum(np.pad(np.cos(x), ((0, 0),) * (x.ndim - 1) + ((2, 1),), mode="reflect") ** 3)
+
+
+def pads_wrapped(x, c):
+    return np.sum(np.tanh(np.pad(x ** 2, [(2, 2)] * x.ndim, mode="wrap") * 0.5) ** 2 +
+                  np.pad(x, 2, mode="symmetric") ** 2) + np.sum(x * c)
+
+
+def polynomials(x, c):
+    # x the coefficients: their tangent batched along p's first axis
+    return np.sum(np.sin(np.polyval(x * c, np.linspace(-1.0, 1.0, 5))) ** 2)
+
+
+def polynomials_at(x, c):
+    return np.sum(np.polyval(c, np.sin(x)) ** 2) + np.sum(np.polyval(x[..., :1].ravel(), c))
+
+
 def _well_posed(n, other):
     return lambda: (R.normal(size=(n, n)) + n * np.eye(n), R.normal(size=other))
 
@@ -215,6 +234,10 @@ CASES = [
     (differences_ends, _pair(2, 3)), (differences_ends, _pair(5, c_shape=(1,))),
     (differences_first_axis, _pair(3, 2, c_shape=(2,))),
     (differences_first_axis, _pair(4, 2, 2, c_shape=(2, 1))),
+    (pads, _pair(3, 4)), (pads, _pair(2, 3, 2, c_shape=(2,))), (pads, _pair(5, c_shape=(1,))),
+    (pads_wrapped, _pair(3, 4)), (pads_wrapped, _pair(4, c_shape=(1,))),
+    (polynomials, _pair(4)), (polynomials, _pair(3, c_shape=(1,))),
+    (polynomials_at, _pair(3, c_shape=(4,))), (polynomials_at, _pair(2, 3, c_shape=(3,))),
 ]
 
 

@@ -61,6 +61,23 @@ def batch_diff_padded(t, n=1, axis=-1, prepend=None, append=None):
     return np.diff(t, n, moved, zero(prepend), zero(append))
 
 
+def batch_pad(t, pad_width, mode="constant"):
+    """np.pad(t[k], pad_width, mode) for each direction k (a copying mode, or zeros): no
+    padding along the batch axis, pad_width's for the others."""
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (np.ndim(t) - 1, 2))
+    return np.pad(t, [(0, 0)] + [tuple(w) for w in widths.tolist()], mode)
+
+
+def batch_polyval(p, x):
+    """np.polyval(p[k], x) for each direction k of the coefficients (Horner's rule along
+    p's second axis)."""
+    p, x = np.asarray(p), np.asarray(x)
+    out = np.zeros((p.shape[0],) + x.shape, dtype=np.result_type(p, x, float))
+    for j in range(p.shape[1]):
+        out = out * x + np.reshape(p[:, j], (-1,) + (1,) * x.ndim)
+    return out
+
+
 def batch_cumprod_tangent_of(t, a, axis=None):
     """cumprod_tangent_of(t[k], a, axis) for each k: d_j = d_{j-1} a_j + p_{j-1} t_j along
     the axis, for all directions at once."""
