@@ -16,7 +16,8 @@ import numpy as np
 from sgcompiler import runtime
 from sgcompiler.runtime.numpy.shapes import partition_grad, partition_tangent_of
 from sgcompiler.runtime.numpy.signal import gradient_adjoint
-from sgcompiler.runtime.tangents import diff_padded, einsum_grad_with, einsum_with
+from sgcompiler.runtime.tangents import (diff_padded, einsum_grad_replacing, einsum_grad_with,
+                                        einsum_replacing, einsum_with, unless_in)
 
 
 @dataclass
@@ -675,6 +676,20 @@ case(einsum_grad_with, normal(2, 4), value(0), value(1), normal(3, 4), value("ij
      normal(2, 3), normal(3, 4))
 case(einsum_grad_with, normal(3), value(1), value(2), normal(4), value("ij,jk,k->i"),
      normal(3, 2), normal(2, 4), normal(4), id="three")
+# their general forms (positions known at run time): where[j] replaced by t_j, first wins
+_NONE6 = (value(None),) * 6
+case(einsum_replacing, value("ij,jk->ik"), value((1,)), normal(2, 3), normal(3, 4), *_NONE6,
+     normal(3, 4))
+case(einsum_replacing, value("ij,jk,k->i"), value((2, 0, 2)), normal(3, 2), normal(2, 4),
+     normal(4), value(None), value(None), value(None), value(None), value(None), normal(4),
+     normal(3, 2), normal(4), id="shadowed")
+case(einsum_grad_replacing, normal(2, 4), value(0), value("ij,jk->ik"), value((1,)),
+     normal(2, 3), normal(3, 4), *_NONE6, normal(3, 4))
+case(einsum_grad_replacing, normal(3), value(1), value("ij,jk,k->i"), value((1, 2)),
+     normal(3, 2), normal(2, 4), normal(4), value(None), value(None), value(None), value(None),
+     value(None), normal(2, 4), normal(4), id="own")
+case(unless_in, normal(2, 3), value(1), value((0, 2)))
+case(unless_in, normal(3), value(2), value((0, 2)), id="zero")
 case(rt.unbroadcast_sum, normal(2, 3), normal(3), id="array")
 case(rt.bessel_i1, normal(5))
 case(rt.bessel_i1, value(np.array([0.0, -1.5, 3.0])), id="zero")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sgcompiler import check_grads, grad, jvp
+from sgcompiler.runtime.tangents import einsum_grad_with, einsum_with
 
 R = np.random.default_rng(1414)
 
@@ -90,6 +91,22 @@ def _first_summed(a, b):
 
 def second(a, b):
     return grad(_first_summed)(a, b)
+
+
+def replaced_at(t, g, a, i, k):
+    # the helper called with positions known only at run time: its rules are the general
+    # einsum_replacing and einsum_grad_replacing (rules/third_order.py)
+    b = np.cos(a.T)
+    return np.sum(np.sin(einsum_grad_with(g, i, k, t, "ij,jk->ik", a, b)) ** 2) + \
+        np.sum(einsum_with(k, np.sin(t), "ij,jk->ik", a, b) * g ** 2)
+
+
+@pytest.mark.parametrize("i, k", [(0, 1), (1, 0), (1, 1)])
+def test_third_order_of_the_helpers_with_positions_known_at_run_time(i, k):
+    a = R.normal(size=(2, 3)) * 0.7
+    t, g = R.normal(size=(2, 3) if k == 0 else (3, 2)), R.normal(size=(2, 2))
+    check_grads(lambda t, g, a: replaced_at(t, g, a, i, k), (t, g, a), order=3,
+                modes=("fwd", "rev"), rtol=1e-4, atol=1e-6, directions=1)
 
 
 def test_second_order_code_calls_only_einsum_and_its_gradient():

@@ -241,12 +241,11 @@ class _Simplify(gast.NodeTransformer):
         """The einsums of np.einsum's higher derivatives with the operands put in their
         places: einsum_with(1, t, 'ij,jk->ik', a, b) is np.einsum('ij,jk->ik', a, t),
         einsum_grad_with(g, 0, 1, t, 'ij,jk->ik', a, b) is einsum_grad(g, 0, 'ij,jk->ik',
-        a, t), and so for the helpers with two operands replaced (runtime/tangents.py);
-        0.0 when two of the positions are the same (each is linear in the operands it
-        reads, and the gradient's own operand is read only for its shape). The code then
-        calls np.einsum and einsum_grad alone, whose rules give these again: every order
-        closes. Positions not written as numbers, or subscripts not written as a string,
-        stay for the helpers at run time."""
+        a, t), and 0.0 when the positions are the same (the gradient's own operand is read
+        only for its shape). The code then calls np.einsum and einsum_grad alone, whose
+        rules give these again: every order closes. Positions not written as numbers, or
+        subscripts not written as a string, stay for the helpers at run time (whose rules
+        are rules/third_order.py's)."""
         gradient, pairs = _EINSUM_REPLACING[name]
         args = node.args
         first = 2 * len(pairs) + (2 if gradient else 0)    # the subscripts' position
@@ -417,8 +416,7 @@ def _broadcast_classes(classes, shapes):
 # runtime helpers for the gradients of matrix products
 # the einsums with operands replaced (runtime/tangents.py): (whether the first two arguments
 # are a gradient's g and operand, the argument positions of each replaced operand's position)
-_EINSUM_REPLACING = {"einsum_with": (False, [0]), "einsum_with_both": (False, [0, 2]),
-                     "einsum_grad_with": (True, [2]), "einsum_grad_with_both": (True, [2, 4])}
+_EINSUM_REPLACING = {"einsum_with": (False, [0]), "einsum_grad_with": (True, [2])}
 _PRODUCT_GRADS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right")
 
 
