@@ -196,6 +196,8 @@ def item_adjoint(g, index, x=None):
     of a list or tuple whose adjoint is g: zeros of x's shape and structure where g, or its
     element, is a plain 0.0 (which the derivative rules that need x's shape cannot take)."""
     item = g if _is_zero(g) else g[_row(g, index)]
+    if _is_zero(item) and hasattr(type(x), "_fields"):
+        return 0.0      # a NamedTuple's: its adjoint may be keyed by position or by field
     if _is_zero(item) and isinstance(x, (list, tuple, dict, np.ndarray)):
         return zeros_tree(x)
     return item
@@ -387,12 +389,7 @@ def add_trees(a, b):
         return a
     if isinstance(a, dict) != isinstance(b, dict) and (
             isinstance(a, (dict, list, tuple)) or isinstance(b, (dict, list, tuple))):
-        # a NamedTuple read both as p[0] and as p.w: its adjoint has two spellings; a
-        # zero of one (zeros_tree of the record, by position) is the other as it is
-        if _zero_tree(a):
-            return b
-        if _zero_tree(b):
-            return a
+        # a NamedTuple read both as p[0] and as p.w: its adjoint has two spellings
         raise SGCompilerError("a parameter tree is read both by position (p[0], unpacking) "
                               "and by field name (p.w), which sgcompiler cannot add up; "
                               "read it one way in the differentiated code")
@@ -401,15 +398,6 @@ def add_trees(a, b):
     if isinstance(a, (list, tuple)):
         return [add_trees(x, y) for x, y in zip(a, b)]
     return a + b
-
-
-def _zero_tree(t) -> bool:
-    """Whether every leaf of an adjoint tree is zero."""
-    if isinstance(t, dict):
-        return all(_zero_tree(v) for v in t.values())
-    if isinstance(t, (list, tuple)):
-        return all(_zero_tree(v) for v in t)
-    return _is_zero(t) or isinstance(t, np.ndarray) and not np.any(t)
 
 
 def field(obj, name):
