@@ -128,8 +128,15 @@ def _directional(scalar, params, positions, args, rng, k):
     namespace = {"np": np, "__name__": __name__,
                  "_grad": api.grad(scalar, wrt=wrt).as_function(scalars, trees)}
     terms = []
+    probe = None
+    if any(_is_record(args[i]) for i in positions):
+        # a record's gradient, as the code reads it, is keyed as the function reads the
+        # record (by field: {'w': ...}, by position: a list): read that from one run
+        probe = namespace["_grad"](*args)
+        probe = (probe,) if len(positions) == 1 else probe
     for n, i in enumerate(positions):
-        for m, (path, leaf) in enumerate(leaves(args[i])):
+        tree = probe[n] if probe is not None and _is_record(args[i]) else args[i]
+        for m, (path, leaf) in enumerate(leaves(tree)):
             namespace[f"_v{n}_{m}"] = _random_like(rng, leaf)
             terms.append(f"np.sum(_g[{n}]{_path_text(path)} * _v{n}_{m})")
     base = scalar.__name__ if scalar.__name__.isidentifier() else "f"    # ("<lambda>")
@@ -150,6 +157,11 @@ def _differentiable(value) -> bool:
                                    (value.values() if isinstance(value, dict) else value))
     return (type(value) is float or isinstance(value, (np.ndarray, np.floating))
             and value.dtype.kind == "f")
+
+
+def _is_record(value) -> bool:
+    """A NamedTuple (a tuple with fields): its adjoint may be keyed by field name."""
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
 def _path_text(path) -> str:

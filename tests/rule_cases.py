@@ -16,7 +16,8 @@ import numpy as np
 from sgcompiler import runtime
 from sgcompiler.runtime.numpy.shapes import partition_grad, partition_tangent_of
 from sgcompiler.runtime.numpy.signal import gradient_adjoint
-from sgcompiler.runtime.tangents import einsum_grad_with, einsum_with
+from sgcompiler.runtime.tangents import (diff_padded, einsum_grad_replacing, einsum_grad_with,
+                                        einsum_replacing, einsum_with, unless_in)
 
 
 @dataclass
@@ -606,6 +607,12 @@ case(rt.add_trees, normal(3), normal(3))
 case(rt.joined_part, normal(2, 3), normal(3), normal(2, 3), value(1))
 case(rt.repeated_part, normal(2, 3), normal(3), normal(2, 1))
 case(rt.repeated_part, normal(3), normal(3), normal(), id="scalar")
+case(rt.joined_whole, normal(2, 3), normal(2, 3), normal(2, 3), normal(3), value(0),
+     fixed=(1, 2, 3))
+case(rt.joined_whole, normal(3), normal(2, 3), normal(2, 3), normal(3), value(1),
+     fixed=(1, 2, 3), id="broadcast")
+case(rt.repeated_whole, normal(3), normal(2, 3), normal(3), normal(2, 1), fixed=(1, 2))
+case(rt.fitted, normal(2, 3), normal(2, 3), fixed=(1,))
 case(rt.field, normal(3), value("real"), fixed=(1,))
 case(rt.tree_item, arrays((3,), (2,)), value(1), fixed=(1,))
 case(rt.tree_with, normal(3), value("real"), normal(3), fixed=(0, 1))
@@ -653,6 +660,9 @@ case(rt.pad_grad, normal(6), normal(4), value(1), id="constant")
 case(rt.diff_grad, normal(2, 4), normal(2, 5))
 case(rt.diff_grad, normal(3), normal(5), value(2), id="n")
 case(rt.diff_grad, normal(6), normal(4), id="prepend", prepend=0.5, append=np.array([1.0, 2.0]))
+case(diff_padded, normal(2, 5))
+case(diff_padded, normal(5), value(2), id="n")
+case(diff_padded, normal(4), id="prepend", prepend=0.5, append=np.array([1.0, 2.0]))
 case(rt.rollaxis_grad, normal(3, 2, 4), normal(2, 4, 3), value(2))
 case(rt.einsum_grad, normal(2, 4), value(0), value("ij,jk->ik"), normal(2, 3), normal(3, 4))
 case(rt.einsum_grad, normal(3), value(1), value("ij,jk,k->i"), normal(3, 2), normal(2, 4),
@@ -666,6 +676,20 @@ case(einsum_grad_with, normal(2, 4), value(0), value(1), normal(3, 4), value("ij
      normal(2, 3), normal(3, 4))
 case(einsum_grad_with, normal(3), value(1), value(2), normal(4), value("ij,jk,k->i"),
      normal(3, 2), normal(2, 4), normal(4), id="three")
+# their general forms (positions known at run time): where[j] replaced by t_j, first wins
+_NONE6 = (value(None),) * 6
+case(einsum_replacing, value("ij,jk->ik"), value((1,)), normal(2, 3), normal(3, 4), *_NONE6,
+     normal(3, 4))
+case(einsum_replacing, value("ij,jk,k->i"), value((2, 0, 2)), normal(3, 2), normal(2, 4),
+     normal(4), value(None), value(None), value(None), value(None), value(None), normal(4),
+     normal(3, 2), normal(4), id="shadowed")
+case(einsum_grad_replacing, normal(2, 4), value(0), value("ij,jk->ik"), value((1,)),
+     normal(2, 3), normal(3, 4), *_NONE6, normal(3, 4))
+case(einsum_grad_replacing, normal(3), value(1), value("ij,jk,k->i"), value((1, 2)),
+     normal(3, 2), normal(2, 4), normal(4), value(None), value(None), value(None), value(None),
+     value(None), normal(2, 4), normal(4), id="own")
+case(unless_in, normal(2, 3), value(1), value((0, 2)))
+case(unless_in, normal(3), value(2), value((0, 2)), id="zero")
 case(rt.unbroadcast_sum, normal(2, 3), normal(3), id="array")
 case(rt.bessel_i1, normal(5))
 case(rt.bessel_i1, value(np.array([0.0, -1.5, 3.0])), id="zero")

@@ -158,6 +158,39 @@ def _pair(*shape, c_shape=None):
     return lambda: (R.normal(size=shape), R.normal(size=c_shape or shape))
 
 
+def differences(x, c):
+    return np.sum(np.sin(np.diff(x * c, axis=0)) ** 2) + np.sum(np.diff(np.cos(x), n=2) ** 3)
+
+
+def differences_ends(x, c):
+    return np.sum(np.diff(np.sin(x) * c, axis=-1, prepend=0.5, append=np.ones(x.shape[:-1] +
+                                                                       (2,))) ** 3)
+
+
+def differences_first_axis(x, c):
+    return np.sum(np.tanh(np.diff(x ** 2, axis=0, prepend=np.zeros((1,) + x.shape[1:]),
+                                  append=1.0) * c))
+
+
+def pads(x, c):
+    return np.sum(np.sin(np.pad(x * c, 1)) * np.pad(x, (1, 1), mode="edge")) + \
+        np.sum(np.pad(np.cos(x), ((0, 0),) * (x.ndim - 1) + ((2, 1),), mode="reflect") ** 3)
+
+
+def pads_wrapped(x, c):
+    return np.sum(np.tanh(np.pad(x ** 2, [(2, 2)] * x.ndim, mode="wrap") * 0.5) ** 2 +
+                  np.pad(x, 2, mode="symmetric") ** 2) + np.sum(x * c)
+
+
+def polynomials(x, c):
+    # x the coefficients: their tangent batched along p's first axis
+    return np.sum(np.sin(np.polyval(x * c, np.linspace(-1.0, 1.0, 5))) ** 2)
+
+
+def polynomials_at(x, c):
+    return np.sum(np.polyval(c, np.sin(x)) ** 2) + np.sum(np.polyval(x[..., :1].ravel(), c))
+
+
 def _well_posed(n, other):
     return lambda: (R.normal(size=(n, n)) + n * np.eye(n), R.normal(size=other))
 
@@ -197,6 +230,14 @@ CASES = [
     (einsums, _pair(3, 4, c_shape=(4,))), (einsums, _pair(2, 2, c_shape=(2,))),
     (einsum_traces, _pair(3, 3, c_shape=(3,))), (einsum_traces, _pair(2, 2, c_shape=(2,))),
     (einsum_ellipsis, _pair(2, 3, c_shape=(3,))), (einsum_ellipsis, _pair(2, 2, 3, c_shape=(3,))),
+    (differences, _pair(4, 3)), (differences, _pair(3, 2, 4, c_shape=(4,))),
+    (differences_ends, _pair(2, 3)), (differences_ends, _pair(5, c_shape=(1,))),
+    (differences_first_axis, _pair(3, 2, c_shape=(2,))),
+    (differences_first_axis, _pair(4, 2, 2, c_shape=(2, 1))),
+    (pads, _pair(3, 4)), (pads, _pair(2, 3, 2, c_shape=(2,))), (pads, _pair(5, c_shape=(1,))),
+    (pads_wrapped, _pair(3, 4)), (pads_wrapped, _pair(4, c_shape=(1,))),
+    (polynomials, _pair(4)), (polynomials, _pair(3, c_shape=(1,))),
+    (polynomials_at, _pair(3, c_shape=(4,))), (polynomials_at, _pair(2, 3, c_shape=(3,))),
 ]
 
 

@@ -1,11 +1,11 @@
 """Fourth order (the gradient of the sum of a third derivative) through the helpers of the
 third derivatives of np.interp and scipy.linalg.expm, against central differences of the
-third derivative; np.einsum's fourth order is refused naming the helper that has no rule
-(einsum_with_both)."""
+third derivative, and of np.einsum, whose derivatives call np.einsum and einsum_grad with
+an operand replaced (tests/test_einsum_every_order.py has more)."""
 import numpy as np
 import pytest
 
-from sgcompiler import SGCompilerError, grad
+from sgcompiler import grad
 
 XP = np.linspace(0.0, 1.0, 5)
 
@@ -49,8 +49,5 @@ def test_fourth_order_through_expm():
     _check_fourth(exponential, np.array([[0.1, 0.2], [0.3, -0.1]]), 1)
 
 
-def test_fourth_order_through_einsum_is_refused_naming_the_helper():
-    a = np.array([[0.1, 0.2], [0.3, -0.1]])
-    assert np.shape(_third(contracted)(a)) == (2, 2)
-    with pytest.raises(SGCompilerError, match="no derivative rule for einsum_with_both"):
-        grad(_summed(_third(contracted)))(a)
+def test_fourth_order_through_einsum():
+    _check_fourth(contracted, np.array([[0.1, 0.2], [0.3, -0.1]]), 2)

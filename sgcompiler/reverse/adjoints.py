@@ -21,7 +21,7 @@ import numpy as np
 from .. import rules, runtime
 from ..errors import error_at
 
-from ..ir.builders import const, load
+from ..ir.builders import const, load, number
 from .inline import inline, simplify
 from .shortcuts import shortcut_contributions, usable
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
@@ -74,9 +74,12 @@ def contributions(rev, stmt, op, target, g):
         g, exact = rev.rule_adjoint(op, target, g)
         for param, name in op.inputs:
             if rev.is_active(name):
-                expr = inline(op.rule, param, op.args, copy.deepcopy(g), target, rev.linker)
-                expr = simplify(expr, target, rev.shapes, rev.linker, rev.namer.adjoints(),
+                inlined = inline(op.rule, param, op.args, copy.deepcopy(g), target,
+                                 rev.linker)
+                expr = simplify(inlined, target, rev.shapes, rev.linker, rev.namer.adjoints(),
                                 exact)
+                if number(expr) == 0 and number(inlined) is None:
+                    continue    # simplified to a zero (an einsum_grad_with of its own operand)
                 if exact and not rev.shapes.is_scalar(name) and \
                         not _mentions_array(expr, rev):
                     # the broadcast scalar's value, still standing for an array

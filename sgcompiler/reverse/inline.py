@@ -186,6 +186,8 @@ class _Simplify(gast.NodeTransformer):
             return self._reduced_size(node)
         if name in _PRODUCT_GRADS:
             return self._product_grad(node, name)
+        if name in _EINSUM_REPLACING:
+            return self._einsum_replaced(node, name)
         return node
 
     def _known_shape(self, node):
@@ -234,6 +236,42 @@ class _Simplify(gast.NodeTransformer):
         if len(xs) == 2:
             return _matmul(_transposed(x), g)
         return self._np("outer", [x, g])
+
+    def _einsum_replaced(self, node, name):
+        """The einsums of np.einsum's higher derivatives with the operands put in their
+        places: einsum_with(1, t, 'ij,jk->ik', a, b) is np.einsum('ij,jk->ik', a, t),
+        einsum_grad_with(g, 0, 1, t, 'ij,jk->ik', a, b) is einsum_grad(g, 0, 'ij,jk->ik',
+        a, t), and 0.0 when the positions are the same (the gradient's own operand is read
+        only for its shape). The code then calls np.einsum and einsum_grad alone, whose
+        rules give these again: every order closes. Positions not written as numbers, or
+        subscripts not written as a string, stay for the helpers at run time (whose rules
+        are rules/third_order.py's)."""
+        gradient, pairs = _EINSUM_REPLACING[name]
+        args = node.args
+        first = 2 * len(pairs) + (2 if gradient else 0)    # the subscripts' position
+        if node.keywords or len(args) < first + 2 or \
+                any(isinstance(a, gast.Starred) for a in args):
+            return node
+        subscripts = args[first]
+        slots = [_int_literal(args[k]) for k in ([1] if gradient else []) + pairs]
+        if any(k is None for k in slots) or not (isinstance(subscripts, gast.Constant) and
+                                                isinstance(subscripts.value, str)):
+            return node
+        operands = list(args[first + 1:])
+        while operands and isinstance(operands[-1], gast.Constant) and \
+                operands[-1].value is None:
+            operands.pop()
+        if any(k >= len(operands) for k in slots):
+            return node
+        if len(set(slots)) < len(slots):
+            return const(0.0)
+        for k in pairs:
+            operands[_int_literal(args[k])] = args[k + 1]
+        if not gradient:
+            return self._np("einsum", [subscripts] + operands)
+        helper = load(self.linker.name_for("einsum_grad", runtime.einsum_grad))
+        return gast.Call(func=helper, args=[args[0], args[1], subscripts] + operands,
+                         keywords=[])
 
     def _np(self, attr, args, keywords=()):
         np_name = load(self.linker.name_for("np", np))
@@ -333,6 +371,13 @@ class _Simplify(gast.NodeTransformer):
         return out
 
 
+def _int_literal(node):
+    """The non-negative int a node writes, or None."""
+    if isinstance(node, gast.Constant) and type(node.value) is int and node.value >= 0:
+        return node.value
+    return None
+
+
 def _reduces(node) -> bool:
     """Whether an expression calls a function along axes (np.sum(g, axis=axis))."""
     return any(isinstance(n, gast.Call) and any(k.arg == "axis" for k in n.keywords)
@@ -369,6 +414,9 @@ def _broadcast_classes(classes, shapes):
 
 
 # runtime helpers for the gradients of matrix products
+# the einsums with operands replaced (runtime/tangents.py): (whether the first two arguments
+# are a gradient's g and operand, the argument positions of each replaced operand's position)
+_EINSUM_REPLACING = {"einsum_with": (False, [0]), "einsum_grad_with": (True, [2])}
 _PRODUCT_GRADS = ("matmul_grad_left", "matmul_grad_right", "dot_grad_left", "dot_grad_right")
 
 

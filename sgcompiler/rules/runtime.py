@@ -51,7 +51,7 @@ from ..runtime import (append_grad, average_grad_a, average_grad_weights, averag
                        unstack, vecdot_grad, vstack_grad)
 from ..runtime.batched_rules import batch_einsum_grad, batch_einsum_grad_with
 from ..runtime.numpy.linalg import einsum_grad
-from ..runtime.tangents import einsum_grad_with, einsum_with, zero_ends
+from ..runtime.tangents import diff_padded, einsum_grad_with, einsum_with
 from ..runtime.numpy.linalg import fold, fold_lower, fold_upper
 from .registry import (batchable, jvp, linear, multilinear, nondifferentiable, through_source,
                        vjp)
@@ -122,6 +122,14 @@ def add_trees_(g, ans, a, b):
     return fitted(g, a), fitted(g, b)
 
 
+# fitted(g_, like) pads a list g_ with zeros to like's length (or cuts a longer one): its
+# transpose cuts g back to g_'s length (or pads it), fitted(g, g_); like is read for its
+# length (or shape) only
+@vjp(fitted, name="fitted")
+def fitted_(g, ans, g_, like):
+    return fitted(g, g_), 0.0
+
+
 @vjp(add_at, name="add_at")
 def add_at_(g, ans, dx, index, g_):
     return g, 0.0, index_part(g, index, g_)
@@ -154,9 +162,10 @@ def tree_item_(g, ans, g_, key):
     return tree_with(g_, key, g), None
 
 
+# (like is read for its structure only: no gradient, 0.0, as for a shape)
 @vjp(tree_with, name="tree_with")
 def tree_with_(g, ans, like, key, g_):
-    return None, None, tree_item(g, key)
+    return 0.0, None, tree_item(g, key)
 
 
 @vjp(transpose_grad, name="transpose_grad")
@@ -298,9 +307,16 @@ def pad_grad_(g, ans, g_, array, pad_width, mode="constant"):
     return np.pad(g, pad_width, mode), 0.0, 0.0
 
 
+# diff_grad's transpose is np.diff of g with zeros for what was prepended and appended
+# (diff_padded), whose transpose is diff_grad again
 @vjp(diff_grad, name="diff_grad")
 def diff_grad_(g, ans, g_, a, n=1, axis=-1, prepend=None, append=None):
-    return np.diff(g, n, axis, *zero_ends(g, prepend, append, axis)), 0.0
+    return diff_padded(g, n, axis, prepend, append), 0.0
+
+
+@vjp(diff_padded, name="diff_padded")
+def diff_padded_(g, ans, t, n=1, axis=-1, prepend=None, append=None):
+    return diff_grad(g, t, n, axis, prepend, append)
 
 
 @vjp(rollaxis_grad, name="rollaxis_grad")
@@ -379,7 +395,8 @@ linear(unbroadcast, unreduce, unbroadcast_each, unbroadcast_sum, as_float, mT, a
        repeat_grad, add_at, index_part, reduce_like, copied, item_adjoint,
        scatter_item, tree_item, field, tree_with, picked, item_of, old_item, old_item_back,
        sequence_adjoint, sequence_parts, written_part, written_back, sort_grad,
-       take_along_axis_grad, pad_grad, diff_grad, rollaxis_grad, sorted_like)
+       take_along_axis_grad, pad_grad, diff_grad, diff_padded, rollaxis_grad, sorted_like,
+       fitted)
 multilinear(matmul_grad_left, matmul_grad_right, dot_grad_left, dot_grad_right,
             inner_grad_a, inner_grad_b, tensordot_grad_a, tensordot_grad_b)
 

@@ -66,12 +66,15 @@ from .complex_decompositions import (complex_cholesky_grad, complex_cholesky_tan
                                      complex_qr_tangent_of, complex_svd_grad,
                                      complex_svd_tangent_of)
 from .iteration import by_position  # noqa: F401
-from .sequences import (joined_part, joined_whole, repeated_count,  # noqa: F401
+from .sequences import (SEQUENCE_HELPERS, joined_part, joined_whole, repeated_count,  # noqa: F401
                         repeated_count_tangent, repeated_part, repeated_whole)
 from .numpy.fft import (fft_again, fft_grad, fftn_again, fftn_grad, hfft_grad, ihfft_grad, irfft_grad,  # noqa: F401
                   irfftn_grad, rfft_grad, rfftn_grad)
 from .numpy.signal import (convolve_grad_a, convolve_grad_v, correlate_grad_a, correlate_grad_v,
                      gradient_grad)  # noqa: F401
+
+
+TREE_HELPERS = TREE_HELPERS + SEQUENCE_HELPERS
 
 
 def is_helper(obj) -> bool:

@@ -44,6 +44,40 @@ def batch_mean(x, axis=None, keepdims=False):
     return np.mean(x, axis=_moved(axis, x.ndim - 1), keepdims=keepdims)
 
 
+def batch_diff_padded(t, n=1, axis=-1, prepend=None, append=None):
+    """diff_padded(t[k], n, axis, prepend, append) for each direction k: np.diff along the
+    axis one further along, with zero ends that have the batch axis too (a number's zero
+    NumPy expands itself)."""
+    size = np.shape(t)[0]
+
+    def zero(v):
+        if v is None:
+            return np._NoValue
+        v = np.asarray(v, dtype=np.result_type(t))
+        return np.zeros((size,) + v.shape if v.ndim else (), dtype=v.dtype)
+    moved = axis if axis < 0 else axis + 1
+    if prepend is None and append is None:
+        return np.diff(t, n, moved)
+    return np.diff(t, n, moved, zero(prepend), zero(append))
+
+
+def batch_pad(t, pad_width, mode="constant"):
+    """np.pad(t[k], pad_width, mode) for each direction k (a copying mode, or zeros): no
+    padding along the batch axis, pad_width's for the others."""
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (np.ndim(t) - 1, 2))
+    return np.pad(t, [(0, 0)] + [tuple(w) for w in widths.tolist()], mode)
+
+
+def batch_polyval(p, x):
+    """np.polyval(p[k], x) for each direction k of the coefficients (Horner's rule along
+    p's second axis)."""
+    p, x = np.asarray(p), np.asarray(x)
+    out = np.zeros((p.shape[0],) + x.shape, dtype=np.result_type(p, x, float))
+    for j in range(p.shape[1]):
+        out = out * x + np.reshape(p[:, j], (-1,) + (1,) * x.ndim)
+    return out
+
+
 def batch_cumprod_tangent_of(t, a, axis=None):
     """cumprod_tangent_of(t[k], a, axis) for each k: d_j = d_{j-1} a_j + p_{j-1} t_j along
     the axis, for all directions at once."""

@@ -196,6 +196,8 @@ def item_adjoint(g, index, x=None):
     of a list or tuple whose adjoint is g: zeros of x's shape and structure where g, or its
     element, is a plain 0.0 (which the derivative rules that need x's shape cannot take)."""
     item = g if _is_zero(g) else g[_row(g, index)]
+    if _is_zero(item) and hasattr(type(x), "_fields"):
+        return 0.0      # a NamedTuple's: its adjoint may be keyed by position or by field
     if _is_zero(item) and isinstance(x, (list, tuple, dict, np.ndarray)):
         return zeros_tree(x)
     return item
@@ -285,10 +287,10 @@ def length(items) -> int:
 def index_part(g, index, like):
     """g[index], shaped like `like` (summed where `like` was broadcast into it): the
     adjoint of add_at's value. A number g is the adjoint no value has reached yet (0.0,
-    as adjoints start): its part is 0.0 too."""
+    as adjoints start): its part is 0.0 too (zeros of an array `like`: see fitted)."""
     if not isinstance(g, (list, dict, tuple)) and np.ndim(g) == 0:
         if g == 0:
-            return 0.0
+            return _zeros_for(like)
         raise RuntimeRefusal("the adjoint of an index add is a number other than zero; "
                              "please report this program")
     part = g[index]
@@ -301,10 +303,26 @@ def fitted(g, like):
     """An adjoint list `g` padded with zeros (0.0) to the length of the list `like` it is
     the adjoint of: add_trees adds lists up to the shorter one's length (a slice's adjoint
     `da[1:] = add_trees(da[1:], db)` drops the entries of elements appended to b later),
-    so like's elements past g's end got no gradient (issue 13: grad of grad lost theirs)."""
+    so like's elements past g's end got no gradient (issue 13: grad of grad lost theirs).
+    A plain 0.0 (an item of an adjoint list that no value reached) of an array `like` is
+    zeros of its shape: the rules it goes to (np.einsum's) may read its axes. A list
+    longer than `like` is cut to its length: that is the transpose of the padding, so
+    fitted's adjoint is fitted again (grad of grad of grad: rules/runtime.py)."""
     if isinstance(g, list) and isinstance(like, (list, tuple)) and len(g) < len(like):
         return g + [0.0] * (len(like) - len(g))
+    if isinstance(g, (list, tuple)) and isinstance(like, (list, tuple)) and \
+            len(g) > len(like):
+        return list(g[:len(like)])
+    if type(g) is float and g == 0.0:
+        return _zeros_for(like)
     return g
+
+
+def _zeros_for(like):
+    """The adjoint no value has reached of `like`: zeros of an array's shape, else 0.0."""
+    if isinstance(like, np.ndarray) and like.ndim:
+        return np.zeros(like.shape, dtype=float_dtype(like))
+    return 0.0
 
 
 def written_part(g, index):
@@ -551,7 +569,8 @@ def item_of(t, items, chosen):
 # position (analysis/shapes.py; item_adjoint's item is like its x)
 TREE_HELPERS = ((zeros_tree, 0), (add_trees, 0), (add_at, 0), (item_adjoint, 2),
                 (scatter_item, 1), (unbroadcast_each, 1), (picked, 1), (old_item_back, 1),
-                (sequence_adjoint, 0), (sequence_parts, 0))
+                (sequence_adjoint, 0), (sequence_parts, 0), (tree_with, 0), (fitted, 1),
+                (index_part, 2))
 
 # runtime helper -> the position of the argument it reads only the shape of
 SHAPE_ARGUMENT = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}

@@ -90,3 +90,10 @@ def repeated_count_tangent(g, items, count, count_dot):
     if _sequence(items) and isinstance(count, (int, np.integer)):
         return 0.0
     return unbroadcast(g * count_dot, items)
+
+
+# (for core.TREE_HELPERS: what each returns has the kind of that argument, a list's for a
+# list; the kinds analysis reads them in generated code read again, so that their results
+# are added with add_trees, not joined by `+`)
+SEQUENCE_HELPERS = ((joined_part, 1), (repeated_part, 1), (joined_whole, 1),
+                    (repeated_whole, 1))

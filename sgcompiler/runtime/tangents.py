@@ -76,6 +76,12 @@ def zero_ends(t, prepend, append, axis):
             np._NoValue if append is None else zero(append))
 
 
+def diff_padded(t, n=1, axis=-1, prepend=None, append=None):
+    """np.diff(t, n, axis, prepend, append) with zeros where values were prepended and
+    appended: the tangent of np.diff, and the transpose of diff_grad (rules/runtime.py)."""
+    return np.diff(t, n, axis, *zero_ends(t, prepend, append, axis))
+
+
 def cumprod_tangent_of(t, a, axis=None):
     """Tangent of np.cumprod(a, axis), exact with zeros: d_k = d_{k-1} a_k + p_{k-1} t_k."""
     a = np.asarray(a)
@@ -234,31 +240,61 @@ def einsum_grad_with(g, i, k, t, subscripts, x0, x1=None, x2=None, x3=None, x4=N
     return einsum_grad(g, i, subscripts, *operands)
 
 
-def einsum_with_both(i, t, k, u, subscripts, x0, x1=None, x2=None, x3=None, x4=None,
-                     x5=None, x6=None, x7=None):
-    """np.einsum(subscripts, x0, x1, ...) with operand i replaced by t and operand k by u:
-    the tangent of einsum_with(i, t, ...) along operand k (zeros when k is i, which
-    einsum_with does not read; None when there is no operand k)."""
-    operands = _string_operands(subscripts, (x0, x1, x2, x3, x4, x5, x6, x7))
-    if k >= len(operands):
-        return None
-    operands[i] = t
-    if k == i:
-        return np.zeros_like(np.einsum(subscripts, *operands))
-    operands[k] = u
+# --- np.einsum's derivatives with operands replaced, at every order ---------------------------
+#
+# einsum_replacing(subscripts, where, x0..x7, t0..t7) is np.einsum(subscripts, x0, ...) with
+# operand where[j] replaced by t_j (the first of two entries for one operand wins), and
+# einsum_grad_replacing(g, m, ...) the gradient for operand m of that einsum (which reads
+# operand m for its shape only). Their adjoints and tangents are the same two with one more
+# entry put first in `where` and its value first in t0.., so they close at every order
+# (rules/third_order.py); unless_in(v, k, where) is v, or zeros where k is in `where` (an
+# operand replaced, or the gradient's own, which the einsum does not read).
+
+
+def _replaced(subscripts, where, operands, replacements):
+    operands = _string_operands(subscripts, operands)
+    where = tuple(where)
+    if len(where) > len(replacements):
+        extra = [w for j, w in enumerate(where) if j >= len(replacements)
+                 and w not in where[:j] and w < len(operands)]
+        if extra:
+            raise RuntimeRefusal(f"np.einsum({subscripts!r}): a derivative of order above "
+                                 f"{len(replacements)} through this einsum is not supported")
+    for j in reversed(range(min(len(where), len(replacements)))):
+        if where[j] < len(operands):
+            operands[where[j]] = replacements[j]
+    return operands
+
+
+def einsum_replacing(subscripts, where, x0, x1=None, x2=None, x3=None, x4=None, x5=None,
+                     x6=None, x7=None, t0=None, t1=None, t2=None, t3=None, t4=None, t5=None,
+                     t6=None, t7=None):
+    """np.einsum(subscripts, x0, x1, ...) with operand where[j] replaced by t_j (the first
+    entry for an operand wins)."""
+    operands = _replaced(subscripts, where, (x0, x1, x2, x3, x4, x5, x6, x7),
+                         (t0, t1, t2, t3, t4, t5, t6, t7))
     return np.einsum(subscripts, *operands)
 
 
-def einsum_grad_with_both(g, m, i, t, k, u, subscripts, x0, x1=None, x2=None, x3=None,
-                          x4=None, x5=None, x6=None, x7=None):
-    """einsum_grad(g, m, subscripts, ...) with operand i replaced by t and operand k by u:
-    it is linear in g, t, u and the operands but m (zeros when m, i and k are not three
-    different operands; None when there is no operand m)."""
-    operands = _string_operands(subscripts, (x0, x1, x2, x3, x4, x5, x6, x7))
+def einsum_grad_replacing(g, m, subscripts, where, x0, x1=None, x2=None, x3=None, x4=None,
+                          x5=None, x6=None, x7=None, t0=None, t1=None, t2=None, t3=None,
+                          t4=None, t5=None, t6=None, t7=None):
+    """einsum_grad(g, m, subscripts, ...) of the einsum with operand where[j] replaced by
+    t_j (None when there is no operand m)."""
+    operands = _replaced(subscripts, where, (x0, x1, x2, x3, x4, x5, x6, x7),
+                         (t0, t1, t2, t3, t4, t5, t6, t7))
     if m >= len(operands):
         return None
-    if len({m, i, k}) < 3:
-        return np.zeros(np.shape(operands[m]), dtype=float_dtype(g, operands[m]))
-    operands[i] = t
-    operands[k] = u
     return einsum_grad(g, m, subscripts, *operands)
+
+
+def entry(where, j):
+    """where[j], or 8 (no operand: the rules' gradient for a t_j not given is None)."""
+    return where[j] if j < len(where) else 8
+
+
+def unless_in(v, k, where):
+    """v, or zeros of its shape where k is one of `where`."""
+    if v is None or k not in tuple(where):
+        return v
+    return np.zeros(np.shape(v), dtype=float_dtype(v))

@@ -18,7 +18,8 @@ from ...runtime.numpy.shapes import (COPYING_PAD_MODES, append_grad, astype, cas
                               split_like,
                               take_along_axis_grad, take_grad, tile_grad, transpose_grad,
                               trapezoid_grad, unstack, vstack_grad)
-from ...runtime.tangents import cast_tangent, zero_ends
+from ...runtime.batched_rules import batch_diff_padded, batch_pad, batch_polyval
+from ...runtime.tangents import cast_tangent, diff_padded
 from ..registry import batchable, jvp, linear, present, vjp
 
 # --- shapes and axes --------------------------------------------------------------------------
@@ -330,9 +331,15 @@ def pad_tangent(t, ans, array, pad_width, mode="constant", *, constant_values=0)
     return np.pad(t, pad_width, mode)
 
 
+batchable(np.pad, helpers=[(np.pad, batch_pad)])
+
+
 @jvp(np.diff)
 def diff_tangent(t, ans, a, n=1, axis=-1, prepend=None, append=None):
-    return np.diff(t, n, axis, *zero_ends(t, prepend, append, axis))
+    return diff_padded(t, n, axis, prepend, append)
+
+
+batchable(np.diff, helpers=[(diff_padded, batch_diff_padded)])
 
 
 @jvp(astype, name="x.astype()")
@@ -368,6 +375,9 @@ def interp_tangent(x_dot, fp_dot, ans, x, xp, fp, left=None, right=None, period=
 @jvp(np.polyval)
 def polyval_tangent(p_dot, x_dot, ans, p, x):
     return np.polyval(p_dot, x), x_dot * np.polyval(np.polyder(p), x)
+
+
+batchable(np.polyval, helpers=[(np.polyval, batch_polyval)])
 
 
 # second order: np.partition's gradient helper and its tangent move values as the
