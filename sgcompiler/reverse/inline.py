@@ -188,7 +188,64 @@ class _Simplify(gast.NodeTransformer):
             return self._product_grad(node, name)
         if name in _EINSUM_REPLACING:
             return self._einsum_replaced(node, name)
+        if name == "logsumexp_grad_a":
+            return self._logsumexp_grad(node)
         return node
+
+    def _logsumexp_grad(self, node):
+        """logsumexp_grad_a(g, ans, a, axis) (scipy.special.logsumexp's gradient, no b,
+        no keepdims) of known shapes, as one would write it: g * np.exp(a - ans), ans and
+        g given back the reduced axis (`-np.exp(logp - _lse[:, None])` for g = -1)."""
+        if node.keywords or not 3 <= len(node.args) <= 7:
+            return node
+        g, ans, a = node.args[:3]
+        # (axis, then b, keepdims and return_sign as the rule passes them: None, False)
+        rest = [c.value if isinstance(c, gast.Constant) else NOT_CONSTANT
+                for c in node.args[3:]]
+        axis = rest[0] if rest else None
+        if any(v is not None for v in rest[1:2]) or any(v is not False for v in rest[2:]):
+            return node
+        if not (isinstance(ans, gast.Name) and isinstance(a, gast.Name)):
+            return node
+        shape, reduced = self._known_shape(a), self._known_shape(ans)
+        if shape is None or reduced is None or type(axis) not in (int, type(None)) or \
+                axis is not None and not -len(shape) <= axis < len(shape):
+            return node
+        kept = () if axis is None else shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
+        if reduced != kept:
+            return node
+        seed = self._seed_number(g, ans)
+        if seed is None and self._known_shape(g) != kept:
+            return node
+
+        def expanded(value):        # the reduced axis given back, as a length-1 axis
+            if axis is None or axis % len(shape) == len(shape) - 1 and not kept:
+                return value
+            parts = [gast.Slice(lower=None, upper=None, step=None)] * (axis % len(shape)) + \
+                [const(None)]
+            return gast.Subscript(value=value, slice=gast.Tuple(elts=parts, ctx=gast.Load())
+                                  if len(parts) > 1 else parts[0], ctx=gast.Load())
+        weights = self._np("exp", [gast.BinOp(left=copy.deepcopy(a), op=gast.Sub(),
+                                               right=expanded(copy.deepcopy(ans)))])
+        if seed == 1:
+            return weights
+        if seed == -1:
+            return gast.UnaryOp(op=gast.USub(), operand=weights)
+        factor = const(seed) if seed is not None else expanded(copy.deepcopy(g))
+        return gast.BinOp(left=factor, op=gast.Mult(), right=weights)
+
+    def _seed_number(self, g, ans):
+        """The number g is, or broadcasts (`unreduce(-1.0, ans)`), else None."""
+        value = number(g)
+        if value is not None:
+            return value
+        if isinstance(g, gast.Call) and isinstance(g.func, gast.Name) and \
+                len(g.args) >= 2:       # (a number unreduced along any axis: the number)
+            helper = self.linker.names.get(g.func.id)
+            if getattr(helper, "__name__", "") == "unreduce" and runtime.is_helper(helper) \
+                    and isinstance(g.args[1], gast.Name) and g.args[1].id == ans.id:
+                return number(g.args[0])
+        return None
 
     def _known_shape(self, node):
         """The concrete shape of an atom, or None."""

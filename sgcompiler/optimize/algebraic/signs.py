@@ -48,6 +48,7 @@ def sink_negations(body, shapes: CodeShapesMaker, np_name, helpers) -> None:
         return reads_only(call, (np_name,), readers)
     fixed, into = _fixed_names(body, known_calls)
     gone = _into_readers(body, fixed, into, np_name, linear)
+    _cancel_in_readers(body, fixed, np_name)
     gone |= _into_additions(body, gone, shapes, fixed, into)
     body[:] = [s for k, s in enumerate(body) if k not in gone]
 
@@ -124,6 +125,53 @@ def _into_readers(body, fixed, into, np_name, linear) -> set:
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     where.setdefault(n.id, []).append(readers[0])
     return gone
+
+
+def _cancel_in_readers(body, fixed, np_name) -> None:
+    """`t = -e` read by several top-level statements, one of which negates it again
+    (`d_div = -t`) and the others sum it (`dlog_pi = np.sum(t, axis=0)`) or add it in
+    (`x += t`): t = e, and each reader takes the sign (`d_div = t`, `-np.sum(t, ...)`,
+    `x -= t`). The negation of a whole array is gone; what is negated is a sum."""
+    where, count = _readers(body)
+    for i, stmt in enumerate(body):
+        name, e = _negation(stmt)
+        readers = where.get(name, []) if name is not None else []
+        if name is None or not name.startswith("d_") or fixed.writes[name] != 1 or \
+                name in fixed.changed or len(readers) < 2 or count[name] != len(readers) \
+                or readers[0] <= i:
+            continue
+        flips = [_sign_taker(body[k], name, np_name) for k in readers]
+        if None in flips or not any(kind == "negated" for kind, _ in flips):
+            continue
+        stmt.value = e
+        for kind, reader in flips:
+            if kind == "negated":
+                reader.value = reader.value.operand
+            elif kind == "added":
+                reader.op = gast.Sub() if isinstance(reader.op, gast.Add) else gast.Add()
+            else:
+                reader.value = gast.UnaryOp(op=gast.USub(), operand=reader.value)
+
+
+def _sign_taker(reader, name, np_name):
+    """(how, reader) where `reader` can take t's sign for free or on a sum: "negated"
+    (`x = -t`), "added" (`x += t`, `x -= t`), "summed" (`x = np.sum(t, ...)`); None
+    otherwise."""
+    value = reader.value if isinstance(reader, (gast.Assign, gast.AugAssign)) else None
+    if isinstance(reader, gast.AugAssign) and isinstance(reader.target, gast.Name) and \
+            isinstance(reader.op, (gast.Add, gast.Sub)) and _is(value, name):
+        return "added", reader
+    if not (isinstance(reader, gast.Assign) and len(reader.targets) == 1 and
+            isinstance(reader.targets[0], gast.Name)):
+        return None
+    if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub) and \
+            _is(value.operand, name):
+        return "negated", reader
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+            value.func.attr == "sum" and isinstance(value.func.value, gast.Name) and \
+            value.func.value.id == np_name and value.args and _is(value.args[0], name):
+        return "summed", reader
+    return None
 
 
 def _negate_reader(reader, name, e, np_name, linear) -> bool:
