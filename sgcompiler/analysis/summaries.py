@@ -118,7 +118,8 @@ class Callees:
     def _written(self, fn, _):
         # (read from the source as written: a procedure without a return, called for
         # what it changes, is what this is for, and the front end refuses it)
-        tree = source_uses(fn)[0].tree      # (this compilation's parse, shared)
+        src = source_uses(fn)[0]            # (this compilation's parse, shared)
+        tree = src.tree
         params = all_params(fn)
         found = set()
 
@@ -140,7 +141,8 @@ class Callees:
                 if isinstance(func, gast.Attribute) and func.attr in IN_PLACE_NAMES and \
                         call.args and isinstance(call.args[0], gast.Name):
                     out.append(call.args[0].id)
-                found_callee, callee = _lookup(fn, func)
+                found_callee, callee = src.lookup(func.id) if isinstance(func, gast.Name) \
+                    else (False, None)
                 if found_callee and hasattr(callee, "__code__") and callee is not fn:
                     inner = self.written_params(callee)
                     names = callee.__code__.co_varnames[:callee.__code__.co_argcount]
@@ -212,26 +214,6 @@ def _elements(norm, facts):
         else:
             return None
     return Elements(items)
-
-
-def _lookup(fn, func):
-    """(found, the object) a call's function names in fn's globals or closure: a plain
-    name or a module's attribute."""
-    names = dict(getattr(fn, "__globals__", {}))
-    closure = fn.__closure__ or ()
-    names.update({n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, closure)
-                  if _filled(c)})
-    if isinstance(func, gast.Name):
-        return func.id in names, names.get(func.id)
-    return False, None
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
 
 
 def _read(fn):
