@@ -22,6 +22,7 @@ varied or useful name the statement that made it so (`varied_by`, `useful_by`).
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass, field
 
 import gast
@@ -141,9 +142,26 @@ def _refuse_aliased_writes(norm, flows, varied, callees=None, useful=frozenset()
         here = position.get(id(stmt), -1)
         return any(position.get(id(w), here + 1) > here or
                    id(w) in loops and id(stmt) in loops for w in writes.get(name, ()))
+
+    readers = {}
+    for _, _, op, stmt in flows:
+        for n in op.reads:
+            readers.setdefault(n, []).append(stmt)
+
+    def used_at_once(target, name, stmt) -> bool:
+        """A temporary the normal form made (`_ravel = np.ravel(s)`), read by one
+        statement before s is written again, outside loops: the reference is gone
+        before the write."""
+        found = readers.get(target, ())
+        if not _single_use_temporary(target, norm, reads) or len(found) != 1 or \
+                id(stmt) in loops:
+            return False
+        at = position.get(id(found[0]), -1)
+        here = position.get(id(stmt), -1)
+        return all(not here < position.get(id(w), -1) <= at for w in writes.get(name, ()))
     relevant = varied | useful
     # (and what useful statements read besides their differentiable inputs: an index)
-    relevant |= {n for t, _, op, _ in flows if t in relevant for n in op.reads}
+    relevant = _read_by(flows, relevant)
     reads = {}
     for _, _, op, _ in flows:
         for name in op.reads:
@@ -176,8 +194,8 @@ def _refuse_aliased_writes(norm, flows, varied, callees=None, useful=frozenset()
                                      "but may share memory with another value here; make "
                                      "it a copy (.copy()) before writing into it"))
         shared = [n for n in op.reads if (n in written or n in setitems and (
-            n in relevant or target in relevant) and written_after(n, stmt)) and
-            not _read_only_by_helper(op, n)]
+            n in relevant or target in relevant) and written_after(n, stmt) and
+            not used_at_once(target, n, stmt)) and not _read_only_by_helper(op, n)]
         if shared and op.kind in (COPY, STOPPED, CONTAINER, APPEND, CALL) or \
                 shared and is_view(op, stmt):
             problems.append(describe(norm.fn, stmt, f"'{shared[0]}' is written in place, "
@@ -419,14 +437,17 @@ def reach(seed: set, edges, by=None, where=None) -> set:
 
 # NumPy functions that write into an argument (and return None)
 _IN_PLACE = tuple(getattr(np, n) for n in ("copyto", "put", "place", "putmask",
-                                           "fill_diagonal", "put_along_axis") if hasattr(np, n))
+                                           "fill_diagonal", "put_along_axis") if hasattr(np, n)) \
+    + (np.random.shuffle,)
+# methods that change their first argument, not the object they are called on
+_ARGUMENT_WRITERS = {"shuffle"}         # (np.random.Generator.shuffle(x))
 # methods that change the list, dict or array they are called on
 _MUTATING_METHODS = {"pop", "extend", "insert", "remove", "reverse", "sort", "clear",
                      "update", "setdefault", "popitem", "fill", "put", "resize", "itemset",
                      "partition", "setfield", "__setitem__", "__iadd__"}
 MUTATING_METHODS = frozenset(_MUTATING_METHODS | {"append"})
 # the names of _IN_PLACE and of ufunc.at, as a callee's source spells them (np.copyto)
-IN_PLACE_NAMES = frozenset(f.__name__ for f in _IN_PLACE) | {"at"}
+IN_PLACE_NAMES = frozenset(f.__name__ for f in _IN_PLACE) | {"at"} | _ARGUMENT_WRITERS
 
 
 def _writer(call, resolution, discarded):
@@ -492,6 +513,8 @@ def written_by_call(call, resolution, discarded, callees=None) -> list:
         mutates = callee.name in _MUTATING_METHODS or (discarded and callee.name != "append")
         if mutates and isinstance(call.func, gast.Attribute):
             found += _names(call.func.value)
+        if callee.name in _ARGUMENT_WRITERS and call.args:
+            found += _names(call.args[0])
     elif isinstance(obj, np.ufunc) and len(call.args) > obj.nin:
         for arg in call.args[obj.nin:]:
             found += _names(arg)
@@ -534,6 +557,21 @@ def in_order(body, in_loop=False, loop=None):
                 yield from in_order(inner, inside is not None, inside)
 
 
+def _read_by(flows, names) -> frozenset:
+    """`names` and everything the statements computing them read, transitively (an
+    index's index: `rows = idx[:2]`, `X[rows]`), in one sweep of a worklist."""
+    reads = {}
+    for target, _, op, _ in flows:
+        reads.setdefault(target, []).extend(op.reads)
+    found, todo = set(names), list(names)
+    while todo:
+        for n in reads.get(todo.pop(), ()):
+            if n not in found:
+                found.add(n)
+                todo.append(n)
+    return frozenset(found)
+
+
 def _generated(fn) -> bool:
     """Whether `fn` is sgcompiler's generated code (a piece of a gradient read again)."""
     code = getattr(fn, "__code__", None)
@@ -548,15 +586,28 @@ def _refuse_late_writes(norm, resolution, flows, varied, useful, callees) -> Non
     it after): the adjoint sweep reads the constant as the change left it, where the
     forward sweep read it before. The analysis follows assignments only."""
     relevant = varied | useful
-    relevant |= {n for t, _, op, _ in flows if t in relevant for n in op.reads}
-    problems, read, bound_in = [], set(), {}
+    relevant = _read_by(flows, relevant)
+    problems = []
     ops = {id(stmt): op for _, _, op, stmt in flows}
+    # Memory is followed as groups of names that may hold the same array (a copy `t = s`
+    # or a view joins s's group; a new array starts one): `read` holds the groups the
+    # result was computed from, `fresh` the innermost loop each group was made in.
+    group, read, fresh, made = {}, set(), {}, itertools.count()
+
+    def group_of(name):
+        if name not in group:
+            group[name] = next(made)
+            fresh[group[name]] = False
+        return group[name]
     for stmt, in_loop, loop in in_order(norm.body):
         call = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
         if isinstance(call, gast.Call) and not (isinstance(stmt, gast.Expr) and
                                                 is_append(stmt)):
-            callee = resolution.callee(call.func) if isinstance(
-                call.func, (gast.Name, gast.Attribute)) else None
+            try:
+                callee = resolution.callee(call.func) if isinstance(
+                    call.func, (gast.Name, gast.Attribute)) else None
+            except KeyError:
+                callee = None
             user = callee is not None and callee.kind == USER
             # (generated code's pieces write into the adjoints they are given, which
             # their callers hand over: `dx, = h_backward(dhs, saved)`)
@@ -565,34 +616,40 @@ def _refuse_late_writes(norm, resolution, flows, varied, useful, callees) -> Non
                     call, resolution, isinstance(stmt, gast.Expr), callees):
                 shown = norm.namer.user_name(name)
                 own = f"'{shown}'" if not shown.startswith("_") else "a value"
+                memory = group_of(name)
                 if user and name in varied:
                     problems.append(describe(norm.fn, stmt, (
                         f"{callee.name} changes {own} in place, and it depends on the "
                         "differentiated argument; sgcompiler follows only assignments, "
                         "so make the function return a new array instead")))
-                elif name in relevant and name not in varied and (
-                        name in read or in_loop and bound_in.get(name) is not loop):
+                elif name in relevant | {n for n, g in group.items() if g == memory} and \
+                        name not in varied and (memory in read or
+                                                in_loop and fresh[memory] is not loop):
                     # (in a loop, a name bound again earlier in the same trip holds a
                     # new array: a change to it before it is read is followed)
                     problems.append(describe(norm.fn, stmt, (
                         f"this changes {own} in place after the result was computed from "
                         "it; the gradient would read it as changed, so compute a new "
                         f"value instead, or copy it first ({shown} = {shown}.copy())")))
-        # (what the result is computed from reads: an in-place change reads its own)
-        if isinstance(stmt, gast.Assign) and any(
-                n.id in relevant for t in stmt.targets for n in nodes(t)
-                if isinstance(n, gast.Name)):
-            read.update(n.id for n in nodes(stmt.value) if isinstance(n, gast.Name))
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            name, op = stmt.targets[0].id, ops.get(id(stmt))
-            if op is not None and (op.kind in (COPY, STOPPED, INDEX, CALL, NO_RULE) or
-                                   is_view(op, stmt)):
-                # (what may share memory with what was read has been read)
-                if any(n in read for n in op.reads):
-                    read.add(name)
-            else:                           # a new array: reads of the old one are done
-                read.discard(name)
-                bound_in[name] = loop
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        name, op = stmt.targets[0].id, ops.get(id(stmt))
+        shares = op is not None and (op.kind in (COPY, INDEX) or is_view(op, stmt))
+        maybe = op is not None and op.kind in (STOPPED, CALL, NO_RULE)
+        # (what the result is computed from reads: a copy or a view of a name reads no
+        # value, it names the same array)
+        if not shares and name in relevant:
+            read.update(group_of(n.id) for n in nodes(stmt.value)
+                        if isinstance(n, gast.Name))
+        if shares and op.reads:
+            group[name] = group_of(op.reads[0])
+        elif maybe and any(group_of(n) in read for n in op.reads):
+            group[name] = next(made)            # (may hold what was read: read too)
+            read.add(group[name])
+            fresh[group[name]] = False
+        else:                                   # a new array
+            group[name] = next(made)
+            fresh[group[name]] = loop
     if problems:
         raise errors_at(list(dict.fromkeys(problems)))
 
