@@ -408,21 +408,34 @@ def _tree_jacobian_fwd(f, args, position, out):
     the tree's leaves at once, or (having said why, once, with a PerColumnWarning) one
     jvp per element."""
     x = args[position]
-    title = f"the jacobian of {function_name(f)}"
-    basis, size = unit_batch(x)
-    found = _batched_code(f, args, position, title, 5, None) if size else None
-    if found is not None:
-        function, tangent, _ = found
-        try:
-            out, out_dot = function(*args, **{tangent: basis})
-        except BatchMismatch as exc:    # (a rule's batched form did not fit these values)
-            warnings.warn(f"{title} runs its tangent code once per column ({size} times; "
-                          f"the same values, slower): {exc}", PerColumnWarning, stacklevel=4)
-        else:
-            columns = _batched_columns(out, out_dot, size, np.shape(out), (size,))
-            if columns is not None:
-                return blocks(columns, x, np.shape(out))
-    return tree_jacobian_fwd(jvp, f, args, position, out)
+
+    def finish(out, out_dot, size):
+        columns = _batched_columns(out, out_dot, size, np.shape(out), (size,))
+        return None if columns is None else blocks(columns, x, np.shape(out))
+    found = _batched_tree(f, args, position, f"the jacobian of {function_name(f)}", 5,
+                          None, finish)
+    return found if found is not None else tree_jacobian_fwd(jvp, f, args, position, out)
+
+
+def _batched_tree(f, args, position, title, stacklevel, hessian_of, finish):
+    """finish(out, out_dot, size) of one run of the tangent code (of f, or of f's gradient
+    with `hessian_of`) whose tangent is a tree holding every unit direction of the tree
+    args[position] at once; None (having said why, once, with a PerColumnWarning) where
+    that code cannot be batched."""
+    basis, size = unit_batch(args[position])
+    if size == 0:
+        return None
+    found = _batched_code(f, args, position, title, stacklevel + 1, hessian_of)
+    if found is None:
+        return None
+    function, tangent, _ = found
+    try:
+        out, out_dot = function(*args, **{tangent: basis})
+        return finish(out, out_dot, size)
+    except BatchMismatch as exc:    # (a rule's batched form did not fit these values)
+        warnings.warn(f"{title} runs its tangent code once per column ({size} times; the "
+                      f"same values, slower): {exc}", PerColumnWarning, stacklevel=stacklevel)
+        return None
 
 
 def _broadcast_column(column, shape):
@@ -650,22 +663,9 @@ def _batched_tree_hessian(f, name, args, position):
     leading axis; None (having said why, once, with a PerColumnWarning) where that code
     cannot be batched."""
     x = args[position]
-    title = f"the hessian of {function_name(f)}"
-    basis, size = unit_batch(x)
-    if size == 0:
-        return None
-    found = _batched_code(f, args, position, title, 6, (name, {}))
-    if found is None:
-        return None
-    function, tangent, _ = found
-    try:
-        _, out_dot = function(*args, **{tangent: basis})
-        rows = batched_rows(out_dot, x, size)
-    except BatchMismatch as exc:    # (a rule's batched form did not fit these values)
-        warnings.warn(f"{title} runs its tangent code once per column ({size} times; the "
-                      f"same values, slower): {exc}", PerColumnWarning, stacklevel=5)
-        return None
-    return nested_blocks(rows.T, x)
+    return _batched_tree(f, args, position, f"the hessian of {function_name(f)}", 6,
+                         (name, {}), lambda out, out_dot, size:
+                         nested_blocks(batched_rows(out_dot, x, size).T, x))
 
 
 def hvp(f, x, v, *args, wrt=0):

@@ -110,14 +110,19 @@ def _copy(v):
     return np.copy(v) if isinstance(v, np.ndarray) else v
 
 
+def _guarded(run, why):
+    """run(), where overflow, division by zero and invalid values raise NotSmooth(why)."""
+    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+        try:
+            return run()
+        except FloatingPointError as exc:
+            raise NotSmooth(why) from exc
+
+
 def _evaluate(reference, freezer, x, y):
     """The reference primal at (x, y), with stopped values replayed."""
     freezer.replay()
-    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
-        try:
-            value = reference(_copy(x), _copy(y))
-        except FloatingPointError as exc:
-            raise NotSmooth("primal fails near the point") from exc
+    value = _guarded(lambda: reference(_copy(x), _copy(y)), "primal fails near the point")
     freezer.finish()
     return float(value)
 
@@ -169,11 +174,7 @@ def on_a_kink(gaps, coarse_gaps, fine, scale) -> bool:
 def _primal(reference, freezer, x, y):
     freezer.values.clear()
     freezer.replaying = False
-    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
-        try:
-            value = reference(_copy(x), _copy(y))
-        except FloatingPointError as exc:
-            raise NotSmooth("primal fails at the point") from exc
+    value = _guarded(lambda: reference(_copy(x), _copy(y)), "primal fails at the point")
     if not np.isscalar(value) and np.shape(value) != ():
         raise AssertionError(f"the generated program returned shape {np.shape(value)}")
     value = float(value)
@@ -420,11 +421,7 @@ def _hessian_reference(source: str, y_float: bool, x, y):
                                    plain.__name__, plain.__defaults__, plain.__closure__)
 
     def gradient(at):
-        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
-            try:
-                g = replaying(_copy(at), _copy(y))
-            except FloatingPointError as exc:
-                raise NotSmooth("gradient fails near the point") from exc
+        g = _guarded(lambda: replaying(_copy(at), _copy(y)), "gradient fails near the point")
         freezer.finish()
         g = np.array(g, dtype=float)
         if g.shape != np.shape(x) or not np.all(np.isfinite(g)) or np.max(np.abs(g)) > HUGE:

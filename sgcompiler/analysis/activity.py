@@ -77,10 +77,13 @@ def activity(norm: Normalized, resolution, wrt, arrays=None,
                           useful_by, [k for k, (_, ins, _, _) in enumerate(flows) for _ in ins])
     active = frozenset(varied & useful)
     _refuse_in_place_calls(norm, resolution, varied)
-    _refuse_late_writes(norm, resolution, flows, varied, useful, callees)
+    # what the result is computed from, and what its statements read besides their
+    # differentiable inputs (an index, an index's index): changing it in place matters
+    relevant = _read_by(flows, varied | useful)
+    _refuse_late_writes(norm, resolution, flows, varied, relevant, callees)
     _refuse_blocked(fn, flows, varied, useful)
     _refuse_unsupported(fn, flows, varied, useful)
-    _refuse_aliased_writes(norm, flows, varied, callees, useful)
+    _refuse_aliased_writes(norm, flows, varied, callees, relevant)
     _refuse_shared_augmented(norm, flows, arrays or {}, scalars, callees)
     facts = tuple(flow_of(stmt, op, resolution) for _, _, op, stmt in flows)
     return Activity(frozenset(varied), frozenset(useful), active, facts, tuple(wrt),
@@ -113,14 +116,15 @@ def is_view(op, stmt) -> bool:
     return op.kind == RULE and op.rule.name in _VIEWS
 
 
-def _refuse_aliased_writes(norm, flows, varied, callees=None, useful=frozenset()):
+def _refuse_aliased_writes(norm, flows, varied, callees=None, relevant=frozenset()):
     """x[i] = v is differentiated as a write into x alone; refuse when another variable
     may hold the same memory (an argument, a copy, a view), since its adjoint would
     miss the write. (Varied, not only active, writes: x itself may be unused after the
     write and the view read, as in `t = stop_gradient(x.ravel()); x[0] = w`. And writes
-    into constants that share memory with a `useful` value, one the result is computed
-    from, or with what such a value's statement reads (an index): in `a = np.sum(x * s); t = s; t[0] = 5.0`, the adjoint sweep reads s, for a's
-    adjoint, as t's write left it.) A runtime helper that returns none of its arguments
+    into constants that share memory with a `relevant` value, one the result is computed
+    from or its statements read (an index): in `a = np.sum(x * s); t = s; t[0] = 5.0`,
+    the adjoint sweep reads s, for a's adjoint, as t's write left it.) A runtime helper
+    that returns none of its arguments
     (`dbuf = prod_grad(g, ans, buf)`, in gradient code read again) returns a new array,
     which nothing else holds."""
     setitems = {t for t, _, op, _ in flows if op.kind == SETITEM}
@@ -159,9 +163,7 @@ def _refuse_aliased_writes(norm, flows, varied, callees=None, useful=frozenset()
         at = position.get(id(found[0]), -1)
         here = position.get(id(stmt), -1)
         return all(not here < position.get(id(w), -1) <= at for w in writes.get(name, ()))
-    relevant = varied | useful
-    # (and what useful statements read besides their differentiable inputs: an index)
-    relevant = _read_by(flows, relevant)
+    relevant = relevant | varied
     reads = {}
     for _, _, op, _ in flows:
         for name in op.reads:
@@ -578,15 +580,14 @@ def _generated(fn) -> bool:
     return code is not None and code.co_filename.startswith("<sgcompiler ")
 
 
-def _refuse_late_writes(norm, resolution, flows, varied, useful, callees) -> None:
+def _refuse_late_writes(norm, resolution, flows, varied, relevant, callees) -> None:
     """Refuse a call that changes in place an array the gradient reads: a user function
     that writes into a differentiated argument (`h(s)` with `def h(r): r[0] = 2.0`), or
     any in-place change (`s.fill(v)`, `s.sort()`, out=s, h(s)) of a constant that the
     result is computed from after it was read (or in a loop, where the next trip reads
     it after): the adjoint sweep reads the constant as the change left it, where the
-    forward sweep read it before. The analysis follows assignments only."""
-    relevant = varied | useful
-    relevant = _read_by(flows, relevant)
+    forward sweep read it before. The analysis follows assignments only. (`relevant`:
+    what the result is computed from, and what those statements read.)"""
     problems = []
     ops = {id(stmt): op for _, _, op, stmt in flows}
     # Memory is followed as groups of names that may hold the same array (a copy `t = s`
