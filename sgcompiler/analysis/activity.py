@@ -452,23 +452,30 @@ MUTATING_METHODS = frozenset(_MUTATING_METHODS | {"append"})
 IN_PLACE_NAMES = frozenset(f.__name__ for f in _IN_PLACE) | {"at"} | _ARGUMENT_WRITERS
 
 
-def _writer(call, resolution, discarded):
-    """How messages name a call that changes one of its arguments (or its receiver) in
-    place, or None: the analysis only follows assignments, so such a change is unseen."""
-    callee = resolution.callee(call.func)
-    name = callee.name or "the call"
-    obj = callee.obj
-    if any(k.arg == "out" for k in call.keywords):
-        return f"{name}(..., out=...)"
+def _library_writes(call, callee, discarded):
+    """How messages name a library call that changes one of its arguments or its
+    receiver in place (None when it changes nothing), and the nodes it changes: what it
+    writes with out=, the receiver of a method that changes it, the argument of
+    Generator.shuffle, a ufunc's output arguments, ufunc.at's and np.copyto's first
+    argument. The analysis only follows assignments, so such a change is unseen."""
+    name, obj = callee.name or "the call", callee.obj
+    nodes = [k.value for k in call.keywords if k.arg == "out"]
+    what = f"{name}(..., out=...)" if nodes else None
     if callee.kind == METHOD:
-        mutates = callee.name in _MUTATING_METHODS or (discarded and callee.name != "append")
-        return f"the method .{callee.name}()" if mutates else None
-    if isinstance(obj, np.ufunc) and len(call.args) > obj.nin:
-        return f"{name} with an output argument"
-    if isinstance(getattr(obj, "__self__", None), np.ufunc) and \
-            getattr(obj, "__name__", "") == "at":
-        return name
-    return name if any(obj is f for f in _IN_PLACE) else None
+        if callee.name in _MUTATING_METHODS or (discarded and callee.name != "append"):
+            what = what or f"the method .{callee.name}()"
+            if isinstance(call.func, gast.Attribute):
+                nodes.append(call.func.value)
+        if callee.name in _ARGUMENT_WRITERS and call.args:
+            nodes.append(call.args[0])
+    elif isinstance(obj, np.ufunc) and len(call.args) > obj.nin:
+        what = what or f"{name} with an output argument"
+        nodes += call.args[obj.nin:]
+    elif isinstance(getattr(obj, "__self__", None), np.ufunc) and \
+            getattr(obj, "__name__", "") == "at" or any(obj is f for f in _IN_PLACE):
+        what = what or name
+        nodes += call.args[:1]
+    return what, nodes
 
 
 def _refuse_in_place_calls(norm, resolution, varied) -> None:
@@ -482,7 +489,8 @@ def _refuse_in_place_calls(norm, resolution, varied) -> None:
             call = stmt.value if isinstance(stmt, (gast.Expr, gast.Assign)) else None
             if not isinstance(call, gast.Call):
                 continue
-            what = _writer(call, resolution, isinstance(stmt, gast.Expr))
+            what, _ = _library_writes(call, resolution.callee(call.func),
+                                      isinstance(stmt, gast.Expr))
             names = [n.id for n in walk(call) if isinstance(n, gast.Name)
                      and n.id in varied]
             if what and names:
@@ -507,23 +515,10 @@ def written_by_call(call, resolution, discarded, callees=None) -> list:
         callee = resolution.callee(call.func)
     except KeyError:
         return []
-    obj, found = callee.obj, []
-    for keyword in call.keywords:
-        if keyword.arg == "out":
-            found += _names(keyword.value)
-    if callee.kind == METHOD:
-        mutates = callee.name in _MUTATING_METHODS or (discarded and callee.name != "append")
-        if mutates and isinstance(call.func, gast.Attribute):
-            found += _names(call.func.value)
-        if callee.name in _ARGUMENT_WRITERS and call.args:
-            found += _names(call.args[0])
-    elif isinstance(obj, np.ufunc) and len(call.args) > obj.nin:
-        for arg in call.args[obj.nin:]:
-            found += _names(arg)
-    elif isinstance(getattr(obj, "__self__", None), np.ufunc) and \
-            getattr(obj, "__name__", "") == "at" or any(obj is f for f in _IN_PLACE):
-        found += _names(call.args[0]) if call.args else []
-    elif callee.kind == USER and callees is not None and hasattr(obj, "__code__"):
+    _, nodes = _library_writes(call, callee, discarded)
+    found = [name for node in nodes for name in _names(node)]
+    obj = callee.obj
+    if callee.kind == USER and callees is not None and hasattr(obj, "__code__"):
         written = callees.written_params(obj)
         if written:
             code = obj.__code__
