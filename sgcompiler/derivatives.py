@@ -31,6 +31,7 @@ from .arguments import _TREES, _check_tree, _tree_arrays, wrt_names
 from .backend.jit import check_backend
 from .collected import CollectedGradient
 from .data_kinds import foreign
+from .records import is_record_type
 from .forward.batch import NotBatchable, PerColumnWarning
 from .runtime.batched_rules import BatchMismatch
 from .frontend.depends import function_reads
@@ -216,7 +217,8 @@ def _kinds(params, args):
     """What the code is specialised for: Python numbers, trees, array shapes and dtypes."""
     types_ = [type(a) for a in args]
     scalars = frozenset(p for p, t in zip(params, types_) if t in (float, int))
-    trees = frozenset(p for p, t in zip(params, types_) if issubclass(t, (dict, list, tuple)))
+    trees = frozenset(p for p, t in zip(params, types_)
+                      if issubclass(t, (dict, list, tuple)) or is_record_type(t))
     arrays = tuple((p, np.shape(a), np.result_type(a)) for p, a in zip(params, args)
                    if type(a) in (np.ndarray, complex)
                    or isinstance(a, (np.floating, np.complexfloating)))

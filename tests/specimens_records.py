@@ -6,7 +6,7 @@ import typing
 
 import numpy as np
 
-from sgcompiler import register_tree, stop_gradient
+from sgcompiler import grad, register_tree, stop_gradient
 
 
 class Layer(typing.NamedTuple):
@@ -71,3 +71,20 @@ def with_stop_reference(w, b, c, x):
 
 def mixed(p, x):
     return np.sum(p[0] * x + p.w)
+
+
+def gradient_norm(p, x):
+    """The squared norm of by_field's gradient, read by field (grad of grad: the inner
+    gradient is a record inside the differentiated code)."""
+    g = grad(by_field)(p, x)
+    return np.sum(g.w ** 2) + np.sum(g.b * x)
+
+
+def w_only(p, x):
+    return np.sum(np.sin(p.w * x))
+
+
+def gradient_of_one_field(p, x):
+    """The inner gradient has no adjoint for b: g.b is a zero."""
+    g = grad(w_only)(p, x)
+    return np.sum(g.w * p.w) + np.sum(g.b * p.b)

@@ -4,7 +4,7 @@ against finite differences."""
 import numpy as np
 import pytest
 
-from sgcompiler import SGCompilerError, grad
+from sgcompiler import SGCompilerError, grad, jvp
 from gradcheck import numeric_grad
 import specimens_records as S
 
@@ -87,3 +87,22 @@ def test_forward_mode_through_records_and_helpers():
     g = grad(S.network)(params, X)
     expected = np.sum(g["first"].w) + np.sum(g["rest"][0].b)
     np.testing.assert_allclose(out_dot, expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("make", [S.Layer, S.Pair, S.Dense, S.Frozen,
+                                  lambda w, b: S.Custom(w, b)],
+                         ids=["NamedTuple", "namedtuple", "dataclass", "frozen", "registered"])
+@pytest.mark.parametrize("f", [S.gradient_norm, S.gradient_of_one_field],
+                         ids=["both fields", "one field"])
+def test_gradient_of_a_record_read_inside_differentiated_code(make, f):
+    # grad(loss)(p, x).w inside f: the inner gradient's code returns the record's adjoint
+    # as a dict of its fields, which f's code reads by field (an AttributeError before),
+    # and its tangent code is the one made for a tree (dicts added with +, before)
+    p = make(W, B)
+    g = _check(f, p, _fields(make), X)
+    v = make(np.array([0.2, 0.7]), np.array([-0.4, 0.3]))
+    _, tangent = jvp(f, (p, X), (v, np.zeros(2)))
+    np.testing.assert_allclose(tangent, np.sum(g.w * v.w) + np.sum(g.b * v.b), rtol=1e-10)
+    step = 1e-6
+    moved = [f(make(W + s * step * v.w, B + s * step * v.b), X) for s in (1, -1)]
+    np.testing.assert_allclose(tangent, (moved[0] - moved[1]) / (2 * step), rtol=1e-6)

@@ -49,7 +49,7 @@ from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba, jitted
 from ..backend.namespace import to_namespace
 from ..backend.reread import for_rereading, gradient_only
 from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filename, active_suffix,
-                       _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title)
+                       _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title, for_trees)
 from .deep_code import deep
 from ..errors import SGCompilerError
 from ..analysis.activity import activity
@@ -356,7 +356,7 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
     Raises:
         SGCompilerError: for anything in `fn` that cannot be differentiated.
     """
-    fn = _for_trees(fn, trees)
+    fn = for_trees(fn, trees)
     with LOCK:
         # pieces are bound to `fn` (its closure cells and defaults): one set per function
         mine = _PIECES.get(fn)
@@ -407,13 +407,6 @@ def piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset(),
             raise
         made.depends = Depends.of(seen, fn)
         return made
-
-
-def _for_trees(fn, trees):
-    """`fn`, or, when it is a gradient's generated code (grad(g) called inside the function)
-    made for arrays and the caller passes parameter trees, that code made for them."""
-    remake = getattr(fn, "sgcompiler_for_trees", None)
-    return fn if remake is None or not trees else remake(frozenset(trees))
 
 
 def _numba_piece(fn, active, arrays=(), trees=frozenset()) -> Piece:

@@ -235,3 +235,10 @@ def _found_piece(mine, key, fn):
         found.depends.replay(fn)
         return found
     return None
+
+
+def for_trees(fn, trees):
+    """`fn`, or, when it is a gradient's generated code (grad(g) called inside the function)
+    made for arrays and the caller passes parameter trees, that code made for them."""
+    remake = getattr(fn, "sgcompiler_for_trees", None)
+    return fn if remake is None or not trees else remake(frozenset(trees))

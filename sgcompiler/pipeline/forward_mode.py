@@ -22,7 +22,7 @@ from ..backend.loader import compile_source
 from ..backend.jit import NOT_FOR_NUMBA, check_backend, for_numba
 from .compiled import (_CACHE_SIZE, _JVP_CACHE, _NOT_BATCHED, _PIECES, CompiledJvp, JvpPiece,
                        _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title,
-                       active_suffix)
+                       active_suffix, for_trees)
 from .deep_code import deep
 from ..analysis.activity import activity
 from ..analysis.shapes import shapes
@@ -140,6 +140,7 @@ def jvp_piece(fn, active: tuple[str, ...], arrays: tuple = (), trees=frozenset()
         SGCompilerError: for anything in `fn` that cannot be differentiated.
         NotBatchable: with `batch`, when its tangents cannot all run at once.
     """
+    fn = for_trees(fn, trees)
     with LOCK:      # as piece: per function object, valid while its names mean the same
         mine = _PIECES.get(fn)
         if mine is None:

@@ -403,7 +403,11 @@ def add_trees(a, b):
 def field(obj, name):
     """`obj.name`: a field of a record (a NamedTuple, a dataclass, a registered type); its
     rule gives `obj` the adjoint {name: g}. The standard's arrays have no .real and
-    .imag: those are its functions."""
+    .imag: those are its functions. A gradient of a record that a generated function
+    returns (grad(loss)(p) called inside differentiated code) is the dict of its fields'
+    adjoints, {name: g}, a missing field a zero."""
+    if type(obj) is dict and not hasattr(dict, name):
+        return obj.get(name, 0.0)
     if name in ("real", "imag") and isinstance(obj, np.ndarray) and not hasattr(obj, name):
         return getattr(np, name)(obj)
     return getattr(obj, name)
