@@ -2044,3 +2044,34 @@ def loop_of_stopped_values_in_a_loop_alone(x):
 @pytest.mark.parametrize("x", [np.array([0.3, 0.5]), np.array([-0.7, 1.2, 0.4])])
 def test_a_loop_whose_statements_the_gradient_does_not_need(f, x):
     assert_grad_matches(f, (x,))
+
+
+# program_check --extended, seed 930045 (session 12): a loop trip whose adjoint leaves x's
+# adjoint a plain 0.0 (x is rebound from values that do not read it), which the next trip
+# (in reverse) reads as an array, `dx[0]` for the np.array of a list: TypeError "'float'
+# object is not subscriptable". The loop's adjoint now counts an adjoint made a plain 0.0
+# in the body as one the next trip may see so. (The same in a for loop was right before:
+# its companion.)
+def rebound_from_others_in_a_while(x, y):
+    for i in range(2):
+        m = 0
+        while m < 3:
+            m += 1
+            if i == 1:
+                continue
+            x = x * y
+            x, a = np.array([np.max(np.square(y)), 0.1, 1.5]), np.copy(x)
+    return np.sum(x * y)
+
+
+def rebound_from_others_in_a_for(x, y):
+    for k in range(3):
+        x = x * y
+        x = np.array([np.max(np.sin(y) * k), 0.1, 1.5])
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("f", [rebound_from_others_in_a_while, rebound_from_others_in_a_for])
+@pytest.mark.parametrize("y", [Y, np.array([-1.1, 0.3, 0.8])])
+def test_an_adjoint_a_trip_leaves_a_plain_zero(f, y):
+    assert_grad_matches(f, (X, y))

@@ -134,6 +134,7 @@ class LoopSweeps:
             self.maybe_scalar |= ends_zero
             materialize = [s for var in sorted(touched & live)
                            for s in self._enter_loop(var, buffers, stmt)]
+            scalar_at_top = set(self.maybe_scalar)
             top_state, top_owned = dict(self.state), set(self.owned)
             self.comment_line = None
             self.depth += 1
@@ -142,8 +143,11 @@ class LoopSweeps:
             grown = {v for v in touched if self.state.get(v) is not None} - live
             lost = {v for v in top_owned & touched if v not in self.owned or
                     gast.dump(self.state.get(v) or const(0)) != gast.dump(top_state[v])}
+            # (None: no adjoint left; in maybe_scalar: a plain 0.0 assigned, dx = 0.0,
+            # which the next trip reads, dx[0], where its top assumed an array)
             zeroed = {v for v in touched & live if self.state.get(v) is None and
                       self.shapes.kind(v) == ARRAY} - ends_zero
+            zeroed |= (self.maybe_scalar & touched & live) - scalar_at_top
             if not grown and not (lost & buffers) and not zeroed:
                 break
             live |= grown
