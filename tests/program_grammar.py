@@ -875,9 +875,11 @@ class _Writer:
         if before:
             self.emit(before)
         self.emit(f"use{n} = np.sum({u} * {s})")
-        after = self.c.pick(["", f"{s}[1] = 3.0", f"{s}[0] += 1.0",
-                             f"al{n} = {s}  {LATE}|al{n}[0] = 5.0",
-                             f"{s}.fill(0.5)  {LATE}", f"helper_clobber({s})  {LATE}"])
+        # (a refused change only one time in ten: a program with one is refused whole,
+        # and a program draws this production several times)
+        after = self.c.pick([f"al{n} = {s}  {LATE}|al{n}[0] = 5.0", f"{s}.fill(0.5)  {LATE}",
+                             f"helper_clobber({s})  {LATE}"]) if self.c.maybe(10) else \
+            self.c.pick(["", f"{s}[1] = 3.0", f"{s}[0] += 1.0"])
         for line in after.split("|") if after else ():
             self.emit(line)
         self.emit(f"use{n} = use{n} + np.sum({u} * {s})")
