@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from sgcompiler import grad
+from sgcompiler.pipeline.stages import dump_stage
 
 from gradcheck import numeric_grad
 
@@ -255,3 +256,45 @@ def test_items_of_a_tuple_a_helper_returns():
     source = _check(tuple_helper, [((4, 3), (3, 5), (5,)), ((2, 2), (2, 1), (1,)),
                                    ((3,), (3, 2), (2,))], wrt=(0, 1, 2))
     assert "every active value's shape is known" in _header(source)
+
+
+# np.array of a list or tuple display: the items' common shape after one axis
+def stacked_numbers(x, y):
+    v = np.array([np.sum(x * y), x[0], 1.5])
+    return np.sum(np.sin(v) * y[:3])
+
+
+def stacked_rows(x, y):
+    w = np.array([x, y * 2.0])          # (2, n)
+    return np.sum(np.tanh(w) * x)
+
+
+def stacked_tuple(x, y):
+    t = np.asarray((x[1], np.max(y)))
+    return np.sum(t ** 2 * x[:2])
+
+
+def list_changed_after(x, y):
+    parts = [1.0, 2.0]
+    parts.extend([3.0])                 # (read again: its length is not the display's)
+    return np.sum(np.array(parts) * x[:3] * y[:3])
+
+
+def ragged_or_mixed(x, y):
+    w = np.array([np.sum(x), y[0] * 2.0])
+    return np.sum(np.exp(w) * x[:2])
+
+
+@pytest.mark.parametrize("f", [stacked_numbers, stacked_rows, stacked_tuple, ragged_or_mixed])
+def test_np_array_of_a_display_has_a_known_shape(f):
+    source = _check(f, [((3,), (3,)), ((5,), (5,))], wrt=(0, 1))
+    assert "every active value's shape is known" in source, source
+
+
+def test_a_list_changed_after_its_display_is_not_stacked_by_its_items():
+    _check(list_changed_after, [((3,), (3,)), ((4,), (4,))], wrt=(0, 1))
+    arrays = tuple((n, (3,), np.dtype(np.float64)) for n in ("x", "y"))
+    found = dump_stage(list_changed_after, ("x",), "shapes", arrays=arrays)
+    assert "_array: array _array\n" in found, found       # no shape: (2,) would be wrong
+    found = dump_stage(stacked_numbers, ("x",), "shapes", arrays=arrays)
+    assert "v: array v  (3,) float64" in found, found

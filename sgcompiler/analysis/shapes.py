@@ -148,10 +148,15 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
         # Python numbers are shapes too: a loop over scalars alone gets its shapes known
         # (x * j of a range index j), not unbroadcast at run time
         given = {**{p: ((), WEAK) for p in scalars if p in norm.params}, **dict(arrays or {})}
+        # (the lists np.array may stack: those no other statement can change)
+        reads = Counter(n.id for stmt in norm.body for n in nodes(stmt)
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)) \
+            if any(isinstance(stmt.value, gast.List) for stmt, _ in statements) else {}
         concrete = concrete_shapes(statements, given, known_scalars, ints,
                                    callees.call_result if callees else None,
                                    _callee_finder(resolution), None,
-                                   _number_finder(norm, resolution))
+                                   _number_finder(norm, resolution),
+                                   frozenset(n for n, k in reads.items() if k == 1))
         # only plain values, not containers (an item of one is known only as an array of
         # a parameter tree)
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field as dfield
 import gast
 import numpy as np
 
-from .ops import CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED, target_of
+from .ops import (CALL, CONTAINER, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
+                  target_of)
 from .shape_algebra import (NOT_CONSTANT, WEAK, _PENDING, _dot, _index, broadcast, constant,
                             matmul_shape, reduce_shape, same, same_dtype)
 from .values import int_value, made_shape, reshape_shape
@@ -46,7 +47,8 @@ _SHAPED_LIKE = {"unbroadcast": ("x", ("g_",)), "unreduce": ("x", ("g_",)),
 
 
 def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
-                    callee_of=None, values=None, is_number=None) -> dict:
+                    callee_of=None, values=None, is_number=None,
+                    read_once=frozenset()) -> dict:
     """name -> (shape, dtype) for every variable whose shape is certain.
 
     Args:
@@ -64,6 +66,9 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
         values: a dict this fills with name -> the int or tuple of ints (x.shape[1],
             len(x), tuples of them) each name assigned once holds (values.py).
         is_number: node -> whether it is a constant number of a module (`np.pi`).
+        read_once: names read once in the whole function: a list display assigned to
+            one of them can change in no other statement (`L.extend(v)`, `del L[0]`
+            read L), so np.array(L) has the shape of its items stacked.
     """
     callee_of = callee_of or (lambda call: None)
     values = {} if values is None else values
@@ -80,10 +85,15 @@ def concrete_shapes(statements, params: dict, scalars, ints, call_result=None,
     tuples = {target_of(stmt): constant(stmt.value, NOT_CONSTANT) for stmt, _ in statements
               if isinstance(stmt.value, gast.Tuple) and counts[target_of(stmt)] == 1}
     tuples = {n: v for n, v in tuples.items() if v is not NOT_CONSTANT}
+    # the list and tuple displays np.array may stack (`_arg = [_sum, x[0], 1.5]`)
+    displays = {target_of(stmt): stmt.value for stmt, op in statements
+                if op.kind == CONTAINER and isinstance(stmt.value, (gast.List, gast.Tuple))
+                and counts[target_of(stmt)] == 1
+                and (isinstance(stmt.value, gast.Tuple) or target_of(stmt) in read_once)}
     bad = set()
     verify = False
     facts = _Facts(known, bad, assigned, ints, tuples, trees, call_result, callee_of, values,
-                   is_number or (lambda node: False))
+                   is_number or (lambda node: False), displays)
     while True:
         changed = False
         for stmt, op in statements:
@@ -173,6 +183,7 @@ class _Facts:
     callee_of: object
     values: dict
     is_number: object
+    displays: dict                                # name -> its list or tuple display
     items: dict = dfield(default_factory=dict)    # name -> Elements of a call's tuple
     unsure: set = dfield(default_factory=set)     # names whose value changed: none
 
@@ -267,6 +278,9 @@ def _rule_result(rule, values, atom, facts):
         return _reduction(rule, values, atom, facts.tuples)
     if rule.name == "np.dot" and len(values) == 2:
         return _dot(*(atom(v) for v in values.values()))
+    if rule.name in ("np.array", "np.asarray") and len(values) == 1:
+        display = facts.displays.get(getattr(next(iter(values.values())), "id", None))
+        return None if display is None else _stacked([atom(e) for e in display.elts])
     if rule.name in _MATMUL and len(values) == 2:
         return matmul_shape(*(atom(v) for v in values.values()))
     if rule.name == "np.reshape" and set(values) <= {"a", "shape", "newshape"} and \
@@ -284,6 +298,23 @@ def _rule_result(rule, values, atom, facts):
     if rule.primitive in (np.fft.rfft, np.fft.irfft):
         return _half_spectrum(rule.primitive, values, atom, facts.values)
     return None
+
+
+def _stacked(items):
+    """(shape, dtype) of np.array of a list of items of these (shape, dtype)s: their
+    common shape after one axis; the dtype where it is certain (the items' one, or
+    float64 for float64 arrays among Python numbers), else None."""
+    if _PENDING in items:
+        return _PENDING
+    if not items or None in items or len({shape for shape, _ in items}) != 1:
+        return None
+    dtypes = {dtype for _, dtype in items}
+    typed = dtypes - {WEAK}
+    if len(typed) != 1 or None in typed or WEAK in dtypes and typed != {np.dtype(np.float64)}:
+        dtype = None
+    else:
+        dtype = typed.pop()
+    return (len(items),) + items[0][0], dtype
 
 
 def _half_spectrum(transform, values, atom, numbers):
