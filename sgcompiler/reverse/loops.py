@@ -147,7 +147,8 @@ class LoopSweeps:
             # which the next trip reads, dx[0], where its top assumed an array)
             zeroed = {v for v in touched & live if self.state.get(v) is None and
                       self.shapes.kind(v) == ARRAY} - ends_zero
-            zeroed |= (self.maybe_scalar & touched & live) - scalar_at_top
+            zeroed |= {v for v in (self.maybe_scalar & touched & live) - scalar_at_top
+                       if not self.shapes.is_scalar(v)}      # (a number's 0.0 is its zero)
             if not grown and not (lost & buffers) and not zeroed:
                 break
             live |= grown
