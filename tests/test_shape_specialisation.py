@@ -190,14 +190,19 @@ def test_a_loop_carried_value_of_one_shape():
 
 
 def unknown_calls(x):
-    y = np.concatenate([x, x])
-    z = np.sort(x)
-    return np.sum(y) + np.sum(z)
+    y = np.kron(x, x)
+    z = np.tile(x, 2)
+    w = np.concatenate([x, x])      # followed (on stand-ins), but not from a changed list:
+    parts = [x, x]
+    parts.append(x)
+    v = np.concatenate(parts)
+    return np.sum(y) + np.sum(z) + np.sum(w) + np.sum(v)
 
 
 def test_what_is_not_followed_is_unknown():
     found, _ = _concrete(unknown_calls, {"x": (3,)})
-    assert "y" not in found and "z" not in found
+    assert "y" not in found and "z" not in found and "v" not in found
+    assert found["w"] == (6,)
 
 
 def test_the_cache_key_has_the_shapes():

@@ -158,7 +158,7 @@ def test_a_changing_int_is_not_a_constant():
 
 
 def concatenated(x, k):
-    c = np.concatenate([x, k])
+    c = np.kron(x, k)                   # (a function whose result's shape is not followed)
     s = np.sin(c) * 2.0
     return np.sum(s * c)
 
@@ -182,7 +182,7 @@ def test_the_header_names_values_of_unknown_shape_with_their_lines():
     x, k = np.linspace(0, 1, 4), np.ones(2)
     np.testing.assert_allclose(g(x, k), numeric_grad(concatenated, [x, k], 0), rtol=1e-6)
     header = _header(g.source)
-    assert f"c (line {line + 1}: np.concatenate is not followed)" in header
+    assert f"c (line {line + 1}: np.kron is not followed)" in header
     assert f"s (line {line + 2}: from c)" in header
 
 
@@ -190,7 +190,7 @@ def test_the_cli_prints_it(capsys):
     from sgcompiler import cli
     assert cli.main([f"{__file__}:concatenated", "--shapes", "x=4,k=2"]) == 0
     out = _header(capsys.readouterr().out)
-    assert "shapes not known" in out and "np.concatenate is not followed" in out
+    assert "shapes not known" in out and "np.kron is not followed" in out
 
 
 def rnn_bias(W, U, b, xs):
@@ -298,3 +298,38 @@ def test_a_list_changed_after_its_display_is_not_stacked_by_its_items():
     assert "_array: array _array\n" in found, found       # no shape: (2,) would be wrong
     found = dump_stage(stacked_numbers, ("x",), "shapes", arrays=arrays)
     assert "v: array v  (3,) float64" in found, found
+
+
+# What users write to join, reshape and reorder arrays, with shapes known from the
+# arguments' (analysis/sizes.py: _evaluated runs NumPy on stand-ins, _larger works out
+# np.outer, np.einsum, np.broadcast_to, np.diag, np.linalg.solve/inv). x: (n,), A: (n, n).
+def joined(x, A):
+    parts = np.concatenate([x, x * 2.0])
+    rows = np.stack([x, np.sin(x)], axis=1)
+    return np.sum(np.sin(parts)) + np.sum(rows * np.vstack([x, x]).T) + np.sum(np.hstack([x, A[0]]))
+
+
+def reordered(x, A):
+    s = np.sort(x * 3.0) + np.flip(x) + np.roll(x, 1) + np.cumsum(x)
+    t = np.swapaxes(A, 0, 1) + np.moveaxis(A, 0, -1) + np.triu(A) + np.tril(A, -1)
+    return np.sum(np.sin(s)) + np.sum(np.tanh(t)) + np.sum(np.diff(x) ** 2)
+
+
+def dimensions(x, A):
+    e = np.expand_dims(x, 0) * A + np.atleast_2d(x)
+    q = np.squeeze(e[None, :, :], axis=0) + np.ravel(A).reshape(A.shape)
+    return np.sum(np.sin(q)) + np.sin(np.trace(A)) + np.sum(np.diagonal(A) * x)
+
+
+def products(x, A):
+    o = np.outer(x, np.cos(x))
+    m = np.einsum("ij,j->i", A, x) + np.diag(A) + np.diag(x) @ x
+    b = np.broadcast_to(x, (2,) + x.shape)
+    s = np.linalg.solve(A + 3.0 * np.eye(len(x)), x) + np.linalg.inv(A + 3.0 * np.eye(len(x))) @ x
+    return np.sum(np.sin(o)) + np.sum(np.tanh(m)) + np.sum(b * b) + np.sum(s ** 2)
+
+
+@pytest.mark.parametrize("f", [joined, reordered, dimensions, products])
+def test_joins_and_reorders_have_known_shapes(f):
+    source = _check(f, [((3,), (3, 3)), ((5,), (5, 5))], wrt=(0, 1))
+    assert "every active value's shape is known" in source, source

@@ -24,6 +24,7 @@ dtype: a floating dtype when every array operand has that same dtype (Python num
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field as dfield
 
 import gast
@@ -33,7 +34,7 @@ from .ops import (CALL, CONTAINER, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM
                   target_of)
 from .shape_algebra import (NOT_CONSTANT, WEAK, _PENDING, _dot, _index, broadcast, constant,
                             matmul_shape, reduce_shape, same, same_dtype)
-from .values import int_value, made_shape, reshape_shape
+from .values import atom_value, int_value, made_shape, reshape_shape
 
 _REDUCTIONS = {"np.sum", "np.mean", "np.max", "np.min", "np.amax", "np.amin", "np.prod",
                "np.std", "np.var", "np.nansum", "np.nanmean", "np.nanmax", "np.nanmin",
@@ -239,7 +240,16 @@ def _evaluate(stmt, op, facts):
     made = made_shape(stmt, op, atom, facts.values, facts.callee_of)
     if made is not None or op.kind != RULE:
         return made
-    return _rule_result(op.rule, op.args, atom, facts)
+    found = _rule_result(op.rule, op.args, atom, facts)
+    if found is None and isinstance(rhs, gast.Call) and \
+            facts.callee_of(rhs) is op.rule.primitive:
+        primitive = op.rule.primitive
+        if id(primitive) in _BY_EVALUATION:
+            return _evaluated(primitive, rhs, atom, facts)
+        if primitive in (np.outer, np.einsum, np.broadcast_to, np.diag, np.linalg.solve,
+                         np.linalg.inv):
+            return _larger(primitive, rhs, atom, facts)
+    return found
 
 
 def _atoms(facts):
@@ -297,6 +307,126 @@ def _rule_result(rule, values, atom, facts):
         return _shaped_like(values, *_SHAPED_LIKE[rule.name], atom)
     if rule.primitive in (np.fft.rfft, np.fft.irfft):
         return _half_spectrum(rule.primitive, values, atom, facts.values)
+    return None
+
+
+class _NotKnown(Exception):
+    """An argument whose stand-in cannot be made (`pending`: not evaluated yet)."""
+
+    def __init__(self, pending=False):
+        super().__init__()
+        self.pending = pending
+
+
+def _evaluated(primitive, call, atom, facts):
+    """(shape, dtype) of what `primitive` (one of _BY_EVALUATION) gives, found by calling
+    it on stand-ins: zero-stride arrays of its array arguments' shapes and dtypes (no
+    memory), lists of them for list displays, and its constant arguments; None when an
+    argument is not known (a Python number, whose dtype may be int or float, included)."""
+    def stand_in(node):
+        if isinstance(node, gast.Name) and node.id in facts.displays:
+            return [stand_in(e) for e in facts.displays[node.id].elts]
+        if isinstance(node, gast.Name) and node.id in facts.tuples:
+            return facts.tuples[node.id]
+        if isinstance(node, gast.Name):
+            found = atom(node)
+            if found is _PENDING or found is None or not isinstance(found[1], np.dtype):
+                raise _NotKnown(found is _PENDING)
+            return np.broadcast_to(np.zeros((), found[1]), found[0])
+        value = constant(node, NOT_CONSTANT)
+        if value is NOT_CONSTANT:
+            raise _NotKnown()
+        return value
+    try:
+        args = [stand_in(a) for a in call.args]
+        kwargs = {k.arg: stand_in(k.value) for k in call.keywords if k.arg is not None}
+    except _NotKnown as missing:
+        return _PENDING if missing.pending else None
+    if len(kwargs) != len(call.keywords):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            result = primitive(*args, **kwargs)
+    except Exception:       # (what the call itself would raise, at run time)
+        return None
+    if not isinstance(result, (np.ndarray, np.generic)):
+        return None
+    return np.shape(result), result.dtype
+
+
+# NumPy functions whose result's shape and dtype follow from their arguments' shapes and
+# dtypes and their constant options alone, and hold no more elements than their arguments
+# together: _evaluated runs them on stand-ins to find out (np.diag of a vector, np.tile,
+# np.outer, which may be much larger, are not here)
+_BY_EVALUATION = frozenset(id(f) for f in (
+    np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack, np.dstack,
+    np.expand_dims, np.squeeze, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.cumsum,
+    np.cumprod, np.sort, np.flip, np.fliplr, np.flipud, np.roll, np.diff, np.triu, np.tril,
+    np.diagonal, np.trace, np.swapaxes, np.moveaxis, np.transpose, np.ravel, np.squeeze))
+
+
+def _larger(primitive, call, atom, facts):
+    """(shape, dtype) of np.outer(a, b), np.einsum(subscripts, *operands) with an
+    explicit output ('ij,j->i'), np.broadcast_to(x, shape) of a constant shape, np.diag,
+    and np.linalg.solve and inv of square 2-d matrices, worked out from the operands'
+    (their results may be much larger than the operands, or fail on stand-ins: not run),
+    or None."""
+    if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    if primitive is np.einsum:
+        spec, operands = constant(call.args[0], None) if call.args else None, call.args[1:]
+    else:
+        spec, operands = None, call.args[:1 if primitive is np.broadcast_to else 2]
+    found = [atom(a) for a in operands]
+    if _PENDING in found:
+        return _PENDING
+    if None in found or not found:
+        return None
+    dtypes = {dtype for _, dtype in found}
+    dtype = dtypes.pop() if len(dtypes) == 1 and isinstance(next(iter(dtypes)), np.dtype) \
+        else None
+    if primitive is np.outer and len(found) == 2:
+        return (math.prod(found[0][0]), math.prod(found[1][0])), dtype
+    if primitive is np.diag and len(call.args) == 1 and len(found[0][0]) in (1, 2):
+        shape = found[0][0]
+        return ((shape[0], shape[0]) if len(shape) == 1 else (min(shape),)), dtype
+    if primitive is np.linalg.inv and len(found) == 1 and len(found[0][0]) == 2 and \
+            found[0][0][0] == found[0][0][1]:
+        return found[0][0], dtype if dtype in (np.dtype(np.float64),) else None
+    if primitive is np.linalg.solve and len(found) == 2:
+        (a, _), (b, _) = found
+        if len(a) == 2 and a[0] == a[1] and len(b) in (1, 2) and b[0] == a[0]:
+            return b, dtype if dtype in (np.dtype(np.float64),) else None
+        return None
+    if primitive is np.broadcast_to and len(call.args) == 2:
+        shape = atom_value(call.args[1], facts.values)      # (ints from shapes too)
+        shape = constant(call.args[1], NOT_CONSTANT) if shape is None else shape
+        shape = facts.tuples.get(call.args[1].id, shape) \
+            if isinstance(call.args[1], gast.Name) else shape
+        shape = (shape,) if type(shape) is int else shape
+        if not isinstance(shape, tuple) or not all(type(n) is int for n in shape):
+            return None
+        try:
+            fits = np.broadcast_shapes(found[0][0], shape) == shape
+        except ValueError:
+            return None
+        return (shape, dtype) if fits else None
+    if primitive is np.einsum and isinstance(spec, str) and "->" in spec and \
+            "." not in spec:
+        inputs, output = spec.replace(" ", "").split("->")
+        inputs = inputs.split(",")
+        if len(inputs) != len(found):
+            return None
+        dims = {}
+        for letters, (shape, _) in zip(inputs, found):
+            if len(letters) != len(shape):
+                return None
+            for letter, n in zip(letters, shape):
+                if dims.setdefault(letter, n) != n:
+                    return None
+        if not all(letter in dims for letter in output):
+            return None
+        return tuple(dims[letter] for letter in output), dtype
     return None
 
 

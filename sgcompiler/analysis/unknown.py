@@ -6,7 +6,7 @@ the generated code says so, from the facts of the shapes pass (sizes.py), so a u
 where specialisation was lost:
 
     # specialised for x (5,) float64, k (3,) float64; shapes not known (run-time helpers
-    # work them out): c (line 7: np.concatenate is not followed), s (line 8: from c)
+    # work them out): c (line 7: np.kron is not followed), s (line 8: from c)
 
 Only active values are listed (the gradient code of the others does not depend on their
 shapes); containers (lists, tuples, dicts) have no shape to know.
@@ -28,7 +28,7 @@ class Unknown:
 
     name: str
     line: int | None
-    why: str            # "np.concatenate is not followed", "from c", ...
+    why: str            # "np.kron is not followed", "from c", ...
 
 
 def unknown_shapes(norm, resolution, facts, active) -> tuple:

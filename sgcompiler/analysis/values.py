@@ -146,6 +146,12 @@ def made_shape(stmt, op, atom, values, callee_of):
         if callee is np.full:
             return shape, _dtype(keywords, None)
         return shape, _dtype(keywords, np.dtype(np.float64))
+    if (callee is np.eye and len(rhs.args) <= 2 or callee is np.identity and
+            len(rhs.args) == 1) and not set(keywords) - {"dtype", "k"}:
+        sizes = [atom_value(a, values) for a in rhs.args]
+        if not all(is_int(n) and n >= 0 for n in sizes):
+            return None
+        return (int(sizes[0]), int(sizes[-1])), _dtype(keywords, np.dtype(np.float64))
     if callee is np.arange and not keywords and len(rhs.args) <= 3:
         bounds = [atom_value(a, values) for a in rhs.args]     # (ints alone)
         if not all(is_int(b) for b in bounds) or len(bounds) == 3 and bounds[2] == 0:
