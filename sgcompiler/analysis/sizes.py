@@ -344,6 +344,11 @@ def _evaluated(primitive, call, atom, facts):
         return _PENDING if missing.pending else None
     if len(kwargs) != len(call.keywords):
         return None
+    arrays = [a for given in args + list(kwargs.values())
+              for a in (given if isinstance(given, list) else [given])
+              if isinstance(a, np.ndarray)]
+    if sum(a.size for a in arrays) > _STAND_IN_LIMIT:
+        return None         # (the result would be made: as large as these)
     try:
         with np.errstate(all="ignore"):
             result = primitive(*args, **kwargs)
@@ -353,6 +358,8 @@ def _evaluated(primitive, call, atom, facts):
         return None
     return np.shape(result), result.dtype
 
+
+_STAND_IN_LIMIT = 1 << 22          # elements: larger arguments' results are not made here
 
 # NumPy functions whose result's shape and dtype follow from their arguments' shapes and
 # dtypes and their constant options alone, and hold no more elements than their arguments
