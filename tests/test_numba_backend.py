@@ -520,9 +520,10 @@ def test_a_counted_loops_tapes_of_numbers_are_arrays(steps):
     pytest.importorskip("numba")
     source = _against_numpy_and_differences(pendulum, (1.5, 0.1, 0.7, 0.0, 0.01, steps),
                                             (0, 1, 2, 3))
-    for line in ("_tape_theta = np.empty(len(range(steps)))", "_n_theta = 0",
-                 "_tape_theta[_n_theta] = theta", "_n_theta += 1", "_n_theta -= 1",
-                 "theta = _tape_theta[_n_theta]", "_sin = _tape_sin[_n_sin]"):
+    # (theta's tape holds its cosine: tests/test_numba_factors.py)
+    for line in ("_tape_omega = np.empty(len(range(steps)))", "_n_omega = 0",
+                 "_tape_omega[_n_omega] = omega", "_n_omega += 1", "_n_omega -= 1",
+                 "omega = _tape_omega[_n_omega]", "_sin = _tape_sin[_n_sin]"):
         assert line in source
     assert ".append(" not in source and ".pop()" not in source
     # Python ints given where floats were: the NumPy code's numbers still

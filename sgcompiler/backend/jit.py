@@ -32,6 +32,7 @@ import warnings
 import gast
 import numpy as np
 
+from .numba_factors import save_factors
 from .numba_tapes import split_tapes
 
 try:
@@ -120,7 +121,9 @@ def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset(),
             node.args.append(node.keywords[0].value)
             node.keywords = []
     _outer_products(tree, refers_to)
-    return split_tapes(tree, refers_to, facts, ints, numpy_name)
+    split_tapes(tree, refers_to, facts, ints, numpy_name)
+    save_factors(tree, refers_to)
+    return tree
 
 
 def _outer_products(tree, refers_to):
