@@ -52,8 +52,6 @@ _BRANCHING = (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp, gast.SetComp,
 def save_factors(tree, refers_to) -> None:
     """Rewrite `tree` (numba's generated function, tapes split) in place as the
     docstring shows; `refers_to(name)` is what a free name of the code refers to."""
-    if refers_to("math") is not math:
-        return
     taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)} | \
         {a.id for a in tree.args.args}
     for at, loop in enumerate(tree.body):
@@ -66,7 +64,9 @@ def save_factors(tree, refers_to) -> None:
             push = _only_push(tree, tape)
             factor = push is not None and _float_tape(tree, tape) and \
                 not any(n is push for n in nodes(loop)) and _factor(loop, i, name)
-            if factor and not _read(tree.body[at + 1:], name):
+            # (`math` looked up last: a lookup is a read the cached code depends on)
+            if factor and not _read(tree.body[at + 1:], name) and \
+                    refers_to("math") is math:
                 _save(tree, tape, push, loop, i, factor, name, taken)
 
 
