@@ -134,9 +134,9 @@ def _rewritten(text):
                                    {}, frozenset(), lambda: "np"), "h")
 
 
-LOOP = ("def f(a, x, n):\n    _tape = []\n    for _ in range(n):\n"
-        "        _tape.append(x)\n        x = math.sin(x) * a\n"
-        "    dx = x * 2\n    da = 0.0\n    for _2 in range(n):\n{body}"
+LOOP = ("def f(a, x, n):\n    _tape = []\n    _trips = 0\n    for _ in range(n):\n"
+        "        _trips += 1\n        _tape.append(x)\n        x = math.sin(x) * a\n"
+        "    dx = x * 2\n    da = 0.0\n    for _2 in range(_trips):\n{body}"
         "    return (da, dx)\n")
 
 
@@ -160,6 +160,22 @@ def test_only_a_factor_read_after_its_pop_in_the_loops_block_is_saved(body, save
     text = _rewritten(LOOP.format(body=body))
     assert ("math.cos(x)" in text.split("dx = x * 2")[0]) is saved, text
     assert ("_tape_x" not in text) is saved, text
+
+
+@pytest.mark.parametrize("change", [
+    # the adjoint loop does not run as many trips as the forward pushed
+    ("for _2 in range(_trips):", "for _2 in range(n):"),
+    ("_trips += 1", "_trips += 2"),
+    # a trip of the forward may leave before its push
+    ("        _trips += 1\n", "        _trips += 1\n        if a > 1:\n            break\n"),
+    # the count written elsewhere
+    ("    dx = x * 2\n", "    _trips = n\n    dx = x * 2\n"),
+], ids=["other-range", "step-2", "break", "count-written"])
+def test_only_a_tape_each_value_of_which_is_popped_once_is_changed(change):
+    body = "        x = _tape.pop()\n        da = da + dx * math.cos(x)\n"
+    assert "_tape_cos_x" in _rewritten(LOOP.format(body=body))
+    text = _rewritten(LOOP.format(body=body).replace(*change))
+    assert "_tape_cos_x" not in text and "_tape_x" in text, text
 
 
 def test_a_name_read_after_the_adjoint_loop_keeps_its_tape():

@@ -23,9 +23,10 @@ loop, which waited for a `cos` a trip, does arithmetic alone (Euler's 1000 steps
 The numbers are the same: the factor is the same expression of the same value, evaluated
 once for each value pushed, as the adjoint did once for each value popped. So only where
 
-- the tape has one push and one pop, the pop a statement of a loop that is a statement
-  of the function's own block (it runs once, after the forward), the push of a plain
-  name;
+- the tape has one push and one pop, each a statement of a loop that is a statement of
+  the function's own block, the push of a plain name, once a trip of the forward loop,
+  the pop once a trip of the adjoint loop, which runs as many trips (`range(_trips)`,
+  the forward's count): each value pushed is popped once;
 - in that loop, the popped name is read only after the pop, only in statements of the
   loop's own block (not in a nested block, a conditional expression or `and`/`or`: the
   factor is computed for every value, as it was), never written again, and every read is
@@ -63,10 +64,11 @@ def save_factors(tree, refers_to) -> None:
                 continue
             push = _only_push(tree, tape)
             factor = push is not None and _float_tape(tree, tape) and \
-                not any(n is push for n in nodes(loop)) and _factor(loop, i, name)
-            # (`math` looked up last: a lookup is a read the cached code depends on)
+                _balanced(tree, push, loop) and _factor(loop, i, name)
+            # (`math` and `range` looked up last: a lookup is a read the cached code
+            # depends on)
             if factor and not _read(tree.body[at + 1:], name) and \
-                    refers_to("math") is math:
+                    refers_to("math") is math and refers_to("range") is range:
                 _save(tree, tape, push, loop, i, factor, name, taken)
 
 
@@ -100,6 +102,41 @@ def _only_push(tree, tape):
         if pushed is not None:
             pushes.append(node)
     return pushes[0] if len(pushes) == 1 and uses == 3 else None
+
+
+def _balanced(tree, push, loop) -> bool:
+    """Whether each trip of `loop` pops one value of those the pushing loop pushed, and
+    all of them: both loops are statements of the function's block, left by no `break`,
+    `continue` or `return`; `push` is a statement of its loop's block; `loop` runs over
+    `range(T)`, T set to 0 in the function's block and added 1 to on each trip of the
+    pushing loop, in its block, and written nowhere else."""
+    forward = next((s for s in tree.body if isinstance(s, (gast.For, gast.While)) and
+                    any(stmt is push for stmt in s.body)), None)
+    if forward is None or forward is loop or not isinstance(loop, gast.For) or \
+            _leaves(forward) or _leaves(loop):
+        return False
+    it = loop.iter
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+            it.func.id == "range" and len(it.args) == 1 and not it.keywords and
+            isinstance(it.args[0], gast.Name)):
+        return False
+    count = it.args[0].id
+    stores = [n for n in nodes(tree) if isinstance(n, gast.Name) and n.id == count and
+              isinstance(n.ctx, gast.Store)]
+    start = [s for s in tree.body if isinstance(s, gast.Assign) and
+             [t.id for t in s.targets if isinstance(t, gast.Name)] == [count] and
+             isinstance(s.value, gast.Constant) and s.value.value == 0 and
+             type(s.value.value) is int]
+    step = [s for s in forward.body if isinstance(s, gast.AugAssign) and
+            isinstance(s.target, gast.Name) and s.target.id == count and
+            isinstance(s.op, gast.Add) and isinstance(s.value, gast.Constant) and
+            s.value.value == 1 and type(s.value.value) is int]
+    return len(stores) == 2 and len(start) == 1 and len(step) == 1 and \
+        tree.body.index(start[0]) < tree.body.index(forward) < tree.body.index(loop)
+
+
+def _leaves(loop) -> bool:
+    return any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in nodes(loop))
 
 
 def _float_tape(tree, tape) -> bool:
