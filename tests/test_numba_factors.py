@@ -170,7 +170,9 @@ def test_only_a_factor_read_after_its_pop_in_the_loops_block_is_saved(body, save
     ("        _trips += 1\n", "        _trips += 1\n        if a > 1:\n            break\n"),
     # the count written elsewhere
     ("    dx = x * 2\n", "    _trips = n\n    dx = x * 2\n"),
-], ids=["other-range", "step-2", "break", "count-written"])
+    # the popped name is the adjoint loop's own index too
+    ("for _2 in range(_trips):", "for x in range(_trips):"),
+], ids=["other-range", "step-2", "break", "count-written", "loop-index"])
 def test_only_a_tape_each_value_of_which_is_popped_once_is_changed(change):
     body = "        x = _tape.pop()\n        da = da + dx * math.cos(x)\n"
     assert "_tape_cos_x" in _rewritten(LOOP.format(body=body))

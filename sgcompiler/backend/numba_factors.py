@@ -172,7 +172,8 @@ def _pushed(node, tape):
 def _factor(loop, at, name):
     """The one expression of `name` alone that every read of `name` in `loop` is inside
     (all of them after its pop, statement `at`, as the docstring says), else None."""
-    if _read([loop.test] if isinstance(loop, gast.While) else [loop.iter], name):
+    heads = [loop.test] if isinstance(loop, gast.While) else [loop.iter, loop.target]
+    if any(isinstance(n, gast.Name) and n.id == name for h in heads for n in nodes(h)):
         return None
     found = []
     for i, stmt in enumerate(loop.body):
