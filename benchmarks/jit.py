@@ -5,7 +5,8 @@ gradient, the NumPy backend and (where installed) JAX jit, as ratios measured si
     python benchmarks/jit.py --only euler,recurrence
     python benchmarks/jit.py --cpu-clock --budget 3      (CPU time: a crowded machine)
 
-Workloads: the benchmark's Euler loop (1000 steps) and `while` series, a scalar recurrence
+Workloads: the benchmark's Euler loop (1000 steps) and `while` series, Kepler's equation
+solved by a `while` fixed-point iteration, a scalar recurrence
 of 1e5 steps, the RNN (50 steps, hidden 32) and the elementwise function (1e6 elements:
 no loop, for comparison). JAX jit cannot trace a 1e5-step Python loop nor reverse a
 `while`; for the scalar loops it gets the same loop written with `jax.lax.fori_loop`
@@ -33,7 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import timing  # noqa: E402
-from benchmarks.workloads import elementwise, euler, rnn, while_series  # noqa: E402
+from benchmarks.workloads import elementwise, euler, kepler, rnn, while_series  # noqa: E402
 from sgcompiler import JitFallbackWarning, grad  # noqa: E402
 
 
@@ -91,6 +92,8 @@ def workloads(rng):
                   euler.make({"steps": 1000}, rng), _jax_euler),
         "while_series": (while_series.exp_series, ("x",), while_series.exp_series_hand,
                          while_series.make({"x": 30.0}, rng), None),
+        "kepler": (kepler.kepler, kepler.WORKLOAD.wrt, kepler.kepler_hand,
+                   kepler.make(kepler.WORKLOAD.sizes["full"], rng), None),
         "recurrence": (recurrence, ("a", "b"), recurrence_hand, (0.9, 0.1, 0.3, 100_000),
                        _jax_recurrence),
         "rnn": (rnn.rnn, rnn.WORKLOAD.wrt, rnn.rnn_hand,

@@ -103,28 +103,34 @@ def _fast_call(found, kinds, entry, values, single, with_value, version):
     argument and the full path's checks cost several times a short loop's gradient), or
     _MISS where the full path must run (other types, a rule registered, a name the code
     read that means something else now, a result not all floats, an error). None where
-    there is no such entry (`entry`: numba's, for `kinds`)."""
+    there is no such entry (`entry`: numba's, for `kinds`). The checks of the rules'
+    version, of the names the code was compiled from (found[3]) and of what numba took
+    as constants (found[0].current) are written into it, not called (three calls were a
+    third of its 1 us)."""
     if entry is None or not all(type(v) is float for v in values):
         return None
     n = len(values)
-    types_ = " or ".join(f"type(args[{i}]) is not {k.__name__}" for i, k in enumerate(kinds))
-    # each gradient a float, as _like_tree makes it of a 0-d float64 array (np.copy's)
-    if single or n == 1:
-        shaped = "    g = g if type(g) is float else number(g)\n    if g is MISS:\n" \
-                 "        return MISS\n"
-    else:
-        # (unrolled: a list comprehension and `MISS in g` cost 0.2 us of a 1 us path)
-        names = [f"g{i}" for i in range(n)]
-        shaped = (f"    if type(g) is not tuple or len(g) != {n}:\n        return MISS\n"
-                  f"    {', '.join(names)} = g\n" +
-                  "".join(f"    if type({v}) is not float:\n        {v} = number({v})\n"
-                          f"        if {v} is MISS:\n            return MISS\n"
-                          for v in names) +
-                  f"    g = ({', '.join(names)})\n")
-    grads = "(g,)" if n == 1 and not single else "g"
-    text = (f"def fast(args):\n"
-            f"    if len(args) != {len(kinds)} or {types_ or 'False'} or "
-            f"version() != v0 or not check() or not current():\n        return MISS\n"
+    params = [f"a{i}" for i in range(len(kinds))]
+    counts, mode = rules.version_parts()
+    env = {"counts": counts, "mode": mode.get, "v0": version[0], "v1": version[1],
+           "entry": entry, "MISS": _MISS, "number": _number}
+    tests = []
+    for test, prefix in ((found[3], "c_"), (found[0].current, "n_")):
+        parts = getattr(test, "parts", None)
+        if parts is None:
+            env[f"{prefix}test"] = test
+            tests.append(f"{prefix}test()")
+        else:
+            body, objects = parts(prefix)
+            env.update(objects)
+            tests.append(f"({body})")
+    types_ = " or ".join(f"type({a}) is not {k.__name__}" for a, k in zip(params, kinds))
+    text = (f"def fast(args):\n    try:\n        {', '.join(params)}, = args\n"
+            f"    except ValueError:\n        return MISS\n"
+            f"    if {types_ or 'False'} or counts[0] != v0 or mode() != v1:\n"
+            f"        return MISS\n"
+            f"    try:\n        if not ({' and '.join(tests)}):\n            return MISS\n"
+            f"    except (ValueError, KeyError, AttributeError):\n        return MISS\n"
             f"    try:\n        out = entry(*args)\n    except Exception:\n"
             f"        return MISS\n")
     if found[1]:        # (result, gradients)
@@ -133,9 +139,23 @@ def _fast_call(found, kinds, entry, values, single, with_value, version):
                  "        return MISS\n")
     else:
         text += "    g = out\n"
-    text += shaped + f"    return {'(result, ' + grads + ')' if with_value else grads}\n"
-    env = {"version": rules.version, "v0": version, "check": found[3], "entry": entry,
-           "current": found[0].current, "MISS": _MISS, "number": _number}
+    # each gradient a float, as _like_tree makes it of a 0-d float64 array (np.copy's)
+    if single or n == 1:
+        text += ("    if type(g) is not float:\n        g = number(g)\n"
+                 "        if g is MISS:\n            return MISS\n")
+    else:
+        # (unrolled: a list comprehension and `MISS in g` cost 0.2 us of a 1 us path;
+        # numba's tuple of floats is returned as it is)
+        names = [f"g{i}" for i in range(n)]
+        text += (f"    if type(g) is not tuple or len(g) != {n}:\n        return MISS\n"
+                 f"    {', '.join(names)} = g\n"
+                 f"    if {' or '.join(f'type({v}) is not float' for v in names)}:\n" +
+                 "".join(f"        {v} = {v} if type({v}) is float else number({v})\n"
+                         f"        if {v} is MISS:\n            return MISS\n"
+                         for v in names) +
+                 f"        g = ({', '.join(names)},)\n")
+    grads = "(g,)" if n == 1 and not single else "g"
+    text += f"    return {'(result, ' + grads + ')' if with_value else grads}\n"
     exec(compile(text, "<sgcompiler fast path>", "exec"), env)
     return env["fast"]
 

@@ -16,10 +16,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import run, systems  # noqa: E402
-from benchmarks.workloads import PENDING, all_workloads  # noqa: E402
+from benchmarks.workloads import PENDING, all_workloads, kepler  # noqa: E402
 from sgcompiler import SGCompilerError, grad  # noqa: E402
 
-WORKLOADS = all_workloads()
+# (kepler is benchmarks/jit.py's alone: the `while` fixed point of issue 18's numba targets)
+WORKLOADS = all_workloads() + [kepler.WORKLOAD]
 IDS = [w.name for w in WORKLOADS]
 
 
@@ -28,7 +29,7 @@ def smoke_args(w):
 
 
 def test_at_least_eight_workloads_and_pending_names_exist():
-    assert len(WORKLOADS) >= 8
+    assert len(all_workloads()) >= 8
     assert set(PENDING) <= set(IDS), set(PENDING) - set(IDS)
 
 
@@ -63,8 +64,8 @@ def test_smoke_mode_end_to_end():
     lines = []
     assert run.run(smoke=True, others=(), out=lines.append) == 0
     text = "\n".join(lines)
-    for name in IDS:
-        assert f"| {name} | ok |" in text
+    for w in all_workloads():
+        assert f"| {w.name} | ok |" in text
 
 
 def test_count_ops_counts_operations_and_tape_apart():

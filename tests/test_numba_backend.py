@@ -520,9 +520,10 @@ def test_a_counted_loops_tapes_of_numbers_are_arrays(steps):
     pytest.importorskip("numba")
     source = _against_numpy_and_differences(pendulum, (1.5, 0.1, 0.7, 0.0, 0.01, steps),
                                             (0, 1, 2, 3))
-    for line in ("_tape_theta = np.empty(len(range(steps)))", "_n_theta = 0",
-                 "_tape_theta[_n_theta] = theta", "_n_theta += 1", "_n_theta -= 1",
-                 "theta = _tape_theta[_n_theta]", "_sin = _tape_sin[_n_sin]"):
+    # (theta's tape holds its cosine: tests/test_numba_factors.py)
+    for line in ("_tape_omega = np.empty(len(range(steps)))", "_n_omega = 0",
+                 "_tape_omega[_n_omega] = omega", "_n_omega += 1", "_n_omega -= 1",
+                 "omega = _tape_omega[_n_omega]", "_sin = _tape_sin[_n_sin]"):
         assert line in source
     assert ".append(" not in source and ".pop()" not in source
     # Python ints given where floats were: the NumPy code's numbers still
@@ -616,6 +617,54 @@ def test_the_fast_path_gives_floats_or_takes_the_full_path():
     path = fast(lambda a, b, n: (a + b, (np.array(a), b * n)), with_value=True)
     got = path((1.5, 2.0, 3))
     assert got == (3.5, (1.5, 6.0)) and type(got[1][0]) is float
+
+
+def test_the_fast_path_holds_the_checks_written_into_it(monkeypatch):
+    # the rules' version, the names the code was compiled from and numba's constants
+    # are tested in the fast path's own text (three calls were a third of its 1 us): a
+    # change of any of them takes the full path
+    import types
+
+    from sgcompiler import api, rules
+    from sgcompiler.rules import registry
+    names, frozen, empty = {"a": 1}, {"b": 2}, types.CellType()
+
+    class Code:
+        current = staticmethod(jit._checker([(frozen, "b", 2)]))
+
+    found = (Code(), False, True, jit._checker([(names, "a", 1)]))
+    path = api._fast_call(found, (float, float), lambda a, b: (a * b, b), (1.0, 2.0),
+                          False, False, rules.version())
+    assert not {"check", "current", "version"} & set(path.__code__.co_names)
+    assert path((2.0, 3.0)) == (6.0, 3.0)
+    monkeypatch.setitem(names, "a", 5)
+    assert path((2.0, 3.0)) is api._MISS
+    monkeypatch.undo()
+    monkeypatch.setitem(frozen, "b", 5)
+    assert path((2.0, 3.0)) is api._MISS
+    monkeypatch.undo()
+    registry._VERSION[0] += 1        # (what registering a rule does; undone at once)
+    try:
+        assert path((2.0, 3.0)) is api._MISS
+    finally:
+        registry._VERSION[0] -= 1
+    assert path((2.0, 3.0)) == (6.0, 3.0)
+    # an empty cell: its check's ValueError is the full path too
+    Code.current = staticmethod(jit._checker([(empty, None, 1)]))
+    path = api._fast_call(found, (float, float), lambda a, b: (a * b, b), (1.0, 2.0),
+                          False, False, rules.version())
+    assert path((2.0, 3.0)) is api._MISS
+
+
+def test_the_codes_own_tape_is_not_a_name_it_depends_on():
+    # looking for np.outer, numba's rewrite looked up the receiver of every method call,
+    # the code's `_tape` of `_tape.append(x)`, which made two tests more on every call
+    pytest.importorskip("numba")
+    g = grad(exp_series, backend="numba")
+    _silent(lambda: g(2.0))
+    found = next(iter(g._compiled.values()))
+    body, _ = found[3].parts("")
+    assert "_tape" not in body and "math" not in body
 
 
 def into_items(a, x, n):

@@ -32,6 +32,7 @@ import warnings
 import gast
 import numpy as np
 
+from .numba_factors import save_factors
 from .numba_tapes import split_tapes
 
 try:
@@ -120,7 +121,9 @@ def for_numba(tree, refers_to=lambda name: None, facts=None, ints=frozenset(),
             node.args.append(node.keywords[0].value)
             node.keywords = []
     _outer_products(tree, refers_to)
-    return split_tapes(tree, refers_to, facts, ints, numpy_name)
+    split_tapes(tree, refers_to, facts, ints, numpy_name)
+    save_factors(tree, refers_to)
+    return tree
 
 
 def _outer_products(tree, refers_to):
@@ -128,8 +131,12 @@ def _outer_products(tree, refers_to):
     np.ravel(b))` (the same numbers): numba's np.outer took 10 s to compile, half of the
     RNN's gradient's 40."""
     for node in gast.walk(tree):
-        if isinstance(node, gast.Call) and _numpy_function(node.func, refers_to) == "outer" \
-                and len(node.args) == 2 and not node.keywords:
+        # (the attribute first: looking up the receiver of every method call, the
+        # code's own `_tape` in `_tape.append`, recorded it as a global the code
+        # depends on, two more tests on every call)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr == "outer" and _numpy_function(node.func, refers_to) and \
+                len(node.args) == 2 and not node.keywords:
             a, b = (gast.Call(func=gast.Attribute(value=copy.deepcopy(node.func.value),
                                                   attr="ravel", ctx=gast.Load()),
                               args=[arg], keywords=[]) for arg in node.args)
@@ -303,17 +310,27 @@ def _while_compiling(exc) -> bool:
 
 def _checker(reads):
     """A function of no arguments that tells, fast, whether each (holder, key, value) of
-    `reads` still holds: the same object (`is`) under that name, or in that cell."""
-    tests, env = [], {"M": object()}
-    for i, (holder, key, value) in enumerate(reads):
-        env[f"h{i}"], env[f"v{i}"] = holder, value
-        tests.append(f"h{i}.cell_contents is v{i}" if key is None else
-                     f"h{i}.get({key!r}, M) is v{i}")
+    `reads` still holds: the same object (`is`) under that name, or in that cell. Its
+    `parts(prefix)` gives the test as an expression and the objects it names (with
+    `prefix`), to inline: it raises ValueError (an empty cell) where the function returns
+    False."""
+    body, env = _check_text(reads, "")
     params = ", ".join(f"{name}={name}" for name in env)
-    text = (f"def current({params}):\n    try:\n        return {' and '.join(tests) or 'True'}\n"
+    text = (f"def current({params}):\n    try:\n        return {body}\n"
             f"    except ValueError:\n        return False\n")
     exec(compile(text, "<sgcompiler numba check>", "exec"), env)
-    return env["current"]
+    current = env["current"]
+    current.parts = lambda prefix: _check_text(reads, prefix)
+    return current
+
+
+def _check_text(reads, prefix):
+    tests, env = [], {f"{prefix}M": object()}
+    for i, (holder, key, value) in enumerate(reads):
+        env[f"{prefix}h{i}"], env[f"{prefix}v{i}"] = holder, value
+        tests.append(f"{prefix}h{i}.cell_contents is {prefix}v{i}" if key is None else
+                     f"{prefix}h{i}.get({key!r}, {prefix}M) is {prefix}v{i}")
+    return " and ".join(tests) or "True", env
 
 
 def _contents(cell):

@@ -239,27 +239,37 @@ class Depends:
 
     def checker(self, fn, extra=()):
         """A function of no arguments that tells, fast, whether these reads (as seen from
-        `fn`) and the (kind, holder, key, value) reads in `extra` still hold."""
+        `fn`) and the (kind, holder, key, value) reads in `extra` still hold. Its
+        `parts(prefix)` gives the same test as an expression, with the objects it reads
+        (named with `prefix`), for a caller to inline (api._fast_call): it raises
+        ValueError, KeyError or AttributeError where the function returns False."""
         reads = list(self._absolute(fn)) + [_cell_of(*read) for read in extra]
         if any(holder is None for _, holder, _, _ in reads):
             return lambda: False
-        tests, env = [], {}
-        for i, (kind, holder, key, value) in enumerate(reads):
-            if kind == ATTR and holder is builtins and value is MISSING:
-                # a name not in builtins (a global the code does not define either): in
-                # the dict a lookup of the name reads, not `hasattr`, whose
-                # AttributeError took 1 us, half a fast call's path through grad
-                kind, holder = ITEM, builtins.__dict__
-            env[f"h{i}"], env[f"v{i}"] = holder, value
-            tests.append(_test(kind, f"h{i}", key, f"v{i}", value))
-        body = " and ".join(tests) or "True"
+        body, env = _check_text(reads, "")
         # (an empty cell, a name or attribute that is gone: the code no longer holds)
         # the objects are defaults of the check: local variables, the fastest to read
         params = ", ".join(f"{name}={name}" for name in env)
         text = (f"def check({params}):\n    try:\n        return {body}\n"
                 f"    except (ValueError, KeyError, AttributeError):\n        return False\n")
         exec(compile(text, "<sgcompiler check>", "exec"), env)
-        return env["check"]
+        check = env["check"]
+        check.parts = lambda prefix: _check_text(reads, prefix)
+        return check
+
+
+def _check_text(reads, prefix):
+    """(expression, the objects it names) that is true while `reads` hold."""
+    tests, env = [], {}
+    for i, (kind, holder, key, value) in enumerate(reads):
+        if kind == ATTR and holder is builtins and value is MISSING:
+            # a name not in builtins (a global the code does not define either): in
+            # the dict a lookup of the name reads, not `hasattr`, whose
+            # AttributeError took 1 us, half a fast call's path through grad
+            kind, holder = ITEM, builtins.__dict__
+        env[f"{prefix}h{i}"], env[f"{prefix}v{i}"] = holder, value
+        tests.append(_test(kind, f"{prefix}h{i}", key, f"{prefix}v{i}", value))
+    return " and ".join(tests) or "True", env
 
 
 def _test(kind, holder, key, value, obj) -> str:

@@ -18,8 +18,8 @@ from . import (builtins, complex_decompositions, complex_helpers, complex_number
 from .registry import (GLOBAL, NONDIFFERENTIABLE, Rule, all_nondifferentiable, all_rules,
                        as_called, complex_mode, complex_values, find, handles_complex,
                        is_nondifferentiable, lookup, nondifferentiable, parse_rule, scope_of,
-                       version, vjp)
+                       version, version_parts, vjp)
 
 __all__ = ["GLOBAL", "NONDIFFERENTIABLE", "Rule", "all_nondifferentiable", "all_rules",
            "as_called", "complex_mode", "complex_values", "find", "handles_complex", "is_nondifferentiable", "lookup", "nondifferentiable",
-           "parse_rule", "scope_of", "version", "vjp"]
+           "parse_rule", "scope_of", "version", "version_parts", "vjp"]

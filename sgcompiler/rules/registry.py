@@ -232,6 +232,12 @@ def version():
     return _VERSION[0], _COMPLEX_MODE.get()
 
 
+def version_parts():
+    """What version() is made of, for a caller that tests it inline on every call:
+    (a list whose item 0 counts the registrations, the complex mode's ContextVar)."""
+    return _VERSION, _COMPLEX_MODE
+
+
 def _scope_chain(module: str | None):
     """'a.b.c' -> 'a.b.c', 'a.b', 'a', GLOBAL: where a function in module a.b.c looks."""
     if module:
