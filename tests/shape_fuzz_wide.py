@@ -199,6 +199,8 @@ class Generator:
         weights = [16, 6, 10, 6, 14, 3, 7, 8, 5, 7, 2, 4, 4, 2, 2]
         if self.extended:
             kinds, weights = kinds + ["literal", "view"], weights + [5, 3]
+        if ARRANGE[0]:
+            kinds, weights = kinds + ["arrange"], weights + [6]
         kind = r.choices(kinds, weights=weights)[0]
         return getattr(self, "e_" + kind)(depth)
 
@@ -295,6 +297,36 @@ class Generator:
             raise Reject("broadcast_to")
         t = self.rng.choice(cands)
         src = f"np.broadcast_to({a}, {t})"
+        return src, self.ev(src)
+
+    def e_arrange(self, depth):
+        """(--arrange) what joins, reorders and reshapes arrays, whose result's shape the
+        compiler works out from the arguments' (analysis/sizes.py: _evaluated, _larger)."""
+        a, va = self.array_atom(depth)
+        nd = np.ndim(va)
+        forms = ["np.expand_dims({a}, 0)", "np.squeeze(np.expand_dims({a}, -1), axis=-1)",
+                 "np.cumsum({a}, axis=-1)", "np.roll({a}, 1, axis=0)", "np.sort({a}, axis=0)",
+                 "np.atleast_3d({a})", "np.concatenate([{a}, {a} * 0.5], axis=0)",
+                 "np.stack([{a}, np.sin({a})], axis=-1)", "np.cumprod(0.5 + 0.1 * {a}, axis=0)",
+                 "np.einsum('{sub}->{sub}', {a})"]
+        if np.shape(va)[-1] >= 2:
+            forms += ["np.diff({a}, axis=-1)"]
+        if nd <= 2:
+            forms += ["np.vstack([{a}, {a}])", "np.hstack([{a}, 2.0 * {a}])",
+                      "np.column_stack([{a}, {a}])"]
+        if nd == 1:
+            forms += ["np.diag({a})", "np.outer({a}, np.cos({a}))"]
+        if nd == 2:
+            forms += ["np.triu({a})", "np.tril({a}, -1)", "np.diagonal({a})", "np.trace({a})",
+                      "np.moveaxis({a}, 0, -1)", "np.diag({a})", "np.einsum('ij->ji', {a})",
+                      "np.einsum('ij,ij->i', {a}, {a})"]
+        if nd == 2 and np.shape(va)[0] == np.shape(va)[1]:
+            forms += ["np.linalg.solve({a} + 4.0 * np.eye({n}), np.ones({n}))",
+                      "np.linalg.inv({a} + 4.0 * np.eye({n}))"]
+        if nd >= 2:
+            forms += ["np.swapaxes({a}, 0, -1)", "np.dstack([{a}, {a}])"]
+        form = self.rng.choice(forms)
+        src = form.format(a=a, sub="abcd"[:nd], n=np.shape(va)[0])
         return src, self.ev(src)
 
     def e_view(self, depth):
@@ -603,6 +635,7 @@ def make_program(seed, extended=None):
 
 
 EXTENDED = [False]
+ARRANGE = [False]          # --arrange: e_arrange too
 
 
 # ---------------------------------------------------------------- checking
@@ -856,8 +889,12 @@ def main():
     p.add_argument("--extended", action="store_true",
                    help="also list literals, view makers (np.flip, np.atleast_2d, ...) and "
                         "writes through duplicate indices")
+    p.add_argument("--arrange", action="store_true",
+                   help="also joins, reorders and reshapes (np.concatenate, np.stack, "
+                        "np.cumsum, np.diff, np.triu, np.einsum, np.linalg.solve, ...)")
     opts = p.parse_args()
     EXTENDED[0] = opts.extended
+    ARRANGE[0] = opts.arrange
     if opts.seed is not None:
         source, args = make_program(opts.seed)
         print(source)
