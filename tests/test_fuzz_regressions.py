@@ -2060,7 +2060,7 @@ def rebound_from_others_in_a_while(x, y):
             if i == 1:
                 continue
             x = x * y
-            x, a = np.array([np.max(np.square(y)), 0.1, 1.5]), np.copy(x)
+            x = np.array([np.max(np.square(y)), 0.1, 1.5])
     return np.sum(x * y)
 
 
