@@ -142,6 +142,8 @@ class _Writer:
         items = kind[1:]
         test = f"type({name}) is not {container.__name__} or len({name}) != {len(items)}"
         if container is dict:
+            if not all(type(k) in (str, int) for k, _ in items):
+                return False        # (keys written as literals: str and int keys only)
             keys = self._constant("k", tuple(k for k, _ in items))
             test += f" or tuple({name}) != {keys}"
         lines += [f"    if {test}:", "        return MISS"]

@@ -185,3 +185,19 @@ def test_a_helper_redefined_between_calls(monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "_helper", _other)
     for got in _calls(g, x, 2.0):       # (the code read _helper: compiled again)
         np.testing.assert_allclose(got, -2.0 * np.sin(x))
+
+
+def keyed(p, x):
+    return np.sum(p[("w", 0)] * x) + np.sum(p[1] ** 2)
+
+
+def test_keys_that_are_not_strings_or_ints_take_the_full_path():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=3)
+    p = {("w", 0): rng.normal(size=3), 1: rng.normal(size=3)}
+    g = grad(keyed)
+    for _ in range(3):
+        got = g(p, x)
+        np.testing.assert_allclose(got[("w", 0)], x)
+        np.testing.assert_allclose(got[1], 2 * p[1])
+    assert g._fast is None
