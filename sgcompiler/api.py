@@ -24,6 +24,7 @@ from .frontend.forms.checkpoint import check_policy
 from .data_kinds import all_leaves, check_sparse, has_foreign, is_sparse
 from .errors import RuntimeRefusal, SGCompilerError
 from .explain import ZeroGradientWarning, explain, zero_gradients
+from .fast_calls import MISS, numpy_fast_call
 from .frontend.depends import recording
 from .collected import CollectedGradient
 from .frontend.forms.objects import as_function, with_default_functions
@@ -93,7 +94,7 @@ def value_and_grad(fn=None, wrt=0, has_aux=False, warn_zero=None, backend="numpy
 value_and_grad.sgcompiler_transform_maker = True
 
 
-_MISS = object()         # a fast path's answer where the call takes the full path
+_MISS = MISS            # a fast path's answer where the call takes the full path
 
 
 def _fast_call(found, kinds, entry, values, single, with_value, version):
@@ -401,7 +402,24 @@ class GradientFunction:
                                                        self._single, self.with_value,
                                                        self._version)
             self._fast = self._fasts[kinds][1]
+        elif self.backend == "numpy" and not kwargs:
+            self._fast = self._numpy_fast(found, kinds, values, len(args))
         return out
+
+    def _numpy_fast(self, found, kinds, values, n):
+        """The fast path of NumPy code for arguments of `kinds` (fast_calls.py), made once
+        per entry; None where the full path's checks of these arguments are made on
+        every call (trees whose kind does not decide them) or it has none."""
+        if hasattr(found[0], "__wrapped__") or self._compiled.get(kinds) is not found or \
+                n <= self._last_position or not (found[2] or kinds in self._trees_checked):
+            return None
+        made = self._fasts.get(kinds)
+        if made is None or made[0] is not found:
+            made = self._fasts[kinds] = found, numpy_fast_call(
+                found, kinds, self._positions, self._single, self.with_value,
+                (rules.version, self._version), self.primal.__name__,
+                not found[2] and self._has_trees(values))
+        return made[1]
 
     def _run(self, found, values, args, kwargs):
         function, returns_value, plain, _ = found

@@ -40,8 +40,9 @@ def test_the_batched_stack_of_a_slice_is_the_slice(steps):
     rng = np.random.default_rng(10 + steps)
     args = _rnn_args(rng, steps, 3, 2, 4)
     source = checked_source(rnn_batched, args, wrt=(0, 1, 2))
-    assert "_xs_ts = xs[:_trips]" in source and "_xs_ts.append" not in source
-    assert "np.array(_hs[::-1])" in source      # the other stacks in the slice's order
+    # the steps' rows one after the other (optimize/loops/rows.py)
+    assert "_xs_ts = xs[:_trips].reshape(-1, 2)" in source and "_xs_ts.append" not in source
+    assert "np.concatenate(_hs[::-1])" in source      # the other stacks in the slice's order
     assert "_xs_t = xs[_trips" not in source    # nothing else reads it
 
 

@@ -59,8 +59,9 @@ def test_state_made_inside_gets_the_code_of_state_passed_in():
     made = _check(rnn_made_state, [((5, 5), (3, 5), (4, 2, 3)), ((3, 3), (2, 3), (2, 1, 2))],
                   wrt=(0, 1))
     assert "dh = d_add @ W.T" in made and "dot_grad" not in made and "unbroadcast" not in made
-    # the per-step dW += h.T @ d_add, summed after the loop by one product of the stacks
-    assert "dW += np.tensordot(_hs, _d_adds, axes=((0, 1), (0, 1)))" in made
+    # the per-step dW += h.T @ d_add, summed after the loop by one product of the steps'
+    # rows one after the other, which is the first write of dW (optimize/loops/rows.py)
+    assert "dW = _hs.T @ _d_adds" in made and "dW +=" not in made
     rng = np.random.default_rng(1)
     g = grad(rnn_given_state, wrt=(0, 1))
     g(rng.normal(size=(3, 3)), rng.normal(size=(2, 3)), rng.normal(size=(2, 1, 2)),
@@ -204,8 +205,9 @@ def test_matrix_products_in_a_loop_are_summed_after_it():
     source = _check(rnn_bias, [((3, 3), (2, 3), (3,), (4, 5, 2)), ((2, 2), (1, 2), (2,),
                                                                   (1, 1, 1))],
                     wrt=(0, 1, 2))
-    assert "db += np.sum(_d_add2s, axis=(0, 1))" in source
-    assert "dU += np.tensordot(_xs_ts, _d_add2s, axes=((0, 1), (0, 1)))" in source
+    # the steps' rows one after the other: column sums and products (loops/rows.py)
+    assert "db = np.sum(_d_add2s, axis=0)" in source
+    assert "dU = _xs_ts.T @ _d_add2s" in source and "tensordot" not in source
 
 
 def with_pi(x, s):

@@ -321,7 +321,8 @@ OPTIMIZATIONS = (
     ("reuse-buffers", lambda tree, k, run: reuse_buffers(run["shapes"]), True),
     ("quiet-reciprocals", lambda tree, k, run: quiet_reciprocals(
         tree.body, run["reciprocals"], k.np_name), True),
-    ("batch-outer-products", lambda tree, k, run: batch_outer_products(tree, k.np_name),
+    ("batch-outer-products", lambda tree, k, run: batch_outer_products(tree, k.np_name,
+                                                                     run["shapes"]()),
      True),
     ("drop-lonely-comments", lambda tree, k, run: drop_lonely_comments(tree), False),
     ("free-after-last-use", lambda tree, k, run: free_after_last_use(tree, k.small), False),

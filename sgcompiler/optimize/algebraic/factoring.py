@@ -19,7 +19,7 @@ from collections import Counter
 import gast
 
 from ...ir.blocks import arithmetic, nodes
-from ...ir.builders import const, factors_of, number, product_of
+from ...ir.builders import const, factors_of, load, number, product_of, store
 from ...analysis.shape_algebra import same
 
 
@@ -48,6 +48,7 @@ def factor_sums(body, shapes, np_name):
 class _Factor(gast.NodeTransformer):
     def __init__(self, body, i, shapes, np_name, reads):
         self.body, self.i, self.shapes, self.np, self.reads = body, i, shapes, np_name, reads
+        self.stmt = body[i]
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -74,7 +75,11 @@ class _Factor(gast.NodeTransformer):
         part = self.shapes.shape_of(product_of(inner))
         if whole is None or part is None or part[0] != whole[0]:
             return node         # the factors that stay do not make the full shape alone
-        new = gast.Call(func=node.func, args=[product_of(inner)], keywords=node.keywords)
+        summed = product_of(inner)
+        kept = node.args[0].id if isinstance(node.args[0], gast.Name) and \
+            node.args[0].id in used and len(inner) > 1 else None
+        new = gast.Call(func=node.func, args=[load(kept) if kept else summed],
+                        keywords=node.keywords)
         numbers = [(f, inv) for f, inv in outer if number(f) is not None]
         scale = 1
         for factor, inverted in numbers:
@@ -89,6 +94,9 @@ class _Factor(gast.NodeTransformer):
             return node
         for name in used:            # the substituted temporaries are not needed any more
             self.body[:] = [s for s in self.body if not _assigns(s, name)]
+        if kept:        # (the product a statement of its own: reuse-buffers may give it one)
+            self.body.insert(self.body.index(self.stmt), gast.Assign(
+                targets=[store(kept)], value=summed, type_comment=None))
         return new
 
     def visit_UnaryOp(self, node):
@@ -123,21 +131,64 @@ class _Factor(gast.NodeTransformer):
         return tuple(a.value for a in items), bool(keepdims is not None and keepdims.value)
 
     def _expand(self, factors):
-        """Substitute temporaries used once (here) by the products that define them."""
+        """Substitute temporaries used once (here) by the products that define them; a
+        temporary read with new last axes (`dsq[:, :, None]`, as drop-broadcasts writes
+        it) by its factors, each with those axes (`d_div[:, :, None] / sigma2[:, None]`)."""
         used = []
         changed = True
         while changed:
             changed = False
             for k, (factor, inverted) in enumerate(factors):
-                if inverted or not isinstance(factor, gast.Name):
+                name, new = self._new_last_axes(factor)
+                if inverted or name is None:
                     continue
-                definition = self._single_use_product(factor.id)
-                if definition is not None:
-                    factors = factors[:k] + factors_of(definition, False) + factors[k + 1:]
-                    used.append(factor.id)
+                definition = self._single_use_product(name)
+                parts = None if definition is None else \
+                    self._with_new_axes(factors_of(definition, False), new)
+                if parts is not None:
+                    factors = factors[:k] + parts + factors[k + 1:]
+                    used.append(name)
                     changed = True
                     break
         return factors, used
+
+    def _new_last_axes(self, factor):
+        """(name, k) for a name, k = 0, or a name of n axes read as `t[:, ..., :, None,
+        ..., None]` (n slices, then k new axes); else (None, 0)."""
+        if isinstance(factor, gast.Name):
+            return factor.id, 0
+        if not (isinstance(factor, gast.Subscript) and isinstance(factor.value, gast.Name)
+                and isinstance(factor.slice, gast.Tuple)):
+            return None, 0
+        items = factor.slice.elts
+        slices = 0
+        while slices < len(items) and _whole(items[slices]):
+            slices += 1
+        rest = items[slices:]
+        found = self.shapes.shape_of(factor.value)
+        if not rest or found is None or len(found[0]) != slices or \
+                not all(isinstance(e, gast.Constant) and e.value is None for e in rest):
+            return None, 0
+        return factor.value.id, len(rest)
+
+    def _with_new_axes(self, factors, new):
+        """`factors` each with `new` last axes (numbers and 0-d values as they are), or
+        None where a factor's shape is not known or it is not a name."""
+        if not new:
+            return factors
+        out = []
+        for factor, inverted in factors:
+            found = None if number(factor) is not None else self.shapes.shape_of(factor)
+            if number(factor) is not None or found is not None and not found[0]:
+                out.append((factor, inverted))
+                continue
+            if found is None or not isinstance(factor, gast.Name):
+                return None
+            index = [gast.Slice(lower=None, upper=None, step=None)] * len(found[0]) + \
+                [const(None)] * new
+            out.append((gast.Subscript(value=factor, slice=gast.Tuple(
+                elts=index, ctx=gast.Load()), ctx=gast.Load()), inverted))
+        return out
 
     def _single_use_product(self, name):
         """The product assigned to `name` earlier at the top level, if `name` is read only
@@ -149,8 +200,10 @@ class _Factor(gast.NodeTransformer):
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name:
                 value = stmt.value
-                if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult)
-                        and arithmetic(value)):
+                if not ((isinstance(value, gast.BinOp) and
+                         isinstance(value.op, (gast.Mult, gast.Div)) or
+                         isinstance(value, gast.UnaryOp) and
+                         isinstance(value.op, gast.USub)) and _arithmetic_with_axes(value)):
                     return None
                 operands = {n.id for n in nodes(value) if isinstance(n, gast.Name)}
                 if any(_writes(s) & operands for s in self.body[j + 1:self.i]):
@@ -159,6 +212,26 @@ class _Factor(gast.NodeTransformer):
             if name in _writes(stmt):
                 return None
         return None
+
+
+def _arithmetic_with_axes(node) -> bool:
+    """Whether `node` is arithmetic (blocks.arithmetic) of names, numbers and names read
+    with new axes (`t[:, :, None]`)."""
+    parts = set()
+    for n in nodes(node):
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                isinstance(n.slice, gast.Tuple) and \
+                all(_whole(e) or isinstance(e, gast.Constant) and e.value is None
+                    for e in n.slice.elts):
+            parts |= {id(p) for p in nodes(n.slice)} | {id(n.ctx)}
+    return all(id(n) in parts or isinstance(n, gast.Subscript) and id(n.slice) in parts or
+               arithmetic(n) for n in nodes(node) if not isinstance(n, (gast.BinOp,
+                                                                       gast.UnaryOp)))
+
+
+def _whole(item) -> bool:
+    return isinstance(item, gast.Slice) and item.lower is None and item.upper is None and \
+        item.step is None
 
 
 def _writes(stmt) -> set:

@@ -33,12 +33,16 @@ import gast
 from ...ir.blocks import blocks, nodes
 from ...ir.builders import const, load, store
 from ...ir.naming import unused_name
+from .rows import first_writes, stack_rows
 
 
-def batch_outer_products(tree: gast.FunctionDef, np_name: str):
-    """Rewrite every loop of `tree` in place."""
+def batch_outer_products(tree: gast.FunctionDef, np_name: str, shapes=None):
+    """Rewrite every loop of `tree` in place. `shapes` (a fresh shape oracle, optional)
+    follows the top level: a loop there whose sums are all of matrix products stacks the
+    rows of its steps (see rows.py)."""
     taken = None        # (the names, found at the first loop: most functions have none)
     for block in blocks(tree):
+        top = block is tree.body
         i = 0
         while i < len(block):
             loop = block[i]
@@ -46,15 +50,26 @@ def batch_outer_products(tree: gast.FunctionDef, np_name: str):
                 if taken is None:
                     taken = {n.id for n in nodes(tree) if isinstance(n, gast.Name)}
                 # (what runs after a loop at the top: in a loop, the next trip runs too)
-                later = block[i + 1:] if block is tree.body else None
-                before, after = _batch(loop, np_name, taken, later)
+                later = block[i + 1:] if top else None
+                before, after = _batch(loop, np_name, taken, later,
+                                       shapes if top else None)
                 block[i:i + 1] = before + [loop] + after
+                if top and after:
+                    i -= first_writes(block, i + len(before), after[0], later, np_name)
+                if top and shapes is not None:
+                    for stmt in block[i:i + len(before) + 1]:
+                        shapes.track(stmt)
+                    i += len(before) + 1
+                    continue        # (the statements after it are tracked as they come)
                 i += len(before) + len(after)
+            elif top and shapes is not None:
+                shapes.track(loop)
             i += 1
 
 
-def _batch(loop, np_name, taken, later):
-    """(statements before the loop, statements after it), the loop body rewritten."""
+def _batch(loop, np_name, taken, later, shapes=None):
+    """(statements before the loop, statements after it), the loop body rewritten;
+    `shapes`, a shape oracle that has followed the statements before the loop, or None."""
     body = loop.body
     # (a body without an accumulation to batch is not walked: loops nested d deep walked
     # their statements d times)
@@ -116,19 +131,24 @@ def _batch(loop, np_name, taken, later):
     before = [gast.Assign(targets=[store(name)], value=_list(), type_comment=None)
               for name in kept]
     first = kept[0]
+    # each step's rows one after the other, where every sum allows it (rows.py)
+    joined = stack_rows(products, sums, rereads, shapes)
     # (the lists hold the trips from the last: reversed, to match a slice's order)
-    stacked = [gast.Assign(targets=[store(name)], value=_np_array(np_name, name,
-                                                                  bool(rereads)),
-                           type_comment=None) for name in kept]
-    stacked += [gast.Assign(targets=[store(lists[value][0])], value=whole,
+    stacked = [gast.Assign(targets=[store(name)], value=_np_array(
+        np_name, name, bool(rereads), joined is not None), type_comment=None)
+        for name in kept]
+    stacked += [gast.Assign(targets=[store(lists[value][0])],
+                            value=whole if joined is None else joined[value],
                             type_comment=None) for value, whole in rereads.items()]
     updates = [gast.AugAssign(target=store(target), op=gast.Add(), value=gast.Call(
         func=gast.Attribute(value=load(np_name), attr="sum", ctx=gast.Load()),
-        args=[load(lists[value][0])], keywords=[gast.keyword(arg="axis", value=axis)]))
+        args=[load(lists[value][0])], keywords=[gast.keyword(
+            arg="axis", value=axis if joined is None else const(0))]))
         for _, target, value, axis in sums]
     updates += [gast.AugAssign(target=store(target), op=gast.Add(),
                                value=_stacked_product(np_name, lists[left][0],
-                                                      lists[right][0], matrix))
+                                                      lists[right][0],
+                                                      matrix and joined is None))
                 for _, target, left, right, matrix in products]
     return before, [gast.If(test=load(first), body=stacked + updates, orelse=[])]
 
@@ -258,12 +278,16 @@ def _append(rows, value):
     return gast.Expr(value=call)
 
 
-def _np_array(np_name, rows, reverse=False):
+def _np_array(np_name, rows, reverse=False, joined=False):
+    """`np.array(rows)` (a new first axis, one step each) or, `joined`,
+    `np.concatenate(rows)` (the steps' rows one after the other)."""
     rows = load(rows)
     if reverse:
         rows = gast.Subscript(value=rows, slice=gast.Slice(lower=None, upper=None,
                                                            step=const(-1)), ctx=gast.Load())
-    return gast.Call(func=gast.Attribute(value=load(np_name), attr="array", ctx=gast.Load()),
+    return gast.Call(func=gast.Attribute(value=load(np_name),
+                                         attr="concatenate" if joined else "array",
+                                         ctx=gast.Load()),
                      args=[rows], keywords=[])
 
 

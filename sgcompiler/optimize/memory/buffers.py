@@ -49,6 +49,7 @@ class _Buffers(CodeShapes):
         super().__init__(body, arrays, np_name, helpers, facts)
         self.owned = set()          # names whose array nobody else refers to
         self._seen = {}             # id(statement) -> (statement, reads, rebinds)
+        self.loops = True           # the bodies of loops at the top level too
 
     def run(self):
         self._index_body()
@@ -68,6 +69,8 @@ class _Buffers(CodeShapes):
             elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
                 self._augmented(i - 1, stmt, stmt.target.id)
             elif not isinstance(stmt, gast.Delete):
+                if isinstance(stmt, gast.For) and self.loops:
+                    _TripBuffers(self, stmt, self.body[i:]).run()
                 # anything else (a loop, a branch, an append, a return): what it reads may
                 # be kept somewhere, what it writes is unknown from here on
                 for node in nodes(stmt):
@@ -312,7 +315,45 @@ class _Buffers(CodeShapes):
         """Whether `value` is a new array: arithmetic, a ufunc, a reduction or a product
         (a name, a subscript or a helper's result may be shared)."""
         return isinstance(value, (gast.BinOp, gast.UnaryOp)) or \
-            self._numpy_function(value) in _NEW_ARRAYS
+            self._numpy_function(value) in _NEW_ARRAYS or \
+            self._numpy_function(value) == "dot" and not value.keywords   # (as `@`)
+
+class _TripBuffers(_Buffers):
+    """The same in the body of a loop at the top level, one trip at a time:
+
+        for t in range(n):                      for t in range(n):
+            _dot = np.dot(_xs_t, U)                 _dot = np.dot(_xs_t, U)
+            _add = _dot + _dot2         ->          _add = np.add(_dot, _dot2, out=_dot)
+            _tape.append(h)                         _tape.append(h)
+            h = np.tanh(_add)                       h = np.tanh(_add, out=_add)
+
+    Nothing is owned when a trip begins (what an earlier trip made may be on the tape), and
+    an operand dies only where no later statement of the trip, no statement of the next
+    trip before it is assigned again (a value carried from trip to trip), and no statement
+    after the loop reads it. Loops that may leave a trip early (break, continue, return)
+    are left alone, and loops in the body are not looked into."""
+
+    def __init__(self, outer, loop, after):
+        body = loop.body
+        stored = {n.id for n in nodes(loop) if isinstance(n, gast.Name) and
+                  isinstance(n.ctx, gast.Store)}
+        # (names the body assigns have the shapes it gives them, not the ones before it)
+        known = {k: v for k, v in outer.env.items() if k not in stored}
+        super().__init__(body, known, outer.np, outer.helpers, outer.facts)
+        self.loops = False
+        early = any(isinstance(n, (gast.Break, gast.Continue, gast.Return, gast.Yield,
+                                   gast.YieldFrom)) for n in nodes(loop))
+        self.body = body if not early and not loop.orelse else []
+        self.live = {n.id for stmt in after for n in nodes(stmt) if isinstance(n, gast.Name)}
+        bound = set()
+        for stmt in self.body:      # read before the trip assigns them: from the last trip
+            reads, binds = self._names(stmt)
+            self.live |= reads - bound
+            bound |= binds
+
+    def _read_after(self, i, name) -> bool:
+        return name in self.live or super()._read_after(i, name)
+
 
 _NEW_ARRAYS = _FLOAT_UFUNCS | _REDUCTIONS | {"outer", "full"}
 _LARGE = 64 * 1024      # bytes: arrays worth reusing even when not an operand     # what a name holds that was assigned x.shape
