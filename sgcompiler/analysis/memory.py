@@ -273,7 +273,9 @@ def _jumps(body) -> bool:
             return True
         own = own and not isinstance(node, LOOPS)
         for field in _STATEMENT_LISTS:
-            todo.extend((child, own) for child in getattr(node, field, None) or ())
+            inner = getattr(node, field, None)
+            if inner:
+                todo.extend([(child, own) for child in inner])
     return False
 
 
