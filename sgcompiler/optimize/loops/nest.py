@@ -16,11 +16,9 @@ plain assignments of other names and list appends.
 """
 from __future__ import annotations
 
-from collections import deque
-
 import gast
 
-from ...ir.blocks import assignment, blocks, name_counts, walk
+from ...ir.blocks import assignment, blocks, name_counts, statements, walk
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -195,33 +193,13 @@ def _is_pop(value) -> bool:
 def _loop_blocks(tree):
     """The blocks inside loops (where a statement runs once per trip), each once."""
     seen = set()
-    for loop in _statements(tree):
+    for loop in statements(tree):
         # (a loop inside another was seen with everything in it: walking it again made
         # loops nested d deep cost d walks of their statements)
         if not isinstance(loop, (gast.For, gast.While)) or id(loop) in seen:
             continue
-        for node in _statements(loop):
+        for node in statements(loop):
             if isinstance(node, (gast.If, gast.For, gast.While)) and id(node) not in seen:
                 seen.add(id(node))
                 yield node.body
                 yield node.orelse
-
-
-# what holds statements: the statements themselves, and the handlers and cases of try
-# and match
-_HOLDERS = (gast.stmt, gast.excepthandler) + \
-    ((gast.match_case,) if hasattr(gast, "match_case") else ())
-
-
-def _statements(node):
-    """The statements under `node` (and the handlers and cases between them), in the
-    order walk meets them (breadth first, fields in order), without walking their
-    expressions, where no statement can be."""
-    todo = deque((node,))
-    while todo:
-        node = todo.popleft()
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                todo.extend([item for item in value if isinstance(item, _HOLDERS)])
-        yield node

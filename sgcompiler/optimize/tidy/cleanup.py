@@ -28,7 +28,7 @@ import gast
 import numpy
 
 from ... import runtime
-from ...ir.blocks import arithmetic, blocks, nodes
+from ...ir.blocks import arithmetic, blocks, nodes, statements
 from ...ir.builders import COMMENT
 from .block_index import BlockIndex, forget
 
@@ -45,7 +45,7 @@ def tidy(tree, helpers):
 def while_condition(tree):
     """`while True: if c: body else: break` (how `while c:` is lowered) is `while c: body`:
     the test runs at the top of every trip either way."""
-    for node in nodes(tree):
+    for node in list(statements(tree)):
         if isinstance(node, gast.While) and isinstance(node.test, gast.Constant) and \
                 node.test.value is True and not node.orelse and len(node.body) == 1 and \
                 isinstance(node.body[0], gast.If) and len(node.body[0].orelse) == 1 and \
@@ -119,7 +119,7 @@ def _numbers(tree) -> set:
     """Names that hold no array worth freeing, found in one walk: branch conditions
     (bools), shapes (tuples of ints) and counters (`_trips = 0`, `_trips += 1`)."""
     found, numbers, other = set(), set(), set()
-    for node in nodes(tree):
+    for node in statements(tree):       # (each a statement: no expression is walked)
         if isinstance(node, gast.If):
             if isinstance(node.test, gast.Name):
                 found.add(node.test.id)
