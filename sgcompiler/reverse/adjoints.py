@@ -19,7 +19,6 @@ import gast
 import numpy as np
 
 from .. import rules, runtime
-from ..errors import error_at
 
 from ..ir.builders import const, load, number
 from .inline import clone, inline, simplify
