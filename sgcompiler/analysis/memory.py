@@ -261,7 +261,10 @@ def _over_range(loop, fn) -> bool:
 
 
 def _jumps(body) -> bool:
-    """A break or continue of this loop (not of a loop inside it), or a return."""
+    """A break or continue of this loop (not of a loop inside it), or a return. (Each is a
+    statement, found in the statement lists of the statements around it: their
+    expressions, which hold none, are not walked, so that loops nested d deep do not cost
+    d walks of the innermost body's expressions.)"""
     todo = [(node, True) for node in body]
     while todo:
         node, own = todo.pop()
@@ -269,8 +272,15 @@ def _jumps(body) -> bool:
                                                                       gast.Continue)):
             return True
         own = own and not isinstance(node, LOOPS)
-        todo.extend((child, own) for child in gast.iter_child_nodes(node))
+        for field in _STATEMENT_LISTS:
+            inner = getattr(node, field, None)
+            if inner:
+                todo.extend([(child, own) for child in inner])
     return False
+
+
+# the fields that hold statements (or handlers and cases, which hold them in turn)
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _loop_names(body) -> set:

@@ -41,13 +41,15 @@ def same(a, b) -> bool:
 
 
 def broadcast(found):
-    if any(f is None for f in found):
-        return None
-    if any(f is _PENDING for f in found):
+    pending = False
+    for f in found:     # (loops, not any(): it is asked for every operation's operands)
+        if f is None:
+            return None
+        pending = pending or f is _PENDING
+    if pending:
         return _PENDING
     first = found[0][0] if found else None
-    if type(first) is tuple and all(type(n) is int and n >= 0 for n in first) and \
-            all(s == first for s, _ in found):
+    if type(first) is tuple and _plain(first) and all(s == first for s, _ in found):
         shape = first       # (the common case, without NumPy's broadcast_shapes call)
     else:
         try:
@@ -61,6 +63,14 @@ def broadcast(found):
     if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "f"):
         dtype = None
     return shape, dtype
+
+
+def _plain(shape) -> bool:
+    """A shape of non-negative Python ints."""
+    for n in shape:
+        if type(n) is not int or n < 0:
+            return False
+    return True
 
 
 def reduce_shape(found, axis, keepdims):

@@ -78,7 +78,22 @@ def _root(func):
 
 
 def _text(node) -> str:
-    return ast.unparse(to_ast(node))
+    dotted = _dotted(node)
+    return dotted if dotted is not None else ast.unparse(to_ast(node))
+
+
+def _dotted(node):
+    """The text of a name or a chain of attributes of one (`np.linalg.norm`), as
+    ast.unparse prints it, without converting and printing it (resolve asks for the text
+    of every callee, of every call, in every pass that looks calls up); else None."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def classify(obj, text: str, module: str | None = None) -> Callee | None:

@@ -30,6 +30,26 @@ def statement_lists(body):
             todo.extend(stmt.orelse)
 
 
+# what holds statements: the statements themselves, and the handlers and cases of try
+# and match
+_HOLDERS = (gast.stmt, gast.excepthandler) + \
+    ((gast.match_case,) if hasattr(gast, "match_case") else ())
+
+
+def statements(node):
+    """The statements under `node` (itself first; the handlers and cases between them
+    too), in the order walk meets them (breadth first, fields in order), found through
+    the statement lists alone: no expression, where no statement can be, is walked."""
+    todo = deque((node,))
+    while todo:
+        node = todo.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                todo.extend([item for item in value if isinstance(item, _HOLDERS)])
+        yield node
+
+
 def arithmetic(node) -> bool:
     """Whether `node` is built of names, numbers and arithmetic only (no calls: no
     effects, and the same value each time it is evaluated)."""

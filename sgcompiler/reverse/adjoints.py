@@ -19,10 +19,9 @@ import gast
 import numpy as np
 
 from .. import rules, runtime
-from ..errors import error_at
 
 from ..ir.builders import const, load, number
-from .inline import inline, simplify
+from .inline import clone, inline, simplify
 from .shortcuts import shortcut_contributions, usable
 from ..analysis.ops import APPEND, COPY, CONTAINER, INDEX, RULE, SETITEM, target_of
 from ..analysis.shapes import ARRAY, CONTAINER as CONTAINER_KIND, EITHER
@@ -62,7 +61,7 @@ def contributions(rev, stmt, op, target, g):
     """The adjoint statements of `stmt` (whose result's adjoint is `g`)."""
     if op.kind == COPY:
         name = op.inputs[0][1]
-        return rev.accumulate(name, copy.deepcopy(g), stmt) if rev.is_active(name) else []
+        return rev.accumulate(name, clone(g), stmt) if rev.is_active(name) else []
     if op.kind == RULE and id(stmt) in rev.shortcuts and usable(rev, rev.shortcuts[id(stmt)]):
         return [s for name, expr in shortcut_contributions(rev, rev.shortcuts[id(stmt)], g)
                 for s in rev.accumulate(name, expr, stmt)]
@@ -74,7 +73,7 @@ def contributions(rev, stmt, op, target, g):
         g, exact = rev.rule_adjoint(op, target, g)
         for param, name in op.inputs:
             if rev.is_active(name):
-                inlined = inline(op.rule, param, op.args, copy.deepcopy(g), target,
+                inlined = inline(op.rule, param, op.args, clone(g), target,
                                  rev.linker)
                 expr = simplify(inlined, target, rev.shapes, rev.linker, rev.namer.adjoints(),
                                 exact)

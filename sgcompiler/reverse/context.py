@@ -41,6 +41,7 @@ class SweepState:
     pieces: object              # pieces(fn, active, ...) -> a user function's pieces
     seed: gast.expr             # the adjoint of the result
     keep_stops: bool = False    # keep stop_gradient calls in the primal sweep (SweepPlan)
+    learned: dict = None        # the first run's `facts()`, which the second run takes
     # --- facts about the function, worked out once (__post_init__)
     fn: object = field(init=False)              # its FunctionSource
     namer: Namer = field(init=False)
@@ -93,23 +94,35 @@ class SweepState:
         targets = [target_of(s) for s in assignments(body)]
         self.primal_names = set(norm.params) | set(targets) | loop_targets(body) | \
             {n for k, n in self.names.items() if k[0] == "saved"}
-        self.read_after_write = reads_after_writes(body)
         self.written_in_place = {target_of(s) for s in assignments(body) if is_setitem(s)}
         self.stable = stable_names(norm)
-        self.rereads = index_rereads(norm, self.stable, self.written_in_place, self.shapes)
-        self.reread_at = {at for found in self.rereads.values() for _, at in found.values()}
         self.counters = whole_number_counters(norm)
         self.bound = bound_before(body, norm.params)
         self.nested = _nested_loops(body)
         self.call_results = _call_results(body)
         self.maybe_complex = maybe_complex(norm, self.resolution, self.shapes.concrete) \
             if rules.complex_mode() else frozenset()
+        if self.learned is not None:    # (the same function: the first run's facts)
+            for name, value in self.learned.items():
+                setattr(self, name, value)
+            return
+        self.read_after_write = reads_after_writes(body)
+        self.rereads = index_rereads(norm, self.stable, self.written_in_place, self.shapes)
+        self.reread_at = {at for found in self.rereads.values() for _, at in found.values()}
         # (complex values: log and the sigmoid are holomorphic, but the rules guard them)
         self.shortcuts = {} if self.maybe_complex else sigmoid_shortcuts(
             norm, self.resolution, self.describe)
 
+    def facts(self) -> dict:
+        """What this run worked out about the function that no run changes (the second
+        run of the reverser takes them from the first, rather than working them out
+        again): each statement's Op, the reads after writes, the loops' rereads, the
+        sigmoid shortcuts."""
+        return {name: getattr(self, name) for name in _LEARNED}
+
 
 _FIELDS = frozenset(SweepState.__dataclass_fields__)
+_LEARNED = ("described", "read_after_write", "rereads", "reread_at", "shortcuts")
 
 
 def _nested_loops(body) -> set:

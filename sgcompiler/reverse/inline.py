@@ -21,6 +21,7 @@ from ..analysis.shape_algebra import NOT_CONSTANT, axes_of, constant
 from ..frontend.depends import unrecorded
 from ..ir.builders import const, factors_of, load, number, product_of
 from ..ir.blocks import walk
+from ..ir.visitors import Transformer
 
 
 class Linker:
@@ -135,7 +136,7 @@ def simplify(expr, ans: str, shapes: Shapes, linker: Linker, adjoint_of=None,
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 
 
-class _Simplify(gast.NodeTransformer):
+class _Simplify(Transformer):
     def __init__(self, ans, shapes, linker, adjoint_of, exact):
         self.ans, self.shapes, self.linker = ans, shapes, linker
         self.adjoint_of, self.exact = adjoint_of, exact

@@ -62,6 +62,7 @@ class SweepPlan:
     reads: frozenset
     loop_reverses: dict
     keep_stops: bool = False    # the primal sweep keeps stop_gradient (code to read again)
+    learned: dict = None        # the first run's facts about the function (SweepState.facts)
 
 
 def plan_sweeps(norm: Normalized, resolution, act: Activity, shapes: Shapes, pieces,
@@ -79,7 +80,7 @@ def plan_sweeps(norm: Normalized, resolution, act: Activity, shapes: Shapes, pie
                       pieces, _seed(norm, piece))
     first.adjoint_block(norm.body)
     return SweepPlan(linker, names, frozenset(_with_restored_indexes(norm, first.reads)),
-                     first.loop_reverses, keep_stops)
+                     first.loop_reverses, keep_stops, first.facts())
 
 
 def _with_restored_indexes(norm, reads) -> set:
@@ -101,7 +102,8 @@ def _sweeps(norm, resolution, act, shapes, pieces, plan, piece=False):
     """The reverser's second run: the primal sweep, saving what `plan` says the adjoint
     sweep reads where it is overwritten, then the adjoint sweep."""
     sweep = _Reverser(norm, resolution, act, shapes, plan.linker, plan.reads, plan.names,
-                      plan.loop_reverses, pieces, _seed(norm, piece), plan.keep_stops)
+                      plan.loop_reverses, pieces, _seed(norm, piece), plan.keep_stops,
+                      plan.learned)
     forward = sweep.primal_block(norm.body, set(norm.params), in_loop=False)
     backward = sweep.adjoint_block(norm.body)
     return sweep, forward, backward

@@ -175,20 +175,26 @@ def _stop_of_a_name(value, context) -> bool:
 
 def _stores(node) -> set:
     """Names a statement (and everything in it) binds."""
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in nodes(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
 
 
 def _names(node, ctx) -> Counter:
-    return Counter(n.id for n in walk(node) if isinstance(n, gast.Name)
+    return Counter(n.id for n in nodes(node) if isinstance(n, gast.Name)
                    and isinstance(n.ctx, ctx))
 
 
 def _counts(body):
+    """(writes, reads): how often each name is bound and read in `body`, in one walk
+    of each statement."""
     writes, reads = Counter(), Counter()
     for stmt in body:
-        writes.update(_names(stmt, gast.Store))
-        reads.update(_names(stmt, gast.Load))
+        for n in nodes(stmt):
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Store):
+                    writes[n.id] += 1
+                elif isinstance(n.ctx, gast.Load):
+                    reads[n.id] += 1
     return writes, reads
 
 

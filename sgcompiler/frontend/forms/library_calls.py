@@ -27,6 +27,7 @@ from ..depends import module_level
 from ..lifted import lifted_function
 from ..source import FunctionSource
 from .dicts import fresh
+from ...ir.visitors import Transformer
 
 # what the library does, for a function returning a number or an array (NumPy's shapes:
 # the result's axes where the axis was)
@@ -64,7 +65,7 @@ def rewrite_library_calls(fn: FunctionSource) -> FunctionSource:
     return replace(fn, introduced={**fn.introduced, **rewriter.introduced})
 
 
-class _Rewriter(gast.NodeTransformer):
+class _Rewriter(Transformer):
     def __init__(self, fn):
         self.fn = fn
         self.local = local_names(fn.tree)

@@ -38,6 +38,7 @@ from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
 from .dicts import DictForms, dict_variables, displays, filled_in_loop, fresh, is_key
 from ..source import FunctionSource
+from ...ir.visitors import Transformer
 
 # builtins that consume an iterable once: a list gives what a generator gives
 _CONSUMERS = ("sum", "max", "min", "list", "tuple", "sorted", "any", "all", "enumerate",
@@ -55,7 +56,7 @@ def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
     return replace(fn, introduced={**fn.introduced, **sugar.introduced})
 
 
-class _Sugar(DictForms, gast.NodeTransformer):
+class _Sugar(DictForms, Transformer):
     def __init__(self, fn):
         self.fn = fn
         self.local = local_names(fn.tree)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gast
 
-from ...ir.blocks import assignment, blocks, name_counts, walk
+from ...ir.blocks import assignment, blocks, name_counts, statements, walk
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)
 
@@ -193,12 +193,12 @@ def _is_pop(value) -> bool:
 def _loop_blocks(tree):
     """The blocks inside loops (where a statement runs once per trip), each once."""
     seen = set()
-    for loop in walk(tree):
+    for loop in statements(tree):
         # (a loop inside another was seen with everything in it: walking it again made
         # loops nested d deep cost d walks of their statements)
         if not isinstance(loop, (gast.For, gast.While)) or id(loop) in seen:
             continue
-        for node in walk(loop):
+        for node in statements(loop):
             if isinstance(node, (gast.If, gast.For, gast.While)) and id(node) not in seen:
                 seen.add(id(node))
                 yield node.body

@@ -19,14 +19,15 @@ class BlockIndex:
     """The positions, in `block` as it was when indexed, of the statements that bind and
     read each name (a statement inside an if/for/while counts for the compound one)."""
 
-    def __init__(self, block):
+    def __init__(self, block, known=None):
         self.position = {id(stmt): k for k, stmt in enumerate(block)}
         self.statements = list(block)
         self.binds: dict[str, list[int]] = {}
         self.reads: dict[str, list[int]] = {}
         self.deleted: set[int] = set()
+        known = {} if known is None else known
         for k, stmt in enumerate(block):
-            bound, read = _names(stmt)
+            bound, read = names_of(stmt, known)
             for name in bound:
                 self.binds.setdefault(name, []).append(k)
             for name in read:
@@ -65,11 +66,48 @@ class BlockIndex:
         return None
 
 
+def names_of(stmt, known: dict) -> tuple[set, set]:
+    """_names(stmt), kept in `known` (id(statement) -> (it, bound, read)), where those of
+    the statements of an if/for/while are worked out once and joined: the index of a
+    block and those of the blocks inside it share them, so that loops nested d deep cost
+    one walk of the innermost body, not d + 1. The caller forgets a statement whose names
+    change (`forget`)."""
+    held = known.get(id(stmt))
+    if held is not None and held[0] is stmt:
+        return held[1], held[2]
+    if isinstance(stmt, (gast.If, gast.For, gast.While)):
+        header = [stmt.test] if isinstance(stmt, (gast.If, gast.While)) else \
+            [stmt.target, stmt.iter]
+        bound, read = _names(header)
+        for inner in (stmt.body, stmt.orelse):
+            for child in inner:
+                more_bound, more_read = names_of(child, known)
+                bound |= more_bound
+                read |= more_read
+    else:
+        bound, read = _names(stmt)
+    known[id(stmt)] = (stmt, bound, read)
+    return bound, read
+
+
+def forget(stmt, known: dict) -> None:
+    """`known` without what it held for `stmt` and the statements inside it (their reads
+    were renamed)."""
+    todo = [stmt]
+    while todo:
+        found = todo.pop()
+        known.pop(id(found), None)
+        if isinstance(found, (gast.If, gast.For, gast.While)):
+            todo.extend(found.body)
+            todo.extend(found.orelse)
+
+
 def _names(stmt) -> tuple[set, set]:
-    """(the names `stmt` binds or deletes, the names it reads: `x += y` reads x), anywhere
-    inside it, in one walk."""
+    """(the names `stmt` (a node, or a list of them) binds or deletes, the names it
+    reads: `x += y` reads x), anywhere inside it, in one walk."""
     bound, read = set(), set()
-    for node in nodes(stmt):
+    for node in (nodes(stmt) if not isinstance(stmt, list) else
+                 [n for part in stmt for n in nodes(part)]):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             read.add(node.id)
         elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):

@@ -28,9 +28,9 @@ import gast
 import numpy
 
 from ... import runtime
-from ...ir.blocks import arithmetic, blocks, nodes
+from ...ir.blocks import arithmetic, blocks, nodes, statements
 from ...ir.builders import COMMENT
-from .block_index import BlockIndex
+from .block_index import BlockIndex, forget
 
 
 def tidy(tree, helpers):
@@ -45,7 +45,7 @@ def tidy(tree, helpers):
 def while_condition(tree):
     """`while True: if c: body else: break` (how `while c:` is lowered) is `while c: body`:
     the test runs at the top of every trip either way."""
-    for node in nodes(tree):
+    for node in list(statements(tree)):
         if isinstance(node, gast.While) and isinstance(node.test, gast.Constant) and \
                 node.test.value is True and not node.orelse and len(node.body) == 1 and \
                 isinstance(node.body[0], gast.If) and len(node.body[0].orelse) == 1 and \
@@ -119,7 +119,7 @@ def _numbers(tree) -> set:
     """Names that hold no array worth freeing, found in one walk: branch conditions
     (bools), shapes (tuples of ints) and counters (`_trips = 0`, `_trips += 1`)."""
     found, numbers, other = set(), set(), set()
-    for node in nodes(tree):
+    for node in statements(tree):       # (each a statement: no expression is walked)
         if isinstance(node, gast.If):
             if isinstance(node.test, gast.Name):
                 found.add(node.test.id)
@@ -245,15 +245,18 @@ def propagate_copies(tree, user_names):
     `a = b` (nothing rebinding either in between) does nothing and goes too."""
     params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
     reads, writes = _counts(tree)
+    known = {}          # what each statement binds and reads (block_index.names_of)
     for block in list(blocks(tree)):
         had_statements = bool(block)
-        index = BlockIndex(block)
+        index = None    # (made at the block's first copy: most blocks of loops have none)
         i = 0
         while i < len(block):
             names = _copy_names(block[i])
             if names is None:
                 i += 1
                 continue
+            if index is None:
+                index = BlockIndex(block, known)
             a, b = names
             if a == b:
                 index.delete(block[i])
@@ -265,7 +268,7 @@ def propagate_copies(tree, user_names):
                 writes[b] -= 1
             elif is_temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
                     (writes[b] > 0 or b in params) and \
-                    _replace_reads(index, block[i], a, b, reads[a]):
+                    _replace_reads(index, block[i], a, b, reads[a], known):
                 index.delete(block[i])
                 del block[i]
                 reads[b] += reads[a] - 1
@@ -300,7 +303,7 @@ def _drop_copy_back(block, index, i, a, b) -> bool:
     return True
 
 
-def _replace_reads(index, copy, a, b, count) -> bool:
+def _replace_reads(index, copy, a, b, count, known) -> bool:
     """Replace the `count` reads of a after the copy `a = b` by b, if all are in this
     block before anything rebinds b (a plain statement reads before it assigns)."""
     start = index.of(copy)
@@ -323,6 +326,7 @@ def _replace_reads(index, copy, a, b, count) -> bool:
             if isinstance(node, gast.Name) and node.id == a and isinstance(node.ctx, gast.Load):
                 node.id = b
         index.renamed(k, b)
+        forget(index.statements[k], known)
     return True
 
 
