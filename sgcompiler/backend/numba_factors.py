@@ -43,7 +43,7 @@ import gast
 
 from ..ir.blocks import nodes
 from ..ir.builders import load, store
-from .numba_tapes import FLOAT_MATH
+from .numba_tapes import FLOAT_MATH, _fresh
 
 _COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try, gast.FunctionDef)
 _BRANCHING = (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp, gast.SetComp,
@@ -272,12 +272,3 @@ def _renamed(node, renames):
         if isinstance(n, gast.Name) and n.id in renames:
             n.id = renames[n.id]
     return node
-
-
-def _fresh(base, taken) -> str:
-    chosen, n = base, 1
-    while chosen in taken:
-        n += 1
-        chosen = f"{base}_{n}"
-    taken.add(chosen)
-    return chosen
