@@ -419,6 +419,22 @@ def second_generator_reads_the_inner_name(x):
     return a
 
 
+# Found by CI's own seed for a commit of session 12 (SGC_FUZZ_SEED=147033743, program
+# seed 147033750), refused the same on the parent 86fe487: a swap in one branch of a loop
+# body and `d += ...` in the other was refused ("'a' refers to the same array"), though
+# after the swap a and d are different arrays. The walk of the loop's two trips
+# (_Points.rebound) did not count `d = _value2`, later in the same branch as the link
+# `_value = d` it ends, as certain; it does now (no jump in between). A false refusal.
+def swap_in_one_branch_update_in_the_other(x):
+    a, d = np.sum(x), np.max(x)
+    for v in x:
+        if v > 0.3:
+            a, d = d, a
+        else:
+            d += v * 0.5
+    return a + d
+
+
 def open_bug(reason, raises):
     """The mark of a reproducer whose bug is still open."""
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
@@ -439,27 +455,10 @@ FIXED = [sum_of_broadcast_element, negative_constant_base, abs_of_numpy_scalar,
          inplace_multiply_by_own_element_in_loop,
          copy_then_element_in_one_branch, sum_of_negated_broadcast, inplace_add_in_loop_with_break,
          constant_rebound_after_branch_used_in_loop, inplace_after_return_in_loop,
-         comprehension_iterable_reads_the_outer_name, second_generator_reads_the_inner_name]
+         comprehension_iterable_reads_the_outer_name, second_generator_reads_the_inner_name,
+         swap_in_one_branch_update_in_the_other]
 
-# Found by CI's own seed for a commit of session 12 (SGC_FUZZ_SEED=147033743, program
-# seed 147033750), refused the same on the parent 86fe487: a swap in one branch of a loop
-# body and `d += ...` in the other is refused ("'a' refers to the same array"), though
-# after the swap a and d are different arrays. The walk of the loop's two trips
-# (_Points.rebound) does not count `d = _value2`, later in the same branch as the link
-# `_value = d` it ends, as certain. A false refusal, not a wrong gradient.
-def swap_in_one_branch_update_in_the_other(x):
-    a, d = np.sum(x), np.max(x)
-    for v in x:
-        if v > 0.3:
-            a, d = d, a
-        else:
-            d += v * 0.5
-    return a + d
-
-
-OPEN = [pytest.param(swap_in_one_branch_update_in_the_other, marks=open_bug(
-    "a link made in a branch is not ended by a rebinding later in that branch",
-    SGCompilerError))]
+OPEN = []
 
 
 @pytest.mark.parametrize("f", FIXED + OPEN, ids=lambda f: getattr(f, "__name__", None))

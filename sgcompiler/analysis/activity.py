@@ -301,6 +301,11 @@ class _Points:
         self.order = [s for s, _ in walk]
         self.paths = [p for _, p in walk]
         self.positions, self.assigned_at, self.opened = {}, {}, {}
+        # jumps[k]: the break, continue and return statements among the first k
+        self.jumps = [0]
+        for s in self.order:
+            self.jumps.append(self.jumps[-1] + isinstance(s, (gast.Break, gast.Continue,
+                                                                gast.Return)))
         for i, s in enumerate(self.order):
             self.positions.setdefault(id(s), []).append(i)
             if isinstance(s, IfEnd):          # both branches assigned these
@@ -314,12 +319,22 @@ class _Points:
 
     def rebound(self, name, start, stop) -> bool:
         """name is certainly assigned after `start` on the way to `stop` (an assignment in
-        a branch that may not run does not count, and the end of an if whose branches
-        both assign it ends only links made before that if, not those its branches make)."""
+        a branch that may not run does not count, unless it is in the block of `start`,
+        or one around it, with no jump in between: it runs whenever `start` does; and the
+        end of an if whose branches both assign it ends only links made before that if,
+        not those its branches make)."""
         paths = self.paths
-        return any(start < i < stop and paths[stop][:len(paths[i])] == paths[i]
+        return any(start < i < stop and (paths[stop][:len(paths[i])] == paths[i] or
+                                         self._follows(start, i))
                    and not (i in self.opened and self.opened[i] < start)
                    for i in self.assigned_at.get(name, ()))
+
+    def _follows(self, start, i) -> bool:
+        """Whether statement `i` runs whenever statement `start`, before it, does: it is
+        in the same block or one around it (the same loop pass), with no jump between."""
+        paths = self.paths
+        return paths[start][:len(paths[i])] == paths[i] and \
+            self.jumps[i] == self.jumps[start + 1]
 
 
 def _alias_edges(norm, flows, arrays, scalars, callees) -> list:
