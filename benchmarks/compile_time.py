@@ -4,6 +4,7 @@
     python benchmarks/compile_time.py --sizes 100,200     other sizes
     python benchmarks/compile_time.py --only chain        some program families
     python benchmarks/compile_time.py --profile chain:1000   cProfile of one compilation
+    python benchmarks/compile_time.py --stages sums:10000    time per stage of one compilation
     python benchmarks/compile_time.py --against ../old-checkout   before and after, side by side
     python benchmarks/compile_time.py --timeout 120       give up on a compilation after 120 s
 
@@ -147,6 +148,42 @@ def profile(target, folder):
                    env=env, cwd=path.parent)
 
 
+_STAGES = r"""
+import time
+from sgcompiler.pipeline import trace
+marks = []
+_call = trace._Trace.__call__
+def _timed(self, stage, made):
+    _call(self, stage, made)
+    marks.append((stage, time.process_time()))
+trace._Trace.__call__ = _timed
+"""
+
+
+def stages(target, folder, source=None):
+    """CPU ms per statement spent in each stage of one compilation (from the end of the
+    stage before to the end of this one; the last row is Python's compile of the code
+    made, and the first call)."""
+    family, n = target.split(":")
+    path, args, count = _write(family, int(n), folder)
+    small = _write(family, 2, folder)[0]
+    script = (_CHILD.replace("from sgcompiler import grad", _STAGES + "from sgcompiler import grad")
+              .replace("start = time.process_time()", "marks.clear(); start = time.process_time()")
+              + "print(json.dumps([(s, t - start) for s, t in marks] + [('end', seconds)]))\n")
+    env = dict(os.environ, PYTHONPATH=str(source or SOURCE))
+    done = subprocess.run([sys.executable, "-c", script, str(path), args, "time", str(small)],
+                          env=env, cwd=path.parent, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(done.stderr.strip().splitlines()[-1])
+    marks = json.loads(done.stdout.strip().splitlines()[-1])
+    last = 0.0
+    print(f"| stage | ms/statement ({target}) |\n|---|---:|")
+    for stage, t in marks:
+        print(f"| {stage if stage != 'end' else 'after the last stage'} | {1e3 * (t - last) / count:.3f} |")
+        last = t
+    print(f"| total | {1e3 * last / count:.3f} |")
+
+
 def row(family, size, folder, memory=True, source=None, timeout=3600):
     path, args, n = _write(family, size, folder)
     small = _write(family, 2, folder)[0]
@@ -212,6 +249,7 @@ def main(argv=None):
     parser.add_argument("--only", default=",".join(FAMILIES))
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--profile", help="FAMILY:SIZE, print a cProfile of it")
+    parser.add_argument("--stages", help="FAMILY:SIZE, print the time of each stage of it")
     parser.add_argument("--against", help="also measure the compiler of another checkout "
                                           "(an older commit), side by side")
     parser.add_argument("--timeout", type=float, default=3600,
@@ -222,6 +260,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as folder:
         if opts.profile:
             return profile(opts.profile, folder)
+        if opts.stages:
+            return stages(opts.stages, folder)
         rows, pairs = [], []
         for family in opts.only.split(","):
             for size in map(int, opts.sizes.split(",")):
