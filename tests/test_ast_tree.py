@@ -1,6 +1,7 @@
 """ir/ast_tree.to_ast makes the tree gast.gast_to_ast makes (field for field, location
 attribute for attribute), on the package's own source, the samples, the golden files
-and a few forms the compiler never writes but a tree may hold."""
+and a few forms the compiler never writes but a tree may hold; to_printable makes it with
+the changes `_prepared` below makes, in the same pass."""
 import ast
 import pathlib
 
@@ -9,8 +10,7 @@ import numpy as np
 import pytest
 
 from sgcompiler import pipeline
-from sgcompiler.backend.codegen import _prepare
-from sgcompiler.ir.ast_tree import to_ast
+from sgcompiler.ir.ast_tree import to_ast, to_printable
 from specimens_control import ROWS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -36,12 +36,46 @@ def f(a, /, b: int = 1, *args, c, d=2, **kw) -> float:  # type: ignore
 """
 
 
+def _prepared(root):
+    """What to_printable changes, made on a tree gast.gast_to_ast made, in a walk of its
+    own: negative number constants become negations, statements without a line get line
+    0, tuple targets become names that print them bare."""
+    for node in list(ast.walk(root)):
+        if isinstance(node, ast.stmt) and not hasattr(node, "lineno"):
+            node.lineno = 0
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [_negation(item) for item in value]
+            elif isinstance(value, ast.Constant):
+                setattr(node, field, _negation(value))
+    for node in ast.walk(root):
+        if isinstance(node, ast.Assign):
+            node.targets = [_bare(target) for target in node.targets]
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            node.target = _bare(node.target)
+    return root
+
+
+def _negation(node):
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value < 0:
+        return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-node.value))
+    return node
+
+
+def _bare(target):
+    if not isinstance(target, ast.Tuple) or not target.elts:
+        return target
+    text = ", ".join(ast.unparse(element) for element in target.elts)
+    return ast.Name(id=text + ("," if len(target.elts) == 1 else ""), ctx=ast.Store())
+
+
 def _same(tree, printed=True):
     want, got = gast.gast_to_ast(tree), to_ast(tree)
     assert ast.dump(got, include_attributes=True) == ast.dump(want, include_attributes=True)
     if printed:         # (as codegen prints it: ast.unparse needs statements' lines)
-        _prepare(want)
-        _prepare(got)
+        want, got = _prepared(want), to_printable(tree)
+        assert ast.dump(got, include_attributes=True) == \
+            ast.dump(want, include_attributes=True)
         assert ast.unparse(got) == ast.unparse(want)
 
 
@@ -59,6 +93,9 @@ def test_nodes_built_without_locations_and_lists():
                        value=gast.Call(gast.Name("f", gast.Load(), None, None),
                                        [gast.Constant(-2.0, None)], []))
     _same(stmt, printed=False)
+    printed = ast.unparse(to_printable(gast.BinOp(gast.Constant(-2.0, None), gast.Pow(),
+                                                  gast.Constant(2, None))))
+    assert printed == "(-2.0) ** 2" and eval(printed) == 4.0
     assert [ast.dump(s) for s in to_ast([stmt, stmt])] == \
         [ast.dump(gast.gast_to_ast(stmt))] * 2
     assert to_ast("text") == "text"

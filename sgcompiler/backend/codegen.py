@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..ir.ast_tree import to_ast
+from ..ir.ast_tree import to_printable
 from ..ir.builders import COMMENT
 
 _MARK = re.compile(r"^\s*# line (\d+): ")
@@ -24,8 +24,7 @@ def to_source(tree, header: str, origins=None) -> str:
     else that of the `# line N:` mark above it (for explain/, which reads code made to
     be read again as the user's lines, and backend/located.py, which names the line of a
     run-time refusal); a dict is filled now, an `Origins` when it is first read."""
-    node = to_ast(tree)
-    _prepare(node)
+    node = to_printable(tree)
     # split at "\n" only: str.splitlines also splits at \x0c, U+2028 and others, which
     # Python's tokenizer does not (unparse escapes them in strings, but not in docstrings)
     lines = ast.unparse(node).split("\n")
@@ -114,64 +113,3 @@ def comment_text(text: str) -> str:
     the text compiled is the text printed, line for line."""
     return "".join(c if c.isprintable() or c == "\t" else
                    c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def _prepare(root):
-    """Make `root` printable, in one pass: a negative number constant becomes a negation
-    (-2.0 as a constant prints as `-2.0`, so `(-2.0) ** 2` would print as `-2.0 ** 2`, which
-    Python reads as -(2.0 ** 2)), and statements get the line numbers `ast.unparse` reads
-    (faster than `ast.fix_missing_locations` on every node). Tuple targets print bare on
-    every Python version (see `_bare_targets`)."""
-    todo = [root]
-    targets = []
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.stmt) and not hasattr(node, "lineno"):
-            node.lineno = 0
-        if isinstance(node, _TARGET_HOLDERS):
-            targets.append(node)
-        for field in node._fields:     # (ast.iter_fields, without its generator)
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                for k, item in enumerate(value):
-                    if isinstance(item, ast.AST):
-                        value[k] = _positive(item)
-                        todo.append(value[k])
-            elif isinstance(value, ast.AST):
-                new = _positive(value)
-                if new is not value:
-                    setattr(node, field, new)
-                todo.append(new)
-    for node in targets:
-        _bare_targets(node)
-
-
-_TARGET_HOLDERS = (ast.Assign, ast.For, ast.AsyncFor, ast.comprehension)
-
-
-def _bare_targets(node):
-    """Print the tuple targets of `node` (an assignment, a loop, a comprehension) without
-    parentheses. Python 3.10's `ast.unparse` writes `(a, b) = ...` and `for (i, v) in`,
-    3.11 and later `a, b = ...`; a name whose text is the bare tuple prints the same on
-    both (the elements keep their own parentheses: `(a, b), c = ...`)."""
-    if isinstance(node, ast.Assign):
-        node.targets = [_bare(target) for target in node.targets]
-    else:
-        node.target = _bare(node.target)
-
-
-def _bare(target):
-    if not isinstance(target, ast.Tuple) or not target.elts:
-        return target
-    text = ", ".join(ast.unparse(element) for element in target.elts)
-    if len(target.elts) == 1:
-        text += ","
-    return ast.Name(id=text, ctx=ast.Store())
-
-
-def _positive(node):
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-value))
-    return node
