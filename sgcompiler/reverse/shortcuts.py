@@ -60,6 +60,8 @@ def sigmoid_shortcuts(norm, resolution, describe=None) -> dict:
     `describe(stmt)`: its Op, where the caller keeps them (describe_stmt otherwise)."""
     describe = describe or (lambda stmt: describe_stmt(stmt, resolution, norm.fn))
     body = norm.body
+    if not any(_reciprocal(s) for s in assignments(body)):
+        return {}       # (each shortcut hangs on a sigmoid's `p = 1 / _add`: see _chain)
     stores = Counter(target_of(s) for s in assignments(body))
     reads = Counter(n.id for s in body for n in nodes(s)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
@@ -231,6 +233,13 @@ def _factors(name, ops):
     if a is None or b is None or a == b:
         return []
     return [(a, b), (b, a)]
+
+
+def _reciprocal(stmt) -> bool:
+    """Whether `stmt` is `p = 1 / name` in form, as a sigmoid's last statement is."""
+    value = stmt.value
+    return isinstance(value, gast.BinOp) and isinstance(value.op, gast.Div) and \
+        number(value.left) == 1 and isinstance(value.right, gast.Name)
 
 
 def _chain(p, ops, once):

@@ -26,7 +26,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
-from ..ir.blocks import nodes, statement_lists, walk
+from ..ir.blocks import nodes, statement_lists, statements, walk
 from ..analysis.memory import bound_before
 from ..analysis.ops import RULE, describe_op
 from ..frontend.resolve import STOP, local_names
@@ -47,8 +47,7 @@ def tighten(norm, resolution, act, shapes):
     Returns:
         the tightened Normalized.
     """
-    if not any(isinstance(n, LOOPS) for n in nodes(gast.Module(body=list(norm.body),
-                                                                    type_ignores=[]))):
+    if not any(isinstance(s, LOOPS) for stmt in norm.body for s in statements(stmt)):
         return norm         # nothing to tighten
     body = clone(list(norm.body))
     context = _Context(norm, resolution, act, shapes, body)
