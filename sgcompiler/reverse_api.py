@@ -18,6 +18,7 @@ from .data_kinds import foreign
 from .errors import RuntimeRefusal, SGCompilerError
 from .frontend.forms.checkpoint import check_policy
 from .pipeline import piece
+from .records import is_record, rebuild, record_items
 from .runtime.namespace import is_foreign, like_array
 from .tree_blocks import leaves
 
@@ -28,7 +29,8 @@ def vjp(fn, *primals, checkpoint=None):
     Args:
         fn: a Python function (or a gradient made by `grad`: reverse over reverse).
         primals: its positional arguments: floats, float arrays, or parameter trees (dicts,
-            lists, tuples) of them; each gets a gradient.
+            lists, tuples, records: NamedTuples, dataclasses, registered types) of them;
+            each gets a gradient, a record's of its own type.
         checkpoint: None, "sqrt" or trips per segment: `fn`'s outermost loops run in
             segments, as with grad(f, checkpoint=...).
     Returns:
@@ -91,7 +93,7 @@ def pair(fn, active, args, kwargs, checkpoint=None):
                     for p, v in bound.arguments.items() if isinstance(v, (dict, list, tuple))
                     for path, leaf in _leaves(v) if np.iscomplexobj(leaf))
     trees = frozenset(p for p, v in bound.arguments.items()
-                      if isinstance(v, (dict, list, tuple)))
+                      if isinstance(v, (dict, list, tuple)) or is_record(v))
     made = piece(fn, active, arrays, trees, checkpoint=checkpoint)
     return made.forward_cell.cell_contents, made.backward_cell.cell_contents, made
 
@@ -190,6 +192,9 @@ def check_primal(fname, name, value):
     if isinstance(value, dict):
         for k, v in value.items():
             check_primal(fname, f"{name}[{k!r}]", v)
+    elif is_record(value):     # a dataclass, a NamedTuple, a registered type
+        for k, v in record_items(value):
+            check_primal(fname, f"{name}.{k}", v)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             check_primal(fname, f"{name}[{i}]", v)
@@ -230,6 +235,9 @@ def like_tree(g, x):
     """The gradient `g` with the structure, types and shapes of the argument `x` (a plain
     0.0 stands for zeros of any structure)."""
     zero = type(g) is float and g == 0.0
+    if is_record(x):           # its adjoint: {field: ...}, as field(x, name) makes it
+        return rebuild(x, {k: like_tree(0.0 if zero else g.get(k, 0.0), v)
+                           for k, v in record_items(x)})
     if isinstance(x, dict):
         return {k: like_tree(0.0 if zero else g.get(k, 0.0), v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

@@ -1,4 +1,4 @@
-"""Parameter trees (dicts, lists, tuples of arrays and floats) for jacobian: the unit
+"""Parameter trees (dicts, lists, tuples and records of arrays and floats) for jacobian: the unit
 directions of a tree, one per element of its leaves, and the Jacobian's columns put back
 into one block per leaf.
 
@@ -10,16 +10,42 @@ from __future__ import annotations
 
 import numpy as np
 
+from .records import is_record, rebuild, record_items
 from .runtime.batched_rules import BatchMismatch
 
 
 def is_tree(value) -> bool:
-    return type(value) in (dict, list, tuple)
+    return type(value) in (dict, list, tuple) or is_record(value)
+
+
+class _Field:
+    """A record's field on a leaf's path: a derivative of the record may hold it as a
+    record, a dict by field name or a tuple by position."""
+
+    def __init__(self, name, index):
+        self.name, self.index = name, index
+
+
+def _container(value) -> bool:
+    return isinstance(value, (dict, list, tuple)) or is_record(value)
+
+
+def _child(value, key):
+    """The part of a derivative at one key of a leaf's path (0.0 for a key a dict lacks)."""
+    if isinstance(key, _Field):
+        if isinstance(value, dict):
+            return value.get(key.name, 0.0)
+        return value[key.index] if isinstance(value, (list, tuple)) and not is_record(value) \
+            else getattr(value, key.name)
+    return value.get(key, 0.0) if isinstance(value, dict) else value[key]
 
 
 def leaves(tree, path=()):
     """(path, leaf) for every array or number of a tree, in its order."""
-    if isinstance(tree, dict):
+    if is_record(tree):
+        for i, (k, v) in enumerate(record_items(tree)):
+            yield from leaves(v, path + (_Field(k, i),))
+    elif isinstance(tree, dict):
         for k, v in tree.items():
             yield from leaves(v, path + (k,))
     elif isinstance(tree, (list, tuple)):
@@ -31,6 +57,8 @@ def leaves(tree, path=()):
 
 def _rebuilt(tree, values):
     """The tree with its leaves replaced, in order, by `values` (an iterator)."""
+    if is_record(tree):
+        return rebuild(tree, {k: _rebuilt(v, values) for k, v in record_items(tree)})
     if isinstance(tree, dict):
         return {k: _rebuilt(v, values) for k, v in tree.items()}
     if isinstance(tree, (list, tuple)):
@@ -79,12 +107,12 @@ def batched_rows(t, like, size):
     for path, leaf in leaves(like):
         value = t
         for key in path:
-            if not isinstance(value, (dict, list, tuple)):
+            if not _container(value):
                 if not (np.ndim(value) == 0 and value == 0):
                     raise BatchMismatch(f"a batched tangent has {value!r} where the "
                                         "tree has a container")
                 break
-            value = value.get(key, 0.0) if isinstance(value, dict) else value[key]
+            value = _child(value, key)
         value = np.asarray(value, dtype=np.result_type(leaf, float))
         shape = np.shape(leaf)
         if np.ndim(value) == 0:
@@ -121,11 +149,11 @@ def like_tree(tree, like):
     for path, leaf in leaves(like):
         value = tree
         for key in path:
-            if not isinstance(value, (dict, list, tuple)):
+            if not _container(value):
                 assert np.ndim(value) == 0 and value == 0, \
                     f"a tree's derivative has {value!r} where {like!r} has a container"
                 break
-            value = value.get(key, 0.0) if isinstance(value, dict) else value[key]
+            value = _child(value, key)
         dtype = np.result_type(leaf, float)
         part = np.array(np.broadcast_to(np.asarray(value, dtype=dtype), np.shape(leaf)))
         parts.append(float(part) if isinstance(leaf, float) else part)

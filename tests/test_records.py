@@ -106,3 +106,81 @@ def test_gradient_of_a_record_read_inside_differentiated_code(make, f):
     step = 1e-6
     moved = [f(make(W + s * step * v.w, B + s * step * v.b), X) for s in (1, -1)]
     np.testing.assert_allclose(tangent, (moved[0] - moved[1]) / (2 * step), rtol=1e-6)
+
+
+# --- vjp, jacobian and hessian of records --------------------------------------------------
+
+KINDS = [S.Layer, S.Pair, S.Dense, S.Frozen, lambda w, b: S.Custom(w, b)]
+KIND_IDS = ["NamedTuple", "namedtuple", "dataclass", "frozen", "registered"]
+XS = np.array([[0.3, -0.2], [1.1, 0.4], [-0.7, 0.9]])       # (3, 2): layer broadcasts p
+
+
+def _numeric_jacobian(f, value, eps=1e-6):
+    """d f(value) / d value by central differences: f's output shape + value's shape."""
+    value = np.asarray(value, dtype=float)
+    columns = []
+    for k in range(value.size):
+        step = np.zeros(value.size)
+        step[k] = eps
+        step = step.reshape(value.shape)
+        columns.append((np.asarray(f(value + step)) - np.asarray(f(value - step))) / (2 * eps))
+    out = np.shape(columns[0])
+    return np.moveaxis(np.array(columns), 0, -1).reshape(out + value.shape)
+
+
+@pytest.mark.parametrize("make", KINDS, ids=KIND_IDS)
+def test_vjp_of_a_record_has_its_type(make):
+    from sgcompiler import vjp
+    tree = make(W, B)
+    cotangent = np.array([[1.0, -2.0], [0.5, 0.3], [2.0, 1.0]])
+    out, f_vjp = vjp(S.layer, tree, XS)
+    np.testing.assert_allclose(out, S.layer(tree, XS))
+    d_tree, d_x = f_vjp(cotangent)
+    assert type(d_tree) is type(tree)
+    if isinstance(d_tree, S.Custom):
+        assert d_tree.note == "made by hand"
+    for get, put in _fields(make):
+        def pulled(value, get=get, put=put):
+            return np.sum(S.layer(put(tree, value), XS) * cotangent)
+        np.testing.assert_allclose(get(d_tree), numeric_grad(pulled, [get(tree)], 0),
+                                   rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(d_x, numeric_grad(
+        lambda x: np.sum(S.layer(tree, x) * cotangent), [XS], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_vjp_refuses_a_record_of_ints():
+    from sgcompiler import vjp
+    with pytest.raises(TypeError, match=r"'p.w' of type ndarray"):
+        vjp(S.layer, S.Dense(np.array([1, 2]), B), XS)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+@pytest.mark.parametrize("make", KINDS, ids=KIND_IDS)
+def test_jacobian_of_a_record_is_a_record_of_blocks(make, mode):
+    from sgcompiler import jacobian
+    tree = make(W, B)
+    J = jacobian(S.layer, mode=mode)(tree, XS)
+    assert type(J) is type(tree)
+    for get, put in _fields(make):
+        block = get(J)
+        assert block.shape == XS.shape + get(tree).shape
+        np.testing.assert_allclose(block, _numeric_jacobian(
+            lambda v, put=put: S.layer(put(tree, v), XS), get(tree)), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("make", KINDS, ids=KIND_IDS)
+def test_hessian_of_a_record_is_a_record_of_records(make):
+    from sgcompiler import hessian
+    tree = make(W, B)
+    H = hessian(S.by_field)(tree, X)
+    assert type(H) is type(tree)
+    g = grad(S.by_field)
+    for get_i, put_i in _fields(make):
+        row = get_i(H)
+        assert type(row) is type(tree)
+        for get_j, _ in _fields(make):
+            # d (d f / d field_j) / d field_i, by differences of the gradient
+            want = _numeric_jacobian(lambda v, put=put_i, get=get_j: get(g(put(tree, v), X)),
+                                     get_i(tree))
+            np.testing.assert_allclose(get_j(row), np.moveaxis(want, -1, 0),
+                                       rtol=1e-5, atol=1e-7)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..records import is_record, rebuild, record_items
 from .batched_rules import BatchMismatch
 from .core import reduced_axes
 from .numpy.linalg import matmul_grad_left, matmul_grad_right
@@ -177,6 +178,9 @@ def _numbers_only(value) -> bool:
 def _size(tangent):
     """The number of directions of a batched tangent (of a list or a dict: its items'),
     None for a container with no array in it (a number in it is a zero of any shape)."""
+    if is_record(tangent):      # (a record's tangent: a record of batched fields)
+        return next((n for n in (_size(v) for _, v in record_items(tangent))
+                     if n is not None), None)
     if isinstance(tangent, (dict, list, tuple)):
         items = tangent.values() if isinstance(tangent, dict) else tangent
         return next((n for n in map(_size, items) if n is not None), None)
@@ -185,6 +189,8 @@ def _size(tangent):
 
 def _direction(tangent, k):
     """Direction k of a batched tangent: a container's items are batched, not it."""
+    if is_record(tangent):
+        return rebuild(tangent, {key: _direction(v, k) for key, v in record_items(tangent)})
     if isinstance(tangent, dict):
         return {key: _direction(v, k) for key, v in tangent.items()}
     if isinstance(tangent, (list, tuple)):
