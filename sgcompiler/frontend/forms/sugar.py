@@ -32,7 +32,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from ...ir.blocks import walk
+from ...ir.blocks import local_names_in, walk, walk_list
 from ...ir.builders import const, load, store
 from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
@@ -61,12 +61,10 @@ class _Sugar(DictForms, Transformer):
         self.fn = fn
         # (one walk, in gast.walk's order, for what every part below reads of the tree:
         # six walks of their own were most of this pass's time on a long function)
-        everything = list(walk(fn.tree))
+        everything = walk_list(fn.tree)
         names = [n for n in everything if isinstance(n, gast.Name)]
         bound = [n for n in names if isinstance(n.ctx, (gast.Store, gast.Param))]
-        args = fn.tree.args
-        self.local = {a.id for a in args.args + args.kwonlyargs + args.posonlyargs} | \
-            {n.id for n in bound}
+        self.local = local_names_in(fn.tree, bound)
         self.taken = self.local | {n.id for n in names}
         self.displays = displays(fn.tree, bound)
         self.partials = self.local_partials(everything)
