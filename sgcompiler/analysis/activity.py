@@ -55,21 +55,28 @@ class Activity:
         return name in self.active
 
 
+def described(norm: Normalized, resolution) -> tuple:
+    """(statement, its Op) for every assignment (and append) of `norm`, in source order:
+    what activity and shapes both read, made once where both run one after the other."""
+    return tuple((stmt, describe_stmt(stmt, resolution, norm.fn))
+                 for stmt in assignments(norm.body))
+
+
 def activity(norm: Normalized, resolution, wrt, arrays=None,
-             scalars=frozenset(), callees=None) -> Activity:
+             scalars=frozenset(), callees=None, statements=None) -> Activity:
     """Compute the active variables of `norm` for differentiation with respect to `wrt`.
     `arrays` (parameter -> (shape, dtype), when the code is specialised for them) tells
     an element of an array parameter (a number, `x[0]` of a vector) from a view of it;
     `scalars` are parameters known to be Python numbers (which share memory with nothing).
-    `callees` (summaries.Callees) tells which arguments a user function may return.
+    `callees` (summaries.Callees) tells which arguments a user function may return;
+    `statements`, what `described` gives (made here when not given).
 
     Raises:
         SGCompilerError: when an active value flows into an operation without a derivative.
     """
     fn = norm.fn
     flows = []          # (target, inputs, op, statement)
-    for stmt in assignments(norm.body):
-        op = describe_stmt(stmt, resolution, fn)
+    for stmt, op in statements if statements is not None else described(norm, resolution):
         flows.append((target_of(stmt), [name for _, name in op.inputs], op, stmt))
     varied_by, useful_by = {}, {}
     varied = reach(set(wrt), [(t, ins) for t, ins, _, _ in flows], varied_by)
@@ -703,12 +710,14 @@ def _refuse_unsupported(fn, flows, varied, useful) -> None:
     (np.pad(mode="linear_ramp"), np.average(returned=True)) is refused here, with the
     line, rather than raising in the generated code. (An option given as a variable is
     known only at run time: the runtime helper checks it then.)"""
-    local = local_names(fn.tree)
+    local = None        # (found at the first such rule: most functions call none)
     problems = []
     for target, ins, op, stmt in flows:
         if op.kind != RULE or not op.rule.supported or target not in useful \
                 or not any(n in varied for n in ins):
             continue
+        if local is None:
+            local = local_names(fn.tree)
         for param, allowed in op.rule.supported.items():
             known, value = _literal(fn, op.args[param], local) if param in op.args \
                 else (True, op.rule.defaults.get(param))

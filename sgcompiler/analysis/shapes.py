@@ -22,11 +22,11 @@ from collections import Counter
 import gast
 import numpy
 
-from .activity import assignments
+from .activity import described
 from .broadcast_classes import Broadcasts
 from ..ir.blocks import nodes
 from .ops import (APPEND, CALL, COPY, INDEX, NONDIFFERENTIABLE, RULE, SETITEM, STOPPED,
-                  describe_stmt, target_of)
+                  target_of)
 from .ops import CONTAINER as BUILD
 from .sizes import WEAK, concrete_shapes, unwritten_leaves
 from ..runtime import TREE_HELPERS
@@ -99,20 +99,20 @@ def class_shape(cls):
 
 
 def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None,
-           callees=None) -> Shapes:
+           callees=None, statements=None) -> Shapes:
     """Shape classes and kinds of every variable of `norm`. `trees` names parameters
     that are containers (parameter trees); `arrays` maps parameters to the (shape, dtype)
     of the arrays the gradient is specialised for; `callees` (summaries.Callees) tells
-    what user functions return and which of their parameters are dicts."""
-    statements = [(stmt, describe_stmt(stmt, resolution, norm.fn))
-                  for stmt in assignments(norm.body)]
+    what user functions return and which of their parameters are dicts; `statements`,
+    what activity.described gives (made here when not given)."""
+    if statements is None:
+        statements = described(norm, resolution)
     shape_names = frozenset(
         target_of(stmt) for stmt, _ in statements if isinstance(stmt.value, gast.Attribute)
         and stmt.value.attr == "shape")
     classes = {p: (SCALAR if p in scalars else p) for p in norm.params}
-    counts = {}
-    for stmt, _ in statements:
-        counts[target_of(stmt)] = counts.get(target_of(stmt), 0) + 1
+    targets = [target_of(stmt) for stmt, _ in statements]   # (found once, read each sweep)
+    counts = Counter(targets)
     # a name assigned once follows its inputs; one assigned more often (or a parameter that
     # is assigned) keeps one class only while every assignment agrees
     multiple = {n for n, c in counts.items() if c > 1 or n in classes}
@@ -122,8 +122,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
     while True:
         before, known = dict(classes), len(conflicted)
         broadcasts = Broadcasts()      # (made again each time: the classes may change)
-        for stmt, op in statements:
-            target = target_of(stmt)
+        for (stmt, op), target in zip(statements, targets):
             cls = _class_of(stmt, op, classes, shape_names, conflicted, broadcasts)
             if cls is None and target not in multiple and op.kind == RULE and \
                     op.rule.elementwise:
@@ -160,7 +159,7 @@ def shapes(norm, resolution, scalars=frozenset(), trees=frozenset(), arrays=None
         # only plain values, not containers (an item of one is known only as an array of
         # a parameter tree)
         concrete = {n: v for n, v in concrete.items() if kinds.get(n, ARRAY) != CONTAINER}
-    assigned = {target_of(stmt) for stmt, _ in statements}
+    assigned = set(targets)
     leaves = unwritten_leaves(arrays or {}, assigned)
     distinct = _distinct_ints(norm, statements, counts, resolution) if concrete else \
         frozenset()

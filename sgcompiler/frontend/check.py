@@ -12,7 +12,7 @@ import gast
 from ..errors import describe, errors_at
 from .source import FunctionSource
 from .forms.statements import try_refusal
-from ..ir.blocks import walk
+from ..ir.blocks import walk, walk_list
 
 # construct -> what to say about it
 _REFUSED = {
@@ -70,7 +70,7 @@ def check(fn: FunctionSource) -> None:
                                "function given to grad, value_and_grad or jvp and on the "
                                "helpers it calls, not here; name each parameter"))
     for stmt in tree.body:
-        for node in walk(stmt):
+        for node in walk_list(stmt):
             message = _REFUSED.get(type(node)) or _NOT_YET.get(type(node))
             if message:
                 problems.append((node, message.format(f=fn.name)))

@@ -81,10 +81,11 @@ def normalize(fn: FunctionSource, resolution: Resolution) -> Normalized:
                    + tree.args.kwonlyargs)
     namer = Namer(local_names(tree) | set(resolution.global_roots))
     body = lower([s for s in tree.body if not _is_docstring(s)], namer)
-    normalizer = _Normalizer(fn, resolution, namer, _versioned_names(body, params))
-    normalizer.single_return = sum(isinstance(n, gast.Return) for s in body
-                                   for n in nodes(s)) == 1 and isinstance(body[-1],
-                                                                              gast.Return)
+    found = [nodes(s) for s in body]        # (one walk for both questions)
+    normalizer = _Normalizer(fn, resolution, namer, _versioned_names(body, found, params))
+    normalizer.single_return = sum(isinstance(n, gast.Return) for under in found
+                                   for n in under) == 1 and isinstance(body[-1],
+                                                                       gast.Return)
     normalizer.current.update((p, p) for p in params if p in normalizer.versionable)
     out = normalizer.block(body)
     returned = normalizer.finish(out)
@@ -96,13 +97,14 @@ def _is_docstring(stmt) -> bool:
         and isinstance(stmt.value.value, str)
 
 
-def _versioned_names(body, params) -> set:
-    """Names assigned only by top-level statements: each assignment can get its own name."""
+def _versioned_names(body, found, params) -> set:
+    """Names assigned only by top-level statements: each assignment can get its own name.
+    (`found`: the nodes under each statement of `body`.)"""
     nested, top = set(), set()
-    for stmt in body:
+    for stmt, under in zip(body, found):
         into = top if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign)) \
             else nested
-        for node in nodes(stmt):
+        for node in under:
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 into.add(node.id)
     return top - nested

@@ -33,7 +33,7 @@ from ..runtime import is_helper, stop_gradient
 from .forms.objects import as_function, user_code
 from .source import FunctionSource
 from ..ir.blocks import local_names  # noqa: F401 (later stages read it from here)
-from ..ir.blocks import nodes, walk
+from ..ir.blocks import local_names_in, walk_list
 from ..ir.ast_tree import to_ast
 
 PRIMITIVE, STOP, NONDIFF, METHOD, USER, ITERATION, OPAQUE = (
@@ -197,9 +197,10 @@ def index_join(fn, node, global_roots):
     return (type(obj), names[0]) if names else (type(obj), None)
 
 
-def _index_join_callees(fn, global_roots, callees, problems):
-    """The callees of what normalize writes for each np.r_[...] and np.c_[...]."""
-    for node in walk(fn.tree):
+def _index_join_callees(fn, everything, global_roots, callees, problems):
+    """The callees of what normalize writes for each np.r_[...] and np.c_[...]
+    (`everything`: the nodes of fn's tree, in walk's order)."""
+    for node in everything:
         found = index_join(fn, node, global_roots) if isinstance(node, gast.Subscript) \
             else None
         if found is None:
@@ -222,8 +223,9 @@ def resolve(fn: FunctionSource) -> Resolution:
     Raises:
         SGCompilerError: listing every callee that is unknown or has no derivative rule.
     """
-    local = local_names(fn.tree)
-    global_roots = frozenset(n.id for n in nodes(fn.tree)
+    everything = walk_list(fn.tree)     # (one walk for the names, calls and subscripts)
+    local = local_names_in(fn.tree, everything)
+    global_roots = frozenset(n.id for n in everything
                              if isinstance(n, gast.Name) and n.id not in local)
     callees, problems = {}, []
     # builtins that normalize uses to rewrite loops over sequences
@@ -233,7 +235,7 @@ def resolve(fn: FunctionSource) -> Resolution:
         if callee is not None:
             callees[name] = callee
     global_roots |= _LOOP_BUILTINS - local
-    for node in walk(fn.tree):
+    for node in everything:
         if not isinstance(node, gast.Call):
             continue
         key = callee_key(node.func, global_roots)
@@ -260,7 +262,7 @@ def resolve(fn: FunctionSource) -> Resolution:
         # a function without a rule is fine while no gradient has to flow through it
         # (e.g. under stop_gradient); activity analysis refuses it otherwise
         callees[key] = classify(obj, key, rules.scope_of(fn)) or Callee(OPAQUE, obj, name=key)
-    _index_join_callees(fn, global_roots, callees, problems)
+    _index_join_callees(fn, everything, global_roots, callees, problems)
     if problems:
         raise errors_at(sorted(set(problems), key=problems.index))
     return Resolution(callees, global_roots)

@@ -20,7 +20,7 @@ from ..errors import SGCompilerError, SourceUnavailable
 from .depends import note_name
 from .lifted import lifted_source
 from .lambdas import is_lambda, lambda_def, lambda_name
-from ..ir.blocks import nodes, walk
+from ..ir.blocks import walk_list
 
 
 @dataclass(frozen=True)
@@ -115,15 +115,12 @@ def parse_function(fn) -> FunctionSource:
             f"{name}: its source code is not available ({exc}); sgcompiler reads the source, "
             "so define the function in a file (not in an interactive prompt or exec)") from None
     text = textwrap.dedent("".join(lines))
-    module = gast.parse(text)
+    # (blank lines first: the parser numbers the lines as the file does, with no walk
+    # of the tree to move them)
+    module = gast.parse("\n" * (firstlineno - 1) + text)
     tree = module.body[0]
     if not isinstance(tree, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SGCompilerError(f"{name} ({filename}:{firstlineno}): expected a def")
-    for node in nodes(tree):       # (only positions change: the nodes stay)
-        if hasattr(node, "lineno") and node.lineno is not None:
-            node.lineno += firstlineno - 1
-            if getattr(node, "end_lineno", None) is not None:
-                node.end_lineno += firstlineno - 1
     all_lines = tuple(inspect.linecache.getlines(filename)) or tuple(lines)
     return _source(fn, name, fn.__qualname__, filename, firstlineno, all_lines, tree)
 
@@ -136,7 +133,7 @@ def dict_uses(tree) -> tuple:
     expression) and (keyword, the name of its value or None) of each keyword. Plain data:
     the front end's rewrites may change the tree afterwards."""
     uses = []
-    for node in walk(tree):
+    for node in walk_list(tree):
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
                 and isinstance(node.slice, gast.Constant) \
                 and isinstance(node.slice.value, str):

@@ -20,7 +20,7 @@ from ..errors import describe, errors_at
 from .depends import module_level
 from .source import FunctionSource
 from ..ir.ast_tree import to_ast
-from ..ir.blocks import nodes, walk
+from ..ir.blocks import walk_list
 
 
 def inline_transforms(fn: FunctionSource) -> FunctionSource:
@@ -30,10 +30,11 @@ def inline_transforms(fn: FunctionSource) -> FunctionSource:
     Raises:
         SGCompilerError: when a transformation's arguments are not known at compile time.
     """
-    local = {n.id for n in nodes(fn.tree) if isinstance(n, gast.Name)
+    everything = walk_list(fn.tree)     # (one walk for the names and the calls)
+    local = {n.id for n in everything if isinstance(n, gast.Name)
              and isinstance(n.ctx, (gast.Store, gast.Param))}
     introduced, problems = {}, []
-    for node in walk(fn.tree):
+    for node in everything:
         refused = _refused_inside(fn, node, local)
         if refused:
             problems.append(describe(fn, node, refused))

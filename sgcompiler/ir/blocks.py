@@ -99,11 +99,38 @@ def walk(node):
         yield node
 
 
+def walk_list(node) -> list:
+    """Every node under `node` (itself included) in `walk`'s order, as a list made in one
+    go: for a pass that only reads the tree and wants walk's order (a generator's
+    resumption per node cost more than the walk itself)."""
+    found = [node]
+    push, extend, ast = found.append, found.extend, gast.AST
+    for node in found:          # (the list grows as it is read: breadth first)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast):
+                push(value)
+            elif isinstance(value, list):
+                extend([item for item in value if isinstance(item, ast)])
+    return found
+
+
 def local_names(tree) -> set:
     """Parameters and every name the function assigns."""
     names = {a.id for a in tree.args.args + tree.args.kwonlyargs
              + tree.args.posonlyargs}
     for node in nodes(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            names.add(node.id)
+    return names
+
+
+def local_names_in(tree, everything) -> set:
+    """local_names(tree), from `everything`, the nodes of `tree` (walk_list's, nodes')
+    that a pass has already found."""
+    args = tree.args
+    names = {a.id for a in args.args + args.kwonlyargs + args.posonlyargs}
+    for node in everything:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
     return names

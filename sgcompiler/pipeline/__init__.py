@@ -52,7 +52,7 @@ from .compiled import (_CACHE, _PIECE_SHAPES, _PIECES, Compiled, Piece, _filenam
                        _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title, for_trees)
 from .deep_code import deep
 from ..errors import SGCompilerError
-from ..analysis.activity import activity
+from ..analysis.activity import activity, described
 from ..analysis.shapes import shapes
 from ..analysis.sizes import WEAK
 from ..analysis.summaries import SUMMARIES
@@ -179,9 +179,11 @@ def _compile_now(fn, wrt, scalars, trees, value, arrays, trace, rereadable,
     src, resolution, norm = _front(fn, trace, checkpoint,
                                    marks=not (rereadable or namespace or backend != "numpy"))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    statements = described(norm, resolution)     # (what both analyses read)
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES, statements)
     trace("activity", act)
-    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES,
+                         statements)
     trace("shapes", shape_facts)
     # (read from the normal form now: the sweeps reuse its statements, and the
     # optimizations rewrite them)
@@ -459,8 +461,11 @@ def _compile_piece_now(fn, active, made, arrays, trees, rereadable, namespace=Fa
     src, resolution, norm = _front(fn, checkpoint=checkpoint,
                                    marks=not (rereadable or namespace or numba))
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, active, specialised, callees=SUMMARIES)
-    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES)
+    statements = described(norm, resolution)     # (what both analyses read)
+    act = activity(norm, resolution, active, specialised, callees=SUMMARIES,
+                   statements=statements)
+    shape_facts = shapes(norm, resolution, trees=trees, arrays=specialised, callees=SUMMARIES,
+                         statements=statements)
     names = (norm.namer.fresh(made.forward_name), norm.namer.fresh(made.backward_name))
     norm = tighten(norm, resolution, act, shape_facts)
     plan = plan_sweeps(norm, resolution, act, shape_facts, pieces, piece=True,

@@ -24,7 +24,7 @@ from .compiled import (_CACHE_SIZE, _JVP_CACHE, _NOT_BATCHED, _PIECES, CompiledJ
                        _found_piece, _kept, _path_text, _pieces_of, _refers_to, _title,
                        active_suffix, for_trees)
 from .deep_code import deep
-from ..analysis.activity import activity
+from ..analysis.activity import activity, described
 from ..analysis.shapes import shapes
 from ..analysis.sizes import WEAK
 from ..analysis.summaries import SUMMARIES
@@ -89,11 +89,13 @@ def _compile_jvp_now(fn, wrt, scalars, trees, arrays, trace, name, named,
     trace = trace or _Trace()
     src, resolution, norm = _front(fn, trace)
     specialised = {p: (shape, dtype) for p, shape, dtype in arrays}
-    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES)
+    statements = described(norm, resolution)     # (what both analyses read)
+    act = activity(norm, resolution, wrt, specialised, scalars, SUMMARIES, statements)
     trace("activity", act)
     if batch is not None:       # (batched tangents need every rank, numbers' too)
         specialised.update({p: ((), WEAK) for p in scalars if p not in specialised})
-    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES)
+    shape_facts = shapes(norm, resolution, scalars, trees, specialised, SUMMARIES,
+                         statements)
     trace("shapes", shape_facts)
     shapes_note = _shapes_note(norm, resolution, shape_facts, act, specialised)
     pieces = functools.partial(jvp_piece, backend="numba") if backend == "numba" else \

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections import Counter
 
 import gast
 
@@ -265,18 +266,18 @@ def dict_method(node):
     return None
 
 
-def displays(tree) -> dict:
+def displays(tree, bound) -> dict:
     """Names bound once, by a top-level assignment, to a display whose elements are known:
-    name -> its length (a list or tuple) or its list of keys (a dict with constant keys)."""
-    stores = {}
-    for node in nodes(tree):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
-            stores[node.id] = stores.get(node.id, 0) + 1
+    name -> its length (a list or tuple) or its list of keys (a dict with constant keys).
+    `bound`: the Name nodes that bind (Store or Param) in `tree`."""
+    candidates = [stmt for stmt in tree.body if isinstance(stmt, gast.Assign) and
+                  len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) and
+                  isinstance(stmt.value, (gast.List, gast.Tuple, gast.Dict))]
+    if not candidates:
+        return {}       # (most functions: no walk of the tree)
+    stores = Counter(node.id for node in bound)
     found = {}
-    for stmt in tree.body:
-        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
-                isinstance(stmt.targets[0], gast.Name)):
-            continue
+    for stmt in candidates:
         name, value = stmt.targets[0].id, stmt.value
         if stores.get(name) != 1:
             continue
@@ -328,10 +329,14 @@ def _substituted(expr, bindings):
     return _Sub().visit(copy.deepcopy(expr))
 
 
-def dict_variables(tree) -> set:
-    """Local variables that are only ever assigned dicts (displays, comprehensions)."""
+def dict_variables(everything) -> set:
+    """Local variables that are only ever assigned dicts (displays, comprehensions), of a
+    function whose nodes are `everything`."""
+    if not any(isinstance(node, gast.Assign) and isinstance(node.value, (gast.Dict,
+                                                                          gast.DictComp))
+               for node in everything):
+        return set()    # (most functions: none assigns a dict)
     kinds = {}
-    everything = nodes(tree)
     for node in everything:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             kinds.setdefault(node.id, set()).add("other")

@@ -33,14 +33,15 @@ from ...runtime import stop_gradient
 from ..depends import function_reads, module_level, note
 from .objects import user_code
 from ..source import FunctionSource, parse_function, parsed_tree
-from ...ir.blocks import local_names, nodes, walk
+from ...ir.blocks import local_names, local_names_in, nodes, walk, walk_list
 from .sugar import fresh
 
 
 def inline_factories(fn: FunctionSource) -> FunctionSource:
     """`fn` with each `g = factory(...)` replaced by the definition the factory makes."""
+    everything = walk_list(fn.tree)     # (one walk for both questions)
     if not any(isinstance(n, gast.Return) and isinstance(n.value, gast.Name)
-               for n in nodes(fn.tree)) and not _calls_module_factory(fn):
+               for n in everything) and not _calls_module_factory(fn, everything):
         return fn
     local = local_names(fn.tree)
     taken = local | {n.id for n in nodes(fn.tree) if isinstance(n, gast.Name)}
@@ -56,13 +57,15 @@ def inline_factories(fn: FunctionSource) -> FunctionSource:
     return replace(fn, tree=changed)
 
 
-def _calls_module_factory(fn) -> bool:
-    local = local_names(fn.tree)
+def _calls_module_factory(fn, everything) -> bool:
+    """Whether fn (its nodes: `everything`, in walk's order) calls a module-level
+    factory."""
+    local = local_names_in(fn.tree, everything)
     return any(isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) and
                _factory_of(module_level(fn, n.value.func, local)) is not None or
                isinstance(n, gast.Call) and isinstance(n.func, gast.Call) and
                _factory_of(module_level(fn, n.func.func, local)) is not None
-               for n in walk(fn.tree))
+               for n in everything)
 
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.Return, gast.Expr)

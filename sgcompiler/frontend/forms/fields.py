@@ -18,7 +18,7 @@ import gast
 import numpy as np
 
 from ...runtime import field
-from ...ir.blocks import local_names, nodes, walk
+from ...ir.blocks import local_names_in, walk_list
 from ..source import FunctionSource
 
 _ARRAY_ATTRIBUTES = frozenset(dir(np.ndarray))
@@ -26,9 +26,10 @@ _ARRAY_ATTRIBUTES = frozenset(dir(np.ndarray))
 
 def read_fields(fn: FunctionSource) -> FunctionSource:
     """`fn` with each field read of a local value written as `field(value, 'name')`."""
-    local = local_names(fn.tree)
-    calls = {id(n.func) for n in nodes(fn.tree) if isinstance(n, gast.Call)}
-    found = [n for n in walk(fn.tree) if isinstance(n, gast.Attribute)
+    everything = walk_list(fn.tree)     # (one walk for the names, calls and attributes)
+    local = local_names_in(fn.tree, everything)
+    calls = {id(n.func) for n in everything if isinstance(n, gast.Call)}
+    found = [n for n in everything if isinstance(n, gast.Attribute)
              and isinstance(n.ctx, gast.Load) and id(n) not in calls
              and n.attr not in _ARRAY_ATTRIBUTES and _root(n.value) in local]
     if not found:

@@ -22,7 +22,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from ...ir.blocks import local_names, walk
+from ...ir.blocks import local_names_in, walk_list
 from ..depends import module_level
 from ..lifted import lifted_function
 from ..source import FunctionSource
@@ -56,9 +56,10 @@ _GLOBALS = {"np": np, "__builtins__": builtins}     # what the helpers run in
 
 def rewrite_library_calls(fn: FunctionSource) -> FunctionSource:
     """`fn` with the calls of the module docstring rewritten (or `fn` itself)."""
-    if not any(isinstance(n, gast.Call) for n in gast.walk(fn.tree)):
+    everything = walk_list(fn.tree)     # (one walk, for every question of the tree)
+    if not any(isinstance(n, gast.Call) for n in everything):
         return fn
-    rewriter = _Rewriter(fn)
+    rewriter = _Rewriter(fn, everything)
     rewriter.visit(fn.tree)
     if not rewriter.introduced:
         return fn
@@ -66,13 +67,13 @@ def rewrite_library_calls(fn: FunctionSource) -> FunctionSource:
 
 
 class _Rewriter(Transformer):
-    def __init__(self, fn):
+    def __init__(self, fn, everything):
         self.fn = fn
-        self.local = local_names(fn.tree)
+        self.local = local_names_in(fn.tree, everything)
         self.taken = self.local | set(fn.globals) | set(fn.introduced) | \
-            {n.id for n in gast.walk(fn.tree) if isinstance(n, gast.Name)}
+            {n.id for n in everything if isinstance(n, gast.Name)}
         self.introduced = {}
-        self.vectorized = self.bound_vectorized()
+        self.vectorized = self.bound_vectorized(everything)
 
     def library(self, node):
         """The NumPy function a call's callee names (np.vectorize, ...), or None."""
@@ -87,13 +88,13 @@ class _Rewriter(Transformer):
             return node.args[0]
         return None
 
-    def bound_vectorized(self) -> dict:
+    def bound_vectorized(self, everything) -> dict:
         """Names bound once, in the function's body, to np.vectorize(f) and only called:
-        name -> f."""
+        name -> f (`everything`: the nodes of the function, in walk's order)."""
         # (one walk for every candidate: walking the function per assignment was
         # quadratic, most of the compile time of a long function)
         stores, loads, calls = Counter(), {}, set()
-        for n in walk(self.fn.tree):
+        for n in everything:
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Store):
                     stores[n.id] += 1

@@ -27,7 +27,7 @@ from ..depends import function_reads, module_level, note
 from ..lifted import lifted_function, remaining_defaults
 from .objects import user_code
 from ..source import FunctionSource, parse_function
-from ...ir.blocks import nodes, walk
+from ...ir.blocks import nodes, walk, walk_list
 
 
 class _Refused(Exception):
@@ -54,9 +54,10 @@ def lift_nested(fn: FunctionSource) -> FunctionSource:
 
 def _passes_functions(fn) -> bool:
     """Whether some call passes a module-level function to another function."""
-    local = {n.id for n in nodes(fn.tree) if isinstance(n, gast.Name)
+    everything = walk_list(fn.tree)     # (one walk for the names and the calls)
+    local = {n.id for n in everything if isinstance(n, gast.Name)
              and isinstance(n.ctx, (gast.Store, gast.Param))}
-    for node in walk(fn.tree):
+    for node in everything:
         if isinstance(node, gast.Call):
             for arg in node.args:
                 if isinstance(arg, (gast.Name, gast.Attribute)) and \

@@ -32,7 +32,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from ...ir.blocks import local_names, nodes, walk
+from ...ir.blocks import local_names_in, walk, walk_list
 from ...ir.builders import const, load, store
 from ...runtime import by_position, max_of, min_of
 from ..depends import module_level
@@ -59,29 +59,29 @@ def rewrite_expressions(fn: FunctionSource) -> FunctionSource:
 class _Sugar(DictForms, Transformer):
     def __init__(self, fn):
         self.fn = fn
-        self.local = local_names(fn.tree)
-        self.taken = self.local | {n.id for n in nodes(fn.tree)
-                                   if isinstance(n, gast.Name)}
-        self.displays = displays(fn.tree)
-        self.partials = self.local_partials()
-        self.dicts = dict_variables(fn.tree)
+        # (one walk, in gast.walk's order, for what every part below reads of the tree:
+        # six walks of their own were most of this pass's time on a long function)
+        everything = walk_list(fn.tree)
+        names = [n for n in everything if isinstance(n, gast.Name)]
+        bound = [n for n in names if isinstance(n.ctx, (gast.Store, gast.Param))]
+        self.local = local_names_in(fn.tree, bound)
+        self.taken = self.local | {n.id for n in names}
+        self.displays = displays(fn.tree, bound)
+        self.partials = self.local_partials(everything)
+        self.dicts = dict_variables(everything)
         self.introduced = {}        # names this pass binds -> runtime helpers
         self.check_name = None      # the name bound to by_position, once a loop needs it
         # local names only ever bound to a sequence (their loops need no check)
-        self.sequences = {name for name, values in _bindings(fn.tree).items()
+        self.sequences = {name for name, values in _bindings(everything, bound).items()
                           if all(v is not None and self.surely_sequence(v, False)
                                  for v in values)}
 
-    def local_partials(self) -> dict:
+    def local_partials(self, everything) -> dict:
         """Names bound once to functools.partial(F, ...) and only called: name -> the
         partial call (its bound arguments are constants or names that never change);
         also names bound once to a module-level function (`g = np.sin`), as a partial
-        that binds nothing."""
-        stores, everything = {}, nodes(self.fn.tree)
-        for node in everything:
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                stores[node.id] = stores.get(node.id, 0) + 1
-        calls = {id(n.func) for n in everything if isinstance(n, gast.Call)}
+        that binds nothing. (`everything`: the nodes of the function.)"""
+        stores = calls = None       # (counted at the first candidate: most have none)
         params = {a.id for a in self.fn.tree.args.args + self.fn.tree.args.kwonlyargs}
         found = {}
         for stmt in self.fn.tree.body:
@@ -91,6 +91,12 @@ class _Sugar(DictForms, Transformer):
             name, call = stmt.targets[0].id, self.aliased(stmt.value)
             if not (isinstance(call, gast.Call) and call.args):
                 continue
+            if stores is None:
+                stores = {}
+                for node in everything:
+                    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                        stores[node.id] = stores.get(node.id, 0) + 1
+                calls = {id(n.func) for n in everything if isinstance(n, gast.Call)}
             if call is stmt.value and \
                     module_level(self.fn, call.func, self.local) is not functools.partial or \
                     stores[name] != 1 or any(k.arg is None for k in call.keywords):
@@ -372,15 +378,15 @@ class _Sugar(DictForms, Transformer):
         return gast.copy_location(gast.ListComp(elt=load(item), generators=gens), node)
 
 
-def _bindings(tree) -> dict:
+def _bindings(everything, bound) -> dict:
     """name -> the values assigned to it (None for a parameter, a loop target, an
-    unpacking or any other binding)."""
+    unpacking or any other binding), of a function whose nodes are `everything` and
+    whose names bound are `bound` (both in gast.walk's order)."""
     found = {}
-    single = {id(n.targets[0]): n.value for n in nodes(tree) if isinstance(
+    single = {id(n.targets[0]): n.value for n in everything if isinstance(
         n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)}
-    for node in walk(tree):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
-            found.setdefault(node.id, []).append(single.get(id(node)))
+    for node in bound:
+        found.setdefault(node.id, []).append(single.get(id(node)))
     return found
 
 

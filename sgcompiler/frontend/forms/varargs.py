@@ -29,7 +29,7 @@ from ..depends import function_reads, module_level, note
 from ..lifted import lifted_function
 from .objects import cells_of, user_code
 from ..source import FunctionSource, parse_function
-from ...ir.blocks import local_names, walk
+from ...ir.blocks import local_names, local_names_in, walk, walk_list
 from .sugar import fresh
 
 
@@ -40,9 +40,10 @@ def specialise_varargs(fn: FunctionSource) -> FunctionSource:
     Raises:
         SGCompilerError: when a call does not fit the helper's signature.
     """
-    local = local_names(fn.tree)
+    everything = walk_list(fn.tree)     # (one walk for the names and the calls)
+    local = local_names_in(fn.tree, everything)
     introduced, problems = {}, []
-    for node in walk(fn.tree):
+    for node in everything:
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
             continue
         helper = module_level(fn, node.func, local)
