@@ -32,7 +32,7 @@ from ..errors import describe, errors_at
 from ..runtime import is_helper, stop_gradient
 from .forms.objects import as_function, user_code
 from .source import FunctionSource
-from ..ir.blocks import local_names  # noqa: F401 (later stages read it from here)
+from ..ir.blocks import local_names  # (later stages import it from here: _REEXPORTED)
 from ..ir.blocks import local_names_in, walk_list
 from ..ir.ast_tree import to_ast
 
@@ -288,3 +288,6 @@ def _evaluate(fn, func):
         for read in function_reads(obj):
             note(*read)
     return obj, None
+
+
+_REEXPORTED = (local_names,)
