@@ -157,13 +157,23 @@ def local_names_in(tree, everything) -> set:
 def name_counts(tree) -> tuple[Counter, Counter]:
     """(writes, reads): how many times each name is bound or deleted, and read, in `tree`
     (`x += e` reads x too)."""
-    writes, reads = Counter(), Counter()
+    return tally_names(tree, (gast.Store, gast.Del))
+
+
+def tally_names(tree, bound) -> tuple[Counter, Counter]:
+    """(bound, other): how many times each name appears in `tree` with a context of the
+    types `bound`, and with another (`x += e` counts as one more of the other), each in
+    the order the names are first met. (The names are listed, then counted: a Counter
+    made from a list counts in C.)"""
+    binds, others = [], []
+    name, augmented, contexts = gast.Name, gast.AugAssign, frozenset(bound)
     for node in nodes(tree):
-        if isinstance(node, gast.Name):
-            (writes if isinstance(node.ctx, (gast.Store, gast.Del)) else reads)[node.id] += 1
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            reads[node.target.id] += 1
-    return writes, reads
+        kind = type(node)
+        if kind is name:
+            (binds if type(node.ctx) in contexts else others).append(node.id)
+        elif kind is augmented and type(node.target) is name:
+            others.append(node.target.id)
+    return Counter(binds), Counter(others)
 
 
 def assignment(stmt):

@@ -87,6 +87,7 @@ def substituted(template, values, namespace, linker):
 
 
 _ATOMS = (str, int, float, bool, bytes, type(None), type(Ellipsis), complex)
+_ATOM_TYPES = frozenset(_ATOMS)
 
 
 def clone(node):
@@ -102,21 +103,27 @@ def with_names(node, name):
 
 def _clone(node, name):
     """Deep copy of a gast tree; with `name`, every Name node is replaced by name(node)."""
-    if isinstance(node, list):
+    kind = type(node)
+    if kind is list:
         return [_clone(item, name) for item in node]
+    if kind in _ATOM_TYPES:
+        return node
     if not isinstance(node, gast.AST):
         return node if isinstance(node, _ATOMS) else copy.deepcopy(node)
-    if name is not None and isinstance(node, gast.Name):
+    if name is not None and kind is gast.Name:
         return name(node)
-    cls = type(node)
-    new = cls.__new__(cls)
-    fields = node._fields
+    new = kind.__new__(kind)
+    fields, old, made = node._fields, node.__dict__, new.__dict__
+    # (the fields first, then the positions, as the node had them: a type lookup turns
+    # the strings and numbers away before a call)
+    atoms = _ATOM_TYPES
     for field in fields:
-        if field in node.__dict__:
-            setattr(new, field, _clone(node.__dict__[field], name))
-    for key, value in node.__dict__.items():
+        if field in old:
+            value = old[field]
+            made[field] = value if type(value) in atoms else _clone(value, name)
+    for key, value in old.items():
         if key not in fields:
-            setattr(new, key, value if isinstance(value, _ATOMS) else copy.deepcopy(value))
+            made[key] = value if isinstance(value, _ATOMS) else copy.deepcopy(value)
     return new
 
 

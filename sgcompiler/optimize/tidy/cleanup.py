@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections import Counter
 
 import gast
 import numpy
 
 from ... import runtime
-from ...ir.blocks import arithmetic, blocks, nodes, statements
+from ...ir.blocks import arithmetic, blocks, nodes, statements, tally_names
 from ...ir.builders import COMMENT
 from .block_index import BlockIndex, forget
 
@@ -151,12 +150,8 @@ def _stored(stmt, i, stores) -> set:
 
 
 def _counts(tree):
-    reads, writes = Counter(), Counter()
-    for node in nodes(tree):
-        if isinstance(node, gast.Name):
-            (writes if isinstance(node.ctx, gast.Store) else reads)[node.id] += 1
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            reads[node.target.id] += 1         # x += y reads x
+    """(reads, writes): a Load or a Del is a read, a Store a write."""
+    writes, reads = tally_names(tree, (gast.Store,))
     return reads, writes
 
 
