@@ -16,6 +16,8 @@ _REDUCTIONS = frozenset("sum mean max min prod dot matmul".split())
 _BUILTINS = frozenset("len range min max abs float int".split())
 # NumPy functions that write into an argument they are given
 _WRITERS = frozenset("at copyto put place putmask fill_diagonal shuffle".split())
+# the nodes that may write into an array besides calls (see written_into)
+_WRITING = frozenset({gast.AugAssign, gast.Subscript, gast.Attribute})
 
 
 class ArrayFacts:
@@ -26,25 +28,32 @@ class ArrayFacts:
         self.writes = Counter()     # name -> bindings (an augmented assignment counts)
         self.in_place = set()       # names written into (x += .., x[i] = .., out=x, or
         #                             passed to a call that may write into it)
-        everything = nodes(tree)
-        for node in everything:
-            if isinstance(node, gast.Name) and \
-                    isinstance(node.ctx, (gast.Store, gast.Del)):
-                self.writes[node.id] += 1
-            self.in_place.update(written_into(node))
-            if isinstance(node, gast.Call) and not self.reads_only(node):
-                self.in_place.update(passed(node))
-        self._through_aliases(everything)
+        assignments = []
+        for node in nodes(tree):
+            # (by the node's type, not isinstance chains: most nodes write into nothing)
+            kind = type(node)
+            if kind is gast.Name:
+                context = type(node.ctx)
+                if context is gast.Store or context is gast.Del:
+                    self.writes[node.id] += 1
+            elif kind is gast.Call:
+                self.in_place.update(written_into(node))
+                if not self.reads_only(node):
+                    self.in_place.update(passed(node))
+            elif kind is gast.Assign:
+                assignments.append(node)
+            elif kind in _WRITING:
+                self.in_place.update(written_into(node))
+        self._through_aliases(assignments)
 
-    def _through_aliases(self, everything):
+    def _through_aliases(self, assignments):
         """A write into `t` after `t = d` (or `t = unbroadcast(d, x)`, a view of d, ...)
         is a write into d's array too: every name that may hold the array of a name
         written into is written into (`dt = d_sub; dt += d_sub2` changes d_sub, so
-        d_sub2 = d_sub may not be shared)."""
+        d_sub2 = d_sub may not be shared). `assignments`: the function's."""
         held = {}       # name -> the names that may hold the same array
-        for node in everything:     # (nodes(tree), the function's)
-            if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
-                    isinstance(node.targets[0], gast.Name):
+        for node in assignments:
+            if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
                 target = node.targets[0].id
                 for name in self.escaping(node.value, False):
                     held.setdefault(name, set()).add(target)

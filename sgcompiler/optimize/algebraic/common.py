@@ -179,11 +179,10 @@ class _Sharing:
             self._count_reads(stmt)
         body[:] = _with_moved(out, before) if before else out
 
-    def _count_reads(self, stmt, found=None):
-        """`found`: nodes(stmt), when the caller has it."""
+    def _count_reads(self, stmt):
         if isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Return, gast.Expr,
                              gast.expr)):
-            for node in nodes(stmt) if found is None else found:
+            for node in nodes(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                     self.reads_seen[node.id] += 1
 
@@ -206,11 +205,11 @@ class _Sharing:
             else:
                 _set(parent, field, load(stmt.targets[0].id))
                 moved = _statement
-        # (from here on `stmt` stays as it is: one list of its nodes serves the rest)
-        found = nodes(stmt)
-        self._forget_written(table, stmt, found)
-        self._remember(table, stmt, comments, found)
-        self._count_reads(stmt, found)
+        # (from here on `stmt` stays as it is: one walk of its nodes serves the rest)
+        reads, effects = _effects(stmt)
+        self._forget_written(table, stmt, effects)
+        self._remember(table, stmt, comments, effects)
+        self.reads_seen.update(reads)
         return moved
 
     def _assigned(self, table, stmt):
@@ -253,9 +252,10 @@ class _Sharing:
                     continue
             todo.extend(_children(node, consumed, self.facts))
 
-    def _forget_written(self, table, stmt, found):
-        for node in found:
-            if isinstance(node, gast.Call) and not self.facts.reads_only(node) and \
+    def _forget_written(self, table, stmt, effects):
+        """`effects`: _effects(stmt)'s."""
+        for node in effects:
+            if type(node) is gast.Call and not self.facts.reads_only(node) and \
                     not all(table.written_into(name) for name in passed(node)):
                 table.__init__()        # (it may write into an array another name holds)
                 return
@@ -263,14 +263,14 @@ class _Sharing:
             table.kept.update(table.array[n] for value, consumed in top_values(stmt)
                               for n in self.facts.escaping(value, consumed)
                               if n in table.array)
-        for node in found:
+        for node in effects:
+            if type(node) is gast.Name:
+                table.forget(node.id)
+                continue
             for name in written_into(node):
                 if name is None or not table.written_into(name):
                     table.__init__()
                     return
-            if isinstance(node, gast.Name) and \
-                    isinstance(node.ctx, (gast.Store, gast.Del)):
-                table.forget(node.id)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Name):
             table.bound(stmt.targets[0].id, stmt.value, self.facts)
@@ -279,9 +279,8 @@ class _Sharing:
                 for name in (n.id for n in nodes(target) if isinstance(n, gast.Name)):
                     table.unbound(name)
 
-    def _remember(self, table, stmt, comments, found):
-        written = {n.id for n in found if isinstance(n, gast.Name)
-                   and isinstance(n.ctx, (gast.Store, gast.Del))}
+    def _remember(self, table, stmt, comments, effects):
+        written = {n.id for n in effects if type(n) is gast.Name}
         if isinstance(stmt, gast.AugAssign):
             written.add(root(stmt.target))
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and \
@@ -300,11 +299,12 @@ class _Sharing:
             while todo:
                 parent, field, consumed = todo.pop()
                 node = _get(parent, field)
-                names = set()
-                key = self.key(table, node, names) if consumed and \
-                    isinstance(node, _CANDIDATES) else None
-                if key is not None and not names & written and key not in table.inner:
-                    table.add(table.inner, key, (stmt, parent, field, comments), names)
+                if consumed and isinstance(node, _CANDIDATES):
+                    names = set()
+                    key = self.key(table, node, names)
+                    if key is not None and not names & written and \
+                            key not in table.inner:
+                        table.add(table.inner, key, (stmt, parent, field, comments), names)
                 todo.extend(_children(node, consumed, self.facts))
 
     def key(self, table, node, names=None):
@@ -317,12 +317,41 @@ class _Sharing:
             return None
 
     def _key(self, table, node, names):
-        if isinstance(node, gast.Name):
-            name = table.name(node.id)
+        kind = type(node)
+        if kind is gast.Name:
+            name = table.canon.get(node.id, node.id)
             names.add(name)
             return ("name", name)
-        if isinstance(node, gast.Constant):
+        if kind is gast.Constant:
             return ("const", type(node.value).__name__, repr(node.value))
+        try:
+            # (the usual expressions spelt at once, as _spelling spells them: the key is
+            # asked of every expression of every statement, some several times)
+            if kind is gast.BinOp:
+                return ("BinOp", self._key(table, node.left, names),
+                        (type(node.op).__name__,), self._key(table, node.right, names))
+            if kind is gast.Call:
+                self._check_call(node)
+                return ("Call", self._key(table, node.func, names),
+                        tuple([self._key(table, a, names) for a in node.args]),
+                        tuple([self._key(table, k, names) for k in node.keywords]))
+            if kind is gast.Attribute:
+                return ("Attribute", self._key(table, node.value, names), node.attr,
+                        (type(node.ctx).__name__,))
+            if kind is gast.UnaryOp:
+                return ("UnaryOp", (type(node.op).__name__,),
+                        self._key(table, node.operand, names))
+            if kind is gast.Subscript:
+                return ("Subscript", self._key(table, node.value, names),
+                        self._key(table, node.slice, names), (type(node.ctx).__name__,))
+            if kind is gast.keyword:
+                return ("keyword", node.arg, self._key(table, node.value, names))
+        except AttributeError:
+            pass            # (a field left out where the node was made)
+        return self._spelling(table, node, names)
+
+    def _spelling(self, table, node, names):
+        """_key of any other node: its type and fields, in order."""
         if isinstance(node, gast.Call):
             self._check_call(node)
         if not isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call,
@@ -377,6 +406,37 @@ class _Impure(Exception):
 
 def _children(node, consumed, facts, only=None):
     """(parent, field, consumed) of `node`'s expression children."""
+    kind = type(node) if only is None else None
+    try:
+        # (the usual expressions at once, as _fields_children finds their children:
+        # this is asked of every expression of every statement, some several times)
+        if kind is gast.Name:
+            if node.annotation is None:
+                return []
+        elif kind is gast.Constant:
+            return []
+        elif kind is gast.BinOp:
+            return [(node, "left", True), (node, "right", True)]
+        elif kind is gast.Call:
+            inner = facts.fresh_call(node)
+            return [(node, "func", True)] + \
+                [(node.args, k, inner) for k, v in enumerate(node.args)
+                 if isinstance(v, gast.expr)] + \
+                [(v, "value", inner) for v in node.keywords if isinstance(v, gast.keyword)]
+        elif kind is gast.Attribute:
+            return [(node, "value", False)]
+        elif kind is gast.UnaryOp:
+            return [(node, "operand", True)]
+        elif kind is gast.Subscript:
+            return [(node, "value", consumed)] + \
+                ([(node, "slice", True)] if isinstance(node.slice, gast.expr) else [])
+    except AttributeError:
+        pass                # (a field left out where the node was made)
+    return _fields_children(node, consumed, facts, only)
+
+
+def _fields_children(node, consumed, facts, only):
+    """_children of any node, from its fields."""
     found = []
     # (what the fields' values are to `node`, decided once: it is asked of every
     # expression of every statement, some several times)
@@ -407,6 +467,27 @@ def _children(node, consumed, facts, only=None):
         elif isinstance(value, gast.expr) and field not in ("target", "targets"):
             found.append((node, field, inner.get(field, default)))
     return found
+
+
+_WRITING = frozenset({gast.Call, gast.AugAssign, gast.Subscript, gast.Attribute})
+
+
+def _effects(stmt):
+    """(the names `stmt` reads, in no particular order; the nodes under it that may write:
+    names bound or deleted, calls, augmented assignments, subscripts and attributes),
+    from one walk of its nodes."""
+    reads, effects = [], []
+    for node in nodes(stmt):
+        kind = type(node)
+        if kind is gast.Name:
+            context = type(node.ctx)
+            if context is gast.Load:
+                reads.append(node.id)
+            elif context is gast.Store or context is gast.Del:
+                effects.append(node)
+        elif kind in _WRITING:
+            effects.append(node)
+    return reads, effects
 
 
 def _get(parent, field):
