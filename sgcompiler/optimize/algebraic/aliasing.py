@@ -9,15 +9,19 @@ from collections import Counter
 import gast
 import numpy
 
-from ...ir.blocks import nodes
+from ...ir.blocks import nodes, statements
 
 CONSUMING = (gast.BinOp, gast.UnaryOp, gast.Compare)
 _REDUCTIONS = frozenset("sum mean max min prod dot matmul".split())
 _BUILTINS = frozenset("len range min max abs float int".split())
 # NumPy functions that write into an argument they are given
 _WRITERS = frozenset("at copyto put place putmask fill_diagonal shuffle".split())
-# the nodes that may write into an array besides calls (see written_into)
-_WRITING = frozenset({gast.AugAssign, gast.Subscript, gast.Attribute})
+# the nodes that may write into an array (see written_into)
+_WRITING = frozenset({gast.Call, gast.AugAssign, gast.Subscript, gast.Attribute})
+# the statements sharing looks into, which hold no statement; what holds statements
+_SIMPLE = frozenset({gast.Assign, gast.AugAssign, gast.Return})
+_HOLDERS = (gast.stmt, gast.excepthandler) + \
+    ((gast.match_case,) if hasattr(gast, "match_case") else ())
 
 
 class ArrayFacts:
@@ -28,22 +32,27 @@ class ArrayFacts:
         self.writes = Counter()     # name -> bindings (an augmented assignment counts)
         self.in_place = set()       # names written into (x += .., x[i] = .., out=x, or
         #                             passed to a call that may write into it)
+        # id(statement) -> (statement, effects(statement)) of each assignment and return:
+        # sharing asks them of each statement it leaves as it was
+        self.walked = {}
         assignments = []
-        for node in nodes(tree):
-            # (by the node's type, not isinstance chains: most nodes write into nothing)
-            kind = type(node)
-            if kind is gast.Name:
-                context = type(node.ctx)
-                if context is gast.Store or context is gast.Del:
+        for stmt in statements(tree):
+            if type(stmt) in _SIMPLE:
+                found = self.walked[id(stmt)] = (stmt,) + effects(stmt)
+                if type(stmt) is gast.Assign:
+                    assignments.append(stmt)
+            else:   # (the statements in it are met on their own)
+                found = (stmt,) + effects(stmt, within=_HOLDERS)
+            for node in found[2]:
+                kind = type(node)
+                if kind is gast.Name:
                     self.writes[node.id] += 1
-            elif kind is gast.Call:
-                self.in_place.update(written_into(node))
-                if not self.reads_only(node):
-                    self.in_place.update(passed(node))
-            elif kind is gast.Assign:
-                assignments.append(node)
-            elif kind in _WRITING:
-                self.in_place.update(written_into(node))
+                elif kind is gast.Call:
+                    self.in_place.update(written_into(node))
+                    if not self.reads_only(node):
+                        self.in_place.update(passed(node))
+                else:
+                    self.in_place.update(written_into(node))
         self._through_aliases(assignments)
 
     def _through_aliases(self, assignments):
@@ -89,9 +98,15 @@ class ArrayFacts:
         todo = [(node, consumed)]
         while todo:
             node, consumed = todo.pop()
-            if isinstance(node, gast.Name):
+            kind = type(node)
+            if kind is gast.Name:
                 if not consumed:
                     found.add(node.id)
+            elif kind is gast.Constant:
+                pass
+            elif kind is gast.BinOp:        # (its operator holds no name)
+                todo.append((node.left, True))
+                todo.append((node.right, True))
             elif isinstance(node, CONSUMING + (gast.BoolOp,)):
                 todo.extend((child, True) for child in gast.iter_child_nodes(node))
             elif isinstance(node, gast.Call):
@@ -109,6 +124,34 @@ class ArrayFacts:
             else:
                 todo.extend((child, False) for child in gast.iter_child_nodes(node))
         return found
+
+
+def effects(node, within=None):
+    """(the names read under `node`, in no particular order; the nodes under it that may
+    write: names bound or deleted, calls, augmented assignments, subscripts and
+    attributes), from one walk of its nodes. `within`: the types of the nodes under it
+    not to look into (nor count), but for `node` itself."""
+    if within is None:
+        found = nodes(node)
+    else:
+        found = [node]
+        for value in node.__dict__.values():
+            for item in value if type(value) is list else (value,):
+                if isinstance(item, gast.AST) and not isinstance(item, within):
+                    found.extend(nodes(item))
+    reads, writing = [], []
+    for node in found:
+        # (by the node's type, not isinstance chains: most nodes write into nothing)
+        kind = type(node)
+        if kind is gast.Name:
+            context = type(node.ctx)
+            if context is gast.Load:
+                reads.append(node.id)
+            elif context is gast.Store or context is gast.Del:
+                writing.append(node)
+        elif kind in _WRITING:
+            writing.append(node)
+    return reads, writing
 
 
 def top_values(stmt):

@@ -33,7 +33,8 @@ import gast
 
 from ...ir.blocks import nodes
 from ...ir.builders import COMMENT, load
-from .aliasing import CONSUMING, ArrayFacts, passed, root, top_values, written_into
+from .aliasing import CONSUMING, ArrayFacts, effects, passed, root, top_values, \
+    written_into
 from ..tidy.cleanup import propagate_copies
 
 _OPERATIONS = CONSUMING + (gast.BoolOp,)
@@ -195,8 +196,8 @@ class _Sharing:
         elif stmt.value is not None:
             self._replace_inner(table, stmt, "value",
                                 consumed=isinstance(stmt, gast.AugAssign))
-            if isinstance(stmt, gast.AugAssign):
-                _fold_negation(stmt)
+            if isinstance(stmt, gast.AugAssign) and _fold_negation(stmt):
+                self.rewrote(stmt)
         if moved is not None:
             _statement, parent, field, before = table.inner.pop(moved[0])
             if before != comments:
@@ -204,13 +205,21 @@ class _Sharing:
                 moved = None
             else:
                 _set(parent, field, load(stmt.targets[0].id))
+                self.rewrote(_statement)
                 moved = _statement
-        # (from here on `stmt` stays as it is: one walk of its nodes serves the rest)
-        reads, effects = _effects(stmt)
-        self._forget_written(table, stmt, effects)
-        self._remember(table, stmt, comments, effects)
+        # (from here on `stmt` stays as it is: one walk of its nodes serves the rest,
+        # the one ArrayFacts made where nothing was rewritten since)
+        walked = self.facts.walked.get(id(stmt))
+        reads, writing = walked[1:] if walked is not None and walked[0] is stmt \
+            else effects(stmt)
+        self._forget_written(table, stmt, writing)
+        self._remember(table, stmt, comments, writing)
         self.reads_seen.update(reads)
         return moved
+
+    def rewrote(self, stmt):
+        """`stmt` changed: its nodes are to be walked again."""
+        self.facts.walked.pop(id(stmt), None)
 
     def _assigned(self, table, stmt):
         """Share in `t = E`; (E's key,) when an earlier statement computes E inside it and
@@ -229,6 +238,7 @@ class _Sharing:
                         if isinstance(c, gast.Call)):
             # (a helper's result may be a container a later call writes into)
             stmt.value = load(held)
+            self.rewrote(stmt)
             self.copies = True
             return None
         if held is None and key in table.inner and name not in self.user_names and \
@@ -240,21 +250,24 @@ class _Sharing:
 
     def _replace_inner(self, table, parent, field, consumed):
         """Replace, under `parent.field`, each expression the table holds by its name,
-        where its value is consumed."""
-        todo = [(parent, field, consumed)]
+        where its value is consumed (`parent`: a statement)."""
+        stmt, todo = parent, [(parent, field, consumed)]
         while todo:
             parent, field, consumed = todo.pop()
             node = _get(parent, field)
+            if _leaf(node):
+                continue
             if consumed and isinstance(node, _CANDIDATES):
                 key = self.key(table, node)
                 if key is not None and key in table.named:
                     _set(parent, field, load(table.named[key]))
+                    self.rewrote(stmt)
                     continue
             todo.extend(_children(node, consumed, self.facts))
 
-    def _forget_written(self, table, stmt, effects):
-        """`effects`: _effects(stmt)'s."""
-        for node in effects:
+    def _forget_written(self, table, stmt, writing):
+        """`writing`: the nodes of `stmt` that may write (aliasing.effects)."""
+        for node in writing:
             if type(node) is gast.Call and not self.facts.reads_only(node) and \
                     not all(table.written_into(name) for name in passed(node)):
                 table.__init__()        # (it may write into an array another name holds)
@@ -263,7 +276,7 @@ class _Sharing:
             table.kept.update(table.array[n] for value, consumed in top_values(stmt)
                               for n in self.facts.escaping(value, consumed)
                               if n in table.array)
-        for node in effects:
+        for node in writing:
             if type(node) is gast.Name:
                 table.forget(node.id)
                 continue
@@ -279,8 +292,8 @@ class _Sharing:
                 for name in (n.id for n in nodes(target) if isinstance(n, gast.Name)):
                     table.unbound(name)
 
-    def _remember(self, table, stmt, comments, effects):
-        written = {n.id for n in effects if type(n) is gast.Name}
+    def _remember(self, table, stmt, comments, writing):
+        written = {n.id for n in writing if type(n) is gast.Name}
         if isinstance(stmt, gast.AugAssign):
             written.add(root(stmt.target))
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and \
@@ -299,6 +312,8 @@ class _Sharing:
             while todo:
                 parent, field, consumed = todo.pop()
                 node = _get(parent, field)
+                if _leaf(node):
+                    continue
                 if consumed and isinstance(node, _CANDIDATES):
                     names = set()
                     key = self.key(table, node, names)
@@ -407,6 +422,10 @@ class _Impure(Exception):
 def _children(node, consumed, facts, only=None):
     """(parent, field, consumed) of `node`'s expression children."""
     kind = type(node) if only is None else None
+    if only == "value" and type(node) in _ASSIGNMENTS:       # (see _fields_children)
+        value = getattr(node, "value", None)
+        return [(node, "value", _ASSIGNMENTS[type(node)])] \
+            if isinstance(value, gast.expr) else []
     try:
         # (the usual expressions at once, as _fields_children finds their children:
         # this is asked of every expression of every statement, some several times)
@@ -469,29 +488,16 @@ def _fields_children(node, consumed, facts, only):
     return found
 
 
-_WRITING = frozenset({gast.Call, gast.AugAssign, gast.Subscript, gast.Attribute})
-
-
-def _effects(stmt):
-    """(the names `stmt` reads, in no particular order; the nodes under it that may write:
-    names bound or deleted, calls, augmented assignments, subscripts and attributes),
-    from one walk of its nodes."""
-    reads, effects = [], []
-    for node in nodes(stmt):
-        kind = type(node)
-        if kind is gast.Name:
-            context = type(node.ctx)
-            if context is gast.Load:
-                reads.append(node.id)
-            elif context is gast.Store or context is gast.Del:
-                effects.append(node)
-        elif kind in _WRITING:
-            effects.append(node)
-    return reads, effects
+_ASSIGNMENTS = {gast.Assign: False, gast.AugAssign: True}   # -> whether `value` is consumed
+def _leaf(node) -> bool:
+    """A name or a constant: no expression under it to share (what most children are)."""
+    kind = type(node)
+    return kind is gast.Constant or kind is gast.Name and \
+        getattr(node, "annotation", None) is None
 
 
 def _get(parent, field):
-    return parent[field] if isinstance(parent, list) else getattr(parent, field)
+    return parent[field] if type(parent) is list else getattr(parent, field)
 
 
 def _set(parent, field, value):
@@ -501,9 +507,12 @@ def _set(parent, field, value):
         setattr(parent, field, value)
 
 
-def _fold_negation(stmt):
-    """`x += -e` is `x -= e` (and `x -= -e` is `x += e`): the same rounding."""
+def _fold_negation(stmt) -> bool:
+    """`x += -e` is `x -= e` (and `x -= -e` is `x += e`): the same rounding. Whether it
+    was one."""
     if isinstance(stmt.value, gast.UnaryOp) and isinstance(stmt.value.op, gast.USub) and \
             isinstance(stmt.op, (gast.Add, gast.Sub)):
         stmt.op = gast.Sub() if isinstance(stmt.op, gast.Add) else gast.Add()
         stmt.value = stmt.value.operand
+        return True
+    return False
