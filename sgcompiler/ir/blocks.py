@@ -37,7 +37,7 @@ def statement_lists(body):
 
 # what holds statements: the statements themselves, and the handlers and cases of try
 # and match
-_HOLDERS = (gast.stmt, gast.excepthandler) + \
+HOLDERS = (gast.stmt, gast.excepthandler) + \
     ((gast.match_case,) if hasattr(gast, "match_case") else ())
 
 
@@ -51,7 +51,7 @@ def statements(node):
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
-                todo.extend([item for item in value if isinstance(item, _HOLDERS)])
+                todo.extend([item for item in value if isinstance(item, HOLDERS)])
         yield node
 
 

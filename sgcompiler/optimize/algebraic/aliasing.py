@@ -9,7 +9,7 @@ from collections import Counter
 import gast
 import numpy
 
-from ...ir.blocks import nodes, statements
+from ...ir.blocks import HOLDERS, nodes, statements
 
 CONSUMING = (gast.BinOp, gast.UnaryOp, gast.Compare)
 _REDUCTIONS = frozenset("sum mean max min prod dot matmul".split())
@@ -18,10 +18,8 @@ _BUILTINS = frozenset("len range min max abs float int".split())
 _WRITERS = frozenset("at copyto put place putmask fill_diagonal shuffle".split())
 # the nodes that may write into an array (see written_into)
 _WRITING = frozenset({gast.Call, gast.AugAssign, gast.Subscript, gast.Attribute})
-# the statements sharing looks into, which hold no statement; what holds statements
+# the statements sharing looks into, which hold no statement
 _SIMPLE = frozenset({gast.Assign, gast.AugAssign, gast.Return})
-_HOLDERS = (gast.stmt, gast.excepthandler) + \
-    ((gast.match_case,) if hasattr(gast, "match_case") else ())
 
 
 class ArrayFacts:
@@ -42,7 +40,7 @@ class ArrayFacts:
                 if type(stmt) is gast.Assign:
                     assignments.append(stmt)
             else:   # (the statements in it are met on their own)
-                found = (stmt,) + effects(stmt, within=_HOLDERS)
+                found = (stmt,) + effects(stmt, within=HOLDERS)
             for node in found[2]:
                 kind = type(node)
                 if kind is gast.Name:

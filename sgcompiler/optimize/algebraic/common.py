@@ -39,6 +39,8 @@ from ..tidy.cleanup import propagate_copies
 
 _OPERATIONS = CONSUMING + (gast.BoolOp,)
 _CANDIDATES = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Compare, gast.Subscript)
+# the statements whose value _children looks into -> whether that value is consumed
+_ASSIGNMENTS = {gast.Assign: False, gast.AugAssign: True}
 _PLAIN = frozenset("len range min max abs float int".split())
 # runtime helpers that write into none of their arguments (others may: add_at)
 READERS = frozenset({"unbroadcast", "unreduce", "reduce_like"})
@@ -488,7 +490,6 @@ def _fields_children(node, consumed, facts, only):
     return found
 
 
-_ASSIGNMENTS = {gast.Assign: False, gast.AugAssign: True}   # -> whether `value` is consumed
 def _leaf(node) -> bool:
     """A name or a constant: no expression under it to share (what most children are)."""
     kind = type(node)
