@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections import Counter
 
 import gast
 import numpy as np
@@ -48,7 +47,8 @@ class _Buffers(CodeShapes):
     def __init__(self, body, arrays, np_name, helpers, facts):
         super().__init__(body, arrays, np_name, helpers, facts)
         self.owned = set()          # names whose array nobody else refers to
-        self._seen = {}             # id(statement) -> (statement, reads, rebinds)
+        self._seen = {}             # id(statement) -> _walked(statement)
+        self._stale = []            # expressions whose shape is to be found again (forget)
         self.loops = True           # the bodies of loops at the top level too
 
     def run(self):
@@ -57,7 +57,8 @@ class _Buffers(CodeShapes):
         while i < len(self.body):
             stmt = self.body[i]
             i += 1
-            self.forget()
+            CodeShapes.forget(self)
+            self._stale = []
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], gast.Name):
                 first = self._split(stmt, stmt.targets[0].id)
@@ -79,6 +80,14 @@ class _Buffers(CodeShapes):
                         if isinstance(node.ctx, gast.Store):
                             self.env.pop(node.id, None)
                 self._unpacked(stmt)
+
+    def forget(self):
+        """(what track forgets before it follows an assignment) The shapes found for the
+        expressions _reuse rewrote something under, or made: the others' stay known, since
+        no name changed since run began the statement (and forgot them all)."""
+        for node in self._stale:
+            self._memo.pop(id(node), None)
+        self._stale = []
 
     def _split(self, stmt, target):
         """`t = 1.0 / (2.0 * c)` as `t = 2.0 * c` then `t = np.divide(1.0, t, out=t)`,
@@ -129,7 +138,7 @@ class _Buffers(CodeShapes):
         return None
 
     def _assign(self, i, stmt, target):
-        reused = self._reuse(i, stmt.value)
+        reused = self._reuse(i, stmt)
         if reused is not None:
             stmt.value = reused
         # the value is the array an operand gave up for it
@@ -148,7 +157,7 @@ class _Buffers(CodeShapes):
         self.track(stmt)
 
     def _augmented(self, i, stmt, target):
-        reused = self._reuse(i, stmt.value, target)
+        reused = self._reuse(i, stmt, target)
         if reused is not None:
             stmt.value = reused
         self._escape(stmt.value)
@@ -156,11 +165,12 @@ class _Buffers(CodeShapes):
         if target not in self.env:          # no longer of one known shape
             self.owned.discard(target)
 
-    def _reuse(self, i, value, target=None):
-        """`value` with its operations written into operands that die here (each
-        operand read once in the statement, never after it), or None if there are none;
-        donors lose their ownership (their arrays now hold results)."""
-        reads = Counter(n.id for n in nodes(value) if isinstance(n, gast.Name))
+    def _reuse(self, i, stmt, target=None):
+        """The value of `stmt` (an assignment to a name, as it was walked) with its
+        operations written into operands that die here (each operand read once in the
+        statement, never after it), or None if there are none; donors lose their
+        ownership (their arrays now hold results)."""
+        value, reads = stmt.value, self._walked(stmt)[3]     # (the names under value)
         changed = []
         value = self._visit_reuse(value, (i, reads, target, value, changed))
         return value if changed else None
@@ -169,6 +179,7 @@ class _Buffers(CodeShapes):
         """`node` with its operations written into dying operands, innermost first (a
         method, not a closure that calls itself: that is a reference cycle per call)."""
         i, reads, target, root, changed = how
+        before = len(changed)
         if isinstance(node, gast.BinOp):
             node.left = self._visit_reuse(node.left, how)
             node.right = self._visit_reuse(node.right, how)
@@ -178,9 +189,12 @@ class _Buffers(CodeShapes):
             node.args = [self._visit_reuse(a, how) for a in node.args]
         else:
             return node
+        if len(changed) > before:
+            self._stale.append(node)
         new = self._write_into_donor(i, node, reads, target, node is root)
         if new is not None:
             changed.append(new)
+            self._stale.append(new)
             return new
         return node
 
@@ -205,7 +219,7 @@ class _Buffers(CodeShapes):
             return None     # in a nested expression, only where it saves a large array
         for operand in operands:
             if isinstance(operand, gast.Name) and operand.id in self.owned and \
-                    reads[operand.id] == 1 and operand.id != target and \
+                    reads.get(operand.id) == 1 and operand.id != target and \
                     same(self.env.get(operand.id), result) and \
                     not self._read_after(i, operand.id):
                 self.owned.discard(operand.id)
@@ -264,20 +278,34 @@ class _Buffers(CodeShapes):
 
     def _names(self, stmt):
         """(names stmt reads, names a top-level assignment of it rebinds), cached."""
+        return self._walked(stmt)[1:3]
+
+    def _walked(self, stmt):
+        """(stmt, names it reads, names a top-level assignment of it rebinds, how many
+        times each name is under the value of an assignment to a name: None for other
+        statements), found in one walk of its nodes and cached."""
         found = self._seen.get(id(stmt))
         if found is None or found[0] is not stmt:
-            reads, binds = set(), set()
+            reads, binds, counts = set(), set(), None
+            if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], gast.Name):
+                target, counts = stmt.targets[0], {}
+            elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                target, counts = stmt.target, {}
             if not isinstance(stmt, gast.Delete):
                 for node in nodes(stmt):
-                    if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store):
-                        reads.add(node.id)
-                    elif isinstance(node, gast.AugAssign) and \
-                            isinstance(node.target, gast.Name):
+                    kind = type(node)
+                    if kind is gast.Name:
+                        if type(node.ctx) is not gast.Store:
+                            reads.add(node.id)
+                        if counts is not None and node is not target:
+                            counts[node.id] = counts.get(node.id, 0) + 1
+                    elif kind is gast.AugAssign and isinstance(node.target, gast.Name):
                         reads.add(node.target.id)
                 if isinstance(stmt, gast.Assign):
                     binds = {t.id for t in stmt.targets if isinstance(t, gast.Name)}
-            found = self._seen[id(stmt)] = (stmt, reads, binds)
-        return found[1], found[2]
+            found = self._seen[id(stmt)] = (stmt, reads, binds, counts)
+        return found
 
     def _escape(self, value):
         """Names `value` hands on (to a helper, a container, a view) lose their
@@ -287,9 +315,15 @@ class _Buffers(CodeShapes):
 
     def _escape_walk(self, node, kept):
         # (a method, not a closure that calls itself: that is a reference cycle per call)
-        if isinstance(node, gast.Name):
+        kind = type(node)
+        if kind is gast.Name:
             if not kept:
                 self.owned.discard(node.id)
+        elif kind is gast.Constant:
+            pass
+        elif kind is gast.BinOp:            # (its operator holds no name)
+            self._escape_walk(node.left, True)
+            self._escape_walk(node.right, True)
         elif isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             # (a comparison's operands are read, not kept: `_ties = x == 0`, ties.py)
             for child in gast.iter_child_nodes(node):
