@@ -187,6 +187,50 @@ def test_the_header_names_values_of_unknown_shape_with_their_lines():
     assert f"s (line {line + 2}: from c)" in header
 
 
+def state_of_number_size(W, U, xs, n):
+    h = np.zeros((n, W.shape[1]))       # n is a number: its value is not specialised
+    for t in range(xs.shape[0]):
+        h = np.tanh(np.dot(xs[t], U) + np.dot(h, W))
+    return np.sum(h ** 2)
+
+
+def zeros_of_number_size(W, n):
+    h = np.zeros((n, W.shape[1]))       # a constant: not active itself
+    h = h + W[0]
+    return np.sum(np.tanh(h) ** 2)
+
+
+def test_the_header_names_the_root_a_loop_state_comes_from():
+    # h is assigned before the loop and in it: the loop's assignment reads values of
+    # unknown shape made from h itself, and the header said "h (line 2: from h)"
+    line = state_of_number_size.__code__.co_firstlineno
+    rng = np.random.default_rng(3)
+    W, U, xs = rng.normal(size=(4, 4)) * 0.5, rng.normal(size=(3, 4)), rng.normal(size=(2, 2, 3))
+    g = grad(state_of_number_size, wrt=(0, 1))
+    got = g(W, U, xs, 2)
+    for k in (0, 1):
+        want = numeric_grad(lambda W, U: state_of_number_size(W, U, xs, 2), [W, U], k)
+        np.testing.assert_allclose(got[k], want, rtol=1e-6, atol=1e-9)
+    header = _header(g.source)
+    assert (f"h (line {line + 1}: np.zeros of a size from the number n: the code is "
+            "specialised for shapes, not for numbers' values)") in header
+    assert f"_add (line {line + 3}: from h)" in header and "from h)" in header
+    assert "(line {}: from h)".format(line + 1) not in header
+
+
+def test_the_header_names_an_inactive_root_of_unknown_shape():
+    line = zeros_of_number_size.__code__.co_firstlineno
+    W = np.linspace(-1, 1, 12).reshape(3, 4)
+    g = grad(zeros_of_number_size)
+    np.testing.assert_allclose(g(W, 2), numeric_grad(lambda W: zeros_of_number_size(W, 2),
+                                                     [W], 0), rtol=1e-6)
+    header = _header(g.source)
+    # h itself is a constant (no gradient flows into it), but what is computed from it
+    # has no known shape because of it: the header names it and why
+    assert f"h (line {line + 1}: np.zeros of a size from the number n" in header
+    assert f"(line {line + 2}: from h)" in header
+
+
 def test_the_cli_prints_it(capsys):
     from sgcompiler import cli
     assert cli.main([f"{__file__}:concatenated", "--shapes", "x=4,k=2"]) == 0
