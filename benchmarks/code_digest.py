@@ -2,6 +2,8 @@
 
     python benchmarks/code_digest.py > /tmp/after.json           this checkout
     python benchmarks/code_digest.py --against /tmp/parent       compare with another checkout
+    python benchmarks/code_digest.py --against /tmp/parent --without-comments
+                                          the same, comment lines left out (a change of headers)
 
 A change made for compile time alone must leave every generated line as it was. The corpus:
 the compile-time families (compile_time.py) at a few sizes, every benchmark workload
@@ -27,7 +29,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def _digest(text: str) -> str:
+def _digest(text: str, comments=True) -> str:
+    if not comments:
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
@@ -103,7 +107,7 @@ def _programs(count, start):
         yield f"program {seed} specialised", _outcome(specialised)
 
 
-def corpus(programs: int, start: int, sizes) -> dict:
+def corpus(programs: int, start: int, sizes, comments=True) -> dict:
     """item -> digest of its generated code (or of its refusal)."""
     sys.path.insert(0, str(HERE))
     sys.setrecursionlimit(100000)
@@ -111,7 +115,7 @@ def corpus(programs: int, start: int, sizes) -> dict:
     items = {}
     for source in (_families(sizes), _workloads(), _programs(programs, start)):
         for name, text in source:
-            items[name] = _digest(text)
+            items[name] = _digest(text, comments)
     return items
 
 
@@ -121,18 +125,22 @@ def main(argv=None):
     parser.add_argument("--start", type=int, default=0, help="the first program's seed")
     parser.add_argument("--sizes", default="2,30", help="sizes of the compile-time families")
     parser.add_argument("--against", help="a checkout of another commit, to compare with")
+    parser.add_argument("--without-comments", action="store_true",
+                        help="leave comment lines (headers, source lines) out of the digests")
     parser.add_argument("--this", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if not args.against:
-        print(json.dumps(corpus(args.programs, args.start, sizes), indent=0))
+        print(json.dumps(corpus(args.programs, args.start, sizes, not args.without_comments),
+                         indent=0))
         return 0
     runs = []
     for checkout in (ROOT, Path(args.against).resolve()):
         env = dict(os.environ, PYTHONPATH=str(checkout))
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()),
                                "--programs", str(args.programs), "--start", str(args.start),
-                               "--sizes", args.sizes], capture_output=True, text=True,
+                               "--sizes", args.sizes] + ["--without-comments"] *
+                              args.without_comments, capture_output=True, text=True,
                               env=env, cwd="/")
         if done.returncode:
             sys.exit(f"code_digest.py failed for {checkout}:\n{done.stderr[-2000:]}")

@@ -48,9 +48,11 @@ class BlockIndex:
     def readers(self, name: str, after: int):
         """The positions after `after` whose statements read `name`, in order."""
         where = self.reads.get(name, [])
-        for k in where[bisect_right(where, after):]:
-            if k not in self.deleted:
-                yield k
+        i = bisect_right(where, after)
+        while i < len(where):       # (not a slice: a copy of the rest at every call)
+            if where[i] not in self.deleted:
+                yield where[i]
+            i += 1
 
     def renamed(self, position: int, new: str) -> None:
         """The statement at `position` now also reads `new` (its reads were renamed)."""
@@ -60,9 +62,9 @@ class BlockIndex:
             insort(where, position)
 
     def _next(self, where, after):
-        for k in where[bisect_right(where, after):]:
-            if k not in self.deleted:
-                return k
+        for i in range(bisect_right(where, after), len(where)):
+            if where[i] not in self.deleted:
+                return where[i]
         return None
 
 
