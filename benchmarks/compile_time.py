@@ -11,8 +11,11 @@
 Each program is written to a file of its own (the compiler reads source from files) and
 compiled in a fresh process, once for time (CPU time of the process: on a machine shared
 with other work, wall time says more about the neighbours) and once more under
-tracemalloc for the peak of memory the compilation allocated. The table gives time and
-memory per statement, and the ratio of time from one size to the next divided by the ratio
+tracemalloc for the peak of memory the compilation allocated (Python's allocations alone;
+slow at 10,000 statements: --no-memory leaves it out). The time run also gives how much the
+process's peak resident memory grew during the compilation (the operating system's count,
+which is what a user sees, at no cost to the time; the warm-up's freed memory can be reused,
+so at 100 statements it reads low). The table gives time and memory per statement, and the ratio of time from one size to the next divided by the ratio
 of sizes: 1.0 is linear growth; 2.0 at a tenfold step would be n log n at best. With
 --against, each row is measured with both checkouts, one after the other (the order
 alternating from row to row), so that the machine's load falls on both alike.
@@ -96,7 +99,7 @@ def _write(family, n, folder) -> tuple[Path, str, int]:
 
 
 _CHILD = r"""
-import importlib.util, json, sys, time, tracemalloc
+import importlib.util, json, resource, sys, time, tracemalloc
 import numpy as np
 sys.setrecursionlimit(100000)
 from sgcompiler import grad
@@ -112,12 +115,14 @@ mod = load(sys.argv[1], "prog")
 memory = sys.argv[3] == "memory"
 if memory:
     tracemalloc.start()
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss     # KB on Linux
 start = time.process_time()
 g = grad(mod.f)
 g(*args)
 seconds = time.process_time() - start
 peak = tracemalloc.get_traced_memory()[1] if memory else 0
-print(json.dumps({"seconds": seconds, "peak": peak, "lines": len(g.source.splitlines())}))
+rss = 1024 * (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss)
+print(json.dumps({"seconds": seconds, "peak": peak, "rss": rss, "lines": len(g.source.splitlines())}))
 """
 
 
@@ -200,24 +205,27 @@ def row(family, size, folder, memory=True, source=None, timeout=3600):
         peak = held["peak"]
     return {"family": family, "size": size, "statements": n, "seconds": timed["seconds"],
             "ms_per_statement": 1e3 * timed["seconds"] / n,
-            "kb_per_statement": peak / 1024 / n, "generated_lines": timed["lines"]}
+            "kb_per_statement": peak / 1024 / n, "rss_kb_per_statement": timed["rss"] / 1024 / n,
+            "generated_lines": timed["lines"]}
 
 
 def table(rows) -> str:
     out = ["| program | statements | compile CPU s | ms/statement | KB/statement | "
-           "growth (time ratio / size ratio) |", "|---|---:|---:|---:|---:|---:|"]
+           "peak RSS KB/statement | growth (time ratio / size ratio) |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
     previous = {}
     for r in rows:
         if "error" in r:
-            out.append(f"| {r['family']} | {r['statements']} | failed: {r['error']} | | | |")
+            out.append(f"| {r['family']} | {r['statements']} | failed: {r['error']} | | | | |")
             continue
         last = previous.get(r["family"])
         growth = (f"{(r['seconds'] / last['seconds']) / (r['statements'] / last['statements']):.2f}"
                   if last else "")
         previous[r["family"]] = r
         label = r["family"].replace("nested", "loops nested ") + (" deep" if "nested" in r["family"] else "")
+        kb = f"{r['kb_per_statement']:.1f}" if r["kb_per_statement"] else "(not run)"
         out.append(f"| {label} | {r['statements']} | {r['seconds']:.2f} | "
-                   f"{r['ms_per_statement']:.2f} | {r['kb_per_statement']:.1f} | {growth} |")
+                   f"{r['ms_per_statement']:.2f} | {kb} | {r['rss_kb_per_statement']:.1f} | {growth} |")
     return "\n".join(out)
 
 
