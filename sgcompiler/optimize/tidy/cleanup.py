@@ -244,32 +244,35 @@ def propagate_copies(tree, user_names):
     for block in list(blocks(tree)):
         had_statements = bool(block)
         index = None    # (made at the block's first copy: most blocks of loops have none)
-        i = 0
-        while i < len(block):
-            names = _copy_names(block[i])
-            if names is None:
+        # the copies dropped are marked in the index and the block rebuilt once at the end
+        # (a `del block[i]` each moves the rest of the block: quadratic in its length)
+        statements, i = list(block), 0
+        while i < len(statements):
+            stmt = statements[i]
+            names = _copy_names(stmt)
+            if names is None or index is not None and i in index.deleted:
                 i += 1
                 continue
             if index is None:
                 index = BlockIndex(block, known)
             a, b = names
             if a == b:
-                index.delete(block[i])
-                del block[i]
+                index.delete(stmt)
                 reads[b] -= 1
                 writes[b] -= 1
-            elif _drop_copy_back(block, index, i, a, b):
+            elif _drop_copy_back(index, i, a, b):
                 reads[a] -= 1
                 writes[b] -= 1
+                continue        # (the copy itself may go now: look at it again)
             elif is_temporary(a) and a not in user_names and a not in params and writes[a] == 1 and \
                     (writes[b] > 0 or b in params) and \
-                    _replace_reads(index, block[i], a, b, reads[a], known):
-                index.delete(block[i])
-                del block[i]
+                    _replace_reads(index, stmt, a, b, reads[a], known):
+                index.delete(stmt)
                 reads[b] += reads[a] - 1
                 reads[a], writes[a] = 0, 0
-            else:
-                i += 1
+            i += 1
+        if index is not None and index.deleted:
+            block[:] = [stmt for k, stmt in enumerate(statements) if k not in index.deleted]
         if had_statements and not block:
             block.append(gast.Pass())
 
@@ -287,14 +290,12 @@ def _copy_names(stmt):
     return None
 
 
-def _drop_copy_back(block, index, i, a, b) -> bool:
-    """Remove a later `b = a` in block that nothing separates from `a = b` at i."""
-    k = index.next_bind(index.of(block[i]), (a, b))
-    later = index.statements[k] if k is not None else None
-    if later is None or _copy_names(later) != (b, a):
+def _drop_copy_back(index, i, a, b) -> bool:
+    """Mark deleted a later `b = a` that nothing separates from `a = b` at position i."""
+    k = index.next_bind(i, (a, b))
+    if k is None or _copy_names(index.statements[k]) != (b, a):
         return False
-    index.delete(later)
-    block.remove(later)
+    index.delete(index.statements[k])
     return True
 
 
