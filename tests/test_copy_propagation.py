@@ -42,6 +42,12 @@ def body(src):
     ("dk = d_neg\nreturn dk", "dk = d_neg\nreturn dk"),
     # b is a global (something else may rebind it): keep
     ("d_a = g\nreturn d_a", "d_a = g\nreturn d_a"),
+    # copies of copies, one after the other: each goes (the block is rebuilt once)
+    ("d_a = dx\nd_b = d_a\nd_c = d_b\nz = d_c * d_b\nreturn z", "z = dx * dx\nreturn z"),
+    # a branch whose statements all go keeps a pass (a copy back goes, and a dead copy
+    # stays for drop-dead)
+    ("if c:\n    dx = dx\nreturn dx", "if c:\n    pass\nreturn dx"),
+    ("if c:\n    d_a = dx\n    dx = d_a\nreturn dx", "if c:\n    d_a = dx\nreturn dx"),
 ])
 def test_propagation(before, after):
     assert propagated(f"def f(dx, y, r, c):\n{body(before)}\n") == body(after)
