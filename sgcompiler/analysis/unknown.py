@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import gast
 
+from ..frontend.resolve import dotted
 from .activity import assignments
 from .ops import CALL, INDEX, NONDIFFERENTIABLE, RULE, describe_stmt, target_of
 from .shapes import ARRAY
@@ -101,7 +102,7 @@ def _why(name, stmts, resolution, fn, facts, by_name, numbers=frozenset()) -> st
         return f"assigned arrays of different shapes (lines {', '.join(map(str, lines))})"
     stmt, op = own[0]
     number = _number_read(op.reads, by_name, numbers, resolution, fn)
-    what = op.what or _called(stmt.value)
+    what = op.what or (dotted(stmt.value.func) if isinstance(stmt.value, gast.Call) else None)
     if number is not None and what:
         return (f"{what} of a size from the number {number}: the code is specialised "
                 f"for shapes, not for numbers' values")
@@ -112,17 +113,6 @@ def _why(name, stmts, resolution, fn, facts, by_name, numbers=frozenset()) -> st
     if op.kind in (RULE, NONDIFFERENTIABLE) and op.what:
         return f"{op.what} is not followed"
     return "its operation is not followed"
-
-
-def _called(rhs) -> str:
-    """`np.zeros` for the call `np.zeros(shape)`, else ""."""
-    if not isinstance(rhs, gast.Call):
-        return ""
-    parts, node = [], rhs.func
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id] + parts[::-1]) if isinstance(node, gast.Name) else ""
 
 
 def _number_read(reads, by_name, numbers, resolution, fn, depth=3):

@@ -78,11 +78,11 @@ def _root(func):
 
 
 def _text(node) -> str:
-    dotted = _dotted(node)
-    return dotted if dotted is not None else ast.unparse(to_ast(node))
+    text = dotted(node)
+    return text if text is not None else ast.unparse(to_ast(node))
 
 
-def _dotted(node):
+def dotted(node):
     """The text of a name or a chain of attributes of one (`np.linalg.norm`), as
     ast.unparse prints it, without converting and printing it (resolve asks for the text
     of every callee, of every call, in every pass that looks calls up); else None."""
